@@ -1,0 +1,235 @@
+//! The operation history: Jepsen's model of what clients, the nemesis and the catalog
+//! watcher did, one event per line.
+//!
+//! A client operation appears twice: an `invoke` when the client sends it and a completion
+//! (`ok`, `fail` or `info`) when it learns the outcome, both with the same `process`. A
+//! process runs one operation at a time, so a completion always belongs to the latest
+//! invoke of its process. Nemesis and watcher events are single `info` entries whose
+//! `process` is `"nemesis"` or `"watcher"`.
+//!
+//! The on-disk form (JSON Lines, one [`Op`] per line) is a public interface described in
+//! `docs/history-format.md`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What an entry records: a call, or one of the three ways a call can end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpType {
+    /// The client sent the operation.
+    Invoke,
+    /// The operation took effect (and, for reads, returned `value`).
+    Ok,
+    /// The operation definitely did not take effect.
+    Fail,
+    /// The outcome is unknown: it may have taken effect at any time after its invocation,
+    /// or never. Also the type of nemesis and watcher events.
+    Info,
+}
+
+impl OpType {
+    pub fn is_completion(self) -> bool {
+        !matches!(self, OpType::Invoke)
+    }
+}
+
+/// Who performed an entry: a numbered client process, the nemesis, or the catalog watcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Process {
+    Client(u64),
+    Nemesis,
+    Watcher,
+}
+
+impl Process {
+    pub fn client(self) -> Option<u64> {
+        match self {
+            Process::Client(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Process {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Process::Client(p) => write!(f, "{p}"),
+            Process::Nemesis => f.write_str("nemesis"),
+            Process::Watcher => f.write_str("watcher"),
+        }
+    }
+}
+
+impl Serialize for Process {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Process::Client(p) => s.serialize_u64(*p),
+            Process::Nemesis => s.serialize_str("nemesis"),
+            Process::Watcher => s.serialize_str("watcher"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Process {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Process;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative process number, \"nemesis\" or \"watcher\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Process, E> {
+                Ok(Process::Client(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Process, E> {
+                u64::try_from(v)
+                    .map(Process::Client)
+                    .map_err(|_| E::custom(format!("process number {v} is negative")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Process, E> {
+                match v {
+                    "nemesis" => Ok(Process::Nemesis),
+                    "watcher" => Ok(Process::Watcher),
+                    other => Err(E::custom(format!(
+                        "unknown process {other:?}: expected a number, \"nemesis\" or \"watcher\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Commit metadata a store may report with a completed write or read (refkv does; stock
+/// elastickv does not). Every field is optional so that partial reports are representable.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitMeta {
+    /// Raft group that committed (or served) the operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u64>,
+    /// Raft term of the committing leader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub term: Option<u64>,
+    /// Raft log index of the committed entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_index: Option<u64>,
+    /// Route that owned the key when the operation was applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_id: Option<u64>,
+    /// Ownership epoch of that route at apply time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_epoch: Option<u64>,
+    /// Node id of the server that committed/served it (the group leader).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Catalog version the serving node routed with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_version: Option<u64>,
+}
+
+/// One history entry.
+///
+/// `value` is free-form JSON whose meaning depends on `f`:
+/// - `read`/`get`: `null` on invoke; the value read on `ok` (`null` = key absent).
+/// - `write`/`put`: the value written.
+/// - `cas`: `[expected, new]`.
+/// - `append`: the string appended.
+/// - `add`: the unique element added (set workloads).
+/// - `read-set` / `scan`: `null` on invoke; on `ok` the array of elements/keys read.
+/// - nemesis and watcher events: an object describing the event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Op {
+    /// Position in the history, 0-based and strictly increasing.
+    pub index: u64,
+    #[serde(rename = "type")]
+    pub kind: OpType,
+    pub process: Process,
+    /// The function: `read`, `write`, `cas`, `get`, `put`, `append`, `add`, `read-set`,
+    /// `scan`, `delete`, or a nemesis/watcher event name such as `start-partition`.
+    pub f: String,
+    /// The key the operation addressed; absent for single-register histories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub value: serde_json::Value,
+    /// Monotonic time in nanoseconds since the start of the test.
+    #[serde(default)]
+    pub time: u64,
+    /// The node the client talked to (or the nemesis targeted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Error text for `fail`/`info` completions (e.g. `timed-out`, `not-leader`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<CommitMeta>,
+}
+
+/// A whole history, in index order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    pub ops: Vec<Op>,
+}
+
+impl History {
+    pub fn new(ops: Vec<Op>) -> Self {
+        History { ops }
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// Names of nemesis and watcher events (the `f` of entries whose process is `nemesis` or
+/// `watcher`). Nemesis faults are bracketed: `start-<kind>` when the fault is applied and
+/// `stop-<kind>` when it is healed, `<kind>` one of `partition`, `kill`, `pause`, `loss`,
+/// `split`. Their `value` is an object with at least `targets` (node names) and
+/// `effective` (bool: the fault really took effect, e.g. the partitioned node was a live
+/// leader), plus kind-specific fields.
+pub mod events {
+    /// A catalog snapshot seen by the watcher. `value` is a [`super::CatalogSnapshot`].
+    pub const CATALOG: &str = "catalog";
+    pub const NEMESIS_KINDS: &[&str] = &["partition", "kill", "pause", "loss", "split"];
+}
+
+/// One route of the catalog as the watcher records it. Keys are UTF-8 strings; `end` empty
+/// means "to the end of the keyspace".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteRecord {
+    pub id: u64,
+    pub start: String,
+    pub end: String,
+    pub group: u64,
+    /// `ACTIVE`, `WRITE_FENCED`, `MIGRATING_SOURCE` or `MIGRATING_TARGET`.
+    pub state: String,
+    #[serde(default)]
+    pub epoch: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u64>,
+}
+
+/// A split job as the catalog reports it (refkv; other stores may have none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SplitJobRecord {
+    pub id: u64,
+    pub route_id: u64,
+    pub split_key: String,
+    pub source_group: u64,
+    pub target_group: u64,
+    /// `PLANNED`, `BACKFILL`, `FENCE`, `DELTA_COPY`, `CUTOVER`, `CLEANUP`, `DONE`,
+    /// `ABANDONED`.
+    pub phase: String,
+}
+
+/// The `value` of a `catalog` watcher event: the whole catalog at one version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogSnapshot {
+    pub version: u64,
+    pub routes: Vec<RouteRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<SplitJobRecord>,
+}
