@@ -233,3 +233,13 @@ pub struct CatalogSnapshot {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<SplitJobRecord>,
 }
+
+/// Where the test's actors (client processes, the nemesis, the catalog watcher) record
+/// history entries while a test runs. The implementation assigns `index` and `time`
+/// (nanoseconds on the test's monotonic clock) at the moment of recording, writes the entry
+/// durably (streamed JSON Lines) and returns the assigned index. Recording never fails from
+/// the caller's point of view: a sink that cannot write keeps the entry in memory and
+/// reports the I/O problem itself, so no recorded operation is lost.
+pub trait HistorySink: Send + Sync {
+    fn record(&self, op: Op) -> u64;
+}
