@@ -9,5 +9,6 @@
 //! It is deliberately pure: no async runtime, no Docker, no network. Everything here can be
 //! run on a history file long after the cluster that produced it is gone.
 
+pub mod formats;
 pub mod history;
 pub mod verdict;

@@ -1,0 +1,332 @@
+//! faultline's native history format: JSON Lines, one [`Op`] per line (see
+//! `docs/history-format.md`).
+//!
+//! [`JsonlReader`] streams ops from any `BufRead` one line at a time, validating as it
+//! goes. A line that does not parse is an error naming the source and line — unless it
+//! is the last line of the input, which is what a crash in the middle of a write leaves
+//! behind: that line is dropped and reported as a warning in the [`ParseReport`].
+//! [`JsonlWriter`] appends one complete line per op and flushes it, so a history can be
+//! read (and checked) while the test that writes it is still running.
+
+use super::validate::Validator;
+use super::{FormatError, ParseReport};
+use crate::history::{CommitMeta, History, Op, OpType, Process};
+use serde::Deserialize;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+
+/// One line as written on disk. `index` and `time` may be omitted in hand-written
+/// histories; they default to the previous index + 1 and to the index.
+#[derive(Deserialize)]
+struct LineOp {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(rename = "type")]
+    kind: OpType,
+    process: Process,
+    f: String,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    value: serde_json::Value,
+    #[serde(default)]
+    time: Option<u64>,
+    #[serde(default)]
+    node: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    meta: Option<CommitMeta>,
+}
+
+impl LineOp {
+    fn into_op(self, default_index: u64) -> Op {
+        let index = self.index.unwrap_or(default_index);
+        Op {
+            index,
+            kind: self.kind,
+            process: self.process,
+            f: self.f,
+            key: self.key,
+            value: self.value,
+            time: self.time.unwrap_or(index),
+            node: self.node,
+            error: self.error,
+            meta: self.meta,
+        }
+    }
+}
+
+/// Streams validated ops from JSON Lines. Iterate it; after the last item,
+/// [`JsonlReader::report`] holds the warnings.
+pub struct JsonlReader<R> {
+    input: R,
+    source: String,
+    line: usize,
+    buf: Vec<u8>,
+    validator: Validator,
+    next_index: u64,
+    last_time: u64,
+    report: ParseReport,
+    finished: bool,
+}
+
+impl<R: BufRead> JsonlReader<R> {
+    /// `source` names the input in errors and warnings (usually the file path).
+    pub fn new(input: R, source: &str) -> Self {
+        JsonlReader {
+            input,
+            source: source.to_string(),
+            line: 0,
+            buf: Vec::with_capacity(256),
+            validator: Validator::new(),
+            next_index: 0,
+            last_time: 0,
+            report: ParseReport::default(),
+            finished: false,
+        }
+    }
+
+    pub fn report(&self) -> &ParseReport {
+        &self.report
+    }
+
+    pub fn into_report(self) -> ParseReport {
+        self.report
+    }
+
+    fn error(&self, line: usize, message: impl Into<String>) -> FormatError {
+        FormatError::new(&self.source, line, message)
+    }
+
+    /// Reads the next raw line into `buf`; false at the end of the input.
+    fn read_line(&mut self) -> Result<bool, FormatError> {
+        self.buf.clear();
+        let n = self
+            .input
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| self.error(self.line + 1, format!("read error: {e}")))?;
+        if n > 0 {
+            self.line += 1;
+        }
+        Ok(n > 0)
+    }
+
+    /// True if nothing but blank lines remain.
+    fn only_blank_lines_remain(&mut self) -> Result<bool, FormatError> {
+        while self.read_line()? {
+            if !self.buf.iter().all(u8::is_ascii_whitespace) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn next_op(&mut self) -> Result<Option<Op>, FormatError> {
+        loop {
+            if !self.read_line()? {
+                return Ok(None);
+            }
+            if self.buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line = self.line;
+            let ends_with_newline = self.buf.last() == Some(&b'\n');
+            let parsed = parse_line(&self.buf);
+            let raw = match parsed {
+                Ok(raw) => raw,
+                Err(message) => {
+                    if self.only_blank_lines_remain()? {
+                        self.report.truncated_last_line = true;
+                        self.report.warnings.push(format!(
+                            "{}:{line}: dropped the unparseable last line ({message}){}",
+                            self.source,
+                            if ends_with_newline { "" } else { "; it has no newline, probably cut short by a crash" }
+                        ));
+                        return Ok(None);
+                    }
+                    return Err(self.error(line, message));
+                }
+            };
+            let op = raw.into_op(self.next_index);
+            self.validator.accept(&op, line).map_err(|m| self.error(line, m))?;
+            self.next_index = op.index + 1;
+            if op.time < self.last_time {
+                self.warn_time_backwards(line, op.time);
+            }
+            self.last_time = self.last_time.max(op.time);
+            self.report.ops += 1;
+            return Ok(Some(op));
+        }
+    }
+
+    fn warn_time_backwards(&mut self, line: usize, time: u64) {
+        const MAX_TIME_WARNINGS: usize = 5;
+        let already = self.report.warnings.iter().filter(|w| w.contains("time goes backwards")).count();
+        if already < MAX_TIME_WARNINGS {
+            self.report.warnings.push(format!(
+                "{}:{line}: time goes backwards ({time} after {})",
+                self.source, self.last_time
+            ));
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for JsonlReader<R> {
+    type Item = Result<Op, FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        let item = self.next_op().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.finished = true;
+        }
+        item
+    }
+}
+
+fn parse_line(bytes: &[u8]) -> Result<LineOp, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "invalid UTF-8".to_string())?;
+    serde_json::from_str::<LineOp>(text).map_err(|e| describe_json_error(&e))
+}
+
+/// serde_json's message with the column, minus its own "at line 1" (we know the line).
+fn describe_json_error(e: &serde_json::Error) -> String {
+    let mut text = e.to_string();
+    if let Some(cut) = text.rfind(" at line ") {
+        text.truncate(cut);
+    }
+    format!("{text} (column {})", e.column())
+}
+
+/// Reads a whole JSON Lines history.
+pub fn read_history<R: BufRead>(input: R, source: &str) -> Result<(History, ParseReport), FormatError> {
+    let mut reader = JsonlReader::new(input, source);
+    let mut ops = Vec::new();
+    for op in reader.by_ref() {
+        ops.push(op?);
+    }
+    Ok((History::new(ops), reader.into_report()))
+}
+
+/// Appends ops to a JSON Lines history, one whole line per write, flushed at once so a
+/// concurrent reader never sees a partial line except after a crash.
+pub struct JsonlWriter<W: Write> {
+    out: W,
+    line: Vec<u8>,
+}
+
+impl JsonlWriter<File> {
+    /// Opens `path` for appending (creating it if needed).
+    pub fn append_to(path: &Path) -> io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(JsonlWriter::new(file))
+    }
+
+    /// Forces written lines to stable storage (fsync).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.out.sync_data()
+    }
+}
+
+impl<W: Write> JsonlWriter<W> {
+    pub fn new(out: W) -> Self {
+        JsonlWriter { out, line: Vec::with_capacity(256) }
+    }
+
+    /// Writes `op` as one line and flushes it.
+    pub fn write_op(&mut self, op: &Op) -> io::Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, op).map_err(io::Error::other)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)?;
+        self.out.flush()
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// Writes a whole history to `path` (replacing it).
+pub fn write_history(path: &Path, history: &History) -> io::Result<()> {
+    let mut out = io::BufWriter::new(File::create(path)?);
+    for op in &history.ops {
+        serde_json::to_writer(&mut out, op).map_err(io::Error::other)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<(History, ParseReport), FormatError> {
+        read_history(text.as_bytes(), "h.jsonl")
+    }
+
+    const GOOD: &str = r#"{"index":0,"type":"invoke","process":0,"f":"write","key":"a","value":1,"time":10}
+{"index":1,"type":"ok","process":0,"f":"write","key":"a","value":1,"time":20,"meta":{"group":1,"term":2}}
+{"index":2,"type":"info","process":"nemesis","f":"start-partition","value":{"targets":["n1"]},"time":25}
+"#;
+
+    #[test]
+    fn reads_ops_with_all_fields() {
+        let (h, report) = read(GOOD).unwrap();
+        assert_eq!(h.len(), 3);
+        assert_eq!(h.ops[1].meta.as_ref().and_then(|m| m.term), Some(2));
+        assert_eq!(h.ops[2].process, Process::Nemesis);
+        assert_eq!(report.ops, 3);
+        assert!(report.warnings.is_empty());
+    }
+
+    #[test]
+    fn truncated_last_line_is_a_warning_not_an_error() {
+        let text = format!("{GOOD}{{\"index\":3,\"type\":\"inv");
+        let (h, report) = read(&text).unwrap();
+        assert_eq!(h.len(), 3);
+        assert!(report.truncated_last_line);
+        assert!(report.warnings[0].starts_with("h.jsonl:4: dropped"), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn bad_line_in_the_middle_is_an_error_with_line() {
+        let text = GOOD.replacen("\"type\":\"ok\"", "\"type\":\"okay\"", 1);
+        let e = read(&text).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("unknown variant `okay`"), "{e}");
+        assert!(e.to_string().starts_with("h.jsonl:2: "), "{e}");
+    }
+
+    #[test]
+    fn index_and_time_default_to_position() {
+        let text = "{\"type\":\"invoke\",\"process\":3,\"f\":\"read\"}\n\n{\"type\":\"ok\",\"process\":3,\"f\":\"read\",\"value\":null}\n";
+        let (h, _) = read(text).unwrap();
+        assert_eq!((h.ops[0].index, h.ops[1].index), (0, 1));
+        assert_eq!(h.ops[1].time, 1);
+    }
+
+    #[test]
+    fn unknown_process_is_a_clear_error() {
+        let e = read("{\"index\":0,\"type\":\"invoke\",\"process\":\"bob\",\"f\":\"read\"}\n{}\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.message.contains("unknown process \"bob\""), "{e}");
+    }
+
+    #[test]
+    fn writer_round_trips_and_flushes_each_line() {
+        let (h, _) = read(GOOD).unwrap();
+        let mut w = JsonlWriter::new(Vec::new());
+        for op in &h.ops {
+            w.write_op(op).unwrap();
+        }
+        let bytes = w.into_inner();
+        assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
+        let (again, _) = read_history(&bytes[..], "w").unwrap();
+        assert_eq!(again, h);
+    }
+}

@@ -1,0 +1,158 @@
+//! Reading and writing histories on disk.
+//!
+//! faultline's own format is JSON Lines ([`jsonl`], documented in
+//! `docs/history-format.md`). For checking other people's histories it also reads the
+//! Jepsen log lines of `jepsen.util` ([`jepsen_log`]), Knossos EDN op vectors ([`edn_ops`])
+//! and Porcupine's kv Clojure-map lines ([`porcupine_kv`]); [`detect`] tells them apart.
+//!
+//! Every reader produces a [`History`] plus a [`ParseReport`] of tolerated problems, or a
+//! [`FormatError`] naming the source, the line and what was wrong. All readers run the
+//! same structural checks ([`validate::Validator`]): indices strictly increase, and each
+//! client process alternates invoke / completion.
+
+pub mod detect;
+pub mod edn;
+pub mod edn_ops;
+pub mod foreign;
+pub mod jepsen_log;
+pub mod jsonl;
+pub mod porcupine_kv;
+pub mod validate;
+
+use crate::history::History;
+use std::fmt;
+use std::path::Path;
+
+/// The on-disk formats faultline reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// faultline's JSON Lines, one op per line.
+    Jsonl,
+    /// `INFO  jepsen.util - 3	:ok	:read	4` lines (etcd Jepsen logs).
+    JepsenLog,
+    /// A Knossos/Jepsen EDN vector (or list) of op maps.
+    Edn,
+    /// Porcupine's kv test data: one Clojure op map per line.
+    PorcupineKv,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Jsonl, Format::JepsenLog, Format::Edn, Format::PorcupineKv];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::JepsenLog => "jepsen-log",
+            Format::Edn => "edn",
+            Format::PorcupineKv => "porcupine-kv",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The register value a history of this format starts from when nothing says
+    /// otherwise: Jepsen's etcd runs start absent, Knossos' tests at 0, Porcupine's kv
+    /// keys at the empty string, faultline's own stores absent.
+    pub fn default_initial(self) -> serde_json::Value {
+        match self {
+            Format::Jsonl | Format::JepsenLog => serde_json::Value::Null,
+            Format::Edn => serde_json::Value::from(0),
+            Format::PorcupineKv => serde_json::Value::from(""),
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a history could not be read: the source (usually a file path), the 1-based line,
+/// and what was wrong there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatError {
+    pub source: String,
+    /// 0 when the problem is not tied to a line (e.g. the file could not be opened).
+    pub line: usize,
+    pub message: String,
+}
+
+impl FormatError {
+    pub fn new(source: &str, line: usize, message: impl Into<String>) -> Self {
+        FormatError { source: source.to_string(), line, message: message.into() }
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.source, self.message)
+        } else {
+            write!(f, "{}:{}: {}", self.source, self.line, self.message)
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// Problems a reader tolerated (a truncated last line, skipped noise), and what it read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParseReport {
+    /// Human-readable warnings, each naming its line.
+    pub warnings: Vec<String>,
+    /// Number of history entries read.
+    pub ops: usize,
+    /// Lines skipped as noise (foreign log formats only).
+    pub skipped_lines: usize,
+    /// True if the last line was cut short (e.g. the writer crashed) and was dropped.
+    pub truncated_last_line: bool,
+}
+
+/// A history read from disk, with the format it was in.
+#[derive(Debug, Clone)]
+pub struct LoadedHistory {
+    pub history: History,
+    pub format: Format,
+    pub report: ParseReport,
+}
+
+/// Parses `text` in `format`; `source` names it in errors (usually the file path).
+pub fn parse_str(text: &str, format: Format, source: &str) -> Result<LoadedHistory, FormatError> {
+    let (history, report) = match format {
+        Format::Jsonl => jsonl::read_history(text.as_bytes(), source)?,
+        Format::JepsenLog => jepsen_log::parse(text, source)?,
+        Format::Edn => edn_ops::parse(text, source)?,
+        Format::PorcupineKv => porcupine_kv::parse(text, source)?,
+    };
+    Ok(LoadedHistory { history, format, report })
+}
+
+/// Reads a history file. `format` `None` means detect it from the content (and the file
+/// extension as a hint).
+pub fn load_file(path: &Path, format: Option<Format>) -> Result<LoadedHistory, FormatError> {
+    let source = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| FormatError::new(&source, 0, format!("cannot read: {e}")))?;
+    let text = decode_utf8(&bytes, &source)?;
+    let format = match format {
+        Some(f) => f,
+        None => detect::detect(text, path).ok_or_else(|| {
+            FormatError::new(
+                &source,
+                0,
+                "cannot tell the history format from the content; pass --format jsonl|jepsen-log|edn|porcupine-kv",
+            )
+        })?,
+    };
+    parse_str(text, format, &source)
+}
+
+/// Decodes UTF-8, reporting the line of the first invalid byte.
+pub fn decode_utf8<'a>(bytes: &'a [u8], source: &str) -> Result<&'a str, FormatError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        FormatError::new(source, line, "invalid UTF-8")
+    })
+}

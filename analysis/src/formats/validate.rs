@@ -1,0 +1,167 @@
+//! Structural checks every history reader applies, op by op, as it reads: indices
+//! strictly increase, and a client process alternates invoke and completion (a process
+//! runs one operation at a time, so a completion belongs to the pending invoke of its
+//! process, with the same function). Nemesis and watcher entries are single events and
+//! are not paired.
+
+use crate::history::{Op, OpType, Process};
+use rustc_hash::FxHashMap;
+
+/// The invoke a process is waiting on.
+#[derive(Debug, Clone)]
+struct Pending {
+    f: String,
+    key: Option<String>,
+    line: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct Validator {
+    last_index: Option<u64>,
+    pending: FxHashMap<u64, Pending>,
+}
+
+impl Validator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Checks `op` (read at `line`) against what came before; the error is a sentence
+    /// without the location, which the caller adds.
+    pub fn accept(&mut self, op: &Op, line: usize) -> Result<(), String> {
+        if let Some(last) = self.last_index {
+            if op.index <= last {
+                return Err(format!(
+                    "index {} does not increase (the previous entry had index {last})",
+                    op.index
+                ));
+            }
+        }
+        self.last_index = Some(op.index);
+        let Process::Client(p) = op.process else {
+            return Ok(());
+        };
+        if op.f.is_empty() {
+            return Err("empty function `f`".to_string());
+        }
+        match op.kind {
+            OpType::Invoke => self.accept_invoke(p, op, line),
+            _ => self.accept_completion(p, op),
+        }
+    }
+
+    fn accept_invoke(&mut self, p: u64, op: &Op, line: usize) -> Result<(), String> {
+        if let Some(prev) = self.pending.get(&p) {
+            return Err(format!(
+                "process {p} invokes `{}` while its `{}` invoked at line {} has not completed \
+                 (a process runs one operation at a time)",
+                op.f, prev.f, prev.line
+            ));
+        }
+        self.pending.insert(p, Pending { f: op.f.clone(), key: op.key.clone(), line });
+        Ok(())
+    }
+
+    fn accept_completion(&mut self, p: u64, op: &Op) -> Result<(), String> {
+        let Some(inv) = self.pending.remove(&p) else {
+            return Err(format!(
+                "`{}` completion ({}) of process {p}, which has no pending invoke",
+                op.f,
+                type_name(op.kind)
+            ));
+        };
+        if inv.f != op.f {
+            return Err(format!(
+                "process {p} completes `{}` but its pending invoke at line {} is `{}`",
+                op.f, inv.line, inv.f
+            ));
+        }
+        if op.key.is_some() && inv.key.is_some() && op.key != inv.key {
+            return Err(format!(
+                "process {p} completes key {:?} but its pending invoke at line {} was for key {:?}",
+                op.key.as_deref().unwrap_or_default(),
+                inv.line,
+                inv.key.as_deref().unwrap_or_default()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The invoke `op`'s process is waiting on, if any (used by foreign readers to fill in
+    /// completion values).
+    pub fn pending_key(&self, p: u64) -> Option<&Option<String>> {
+        self.pending.get(&p).map(|i| &i.key)
+    }
+}
+
+fn type_name(t: OpType) -> &'static str {
+    match t {
+        OpType::Invoke => "invoke",
+        OpType::Ok => "ok",
+        OpType::Fail => "fail",
+        OpType::Info => "info",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn op(index: u64, kind: OpType, process: u64, f: &str) -> Op {
+        Op {
+            index,
+            kind,
+            process: Process::Client(process),
+            f: f.into(),
+            key: None,
+            value: Value::Null,
+            time: index,
+            node: None,
+            error: None,
+            meta: None,
+        }
+    }
+
+    #[test]
+    fn accepts_a_balanced_history_and_leaves_crashed_invokes_pending() {
+        let mut v = Validator::new();
+        v.accept(&op(0, OpType::Invoke, 1, "read"), 1).unwrap();
+        v.accept(&op(1, OpType::Invoke, 2, "write"), 2).unwrap();
+        v.accept(&op(2, OpType::Ok, 1, "read"), 3).unwrap();
+        v.accept(&op(3, OpType::Invoke, 1, "cas"), 4).unwrap();
+        assert!(v.pending_key(2).is_some());
+    }
+
+    #[test]
+    fn rejects_double_invoke_orphan_completion_mismatch_and_bad_index() {
+        let mut v = Validator::new();
+        v.accept(&op(0, OpType::Invoke, 1, "read"), 1).unwrap();
+        let e = v.accept(&op(1, OpType::Invoke, 1, "read"), 2).unwrap_err();
+        assert!(e.contains("has not completed") && e.contains("line 1"), "{e}");
+
+        let mut v = Validator::new();
+        let e = v.accept(&op(0, OpType::Ok, 7, "read"), 1).unwrap_err();
+        assert!(e.contains("no pending invoke"), "{e}");
+
+        let mut v = Validator::new();
+        v.accept(&op(0, OpType::Invoke, 1, "read"), 1).unwrap();
+        let e = v.accept(&op(1, OpType::Ok, 1, "write"), 2).unwrap_err();
+        assert!(e.contains("pending invoke at line 1 is `read`"), "{e}");
+
+        let mut v = Validator::new();
+        v.accept(&op(5, OpType::Invoke, 1, "read"), 1).unwrap();
+        let e = v.accept(&op(5, OpType::Invoke, 2, "read"), 2).unwrap_err();
+        assert!(e.contains("does not increase"), "{e}");
+    }
+
+    #[test]
+    fn nemesis_events_are_not_paired() {
+        let mut v = Validator::new();
+        let mut n = op(0, OpType::Info, 0, "start-partition");
+        n.process = Process::Nemesis;
+        v.accept(&n, 1).unwrap();
+        n.index = 1;
+        v.accept(&n, 2).unwrap();
+    }
+}
