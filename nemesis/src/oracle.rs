@@ -1,0 +1,33 @@
+//! What the nemesis asks the system under test, through its client API: who leads a Raft
+//! group, which group serves the hot range, and forcing a split. The harness implements it
+//! with its gRPC client; the nemesis stays independent of the wire protocol.
+
+use futures::future::BoxFuture;
+
+/// The outcome of a forced split, as recorded in the history.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SplitOutcome {
+    /// The key the split was requested at.
+    pub key: String,
+    /// The route that was split, when known.
+    pub route_id: Option<u64>,
+    /// Group the right child should move to (`None`: same-group split).
+    pub target_group: Option<u64>,
+    /// Whether the store accepted the split.
+    pub accepted: bool,
+    /// The store's answer (catalog version, error text, ...).
+    pub detail: serde_json::Value,
+}
+
+/// Questions and commands the nemesis sends to the cluster under test.
+pub trait Oracle: Send + Sync {
+    /// The node currently leading `group`, if one is known.
+    fn leader_of(&self, group: u64) -> BoxFuture<'_, Option<String>>;
+    /// The group serving the hottest key right now (default: the default group, 1).
+    fn hot_group(&self) -> BoxFuture<'_, u64>;
+    /// The Raft groups the store runs.
+    fn groups(&self) -> Vec<u64>;
+    /// Forces a split at the hottest key; `cross_group` asks for the right child to move to
+    /// another group. `None` when there is nothing to split (e.g. no hot key yet).
+    fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>>;
+}

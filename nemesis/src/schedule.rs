@@ -1,0 +1,130 @@
+//! The nemesis schedule: quiet for an interval, one fault for an interval, heal, repeat —
+//! one fault at a time, so a node is never paused and killed at once. Forced splits run on
+//! their own clock, timed to land in the middle of the other faults. Cancelling the run
+//! (end of the test, Ctrl-C) stops the fault in effect and heals everything.
+
+use crate::faults::{self, Active, Ctx, FaultKind, Undo};
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Counters the progress display reads.
+#[derive(Debug, Default)]
+pub struct NemesisStatus {
+    /// Description of the fault in effect, if any.
+    pub active: Mutex<Option<String>>,
+    pub faults_started: std::sync::atomic::AtomicU64,
+    pub splits_forced: std::sync::atomic::AtomicU64,
+}
+
+impl NemesisStatus {
+    pub fn active(&self) -> Option<String> {
+        self.active.lock().map(|g| g.clone()).unwrap_or(None)
+    }
+    fn set_active(&self, s: Option<String>) {
+        if let Ok(mut g) = self.active.lock() {
+            *g = s;
+        }
+    }
+}
+
+/// A configured nemesis, ready to run.
+pub struct Nemesis {
+    pub ctx: Ctx,
+    pub kinds: Vec<FaultKind>,
+    pub interval: Duration,
+    pub seed: u64,
+    pub status: Arc<NemesisStatus>,
+}
+
+impl Nemesis {
+    /// Runs until `cancel` fires, then heals every fault before returning.
+    pub async fn run(&self, cancel: CancellationToken) {
+        let splits = self.kinds.contains(&FaultKind::Split);
+        let others: Vec<FaultKind> = self.kinds.iter().copied().filter(|k| *k != FaultKind::Split).collect();
+        let fault_loop = self.fault_loop(&others, cancel.clone());
+        let split_loop = async {
+            if splits {
+                self.split_loop(!others.is_empty(), cancel.clone()).await
+            }
+        };
+        tokio::join!(fault_loop, split_loop);
+        self.heal_all().await;
+    }
+
+    async fn fault_loop(&self, kinds: &[FaultKind], cancel: CancellationToken) {
+        if kinds.is_empty() {
+            return;
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
+        loop {
+            if sleep_or_cancel(self.interval, &cancel).await {
+                return;
+            }
+            let Some(kind) = kinds.choose(&mut rng).copied() else { return };
+            let active = faults::start(&self.ctx, kind, &mut rng).await;
+            self.status.faults_started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.status.set_active(Some(describe(&active)));
+            let cancelled = sleep_or_cancel(self.interval, &cancel).await;
+            faults::stop(&self.ctx, &active).await;
+            self.status.set_active(None);
+            if cancelled {
+                return;
+            }
+        }
+    }
+
+    /// Forces splits. With other faults they fire mid-fault (1.5 intervals into each
+    /// quiet+fault cycle); alone, once per interval.
+    async fn split_loop(&self, overlap: bool, cancel: CancellationToken) {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed ^ 0x5eed_5917);
+        let (first, period) = if overlap {
+            (self.interval.mul_f64(1.5), self.interval * 2)
+        } else {
+            (self.interval, self.interval)
+        };
+        if sleep_or_cancel(first, &cancel).await {
+            return;
+        }
+        loop {
+            if faults::split_once(&self.ctx, &mut rng).await.is_some_and(|o| o.accepted) {
+                self.status.splits_forced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            if sleep_or_cancel(period, &cancel).await {
+                return;
+            }
+        }
+    }
+
+    /// Safety net run at the end: flushes every node's rules, resumes and restarts every
+    /// node. Errors are logged, never fatal (a node may simply not be paused).
+    pub async fn heal_all(&self) {
+        let names: Vec<String> = self.ctx.control.nodes().iter().map(|n| n.name.clone()).collect();
+        let errors = faults::undo(&self.ctx, &Undo::Network(names.clone(), self.ctx.use_netem)).await;
+        for e in errors {
+            tracing::warn!("healing the network: {e}");
+        }
+        for n in &names {
+            let _ = self.ctx.control.resume(n).await;
+            let _ = self.ctx.control.restart(n).await;
+        }
+    }
+}
+
+fn describe(a: &Active) -> String {
+    if a.targets.is_empty() {
+        a.kind.name().to_string()
+    } else {
+        format!("{} {}", a.kind.name(), a.targets.join(","))
+    }
+}
+
+/// Sleeps for `d`; returns true if cancelled first.
+async fn sleep_or_cancel(d: Duration, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        _ = cancel.cancelled() => true,
+        _ = tokio::time::sleep(d) => false,
+    }
+}
