@@ -1,5 +1,8 @@
 //! Subcommands of the `faultline` binary, one module each.
 
+pub mod cleanup;
+pub mod test;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -20,8 +23,16 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Run a test: start a cluster, run a workload under a nemesis, check the history.
+    Test(test::TestArgs),
+    /// Remove every container and network faultline created.
+    Cleanup(cleanup::CleanupArgs),
+}
 
 pub fn run(cli: Cli) -> ExitCode {
-    match cli.command {}
+    match cli.command {
+        Command::Test(args) => crate::runner::main(args),
+        Command::Cleanup(args) => crate::runner::cleanup_main(args),
+    }
 }

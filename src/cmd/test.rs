@@ -1,0 +1,127 @@
+//! `faultline test`: the options of a test run. The run itself is [`crate::runner`].
+
+use clap::Args;
+use std::path::PathBuf;
+
+const TEST_LONG_ABOUT: &str = "\
+Runs one test: builds the refkv node image (static binary, FROM scratch, never pulled), starts \
+a cluster in Docker (one sandbox + one server container per node on a private bridge network), \
+drives a workload from concurrent client processes while the nemesis injects faults, heals, \
+waits for recovery, reads every key back through every node, tears the cluster down and checks \
+the history.
+
+Everything the run produced is in store/<test-name>/<timestamp>/ (linked as store/latest): \
+history.jsonl, test.json, results.json, faultline.log and nodes/*.log.
+
+Exit code: 0 valid, 1 invalid, 2 unknown (e.g. interrupted), 254 bad arguments, 255 internal \
+error. Ctrl-C heals, tears down and still writes a verdict.
+
+Example:
+  faultline test --nemesis partition                  # 60 s hotspot workload under partitions
+  faultline test --workload register --nemesis kill,pause --time-limit 30 --concurrency 2n";
+
+/// Options of `faultline test`, in the spirit of Jepsen's test CLI.
+#[derive(Args, Debug, Clone)]
+#[command(long_about = TEST_LONG_ABOUT)]
+pub struct TestArgs {
+    /// Number of server nodes in the cluster.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9), help_heading = "Cluster")]
+    pub nodes: u8,
+
+    /// Raft groups each refkv node hosts (passed as `--groups`).
+    #[arg(long, default_value_t = 3, help_heading = "Cluster")]
+    pub groups: u32,
+
+    /// Run refkv with a seeded bug (see docs/refkv.md), e.g. `no-fence`.
+    #[arg(long, value_name = "NAME", help_heading = "Cluster")]
+    pub bug: Option<String>,
+
+    /// Use this static server binary instead of building refkv from the workspace.
+    #[arg(long, value_name = "PATH", help_heading = "Cluster")]
+    pub db_binary: Option<PathBuf>,
+
+    /// Use this existing local image (must hold /refkv and /pause) instead of building one.
+    #[arg(long, value_name = "TAG", conflicts_with = "db_binary", help_heading = "Cluster")]
+    pub image: Option<String>,
+
+    /// Extra flag passed to every server, verbatim; repeat for several (e.g.
+    /// `--server-arg=--auto-split=false`).
+    #[arg(long = "server-arg", value_name = "ARG", allow_hyphen_values = true, help_heading = "Cluster")]
+    pub server_args: Vec<String>,
+
+    /// Subnet of the test network (default: a free 10.77.x.0/24).
+    #[arg(long, value_name = "CIDR", help_heading = "Cluster")]
+    pub subnet: Option<String>,
+
+    /// Keep the cluster running after the test (remove it later with `faultline cleanup`).
+    #[arg(long, help_heading = "Cluster")]
+    pub leave_running: bool,
+
+    /// Workload: `hotspot` (register ops on hot keys + unique inserts into a hot range),
+    /// `register` (read/write/cas on a few keys) or `set` (unique inserts + range reads).
+    #[arg(long, default_value = "hotspot", help_heading = "Workload")]
+    pub workload: String,
+
+    /// How keys are chosen: `zipf:S`, `celebrity:P` or `hot-range` (default: the workload's).
+    #[arg(long, value_name = "DIST", help_heading = "Workload")]
+    pub key_dist: Option<String>,
+
+    /// Client processes: a number, or `Nn` for N per node.
+    #[arg(long, default_value = "2n", help_heading = "Workload")]
+    pub concurrency: String,
+
+    /// Target total request rate, operations per second (0: as fast as possible).
+    #[arg(long, default_value_t = 500.0, help_heading = "Workload")]
+    pub rate: f64,
+
+    /// Seconds of workload (the main phase).
+    #[arg(long, default_value_t = 60, help_heading = "Workload")]
+    pub time_limit: u64,
+
+    /// Random seed for the workload and the nemesis (default: chosen and recorded).
+    #[arg(long, help_heading = "Workload")]
+    pub seed: Option<u64>,
+
+    /// Faults, comma-separated: partition, kill, pause, loss, split, all, none.
+    #[arg(long, default_value = "none", help_heading = "Nemesis")]
+    pub nemesis: String,
+
+    /// Seconds between fault changes: quiet for one interval, faulty for one, heal, repeat.
+    #[arg(long, default_value_t = 10.0, help_heading = "Nemesis")]
+    pub nemesis_interval: f64,
+
+    /// Partition shapes to choose from, comma-separated: one, majority, bridge, ring, leader.
+    #[arg(long, default_value = "one,majority,bridge,ring,leader", help_heading = "Nemesis")]
+    pub partition_modes: String,
+
+    /// Probability a packet between nodes is dropped while the `loss` fault is on.
+    #[arg(long, default_value_t = 0.2, help_heading = "Nemesis")]
+    pub loss_probability: f64,
+
+    /// Seconds to wait after healing for the cluster to become healthy again.
+    #[arg(long, default_value_t = 60, help_heading = "Run")]
+    pub recovery_timeout: u64,
+
+    /// Directory of the store.
+    #[arg(long, default_value = "store", help_heading = "Run")]
+    pub store: PathBuf,
+
+    /// Name of the test (store/<name>/...); default: refkv-<workload>-<nemesis>.
+    #[arg(long, help_heading = "Run")]
+    pub test_name: Option<String>,
+
+    /// Do not draw the progress bar (it is also off when stderr is not a terminal).
+    #[arg(long, help_heading = "Run")]
+    pub no_progress: bool,
+}
+
+impl TestArgs {
+    /// The test's name in the store.
+    pub fn name(&self) -> String {
+        self.test_name.clone().unwrap_or_else(|| {
+            let nemesis = self.nemesis.replace(',', "+");
+            let bug = self.bug.as_ref().map(|b| format!("-bug-{b}")).unwrap_or_default();
+            format!("refkv-{}-{}{bug}", self.workload, nemesis)
+        })
+    }
+}
