@@ -1,0 +1,55 @@
+//! Acknowledged client operations: each `ok` completion paired with its invoke.
+//!
+//! A process runs one operation at a time, so a completion belongs to the latest invoke of
+//! the same process. Only acknowledged (`ok`) operations carry authority claims; `fail`
+//! took no effect and `info` may or may not have.
+
+use crate::history::{CommitMeta, History, OpType, Process};
+use rustc_hash::FxHashMap;
+
+/// Functions that change the store.
+pub const WRITE_FNS: &[&str] = &["write", "put", "cas", "add", "delete", "append", "insert"];
+
+/// One acknowledged client operation.
+#[derive(Debug, Clone, Copy)]
+pub struct AckedOp<'h> {
+    pub process: u64,
+    pub f: &'h str,
+    pub key: Option<&'h str>,
+    /// History `index` of the invoke (the completion's own when no invoke was recorded).
+    pub invoke_index: u64,
+    pub invoke_time: u64,
+    /// History `index` of the `ok` completion.
+    pub index: u64,
+    pub meta: Option<&'h CommitMeta>,
+    pub is_write: bool,
+}
+
+/// Every acknowledged client operation of `history`, in completion order.
+pub fn acknowledged_ops(history: &History) -> Vec<AckedOp<'_>> {
+    let mut open: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut acked = Vec::new();
+    for (pos, op) in history.ops.iter().enumerate() {
+        let Process::Client(process) = op.process else { continue };
+        if op.kind == OpType::Invoke {
+            open.insert(process, pos);
+            continue;
+        }
+        let invoke = open.remove(&process).map(|p| &history.ops[p]);
+        if op.kind != OpType::Ok {
+            continue;
+        }
+        let key = op.key.as_deref().or_else(|| invoke.and_then(|i| i.key.as_deref()));
+        acked.push(AckedOp {
+            process,
+            f: op.f.as_str(),
+            key,
+            invoke_index: invoke.map_or(op.index, |i| i.index),
+            invoke_time: invoke.map_or(op.time, |i| i.time),
+            index: op.index,
+            meta: op.meta.as_ref(),
+            is_write: WRITE_FNS.contains(&op.f.as_str()),
+        });
+    }
+    acked
+}

@@ -1,0 +1,116 @@
+//! Per-route load from the history: each client invoke's key mapped through the catalog
+//! in force at its time, counted in one-second buckets.
+
+use crate::catalog::CatalogTimeline;
+use crate::history::{History, OpType, Process};
+use rustc_hash::FxHashMap;
+use serde_json::{json, Value};
+
+pub const NS_PER_S: u64 = 1_000_000_000;
+
+/// One keyed client invoke, for looking at the key distribution inside a window.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyedInvoke<'h> {
+    pub time: u64,
+    pub key: &'h str,
+    pub is_write: bool,
+}
+
+pub struct LoadTable<'h> {
+    /// Route id → invokes per one-second bucket (bucket `b` = `[b, b+1)` s of test time).
+    pub per_route: FxHashMap<u64, Vec<u32>>,
+    /// Keyed client invokes in time order.
+    pub invokes: Vec<KeyedInvoke<'h>>,
+    /// Invokes whose key no route in force covered.
+    pub unmapped: u64,
+    pub buckets: usize,
+}
+
+pub fn bucket_of(time: u64) -> usize {
+    (time / NS_PER_S) as usize
+}
+
+impl<'h> LoadTable<'h> {
+    pub fn build(history: &'h History, timeline: &CatalogTimeline, write_fns: &[&str]) -> Self {
+        let mut invokes: Vec<KeyedInvoke<'h>> = history
+            .ops
+            .iter()
+            .filter(|op| op.kind == OpType::Invoke && matches!(op.process, Process::Client(_)))
+            .filter_map(|op| {
+                let key = op.key.as_deref()?;
+                Some(KeyedInvoke { time: op.time, key, is_write: write_fns.contains(&op.f.as_str()) })
+            })
+            .collect();
+        invokes.sort_by_key(|i| i.time);
+        let buckets = invokes.last().map_or(0, |i| bucket_of(i.time) + 1);
+        let mut per_route: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
+        let mut unmapped = 0;
+        for inv in &invokes {
+            match timeline.in_force_at(inv.time).and_then(|obs| obs.route_for(inv.key)) {
+                Some(route) => per_route.entry(route.id).or_insert_with(|| vec![0; buckets])[bucket_of(inv.time)] += 1,
+                None => unmapped += 1,
+            }
+        }
+        LoadTable { per_route, invokes, unmapped, buckets }
+    }
+
+    /// Mean invokes per second of `route` over buckets `[from, to)`.
+    pub fn rate(&self, route: u64, from: usize, to: usize) -> f64 {
+        let Some(series) = self.per_route.get(&route) else { return 0.0 };
+        let (from, to) = (from.min(series.len()), to.min(series.len()));
+        if to <= from {
+            return 0.0;
+        }
+        series[from..to].iter().map(|&c| c as f64).sum::<f64>() / (to - from) as f64
+    }
+
+    /// Keyed invokes with time in `[from, to)` ns.
+    pub fn invokes_between(&self, from: u64, to: u64) -> &[KeyedInvoke<'h>] {
+        let a = self.invokes.partition_point(|i| i.time < from);
+        let b = self.invokes.partition_point(|i| i.time < to);
+        &self.invokes[a..b.max(a)]
+    }
+
+    /// Max, median and top share of per-route rates over buckets `[from, to)` for `routes`
+    /// (routes without load count as zero).
+    pub fn window_stats(&self, routes: &[u64], from: usize, to: usize) -> Value {
+        let mut rates: Vec<(u64, f64)> = routes.iter().map(|&r| (r, self.rate(r, from, to))).collect();
+        rates.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let total: f64 = rates.iter().map(|r| r.1).sum();
+        let median = if rates.is_empty() { 0.0 } else {
+            let mut v: Vec<f64> = rates.iter().map(|r| r.1).collect();
+            v.sort_by(f64::total_cmp);
+            let m = v.len() / 2;
+            if v.len() % 2 == 0 { (v[m - 1] + v[m]) / 2.0 } else { v[m] }
+        };
+        json!({
+            "from_s": from, "to_s": to, "routes": rates.len(),
+            "hottest_route": rates.first().map(|r| r.0),
+            "max_ops_per_s": rates.first().map_or(0.0, |r| r.1),
+            "median_ops_per_s": median,
+            "top_share": if total > 0.0 { rates.first().map_or(0.0, |r| r.1) / total } else { 0.0 },
+        })
+    }
+
+    /// Compact per-route series: ops per one-second bucket from the route's first loaded
+    /// bucket to its last.
+    pub fn series_json(&self, describe: impl Fn(u64) -> Value) -> Vec<Value> {
+        let mut ids: Vec<u64> = self.per_route.keys().copied().collect();
+        ids.sort_unstable();
+        ids.into_iter()
+            .map(|id| {
+                let s = &self.per_route[&id];
+                let first = s.iter().position(|&c| c > 0).unwrap_or(0);
+                let last = s.iter().rposition(|&c| c > 0).map_or(first, |l| l + 1);
+                let mut entry = describe(id);
+                if let Value::Object(m) = &mut entry {
+                    m.insert("id".into(), json!(id));
+                    m.insert("total_ops".into(), json!(s.iter().map(|&c| c as u64).sum::<u64>()));
+                    m.insert("first_bucket_s".into(), json!(first));
+                    m.insert("ops_per_s".into(), json!(&s[first..last.max(first)]));
+                }
+                entry
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,237 @@
+//! The split checker: in a hotspot run, did the store split its hot range, how quickly,
+//! at a point the load justified, without splitting cold routes or re-splitting a fresh
+//! child within its cooldown — and did the split relieve the hot shard?
+//!
+//! Splits come from the catalog watcher's observations ([`events`]); load comes from the
+//! client invokes, each key mapped through the catalog in force at its time ([`load`]);
+//! each auto-split is judged by documented criteria ([`judge`]). The result is `unknown`
+//! when no split happened (nothing was tested), `invalid` on a ping-pong, cold or
+//! unjustified auto-split, else `valid`; `details` carries the per-split judgements,
+//! detection latency, moves, and a compact per-route time series (ops per one-second
+//! bucket) for the report's plots. See `docs/checkers.md`.
+
+pub mod events;
+pub mod judge;
+pub mod load;
+
+use crate::catalog::{route_contains, CatalogTimeline};
+use crate::checkers::epoch_authority::WRITE_FNS;
+use crate::history::{History, RouteRecord};
+use crate::verdict::{CheckerResult, Validity};
+use events::{catalog_changes, mark_forced};
+use load::{LoadTable, NS_PER_S};
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Checker name in `results.json`.
+pub const NAME: &str = "split";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SplitOptions {
+    /// Key prefix of the hot range; inferred (the initial route with most writes) if absent.
+    pub hot_prefix: Option<String>,
+    /// The store's per-route split cooldown, seconds; no ping-pong check without it.
+    pub cooldown_s: Option<f64>,
+    /// Allowance for watcher lag when comparing split times with the cooldown.
+    pub cooldown_tolerance_s: f64,
+    /// Evidence window before (and comparison window after) each split, seconds.
+    pub window_s: u64,
+    /// Each child must get this share of the parent's evidence ops (unless hot-key isolation).
+    pub min_child_share: f64,
+    /// A key with this share of the parent's evidence is a hot key worth isolating.
+    pub hot_key_share: f64,
+    /// Fewer evidence ops than this: the split point is not judged.
+    pub min_evidence_ops: u64,
+    /// A parent below this many ops/s in the evidence window is cold.
+    pub cold_min_ops_per_s: f64,
+    /// A parent below this fraction of the hottest route's ops/s is cold.
+    pub cold_fraction: f64,
+    /// A split relieved its parent when the busiest child carries at most this fraction
+    /// of the parent's former load (reported, not judged).
+    pub relief_ratio: f64,
+    /// A `start-split` nemesis event without a split key claims a split observed within
+    /// this many seconds after it.
+    pub forced_match_s: f64,
+}
+
+impl Default for SplitOptions {
+    fn default() -> Self {
+        SplitOptions {
+            hot_prefix: None,
+            cooldown_s: None,
+            cooldown_tolerance_s: 0.5,
+            window_s: 10,
+            min_child_share: 0.10,
+            hot_key_share: 0.5,
+            min_evidence_ops: 20,
+            cold_min_ops_per_s: 1.0,
+            cold_fraction: 0.05,
+            relief_ratio: 0.8,
+            forced_match_s: 10.0,
+        }
+    }
+}
+
+/// The key range the hot load targets.
+enum HotRange {
+    Prefix(String),
+    Route(RouteRecord),
+}
+
+impl HotRange {
+    fn contains(&self, key: &str) -> bool {
+        match self {
+            HotRange::Prefix(p) => key.starts_with(p.as_str()),
+            HotRange::Route(r) => route_contains(r, key),
+        }
+    }
+
+    fn intersects(&self, r: &RouteRecord) -> bool {
+        match self {
+            HotRange::Prefix(p) => {
+                (r.end.is_empty() || p.as_str() < r.end.as_str())
+                    && (r.start.as_str() <= p.as_str() || r.start.starts_with(p.as_str()))
+            }
+            HotRange::Route(h) => {
+                (h.end.is_empty() || r.start < h.end) && (r.end.is_empty() || h.start < r.end)
+            }
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            HotRange::Prefix(p) => json!({"prefix": p}),
+            HotRange::Route(r) => json!({"inferred_route": r.id, "start": r.start, "end": r.end}),
+        }
+    }
+}
+
+/// The initial route that received the most write invokes over the whole history.
+fn infer_hot_route(load: &LoadTable, timeline: &CatalogTimeline) -> Option<RouteRecord> {
+    let first = timeline.in_time_order().next()?;
+    let mut writes: FxHashMap<u64, u64> = FxHashMap::default();
+    for inv in load.invokes.iter().filter(|i| i.is_write) {
+        if let Some(r) = first.route_for(inv.key) {
+            *writes.entry(r.id).or_default() += 1;
+        }
+    }
+    let (&id, _) = writes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
+    first.snapshot.routes.iter().find(|r| r.id == id).cloned()
+}
+
+pub fn check(history: &History, opts: &SplitOptions) -> CheckerResult {
+    let timeline = CatalogTimeline::from_history(history);
+    check_with_timeline(history, &timeline, opts)
+}
+
+pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: &SplitOptions) -> CheckerResult {
+    if timeline.is_empty() {
+        let mut r = CheckerResult::new(Validity::Unknown);
+        r.reason = Some("no catalog observations (watcher events) in the history: splits cannot be seen".into());
+        return r;
+    }
+    let mut changes = catalog_changes(timeline);
+    mark_forced(history, &mut changes.splits, opts.forced_match_s);
+    let load = LoadTable::build(history, timeline, WRITE_FNS);
+    let hot = match &opts.hot_prefix {
+        Some(p) => Some(HotRange::Prefix(p.clone())),
+        None => infer_hot_route(&load, timeline).map(HotRange::Route),
+    };
+    let hot_start = hot.as_ref().and_then(|h| load.invokes.iter().find(|i| h.contains(i.key)).map(|i| i.time));
+
+    let mut auto_created_at: FxHashMap<u64, u64> = FxHashMap::default();
+    let mut result = CheckerResult::new(Validity::Valid);
+    let mut judgements = Vec::new();
+    let (mut judged, mut relieved) = (0u64, 0u64);
+    for split in &changes.splits {
+        let j = judge::judge(split, &auto_created_at, &load, timeline, opts);
+        if !split.forced {
+            for c in &split.children {
+                auto_created_at.insert(c.id, split.time);
+            }
+        }
+        judged += j.judged as u64;
+        relieved += (j.relieved == Some(true)) as u64;
+        result.anomalies.extend(j.anomalies);
+        judgements.push(j.json);
+    }
+    let auto = changes.splits.iter().filter(|s| !s.forced).count() as u64;
+    let first_hot_split = hot.as_ref().and_then(|h| {
+        let touches = |s: &&events::SplitEvent| h.intersects(&s.parent);
+        changes.splits.iter().filter(|s| !s.forced).find(touches).or_else(|| changes.splits.iter().find(touches))
+    });
+    let latency_s = match (hot_start, first_hot_split) {
+        (Some(t0), Some(s)) => Some(s.time.saturating_sub(t0) as f64 / NS_PER_S as f64),
+        _ => None,
+    };
+
+    result.valid = if !result.anomalies.is_empty() {
+        Validity::Invalid
+    } else if changes.splits.is_empty() {
+        Validity::Unknown
+    } else if auto > 0 && judged == 0 && auto == changes.splits.len() as u64 {
+        Validity::Unknown
+    } else {
+        Validity::Valid
+    };
+    result.reason = match result.valid {
+        Validity::Invalid => Some(summarise_anomalies(&result.anomalies)),
+        Validity::Unknown if changes.splits.is_empty() => Some("no split happened — nothing was tested".into()),
+        Validity::Unknown => Some(format!(
+            "{auto} auto-split(s) observed but none had {} evidence ops in the {} s before it to judge",
+            opts.min_evidence_ops, opts.window_s)),
+        _ => None,
+    };
+    for (name, n) in [
+        ("splits", changes.splits.len() as u64),
+        ("auto-splits", auto),
+        ("forced-splits", changes.splits.len() as u64 - auto),
+        ("judged-splits", judged),
+        ("relieved-splits", relieved),
+        ("moves", changes.moves.len() as u64),
+        ("ping-pong", count_kind(&result.anomalies, "ping-pong")),
+        ("cold-splits", count_kind(&result.anomalies, "cold-split")),
+        ("unjustified-splits", count_kind(&result.anomalies, "unjustified-split")),
+        ("unmapped-ops", load.unmapped),
+        ("splits-with-unobserved-parent", changes.unobserved_parents),
+    ] {
+        result.counts.insert(name.into(), n);
+    }
+    let lineage = timeline.lineage();
+    result.details = json!({
+        "hot_range": hot.as_ref().map(HotRange::to_json),
+        "hot_load_start_s": hot_start.map(|t| t as f64 / NS_PER_S as f64),
+        "first_hot_split_op": first_hot_split.map(|s| s.catalog_op),
+        "detection_latency_s": latency_s,
+        "splits": judgements,
+        "moves": changes.moves.iter().map(|m| json!({
+            "route": m.route, "from_group": m.from_group, "to_group": m.to_group, "epoch": m.epoch,
+            "catalog_op": m.catalog_op, "time_s": m.time as f64 / NS_PER_S as f64,
+        })).collect::<Vec<_>>(),
+        "route_load": load.series_json(|id| match lineage.first_seen.get(&id) {
+            Some((r, _, t)) => json!({"start": r.start, "end": r.end, "group": r.group, "parent": r.parent,
+                                      "first_seen_s": *t as f64 / NS_PER_S as f64}),
+            None => json!({}),
+        }),
+        "options": opts,
+    });
+    result
+}
+
+fn count_kind(anomalies: &[Value], kind: &str) -> u64 {
+    anomalies.iter().filter(|a| a["kind"] == kind).count() as u64
+}
+
+fn summarise_anomalies(anomalies: &[Value]) -> String {
+    let mut kinds: Vec<String> = Vec::new();
+    for kind in ["ping-pong", "cold-split", "unjustified-split"] {
+        let n = count_kind(anomalies, kind);
+        if n > 0 {
+            kinds.push(format!("{n} {kind}"));
+        }
+    }
+    let first = anomalies.first().and_then(|a| a["explanation"].as_str()).unwrap_or_default();
+    format!("{}; first: {first}", kinds.join(", "))
+}

@@ -1,0 +1,169 @@
+//! The vacuity guard: did the run actually test anything?
+//!
+//! A run whose faults never took effect, or whose workload barely ran before the first
+//! fault, proves nothing even when every other checker passes. This guard is `valid` when
+//! each requested nemesis kind took effect at least once (a `start-<kind>` event with
+//! `effective: true`; for `kill`, with `leader: true` when the nemesis reports whether it
+//! hit a leader) and the acknowledged-op throughput before the first fault reached the
+//! floor; otherwise `unknown` with the reasons. It is never `invalid`: a vacuous run is not
+//! a bug in the system under test.
+
+use crate::history::{events, History, Op, OpType, Process};
+use crate::verdict::{CheckerResult, Validity};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Checker name in `results.json`.
+pub const NAME: &str = "vacuity";
+
+const NS_PER_S: f64 = 1e9;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VacuityOptions {
+    /// Nemesis kinds the run asked for (`partition`, `kill`, `pause`, `loss`, `split`, or
+    /// `all` for every kind).
+    pub nemesis: Vec<String>,
+    /// Minimum acknowledged client ops per second before the first fault (0 = no floor).
+    pub min_ok_ops_per_s: f64,
+    /// Shortest fault-free stretch (seconds) over which throughput is measured.
+    pub min_measure_s: f64,
+    /// Require a kill of a leader: `Some(true)` always, `Some(false)` never, `None` when
+    /// any kill event says whether its target was a leader.
+    pub require_leader_kill: Option<bool>,
+}
+
+impl Default for VacuityOptions {
+    fn default() -> Self {
+        VacuityOptions { nemesis: Vec::new(), min_ok_ops_per_s: 0.0, min_measure_s: 1.0, require_leader_kill: None }
+    }
+}
+
+/// The kinds `requested` names, with `all` expanded, deduplicated, in order.
+pub fn requested_kinds(requested: &[String]) -> Vec<String> {
+    let mut kinds: Vec<String> = Vec::new();
+    for k in requested.iter().flat_map(|k| k.split(',')).map(str::trim).filter(|k| !k.is_empty() && *k != "none") {
+        let expanded: Vec<&str> = if k == "all" { events::NEMESIS_KINDS.to_vec() } else { vec![k] };
+        for e in expanded {
+            if !kinds.iter().any(|x| x == e) {
+                kinds.push(e.to_string());
+            }
+        }
+    }
+    kinds
+}
+
+fn flag(op: &Op, name: &str) -> Option<bool> {
+    op.value.get(name).and_then(Value::as_bool)
+}
+
+/// What the history says about one nemesis kind.
+#[derive(Debug, Default)]
+struct KindTally {
+    starts: u64,
+    effective: u64,
+    leader_effective: u64,
+    reports_leader: bool,
+    stops: u64,
+    first_effective_op: Option<u64>,
+}
+
+fn tally(history: &History, kind: &str) -> KindTally {
+    let (start, stop) = (format!("start-{kind}"), format!("stop-{kind}"));
+    let mut t = KindTally::default();
+    for op in history.ops.iter().filter(|op| op.process == Process::Nemesis) {
+        if op.f == stop {
+            t.stops += 1;
+        }
+        if op.f != start {
+            continue;
+        }
+        t.starts += 1;
+        let leader = flag(op, "leader");
+        t.reports_leader |= leader.is_some();
+        if flag(op, "effective") == Some(true) {
+            t.effective += 1;
+            t.first_effective_op.get_or_insert(op.index);
+            if leader == Some(true) {
+                t.leader_effective += 1;
+            }
+        }
+    }
+    t
+}
+
+/// Why `kind` did not take effect, if it did not.
+fn kind_shortfall(kind: &str, t: &KindTally, opts: &VacuityOptions) -> Option<String> {
+    if t.starts == 0 {
+        return Some(format!("nemesis {kind} was requested but never started"));
+    }
+    if t.effective == 0 {
+        return Some(format!("nemesis {kind} started {} time(s) but never took effect", t.starts));
+    }
+    let need_leader = kind == "kill" && opts.require_leader_kill.unwrap_or(t.reports_leader);
+    if need_leader && t.leader_effective == 0 {
+        return Some(format!("nemesis kill took effect {} time(s) but never killed a leader", t.effective));
+    }
+    None
+}
+
+/// Acknowledged client ops per second between the first client invoke and the first fault
+/// (or the end of the history when there is no fault), and the stretch measured.
+fn pre_fault_throughput(history: &History) -> Option<(f64, f64, u64)> {
+    let first_fault = history
+        .ops
+        .iter()
+        .find(|op| op.process == Process::Nemesis && op.f.starts_with("start-"))
+        .map(|op| op.time);
+    let clients = || history.ops.iter().filter(|op| matches!(op.process, Process::Client(_)));
+    let begin = clients().find(|op| op.kind == OpType::Invoke)?.time;
+    let end = first_fault.unwrap_or_else(|| clients().map(|op| op.time).max().unwrap_or(begin));
+    let ok = clients().filter(|op| op.kind == OpType::Ok && op.time >= begin && op.time < end).count() as u64;
+    let seconds = end.saturating_sub(begin) as f64 / NS_PER_S;
+    Some((if seconds > 0.0 { ok as f64 / seconds } else { 0.0 }, seconds, ok))
+}
+
+pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
+    let mut reasons = Vec::new();
+    let mut kinds_json = serde_json::Map::new();
+    let kinds = requested_kinds(&opts.nemesis);
+    for kind in &kinds {
+        let t = tally(history, kind);
+        let shortfall = kind_shortfall(kind, &t, opts);
+        kinds_json.insert(kind.clone(), json!({
+            "starts": t.starts, "effective": t.effective, "leader_effective": t.leader_effective,
+            "stops": t.stops, "first_effective_op": t.first_effective_op, "took_effect": shortfall.is_none(),
+        }));
+        reasons.extend(shortfall);
+    }
+    let throughput = pre_fault_throughput(history);
+    match throughput {
+        None => reasons.push("no client operation in the history: the workload never ran".into()),
+        Some((_, secs, _)) if opts.min_ok_ops_per_s > 0.0 && secs < opts.min_measure_s => reasons.push(format!(
+            "only {secs:.2} s of fault-free workload before the first fault (need {:.2} s to measure throughput)",
+            opts.min_measure_s
+        )),
+        Some((rate, _, _)) if rate < opts.min_ok_ops_per_s => reasons.push(format!(
+            "throughput before the first fault was {rate:.1} acknowledged ops/s, below the floor of {:.1}",
+            opts.min_ok_ops_per_s
+        )),
+        _ => {}
+    }
+    let mut result = CheckerResult::new(if reasons.is_empty() { Validity::Valid } else { Validity::Unknown });
+    if !reasons.is_empty() {
+        result.reason = Some(reasons.join("; "));
+    }
+    result.counts.insert("requested-kinds".into(), kinds.len() as u64);
+    let effective = kinds_json.values().filter(|v| v["took_effect"] == json!(true)).count() as u64;
+    result.counts.insert("kinds-took-effect".into(), effective);
+    if let Some((_, _, ok)) = throughput {
+        result.counts.insert("pre-fault-ok-ops".into(), ok);
+    }
+    result.details = json!({
+        "kinds": kinds_json,
+        "pre_fault_ok_ops_per_s": throughput.map(|t| t.0),
+        "pre_fault_seconds": throughput.map(|t| t.1),
+        "min_ok_ops_per_s": opts.min_ok_ops_per_s,
+    });
+    result
+}
