@@ -1,0 +1,245 @@
+//! Lost-write checker with Jepsen's set-full semantics, for workloads that add unique
+//! elements (or insert unique keys) and read the whole set or a key range.
+//!
+//! Operations (faultline's convention, `docs/history-format.md`):
+//! - `add`: `key` = the unique key inserted (optional), `value` = the element. The
+//!   element's identity is its key when there is one, else its value.
+//! - `read-set`: invoke value `null`; `ok` value = array of every element present
+//!   (keys for keyed elements, values otherwise).
+//! - `scan`: invoke value `{"start": s, "end": e}` (`e` empty or absent = unbounded); `ok`
+//!   value = array of the keys present in `[s, e)`. A scan speaks only about keyed
+//!   elements inside its range.
+//!
+//! Other functions are ignored, so a mixed history (register ops next to inserts) can be
+//! given to this checker as it is. Per element the outcome is `stable`, `lost` or
+//! `never-read` ([`element`]), plus `stale`, `recovered`, and these anomalies: `lost`,
+//! `duplicated` (an element appearing more than once in one read — which Jepsen's own
+//! set-full never reports), `unexpected` (read but never attempted, or read before its add
+//! was invoked), `failed-add-observed` (an add that definitely failed was read) and
+//! `scan-out-of-range` (a scan returned a key outside its range). Any of them makes the
+//! result invalid; with [`SetFullOptions::linearizable`] so does a stale element.
+
+pub mod element;
+mod report;
+
+use crate::history::{History, Op, OpType, Process};
+use crate::verdict::{CheckerResult, Validity};
+use element::{Element, Point};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// The functions this checker reads.
+pub const FUNCTIONS: &[&str] = &["add", "read-set", "scan"];
+
+#[derive(Debug, Clone, Default)]
+pub struct SetFullOptions {
+    /// The store promises linearizable reads: a stale element is then invalid.
+    pub linearizable: bool,
+}
+
+/// Checks `history` with set-full semantics.
+pub fn check(history: &History, opts: &SetFullOptions) -> CheckerResult {
+    let mut scan = Scan::default();
+    for op in &history.ops {
+        if let Err(why) = scan.step(op) {
+            let mut result = CheckerResult::new(Validity::Unknown);
+            result.reason = Some(format!("op {}: {why}", op.index));
+            return result;
+        }
+    }
+    report::assemble(scan, opts)
+}
+
+/// A read-type entry that a read returned which matched no attempted element (yet).
+#[derive(Debug, Clone)]
+pub(crate) struct Unmatched {
+    pub display: serde_json::Value,
+    pub read_index: u64,
+}
+
+/// A read that returned an element more than once.
+#[derive(Debug, Clone)]
+pub(crate) struct Duplicate {
+    pub element: usize,
+    pub read_index: u64,
+    pub copies: u32,
+}
+
+/// State accumulated over one pass through the history.
+#[derive(Default)]
+pub(crate) struct Scan {
+    pub elements: Vec<Element>,
+    /// Identity → element, for string identities (keys and string values).
+    by_str: FxHashMap<String, usize>,
+    /// Identity → element, for other values (canonical JSON text).
+    by_json: FxHashMap<String, usize>,
+    /// Keyed elements by key, for scans.
+    by_key: BTreeMap<String, usize>,
+    /// Each client process' pending invoke: (point, value).
+    pending: FxHashMap<u64, (Point, serde_json::Value)>,
+    /// The read number that last saw each element (to detect duplicates cheaply).
+    seen_in_read: Vec<u32>,
+    read_no: u32,
+    pub reads: u64,
+    pub readds: u64,
+    pub unmatched: FxHashMap<String, Unmatched>,
+    pub duplicates: Vec<Duplicate>,
+    pub out_of_range: Vec<(u64, String)>,
+}
+
+impl Scan {
+    fn step(&mut self, op: &Op) -> Result<(), String> {
+        let Process::Client(process) = op.process else {
+            return Ok(());
+        };
+        let at = Point { index: op.index, time: op.time };
+        if op.kind == OpType::Invoke {
+            self.pending.insert(process, (at, op.value.clone()));
+            if op.f == "add" {
+                self.add_invoked(op, at);
+            }
+            return Ok(());
+        }
+        let Some((inv, inv_value)) = self.pending.remove(&process) else {
+            return Err(format!("`{}` completion of process {process} without a pending invoke", op.f));
+        };
+        match (op.f.as_str(), op.kind) {
+            ("add", kind) => self.add_completed(op, kind, at),
+            ("read-set", OpType::Ok) => self.read_set(op, inv, at)?,
+            ("scan", OpType::Ok) => self.scan(op, &inv_value, inv, at)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn identity_lookup(&self, v: &serde_json::Value) -> Option<usize> {
+        match v {
+            serde_json::Value::String(s) => self.by_str.get(s.as_str()).copied(),
+            other => self.by_json.get(&other.to_string()).copied(),
+        }
+    }
+
+    fn add_invoked(&mut self, op: &Op, at: Point) {
+        let (display, existing) = match &op.key {
+            Some(k) => (serde_json::Value::String(k.clone()), self.by_str.get(k.as_str()).copied()),
+            None => (op.value.clone(), self.identity_lookup(&op.value)),
+        };
+        if existing.is_some() {
+            self.readds += 1;
+            return;
+        }
+        let id = self.elements.len();
+        match (&op.key, &op.value) {
+            (Some(k), _) => {
+                self.by_str.insert(k.clone(), id);
+                self.by_key.insert(k.clone(), id);
+            }
+            (None, serde_json::Value::String(s)) => {
+                self.by_str.insert(s.clone(), id);
+            }
+            (None, other) => {
+                self.by_json.insert(other.to_string(), id);
+            }
+        }
+        self.elements.push(Element::new(display, op.key.clone(), at));
+        self.seen_in_read.push(0);
+    }
+
+    fn add_completed(&mut self, op: &Op, kind: OpType, at: Point) {
+        let id = match &op.key {
+            Some(k) => self.by_str.get(k.as_str()).copied(),
+            None => self.identity_lookup(&op.value),
+        };
+        if let Some(id) = id {
+            // A re-add of an element keeps the first add's completion.
+            if self.elements[id].add_completion.is_none() {
+                self.elements[id].add_completed(kind, at);
+            }
+        }
+    }
+
+    /// Marks the elements a read returned; returns their ids.
+    fn mark_seen(&mut self, entries: &[serde_json::Value], read_index: u64) -> Vec<usize> {
+        self.read_no += 1;
+        self.reads += 1;
+        let mut seen = Vec::with_capacity(entries.len());
+        let mut copies: FxHashMap<usize, u32> = FxHashMap::default();
+        for entry in entries {
+            let Some(id) = self.identity_lookup(entry) else {
+                self.unmatched
+                    .entry(entry.to_string())
+                    .or_insert_with(|| Unmatched { display: entry.clone(), read_index });
+                continue;
+            };
+            if self.seen_in_read[id] == self.read_no {
+                *copies.entry(id).or_insert(1) += 1;
+            } else {
+                self.seen_in_read[id] = self.read_no;
+                seen.push(id);
+            }
+        }
+        let mut dups: Vec<Duplicate> =
+            copies.into_iter().map(|(element, copies)| Duplicate { element, read_index, copies }).collect();
+        dups.sort_by_key(|d| d.element);
+        self.duplicates.extend(dups);
+        seen
+    }
+
+    fn read_set(&mut self, op: &Op, inv: Point, done: Point) -> Result<(), String> {
+        let entries = op.value.as_array().ok_or_else(|| {
+            format!("a read-set completion's value must be an array of elements, found {}", op.value)
+        })?;
+        self.mark_seen(entries, op.index);
+        for id in 0..self.elements.len() {
+            self.update(id, inv, done);
+        }
+        Ok(())
+    }
+
+    fn scan(&mut self, op: &Op, inv_value: &serde_json::Value, inv: Point, done: Point) -> Result<(), String> {
+        let (start, end) = scan_range(inv_value)?;
+        let entries = op.value.as_array().ok_or_else(|| {
+            format!("a scan completion's value must be an array of keys, found {}", op.value)
+        })?;
+        for entry in entries {
+            let serde_json::Value::String(key) = entry else {
+                return Err(format!("a scan returns keys (strings), found {entry}"));
+            };
+            if key.as_str() < start.as_str() || end.as_deref().is_some_and(|e| key.as_str() >= e) {
+                self.out_of_range.push((op.index, key.clone()));
+            }
+        }
+        self.mark_seen(entries, op.index);
+        let ids: Vec<usize> = match &end {
+            Some(e) if e.as_str() <= start.as_str() => Vec::new(),
+            Some(e) => self.by_key.range(start.clone()..e.clone()).map(|(_, &id)| id).collect(),
+            None => self.by_key.range(start..).map(|(_, &id)| id).collect(),
+        };
+        for id in ids {
+            self.update(id, inv, done);
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, id: usize, inv: Point, done: Point) {
+        if self.seen_in_read[id] == self.read_no {
+            self.elements[id].read_present(inv, done);
+        } else {
+            self.elements[id].read_absent(inv);
+        }
+    }
+}
+
+/// The `[start, end)` of a scan invoke value; `end` `None` is unbounded.
+fn scan_range(v: &serde_json::Value) -> Result<(String, Option<String>), String> {
+    let bad = || format!("a scan's invoke value must be {{\"start\": key, \"end\": key}}, found {v}");
+    let obj = v.as_object().ok_or_else(bad)?;
+    let field = |name: &str| match obj.get(name) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(bad()),
+    };
+    let start = field("start")?.unwrap_or_default();
+    let end = field("end")?.filter(|e| !e.is_empty());
+    Ok((start, end))
+}

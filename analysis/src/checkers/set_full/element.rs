@@ -1,0 +1,207 @@
+//! The life of one set element, as Jepsen's set-full analysis tracks it, and the outcome
+//! derived from it.
+//!
+//! Timeline of an element: its `add` is invoked; it becomes *known* at the completion
+//! of an `ok` add or of the first successful read that observes it, whichever comes first;
+//! every successful read that covers it afterwards either observes it (*present*) or not
+//! (*absent*), and is remembered by its **invocation**. Then:
+//! - **stable**: some read observed it and no read that observed it is older than the
+//!   latest read that missed it (the latest read invoked saw it);
+//! - **lost**: it was known, and the latest read that missed it was invoked after both
+//!   the latest read that saw it and the moment it became known;
+//! - **never-read**: neither (no read began after it was known, or it was never known);
+//! - **stale** (a stable element): a read invoked after it became known missed it,
+//!   i.e. its stable latency is positive.
+
+use crate::history::OpType;
+
+/// A point in the history: an op's `index` and `time`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    pub index: u64,
+    pub time: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Stable,
+    Lost,
+    NeverRead,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Stable => "stable",
+            Outcome::Lost => "lost",
+            Outcome::NeverRead => "never-read",
+        }
+    }
+}
+
+/// What is known about one element.
+#[derive(Debug, Clone)]
+pub struct Element {
+    /// How the element is shown in results: its key, or its value.
+    pub display: serde_json::Value,
+    pub key: Option<String>,
+    pub add_invoke: Point,
+    /// The type and index of the add's completion (`None`: never completed).
+    pub add_completion: Option<(OpType, u64)>,
+    pub known: Option<Point>,
+    pub last_present: Option<Point>,
+    pub last_absent: Option<Point>,
+    /// Index of the first read completion that observed it.
+    pub first_observed: Option<u64>,
+}
+
+impl Element {
+    pub fn new(display: serde_json::Value, key: Option<String>, add_invoke: Point) -> Self {
+        Element {
+            display,
+            key,
+            add_invoke,
+            add_completion: None,
+            known: None,
+            last_present: None,
+            last_absent: None,
+            first_observed: None,
+        }
+    }
+
+    pub fn add_completed(&mut self, kind: OpType, at: Point) {
+        self.add_completion = Some((kind, at.index));
+        if kind == OpType::Ok && self.known.is_none() {
+            self.known = Some(at);
+        }
+    }
+
+    /// A successful read invoked at `inv` and completed at `done` observed the element.
+    pub fn read_present(&mut self, inv: Point, done: Point) {
+        self.known.get_or_insert(done);
+        self.first_observed.get_or_insert(done.index);
+        if self.last_present.is_none_or(|p| p.index < inv.index) {
+            self.last_present = Some(inv);
+        }
+    }
+
+    /// A successful read invoked at `inv`, covering the element, did not observe it.
+    pub fn read_absent(&mut self, inv: Point) {
+        if self.last_absent.is_none_or(|p| p.index < inv.index) {
+            self.last_absent = Some(inv);
+        }
+    }
+
+    pub fn outcome(&self) -> Outcome {
+        let idx = |p: Option<Point>| p.map_or(-1, |p| p.index as i128);
+        let (present, absent) = (idx(self.last_present), idx(self.last_absent));
+        if self.last_present.is_some() && absent < present {
+            return Outcome::Stable;
+        }
+        let lost = self.known.is_some_and(|known| {
+            self.last_absent.is_some() && present < absent && (known.index as i128) < absent
+        });
+        if lost {
+            Outcome::Lost
+        } else {
+            Outcome::NeverRead
+        }
+    }
+
+    /// Nanoseconds from known to the moment after which every read saw it (stable only).
+    pub fn stable_latency(&self) -> Option<u64> {
+        if self.outcome() != Outcome::Stable {
+            return None;
+        }
+        let stable_time = self.last_absent.map_or(0, |a| a.time + 1);
+        Some(stable_time.saturating_sub(self.known?.time))
+    }
+
+    /// Nanoseconds from known to the moment after which no read saw it (lost only).
+    pub fn lost_latency(&self) -> Option<u64> {
+        if self.outcome() != Outcome::Lost {
+            return None;
+        }
+        let lost_time = self.last_present.map_or(0, |p| p.time + 1);
+        Some(lost_time.saturating_sub(self.known?.time))
+    }
+
+    pub fn is_stale(&self) -> bool {
+        self.stable_latency().is_some_and(|l| l > 0)
+    }
+
+    /// An add that may or may not have happened (crashed or never completed) whose
+    /// element turned up in a read.
+    pub fn is_recovered(&self) -> bool {
+        let indeterminate = matches!(self.add_completion, None | Some((OpType::Info, _)));
+        indeterminate && self.first_observed.is_some()
+    }
+
+    /// An add that definitely failed, yet a read observed the element.
+    pub fn failed_but_observed(&self) -> bool {
+        matches!(self.add_completion, Some((OpType::Fail, _))) && self.first_observed.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(index: u64) -> Point {
+        Point { index, time: index * 10 }
+    }
+
+    fn added_ok() -> Element {
+        let mut e = Element::new(serde_json::json!(1), None, p(0));
+        e.add_completed(OpType::Ok, p(1));
+        e
+    }
+
+    #[test]
+    fn stable_when_the_latest_read_saw_it() {
+        let mut e = added_ok();
+        e.read_present(p(2), p(3));
+        assert_eq!(e.outcome(), Outcome::Stable);
+        assert_eq!(e.stable_latency(), Some(0));
+        assert!(!e.is_stale());
+    }
+
+    #[test]
+    fn stale_when_a_read_after_known_missed_it_before_it_showed_up() {
+        let mut e = added_ok();
+        e.read_absent(p(2));
+        e.read_present(p(4), p(5));
+        assert_eq!(e.outcome(), Outcome::Stable);
+        assert_eq!(e.stable_latency(), Some(21 - 10));
+        assert!(e.is_stale());
+    }
+
+    #[test]
+    fn lost_when_a_later_read_misses_it() {
+        let mut e = added_ok();
+        e.read_present(p(2), p(3));
+        e.read_absent(p(4));
+        assert_eq!(e.outcome(), Outcome::Lost);
+        assert_eq!(e.lost_latency(), Some(21 - 10));
+    }
+
+    #[test]
+    fn a_read_invoked_before_known_missing_it_is_not_loss() {
+        // The read began before the add completed; it may have linearized before the add.
+        let mut e = Element::new(serde_json::json!(1), None, p(0));
+        e.read_absent(p(1));
+        e.add_completed(OpType::Ok, p(2));
+        assert_eq!(e.outcome(), Outcome::NeverRead);
+    }
+
+    #[test]
+    fn unknown_crashed_add_never_seen_is_never_read_not_lost() {
+        let mut e = Element::new(serde_json::json!(1), None, p(0));
+        e.add_completed(OpType::Info, p(1));
+        e.read_absent(p(2));
+        assert_eq!(e.outcome(), Outcome::NeverRead);
+        assert!(!e.is_recovered());
+        e.read_present(p(3), p(4));
+        assert!(e.is_recovered());
+    }
+}
