@@ -5,7 +5,7 @@ use super::Format;
 use std::path::Path;
 
 /// How much of the start of a file is looked at.
-const SNIFF_BYTES: usize = 64 * 1024;
+pub const SNIFF_BYTES: usize = 64 * 1024;
 
 /// Detects the format of `text` (read from `path`).
 pub fn detect(text: &str, path: &Path) -> Option<Format> {

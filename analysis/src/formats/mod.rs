@@ -21,6 +21,7 @@ pub mod validate;
 
 use crate::history::History;
 use std::fmt;
+use std::io::Read;
 use std::path::Path;
 
 /// The on-disk formats faultline reads.
@@ -131,21 +132,34 @@ pub fn parse_str(text: &str, format: Format, source: &str) -> Result<LoadedHisto
 }
 
 /// Reads a history file. `format` `None` means detect it from the content (and the file
-/// extension as a hint).
+/// extension as a hint). JSON Lines files are streamed rather than loaded whole.
 pub fn load_file(path: &Path, format: Option<Format>) -> Result<LoadedHistory, FormatError> {
     let source = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| FormatError::new(&source, 0, format!("cannot read: {e}")))?;
-    let text = decode_utf8(&bytes, &source)?;
+    let io_error = |e: std::io::Error| FormatError::new(&source, 0, format!("cannot read: {e}"));
+    let mut file = std::fs::File::open(path).map_err(io_error)?;
+    let mut head = Vec::with_capacity(detect::SNIFF_BYTES);
+    (&mut file).take(detect::SNIFF_BYTES as u64).read_to_end(&mut head).map_err(io_error)?;
     let format = match format {
         Some(f) => f,
-        None => detect::detect(text, path).ok_or_else(|| {
-            FormatError::new(
-                &source,
-                0,
-                "cannot tell the history format from the content; pass --format jsonl|jepsen-log|edn|porcupine-kv",
-            )
-        })?,
+        None => {
+            let head_text = String::from_utf8_lossy(&head);
+            detect::detect(&head_text, path).ok_or_else(|| {
+                FormatError::new(
+                    &source,
+                    0,
+                    "cannot tell the history format from the content; pass --format jsonl|jepsen-log|edn|porcupine-kv",
+                )
+            })?
+        }
     };
+    if format == Format::Jsonl {
+        let input = std::io::BufReader::with_capacity(1 << 16, std::io::Cursor::new(head).chain(file));
+        let (history, report) = jsonl::read_history(input, &source)?;
+        return Ok(LoadedHistory { history, format, report });
+    }
+    let mut bytes = head;
+    file.read_to_end(&mut bytes).map_err(io_error)?;
+    let text = decode_utf8(&bytes, &source)?;
     parse_str(text, format, &source)
 }
 
