@@ -1,0 +1,129 @@
+//! The linearizability checker: is there a total order of the client operations, each
+//! placed between its invocation and its completion, that a sequential register (or
+//! cas-register, or kv store) would accept?
+//!
+//! Pipeline, one file per concern:
+//! - [`prepare`]: pair invokes with completions, split by key (P-compositionality: a
+//!   history is linearizable iff each key's sub-history is), intern values ([`values`]),
+//!   drop what took no effect (`fail`) or returned nothing (indeterminate reads);
+//! - [`prune`]: drop indeterminate writes nobody could have observed;
+//! - [`search`]: Wing & Gong / Lowe search per key over the entry list ([`entries`]) with
+//!   a configuration cache ([`cache`]), under a per-key [`budget`], keys in parallel
+//!   (rayon), against a sequential [`model`] ([`register`], [`kv`]);
+//! - [`witness`] and [`report`]: the `CheckerResult`.
+
+pub mod budget;
+pub mod cache;
+pub mod entries;
+pub mod kv;
+pub mod model;
+pub mod prepare;
+pub mod prune;
+pub mod register;
+mod report;
+pub mod search;
+pub mod values;
+pub mod witness;
+
+use crate::history::History;
+use crate::verdict::CheckerResult;
+use rayon::prelude::*;
+use std::time::Duration;
+
+/// The sequential specification to check against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Model {
+    /// `read`/`write` (also spelled `get`/`put`).
+    Register,
+    /// `read`/`write`/`cas` with `cas` value `[expected, new]`.
+    CasRegister,
+    /// `get`/`put`/`append` per key, strings, `append` concatenates.
+    Kv,
+}
+
+impl Model {
+    pub const ALL: [Model; 3] = [Model::Register, Model::CasRegister, Model::Kv];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Register => "register",
+            Model::CasRegister => "cas-register",
+            Model::Kv => "kv",
+        }
+    }
+
+    /// Parses a model name; `kv-append` (the label used by the shared histories) is
+    /// accepted for `kv`.
+    pub fn from_name(name: &str) -> Option<Model> {
+        match name {
+            "kv-append" => Some(Model::Kv),
+            _ => Model::ALL.into_iter().find(|m| m.name() == name),
+        }
+    }
+
+    /// The `f`s the model checks.
+    pub fn functions(self) -> &'static str {
+        match self {
+            Model::Register => "read/get, write/put",
+            Model::CasRegister => "read/get, write/put, cas",
+            Model::Kv => "get/read, put/write, append",
+        }
+    }
+}
+
+/// What a read that returned `null` means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NullReads {
+    /// Always "the key was absent".
+    Absent,
+    /// "Absent" when the key can be absent (initial `null` or some op writes `null`);
+    /// otherwise "value unknown" (Knossos' convention), and the read is dropped.
+    Auto,
+}
+
+#[derive(Debug, Clone)]
+pub struct LinearizableOptions {
+    pub model: Model,
+    /// The value every key starts at (`null` = absent).
+    pub initial: serde_json::Value,
+    /// Wall-time budget of one key's search; past it the key is `unknown`.
+    pub per_key_time: Duration,
+    /// Memory budget of one key's search (cache, model, entry list).
+    pub per_key_memory_bytes: u64,
+    /// Keys with at most this many ops use the exact configuration cache; larger keys use
+    /// 128-bit fingerprints (see [`cache`]).
+    pub exact_cache_max_ops: usize,
+    /// Prune indeterminate writes of values nobody observed (see [`prune`]).
+    pub prune: bool,
+    pub null_reads: NullReads,
+}
+
+impl Default for LinearizableOptions {
+    fn default() -> Self {
+        LinearizableOptions {
+            model: Model::CasRegister,
+            initial: serde_json::Value::Null,
+            per_key_time: Duration::from_secs(60),
+            per_key_memory_bytes: 512 << 20,
+            exact_cache_max_ops: 4096,
+            prune: true,
+            null_reads: NullReads::Auto,
+        }
+    }
+}
+
+/// Checks `history` for linearizability under `opts.model`, key by key in parallel.
+pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
+    if opts.model == Model::Kv && !(opts.initial.is_string() || opts.initial.is_null()) {
+        return report::unusable(format!("the kv model needs a string (or null) initial value, got {}", opts.initial));
+    }
+    let prepared = match prepare::prepare(history, opts.model, &opts.initial, opts.null_reads) {
+        Ok(p) => p,
+        Err(why) => return report::unusable(why),
+    };
+    let mut keys = prepared.keys;
+    // Largest first, so the longest searches start early and the pool stays busy.
+    keys.sort_by_key(|k| std::cmp::Reverse(k.ops.len()));
+    let reports: Vec<report::KeyReport> = keys.into_par_iter().map(|k| report::check_key(history, k, opts)).collect();
+    report::assemble(opts, prepared.counts, reports)
+}

@@ -1,0 +1,210 @@
+//! Per-key checking and the assembly of the [`CheckerResult`]: validity merged over keys
+//! (invalid > unknown > valid), counts, per-key details and one witness per failed key.
+
+use super::budget::Budget;
+use super::kv::KvModel;
+use super::model::SequentialModel;
+use super::prepare::{KeyHistory, PrepCounts};
+use super::register::RegisterModel;
+use super::search::{search, SearchOutcome, SearchStats};
+use super::{prune, witness, LinearizableOptions, Model};
+use crate::history::History;
+use crate::verdict::{CheckerResult, Validity};
+use serde_json::{json, Value};
+
+/// Per-key details are listed for every key up to this many keys; beyond, only the keys
+/// that are not valid and the largest ones.
+const KEYS_LISTED: usize = 256;
+/// At most this many witnesses are kept.
+const WITNESSES_KEPT: usize = 100;
+
+pub struct KeyReport {
+    pub key: Option<String>,
+    pub ops: usize,
+    pub pruned: u64,
+    pub valid: Validity,
+    /// Why the key is unknown.
+    pub reason: Option<String>,
+    pub witness: Option<Value>,
+    pub stats: SearchStats,
+}
+
+/// Prunes and searches one key.
+pub fn check_key(history: &History, mut key: KeyHistory, opts: &LinearizableOptions) -> KeyReport {
+    let pruned = if opts.prune { prune::prune_unobserved_writes(&mut key) } else { 0 };
+    let budget = Budget::start(opts.per_key_time, opts.per_key_memory_bytes);
+    match opts.model {
+        Model::Kv => {
+            let mut model = KvModel::new(key.initial, &key.values);
+            run(history, &key, &mut model, &budget, opts, pruned)
+        }
+        Model::Register | Model::CasRegister => {
+            let mut model = RegisterModel::new(key.initial, &key.values);
+            run(history, &key, &mut model, &budget, opts, pruned)
+        }
+    }
+}
+
+fn run<M: SequentialModel>(
+    history: &History,
+    key: &KeyHistory,
+    model: &mut M,
+    budget: &Budget,
+    opts: &LinearizableOptions,
+    pruned: u64,
+) -> KeyReport {
+    let (outcome, stats) = search(key, model, budget, opts.exact_cache_max_ops);
+    let mut report = KeyReport {
+        key: key.key.clone(),
+        ops: key.ops.len(),
+        pruned,
+        valid: Validity::Valid,
+        reason: None,
+        witness: None,
+        stats,
+    };
+    match outcome {
+        SearchOutcome::Linearizable => {}
+        SearchOutcome::NotLinearizable(failure) => {
+            report.valid = Validity::Invalid;
+            let state = model.describe(failure.state_after_best);
+            report.witness = Some(witness::witness(history, key, &failure, state));
+        }
+        SearchOutcome::OutOfBudget(exceeded) => {
+            report.valid = Validity::Unknown;
+            report.reason = Some(format!(
+                "key {}: {exceeded} after {} configurations ({} ops)",
+                key_name(&key.key),
+                report.stats.configurations,
+                key.ops.len()
+            ));
+        }
+    }
+    report
+}
+
+pub fn key_name(key: &Option<String>) -> String {
+    match key {
+        Some(k) => format!("{k:?}"),
+        None => "(single register)".to_string(),
+    }
+}
+
+/// A result for a history the checker cannot judge at all.
+pub fn unusable(reason: String) -> CheckerResult {
+    let mut r = CheckerResult::new(Validity::Unknown);
+    r.reason = Some(reason);
+    r
+}
+
+pub fn assemble(opts: &LinearizableOptions, counts: PrepCounts, mut keys: Vec<KeyReport>) -> CheckerResult {
+    let valid = keys.iter().fold(Validity::Valid, |acc, k| acc.merge(k.valid));
+    let pruned: u64 = keys.iter().map(|k| k.pruned).sum();
+    let checked = counts.kept - pruned;
+    let unsupported: u64 = counts.unsupported.values().sum();
+    let mut result = CheckerResult::new(valid);
+    let c = &mut result.counts;
+    c.insert("ops".into(), counts.client_ops);
+    c.insert("ops-checked".into(), checked);
+    c.insert("keys".into(), keys.len() as u64);
+    c.insert("pruned".into(), pruned);
+    c.insert("failed-dropped".into(), counts.failed_dropped);
+    c.insert("indeterminate".into(), counts.indeterminate);
+    c.insert("indeterminate-reads-dropped".into(), counts.indeterminate_reads_dropped);
+    c.insert("never-completed".into(), counts.never_completed);
+    c.insert("null-reads-dropped".into(), counts.null_reads_dropped);
+    c.insert("unsupported-ops".into(), unsupported);
+    c.insert("non-client-events".into(), counts.non_client_events);
+    c.insert("malformed".into(), counts.malformed);
+    c.insert("configurations".into(), keys.iter().map(|k| k.stats.configurations).sum());
+    c.insert("keys-invalid".into(), keys.iter().filter(|k| k.valid == Validity::Invalid).count() as u64);
+    c.insert("keys-unknown".into(), keys.iter().filter(|k| k.valid == Validity::Unknown).count() as u64);
+
+    result.reason = reason(&keys, &counts, checked, unsupported, opts.model);
+    if counts.malformed > 0 || checked == 0 {
+        result.valid = result.valid.merge(Validity::Unknown);
+        if counts.malformed > 0 && result.valid == Validity::Invalid {
+            // Dropped malformed ops may be what makes a key fail: do not claim invalid.
+            result.valid = Validity::Unknown;
+        }
+    }
+    keys.sort_by(|a, b| a.key.cmp(&b.key));
+    result.anomalies = keys.iter_mut().filter_map(|k| k.witness.take()).take(WITNESSES_KEPT).collect();
+    result.details = json!({
+        "model": opts.model.name(),
+        "initial": opts.initial,
+        "unsupported": counts.unsupported,
+        "malformed-examples": counts.malformed_examples,
+        "keys": key_details(&keys),
+    });
+    result
+}
+
+fn reason(keys: &[KeyReport], counts: &PrepCounts, checked: u64, unsupported: u64, model: Model) -> Option<String> {
+    let mut parts = Vec::new();
+    if counts.malformed > 0 {
+        parts.push(format!(
+            "{} malformed op(s) could not be checked, so the verdict cannot be trusted (first: {})",
+            counts.malformed,
+            counts.malformed_examples.first().map(String::as_str).unwrap_or("?")
+        ));
+    }
+    let invalid: Vec<&KeyReport> = keys.iter().filter(|k| k.valid == Validity::Invalid).collect();
+    if let Some(first) = invalid.first() {
+        let op = first.witness.as_ref().and_then(|w| w["op"]["index"].as_u64()).unwrap_or_default();
+        parts.push(format!(
+            "{} key(s) not linearizable; first: key {}, op index {op} cannot be linearized",
+            invalid.len(),
+            key_name(&first.key)
+        ));
+    }
+    let unknown: Vec<&str> = keys.iter().filter_map(|k| k.reason.as_deref()).collect();
+    if !unknown.is_empty() {
+        let shown = unknown.iter().take(3).copied().collect::<Vec<_>>().join("; ");
+        parts.push(format!("{} key(s) could not be decided: {shown}", unknown.len()));
+    }
+    if checked == 0 {
+        parts.push(format!(
+            "no operation this model can check (model {} checks {})",
+            model.name(),
+            model.functions()
+        ));
+    }
+    if unsupported > 0 {
+        let fs: Vec<String> = counts.unsupported.iter().map(|(f, n)| format!("{f}×{n}")).collect();
+        parts.push(format!(
+            "{unsupported} op(s) with a function model {} does not check were ignored: {}",
+            model.name(),
+            fs.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+fn key_details(keys: &[KeyReport]) -> Value {
+    let listed: Vec<&KeyReport> = if keys.len() <= KEYS_LISTED {
+        keys.iter().collect()
+    } else {
+        let mut by_size: Vec<&KeyReport> = keys.iter().collect();
+        by_size.sort_by_key(|k| (k.valid == Validity::Valid, std::cmp::Reverse(k.ops)));
+        by_size.truncate(KEYS_LISTED);
+        by_size
+    };
+    listed
+        .iter()
+        .map(|k| {
+            json!({
+                "key": k.key,
+                "valid": k.valid,
+                "ops": k.ops,
+                "pruned": k.pruned,
+                "configurations": k.stats.configurations,
+                "backtracks": k.stats.backtracks,
+                "cache": k.stats.cache_kind,
+                "cache-bytes": k.stats.cache_bytes,
+                "ms": k.stats.elapsed.as_secs_f64() * 1e3,
+                "reason": k.reason,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,79 @@
+//! The linearizability checker against every labelled history in `testdata/histories`
+//! (a copy of `shared/histories`): each verdict must match its label, with a witness for
+//! every non-linearizable one.
+
+use analysis::checkers::linearizable::{check, LinearizableOptions, Model};
+use analysis::formats::load_file;
+use analysis::verdict::Validity;
+use std::path::{Path, PathBuf};
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/histories")
+}
+
+struct Label {
+    path: PathBuf,
+    model: Model,
+    initial: serde_json::Value,
+    linearizable: bool,
+}
+
+fn labels(folder: &str) -> Vec<Label> {
+    let dir = testdata().join(folder);
+    let text = std::fs::read_to_string(dir.join("labels.tsv")).expect("labels.tsv");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            Label {
+                path: dir.join(f[0]),
+                model: Model::from_name(f[1]).unwrap_or_else(|| panic!("model {:?}", f[1])),
+                initial: if f[2] == "nil" { serde_json::Value::Null } else { serde_json::from_str(f[2]).expect("initial") },
+                linearizable: match f[3] {
+                    "linearizable" => true,
+                    "not-linearizable" => false,
+                    other => panic!("label {other:?}"),
+                },
+            }
+        })
+        .collect()
+}
+
+fn check_folder(folder: &str, expected_files: usize) {
+    let labels = labels(folder);
+    assert_eq!(labels.len(), expected_files);
+    let mut wrong = Vec::new();
+    for label in &labels {
+        let loaded = load_file(&label.path, None).expect("parses");
+        let opts = LinearizableOptions { model: label.model, initial: label.initial.clone(), ..Default::default() };
+        let result = check(&loaded.history, &opts);
+        let expected = if label.linearizable { Validity::Valid } else { Validity::Invalid };
+        if result.valid != expected {
+            wrong.push(format!("{}: got {:?} ({:?}), label {:?}", label.path.display(), result.valid, result.reason, expected));
+            continue;
+        }
+        if !label.linearizable {
+            let w = result.anomalies.first().expect("a witness for an invalid history");
+            assert_eq!(w["type"], "not-linearizable");
+            assert!(w["op"]["index"].is_u64(), "witness names the op: {w}");
+            assert!(w["prefix"].is_array());
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {} disagree with their labels:\n{}", wrong.len(), labels.len(), wrong.join("\n"));
+}
+
+#[test]
+fn etcd_jepsen_histories_match_their_labels() {
+    check_folder("etcd-jepsen", 50);
+}
+
+#[test]
+fn porcupine_kv_histories_match_their_labels() {
+    check_folder("kv", 4);
+}
+
+#[test]
+fn knossos_cas_histories_match_their_labels() {
+    check_folder("knossos-cas", 61);
+}
