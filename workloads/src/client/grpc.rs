@@ -1,0 +1,253 @@
+//! [`KvClient`]: the elastickv-compatible gRPC client (RawKV, Distribution, RaftAdmin,
+//! health) over one tonic channel to one node. Every unary call carries a deadline (sent as
+//! `grpc-timeout` and enforced locally) and every failure comes back classified.
+
+use super::classify::{classify, CallError, CallKind};
+use super::convert::{catalog_event, commit_meta, raft_state_name, route_record, snapshot_from_list};
+use super::{
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
+    SplitRequest, WriteReply,
+};
+use crate::proto::health::health_client::HealthClient;
+use crate::proto::health::{health_check_response::ServingStatus, HealthCheckRequest};
+use crate::proto::kv;
+use crate::proto::kv::distribution_client::DistributionClient;
+use crate::proto::kv::raft_admin_client::RaftAdminClient;
+use crate::proto::kv::raw_kv_client::RawKvClient;
+use analysis::history::CatalogSnapshot;
+use anyhow::Context;
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::transport::{Channel, Endpoint};
+
+/// Largest response accepted (scans of a whole hot range can be large).
+const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Deadlines and connection settings of a [`KvClient`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// Deadline of every unary call.
+    pub call_timeout: Duration,
+    /// How long establishing the TCP connection may take. Kept below the call deadline so
+    /// that an unreachable node yields a definite "could not connect" instead of a timeout.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions { call_timeout: Duration::from_secs(2), connect_timeout: Duration::from_millis(1000) }
+    }
+}
+
+/// A gRPC client bound to one node.
+#[derive(Clone)]
+pub struct KvClient {
+    node: String,
+    timeout: Duration,
+    kv: RawKvClient<Channel>,
+    dist: DistributionClient<Channel>,
+    admin: RaftAdminClient<Channel>,
+    health: HealthClient<Channel>,
+}
+
+impl KvClient {
+    /// A client whose connection is opened on first use (and reopened after failures).
+    pub fn connect_lazy(node: &NodeEndpoint, opts: &ClientOptions) -> anyhow::Result<KvClient> {
+        let uri = format!("http://{}", node.addr);
+        let endpoint = Endpoint::from_shared(uri.clone())
+            .with_context(|| format!("node {}: bad address {:?} (expected ip:port)", node.name, node.addr))?
+            .connect_timeout(opts.connect_timeout)
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(1))
+            .keep_alive_timeout(Duration::from_secs(2))
+            .keep_alive_while_idle(true);
+        let channel = endpoint.connect_lazy();
+        Ok(KvClient {
+            node: node.name.clone(),
+            timeout: opts.call_timeout,
+            kv: RawKvClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
+            dist: DistributionClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
+            admin: RaftAdminClient::new(channel.clone()),
+            health: HealthClient::new(channel),
+        })
+    }
+
+    fn request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut req = tonic::Request::new(message);
+        req.set_timeout(self.timeout);
+        req
+    }
+
+    /// Runs one unary call under the deadline and classifies its failure.
+    async fn call<T>(
+        &self,
+        kind: CallKind,
+        fut: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> CallResult<T> {
+        match tokio::time::timeout(self.timeout, fut).await {
+            Err(_) => Err(CallError::timed_out(kind)),
+            Ok(Err(status)) => Err(classify(kind, &status)),
+            Ok(Ok(resp)) => Ok(resp.into_inner()),
+        }
+    }
+
+    /// grpc.health.v1 Check of the whole server: true when it reports SERVING.
+    pub async fn health(&self) -> CallResult<bool> {
+        let mut c = self.health.clone();
+        let req = self.request(HealthCheckRequest { service: String::new() });
+        let resp = self.call(CallKind::Read, c.check(req)).await?;
+        Ok(resp.status == ServingStatus::Serving as i32)
+    }
+
+    async fn put(&self, req: kv::RawPutRequest) -> CallResult<WriteReply> {
+        let mut c = self.kv.clone();
+        let resp = self.call(CallKind::Mutation, c.raw_put(self.request(req))).await?;
+        Ok(WriteReply { applied: resp.success, meta: commit_meta(resp.meta.as_ref()) })
+    }
+
+    async fn get(&self, key: Vec<u8>) -> CallResult<ReadReply> {
+        let mut c = self.kv.clone();
+        let req = self.request(kv::RawGetRequest { key, ..Default::default() });
+        let resp = self.call(CallKind::Read, c.raw_get(req)).await?;
+        let meta = commit_meta(resp.meta.as_ref());
+        Ok(ReadReply { value: resp.exists.then_some(resp.value), meta })
+    }
+
+    async fn remove(&self, key: Vec<u8>) -> CallResult<WriteReply> {
+        let mut c = self.kv.clone();
+        let req = self.request(kv::RawDeleteRequest { key });
+        let resp = self.call(CallKind::Mutation, c.raw_delete(req)).await?;
+        Ok(WriteReply { applied: resp.success, meta: commit_meta(resp.meta.as_ref()) })
+    }
+
+    async fn scan_range(&self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> CallResult<ScanReply> {
+        let mut c = self.kv.clone();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let req = self.request(kv::RawScanAtRequest { start_key: start, end_key: end, limit, ..Default::default() });
+        let resp = self.call(CallKind::Read, c.raw_scan_at(req)).await?;
+        Ok(ScanReply {
+            pairs: resp.kv.into_iter().map(|p| (p.key, p.value)).collect(),
+            metas: resp.meta.iter().filter_map(|m| commit_meta(Some(m))).collect(),
+        })
+    }
+
+    async fn routes(&self) -> CallResult<CatalogSnapshot> {
+        let mut c = self.dist.clone();
+        let resp = self.call(CallKind::Read, c.list_routes(self.request(kv::ListRoutesRequest {}))).await?;
+        Ok(snapshot_from_list(&resp))
+    }
+
+    async fn split_range(&self, r: SplitRequest) -> CallResult<SplitReply> {
+        let mut c = self.dist.clone();
+        let req = self.request(kv::SplitRangeRequest {
+            expected_catalog_version: r.expected_catalog_version,
+            route_id: r.route_id,
+            split_key: r.split_key,
+            target_group_id: r.target_group.unwrap_or(0),
+        });
+        let resp = self.call(CallKind::Mutation, c.split_range(req)).await?;
+        Ok(SplitReply {
+            catalog_version: resp.catalog_version,
+            left: resp.left.as_ref().map(route_record),
+            right: resp.right.as_ref().map(route_record),
+            job_id: (resp.job_id != 0).then_some(resp.job_id),
+        })
+    }
+
+    async fn group_status(&self, group: u64) -> CallResult<GroupStatus> {
+        let mut c = self.admin.clone();
+        let req = self.request(kv::RaftAdminStatusRequest { group_id: group });
+        let resp = self.call(CallKind::Read, c.status(req)).await?;
+        let state = raft_state_name(resp.state);
+        Ok(GroupStatus {
+            group: if resp.group_id != 0 { resp.group_id } else { group },
+            node_id: resp.node_id,
+            is_leader: state == "LEADER",
+            state: state.to_string(),
+            leader_id: resp.leader_id,
+            leader_address: resp.leader_address,
+            term: resp.term,
+            commit_index: resp.commit_index,
+            applied_index: resp.applied_index,
+        })
+    }
+
+    async fn open_watch(&self, after_version: u64) -> CallResult<CatalogStream> {
+        let mut c = self.dist.clone();
+        // No grpc-timeout on the request: the stream is long-lived. Only opening it is bounded.
+        let req = tonic::Request::new(kv::CatalogWatchRequest { protocol_version: 1, after_version, max_batch_size: 0 });
+        let stream = self.call(CallKind::Read, c.watch_catalog(req)).await?;
+        let events = stream.filter_map(|item| async move {
+            match item {
+                Ok(event) => catalog_event(&event).map(Ok),
+                Err(status) => Some(Err(classify(CallKind::Read, &status))),
+            }
+        });
+        Ok(events.boxed())
+    }
+}
+
+impl KvTarget for KvClient {
+    fn node(&self) -> &str {
+        &self.node
+    }
+
+    fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
+        Box::pin(self.get(key.to_vec()))
+    }
+
+    fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let req = kv::RawPutRequest { key: key.to_vec(), value: value.to_vec(), ..Default::default() };
+        Box::pin(self.put(req))
+    }
+
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let req = kv::RawPutRequest {
+            key: key.to_vec(),
+            value: new.to_vec(),
+            cas: true,
+            expected: expected.map(<[u8]>::to_vec).unwrap_or_default(),
+            expect_absent: expected.is_none(),
+        };
+        Box::pin(self.put(req))
+    }
+
+    fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        Box::pin(self.remove(key.to_vec()))
+    }
+
+    fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
+        Box::pin(self.scan_range(start.to_vec(), end.to_vec(), limit))
+    }
+
+    fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
+        Box::pin(self.routes())
+    }
+
+    fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        Box::pin(self.split_range(request))
+    }
+
+    fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
+        Box::pin(self.group_status(group))
+    }
+
+    fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
+        Box::pin(self.open_watch(after_version))
+    }
+}
+
+/// Makes a fresh [`KvClient`] (its own connection) per call.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrpcConnector {
+    pub options: ClientOptions,
+}
+
+impl Connector for GrpcConnector {
+    fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
+        Ok(Arc::new(KvClient::connect_lazy(node, &self.options)?))
+    }
+}

@@ -1,0 +1,143 @@
+//! The client side of a test: what a workload needs from a store ([`KvTarget`]), the gRPC
+//! implementation for refkv and elastickv ([`grpc::KvClient`]), and the classification of
+//! failed calls as definite or indeterminate ([`classify`]).
+//!
+//! [`KvTarget`] is deliberately small and store-neutral (bytes in, bytes out, analysis
+//! types for catalog data) so that another store's client (etcd) can implement it and reuse
+//! the processes, workloads, watcher and final reads unchanged. Operations a store cannot
+//! perform return a definite `unimplemented` [`CallError`].
+
+pub mod classify;
+pub mod convert;
+pub mod grpc;
+
+use analysis::history::{CatalogSnapshot, CommitMeta, RouteRecord, SplitJobRecord};
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use std::sync::Arc;
+
+pub use classify::{CallError, CallKind, Certainty};
+
+/// Where a test talks to: a node's name (as the history records it) and its client address.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NodeEndpoint {
+    /// Node name as recorded in the history's `node` field, e.g. `n1`.
+    pub name: String,
+    /// Client address, `ip:port`.
+    pub addr: String,
+}
+
+/// Result of a successful single-key read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReadReply {
+    /// `None` when the key is absent.
+    pub value: Option<Vec<u8>>,
+    pub meta: Option<CommitMeta>,
+}
+
+/// Result of a write, compare-and-set or delete the store answered.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WriteReply {
+    /// False when the store definitely did not apply it (a compare-and-set whose expected
+    /// value did not match).
+    pub applied: bool,
+    pub meta: Option<CommitMeta>,
+}
+
+/// Result of a range scan.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScanReply {
+    /// Key/value pairs in key order.
+    pub pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    /// One entry per route the scan read from, in key order (when the store reports it).
+    pub metas: Vec<CommitMeta>,
+}
+
+/// A Raft group's state as one node sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupStatus {
+    pub group: u64,
+    /// The answering node's own id (empty if not reported).
+    pub node_id: String,
+    /// Whether the answering node is the group's leader.
+    pub is_leader: bool,
+    /// `LEADER`, `FOLLOWER`, `CANDIDATE`, `SHUTDOWN` or `UNKNOWN`.
+    pub state: String,
+    pub leader_id: String,
+    pub leader_address: String,
+    pub term: u64,
+    pub commit_index: u64,
+    pub applied_index: u64,
+}
+
+/// A request to split a route (and optionally move its right child to another group).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitRequest {
+    pub expected_catalog_version: u64,
+    pub route_id: u64,
+    pub split_key: Vec<u8>,
+    /// `None` (or the route's own group) = same-group split.
+    pub target_group: Option<u64>,
+}
+
+/// The store's answer to a split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitReply {
+    pub catalog_version: u64,
+    pub left: Option<RouteRecord>,
+    pub right: Option<RouteRecord>,
+    /// The split job moving the right child, for cross-group splits.
+    pub job_id: Option<u64>,
+}
+
+/// One event of a catalog watch stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogEvent {
+    /// The whole catalog at `snapshot.version` (replaces what the watcher knew).
+    Reset(CatalogSnapshot),
+    /// Changes from `previous_version` to `version`.
+    Delta {
+        previous_version: u64,
+        version: u64,
+        upserts: Vec<RouteRecord>,
+        deleted_routes: Vec<u64>,
+        jobs: Vec<SplitJobRecord>,
+    },
+}
+
+pub type CallResult<T> = Result<T, CallError>;
+pub type CatalogStream = BoxStream<'static, CallResult<CatalogEvent>>;
+
+/// What faultline needs from a store's client, one instance per (process, node).
+///
+/// Every method has a deadline (the implementation's configured call timeout) and returns
+/// either the store's answer or a classified [`CallError`].
+pub trait KvTarget: Send + Sync {
+    /// The node this client talks to (history `node`).
+    fn node(&self) -> &str;
+    fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>>;
+    fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    /// Compare-and-set: write `new` only if the current value is `expected` (`None` = the
+    /// key must be absent). `applied == false` means the comparison failed.
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    /// Keys in `[start, end)`; an empty `end` means unbounded; `limit` 0 = no limit.
+    fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>>;
+    /// The whole route catalog (with split jobs where the store reports them).
+    fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>>;
+    fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>>;
+    /// Raft status of `group` as this node sees it (0 = the default group).
+    fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>>;
+    /// A stream of catalog changes after `after_version`. Stores without one return a
+    /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].
+    fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
+        let _ = after_version;
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no catalog watch")) })
+    }
+}
+
+/// Makes clients: one per process (a fresh connection for each new process, as Jepsen
+/// opens a new client when it replaces a crashed process).
+pub trait Connector: Send + Sync {
+    fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>>;
+}

@@ -1,0 +1,96 @@
+//! Cluster-level queries over RaftAdmin Status: readiness (every node answers and every
+//! group has a leader) and leader discovery for the leader-targeting nemeses.
+
+use crate::client::{Connector, GroupStatus, KvTarget, NodeEndpoint};
+use anyhow::bail;
+use futures::future::join_all;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How often readiness is re-checked.
+const READY_POLL: Duration = Duration::from_millis(200);
+
+/// Each node's view of `group` (or the error that prevented it).
+async fn group_views(clients: &[(NodeEndpoint, Arc<dyn KvTarget>)], group: u64) -> Vec<(String, Result<GroupStatus, String>)> {
+    let calls = clients.iter().map(|(node, client)| async move {
+        let view = client.status(group).await.map_err(|e| e.history_text());
+        (node.name.clone(), view)
+    });
+    join_all(calls).await
+}
+
+/// The leader among the views: a node that says it leads; with several claimants (a stale
+/// leader on the minority side of a partition) the highest term wins.
+fn leader_from_views(views: &[(String, Result<GroupStatus, String>)]) -> Option<String> {
+    views
+        .iter()
+        .filter_map(|(name, v)| v.as_ref().ok().filter(|s| s.is_leader).map(|s| (s.term, name)))
+        .max_by_key(|(term, _)| *term)
+        .map(|(_, name)| name.clone())
+}
+
+fn connect_all(connector: &dyn Connector, nodes: &[NodeEndpoint]) -> anyhow::Result<Vec<(NodeEndpoint, Arc<dyn KvTarget>)>> {
+    nodes.iter().map(|n| Ok((n.clone(), connector.connect(n)?))).collect()
+}
+
+/// The name of the node that currently leads `group` (0 = the default group), or `None`
+/// when no reachable node claims leadership.
+pub async fn leader_of_group_with(connector: &dyn Connector, nodes: &[NodeEndpoint], group: u64) -> Option<String> {
+    let clients = connect_all(connector, nodes).ok()?;
+    leader_from_views(&group_views(&clients, group).await)
+}
+
+/// Why the cluster is not ready, or `None` when it is.
+async fn readiness_problem(clients: &[(NodeEndpoint, Arc<dyn KvTarget>)], groups: &[u64]) -> Option<String> {
+    for &group in groups {
+        let views = group_views(clients, group).await;
+        let unreachable: Vec<String> =
+            views.iter().filter_map(|(n, v)| v.as_ref().err().map(|e| format!("{n}: {e}"))).collect();
+        if !unreachable.is_empty() {
+            return Some(format!("group {group}: {}", unreachable.join("; ")));
+        }
+        if leader_from_views(&views).is_none() {
+            let states: Vec<String> =
+                views.iter().filter_map(|(n, v)| v.as_ref().ok().map(|s| format!("{n}={}", s.state))).collect();
+            return Some(format!("group {group} has no leader ({})", states.join(", ")));
+        }
+    }
+    None
+}
+
+/// Waits until every node answers RaftAdmin Status for every group in `groups` and each
+/// group has a leader; the error after `timeout` says what was still missing.
+pub async fn wait_ready_with(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration) -> anyhow::Result<()> {
+    if nodes.is_empty() {
+        bail!("no nodes to wait for");
+    }
+    let clients = connect_all(connector, nodes)?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let problem = match readiness_problem(&clients, groups).await {
+            None => return Ok(()),
+            Some(p) => p,
+        };
+        if Instant::now() + READY_POLL > deadline {
+            bail!("cluster not ready after {:.1} s: {problem}", timeout.as_secs_f64());
+        }
+        tokio::time::sleep(READY_POLL).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(name: &str, leader: bool, term: u64) -> (String, Result<GroupStatus, String>) {
+        (name.to_string(), Ok(GroupStatus { is_leader: leader, term, ..Default::default() }))
+    }
+
+    #[test]
+    fn highest_term_claimant_is_the_leader() {
+        let views = vec![view("n1", true, 3), view("n2", true, 5), view("n3", false, 5), ("n4".into(), Err("down".into()))];
+        assert_eq!(leader_from_views(&views).as_deref(), Some("n2"));
+        assert_eq!(leader_from_views(&[view("n1", false, 1)]), None);
+    }
+}

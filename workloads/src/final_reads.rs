@@ -1,0 +1,147 @@
+//! Final reads: after the faults are healed, read back every register key the workload
+//! touched and scan every set range, through every node, recorded as ordinary operations
+//! (one process per node, numbered after the workload's processes). Each read is retried
+//! until it succeeds or the deadline passes, so the checkers see the settled state from
+//! every node's point of view.
+
+use crate::client::{CallKind, NodeEndpoint};
+use crate::generators::{OpSpec, Touched};
+use crate::processes::{invoke_and_complete, ProcessContext};
+use analysis::history::OpType;
+use futures::future::join_all;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FinalReadsOptions {
+    /// Overall deadline for all final reads.
+    pub timeout: Duration,
+    /// Pause between attempts of a read that failed.
+    pub retry_interval: Duration,
+}
+
+impl Default for FinalReadsOptions {
+    fn default() -> Self {
+        FinalReadsOptions { timeout: Duration::from_secs(30), retry_interval: Duration::from_millis(200) }
+    }
+}
+
+/// What the final reads achieved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FinalReadsReport {
+    /// Operations recorded (attempts, including failed ones).
+    pub attempts: u64,
+    /// Reads that succeeded.
+    pub succeeded: u64,
+    /// `node: key-or-range` of reads that never succeeded before the deadline.
+    pub unread: Vec<String>,
+    /// The first process number not used by the final reads.
+    pub next_process: u64,
+}
+
+/// The reads to perform on each node.
+fn read_plan(touched: &Touched) -> Vec<OpSpec> {
+    let registers = touched.registers.iter().map(|k| OpSpec::Read { key: k.clone() });
+    let ranges = touched.set_ranges.iter().map(|r| OpSpec::Scan { start: r.start.clone(), end: r.end.clone() });
+    registers.chain(ranges).collect()
+}
+
+/// Runs the final reads through every node in `ctx.nodes`, starting at process number
+/// `first_process`.
+pub async fn run_final_reads(ctx: &ProcessContext, touched: &Touched, first_process: u64, opts: FinalReadsOptions) -> FinalReadsReport {
+    let plan = read_plan(touched);
+    let deadline = Instant::now() + opts.timeout;
+    let spare = Arc::new(AtomicU64::new(first_process + ctx.nodes.len() as u64));
+    let per_node = ctx.nodes.iter().enumerate().map(|(i, node)| {
+        let plan = &plan;
+        let spare = spare.clone();
+        async move { read_through(ctx, node, first_process + i as u64, plan, deadline, opts.retry_interval, &spare).await }
+    });
+    let mut report = FinalReadsReport::default();
+    for r in join_all(per_node).await {
+        report.attempts += r.attempts;
+        report.succeeded += r.succeeded;
+        report.unread.extend(r.unread);
+    }
+    report.next_process = spare.load(Ordering::SeqCst);
+    report
+}
+
+async fn read_through(
+    ctx: &ProcessContext,
+    node: &NodeEndpoint,
+    mut process: u64,
+    plan: &[OpSpec],
+    deadline: Instant,
+    retry: Duration,
+    spare: &AtomicU64,
+) -> FinalReadsReport {
+    let mut report = FinalReadsReport::default();
+    let mut client = match ctx.connector.connect(node) {
+        Ok(c) => c,
+        Err(e) => {
+            report.unread = plan.iter().map(|s| format!("{}: {} ({e:#})", node.name, describe(s))).collect();
+            return report;
+        }
+    };
+    for spec in plan {
+        debug_assert_eq!(spec.call_kind(), CallKind::Read);
+        let mut done = false;
+        while !done && Instant::now() < deadline && !ctx.cancel.is_cancelled() {
+            report.attempts += 1;
+            let outcome = invoke_and_complete(ctx, process, &node.name, &*client, spec).await;
+            match outcome {
+                OpType::Ok => done = true,
+                OpType::Info => {
+                    process = spare.fetch_add(1, Ordering::SeqCst);
+                    if let Ok(c) = ctx.connector.connect(node) {
+                        client = c;
+                    }
+                }
+                _ => {}
+            }
+            if !done {
+                tokio::select! {
+                    _ = tokio::time::sleep(retry) => {}
+                    _ = ctx.cancel.cancelled() => {}
+                }
+            }
+        }
+        if done {
+            report.succeeded += 1;
+        } else {
+            report.unread.push(format!("{}: {}", node.name, describe(spec)));
+        }
+    }
+    report
+}
+
+fn describe(spec: &OpSpec) -> String {
+    match spec {
+        OpSpec::Scan { start, end } => format!("scan [{start}, {end})"),
+        other => format!("{} {}", other.f(), other.key().unwrap_or("")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generators::ScanRange;
+
+    #[test]
+    fn plan_reads_registers_then_scans_ranges() {
+        let touched = Touched { registers: ["reg/2".to_string(), "reg/1".to_string()].into(), set_ranges: [ScanRange::prefix("hot/")].into() };
+        let plan = read_plan(&touched);
+        assert_eq!(
+            plan,
+            vec![
+                OpSpec::Read { key: "reg/1".into() },
+                OpSpec::Read { key: "reg/2".into() },
+                OpSpec::Scan { start: "hot/".into(), end: "hot0".into() },
+            ]
+        );
+        assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));
+    }
+}

@@ -1,0 +1,175 @@
+//! Workload generators (Jepsen's *generator*): each decides the next operation a process
+//! invokes. They only produce [`OpSpec`]s; the processes execute and record them.
+//!
+//! Conventions the checkers rely on:
+//! - register write and cas-new values are integers unique across the whole run (a global
+//!   counter), so an unobserved indeterminate write can be pruned;
+//! - inserted (`add`) keys are unique, and the element is the insert's sequence number;
+//! - a `scan` covers `[start, end)` with `end` empty meaning unbounded.
+
+pub mod hotspot;
+pub mod keys;
+pub mod register;
+pub mod set;
+
+use crate::client::CallKind;
+use crate::config::{WorkloadConfig, WorkloadKind};
+use rand::rngs::SmallRng;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+/// One operation to invoke.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpSpec {
+    Read { key: String },
+    Write { key: String, value: i64 },
+    /// Set `key` to `new` if it currently holds `expected`.
+    Cas { key: String, expected: i64, new: i64 },
+    /// Insert the unique key `key` with `element` as its value.
+    Add { key: String, element: i64 },
+    /// Read every key in `[start, end)`.
+    Scan { start: String, end: String },
+}
+
+impl OpSpec {
+    /// The history `f`.
+    pub fn f(&self) -> &'static str {
+        match self {
+            OpSpec::Read { .. } => "read",
+            OpSpec::Write { .. } => "write",
+            OpSpec::Cas { .. } => "cas",
+            OpSpec::Add { .. } => "add",
+            OpSpec::Scan { .. } => "scan",
+        }
+    }
+
+    /// The history `key` (scans record their range in `value` instead).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            OpSpec::Read { key } | OpSpec::Write { key, .. } | OpSpec::Cas { key, .. } | OpSpec::Add { key, .. } => Some(key),
+            OpSpec::Scan { .. } => None,
+        }
+    }
+
+    /// The history `value` of the invocation.
+    pub fn invoke_value(&self) -> Value {
+        match self {
+            OpSpec::Read { .. } => Value::Null,
+            OpSpec::Write { value, .. } => json!(value),
+            OpSpec::Cas { expected, new, .. } => json!([expected, new]),
+            OpSpec::Add { element, .. } => json!(element),
+            OpSpec::Scan { start, end } => json!({ "start": start, "end": end }),
+        }
+    }
+
+    pub fn call_kind(&self) -> CallKind {
+        match self {
+            OpSpec::Read { .. } | OpSpec::Scan { .. } => CallKind::Read,
+            _ => CallKind::Mutation,
+        }
+    }
+}
+
+/// The key ranges a set-style workload scans: `[start, end)`, empty end = unbounded.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct ScanRange {
+    pub start: String,
+    pub end: String,
+}
+
+impl ScanRange {
+    /// Every key that starts with `prefix`.
+    pub fn prefix(prefix: &str) -> ScanRange {
+        ScanRange { start: prefix.to_string(), end: prefix_end(prefix) }
+    }
+}
+
+/// The smallest string greater than every string starting with `prefix` (empty if none,
+/// i.e. unbounded).
+pub fn prefix_end(prefix: &str) -> String {
+    let mut bytes = prefix.as_bytes().to_vec();
+    while let Some(last) = bytes.pop() {
+        if last < 0x7f {
+            bytes.push(last + 1);
+            return String::from_utf8_lossy(&bytes).into_owned();
+        }
+    }
+    String::new()
+}
+
+/// What the final reads must read: every register key touched and every set range.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Touched {
+    pub registers: BTreeSet<String>,
+    pub set_ranges: BTreeSet<ScanRange>,
+}
+
+/// A generator of operations. One instance serves all processes (behind a lock), so
+/// counters it keeps are global to the run.
+pub trait Workload: Send {
+    fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec;
+    /// Keys and ranges the operations generated so far touched.
+    fn touched(&self) -> Touched;
+}
+
+/// The generator `cfg` asks for.
+pub fn build(cfg: &WorkloadConfig) -> Box<dyn Workload> {
+    match cfg.workload {
+        WorkloadKind::Hotspot => Box::new(hotspot::Hotspot::new(cfg)),
+        WorkloadKind::Register => Box::new(register::Register::new(cfg)),
+        WorkloadKind::Set => Box::new(set::SetWorkload::new(cfg)),
+    }
+}
+
+/// Counts operations and says when the next periodic scan is due.
+#[derive(Debug, Clone)]
+pub(crate) struct ScanClock {
+    every: u64,
+    count: u64,
+}
+
+impl ScanClock {
+    pub(crate) fn new(every: u64) -> ScanClock {
+        ScanClock { every, count: 0 }
+    }
+
+    /// Advances by one operation; true when this operation should be a scan.
+    pub(crate) fn tick(&mut self) -> bool {
+        self.count += 1;
+        self.every != 0 && self.count % self.every == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_is_the_next_string_after_the_prefix() {
+        assert_eq!(prefix_end("hot/"), "hot0");
+        assert_eq!(prefix_end("a"), "b");
+        assert_eq!(prefix_end(""), "");
+        assert_eq!(prefix_end("a\x7f"), "b");
+    }
+
+    #[test]
+    fn invoke_values_follow_the_history_conventions() {
+        let cas = OpSpec::Cas { key: "k".into(), expected: 3, new: 9 };
+        assert_eq!(cas.invoke_value(), json!([3, 9]));
+        assert_eq!(cas.f(), "cas");
+        let scan = OpSpec::Scan { start: "hot/".into(), end: "".into() };
+        assert_eq!(scan.invoke_value(), json!({"start": "hot/", "end": ""}));
+        assert_eq!(scan.key(), None);
+        assert_eq!(scan.call_kind(), CallKind::Read);
+        assert_eq!(OpSpec::Add { key: "s/1".into(), element: 1 }.call_kind(), CallKind::Mutation);
+    }
+
+    #[test]
+    fn scan_clock_fires_every_n_and_never_at_zero() {
+        let mut c = ScanClock::new(3);
+        let fired: Vec<bool> = (0..7).map(|_| c.tick()).collect();
+        assert_eq!(fired, vec![false, false, true, false, false, true, false]);
+        let mut never = ScanClock::new(0);
+        assert!((0..100).all(|_| !never.tick()));
+    }
+}

@@ -1,0 +1,27 @@
+//! The `register` workload: read / write / compare-and-set on a few keys (`--keys`,
+//! default 8), checked per key with the cas-register linearizability model.
+
+use super::keys::RegisterOps;
+use super::{OpSpec, Touched, Workload};
+use crate::config::WorkloadConfig;
+use rand::rngs::SmallRng;
+
+pub struct Register {
+    ops: RegisterOps,
+}
+
+impl Register {
+    pub fn new(cfg: &WorkloadConfig) -> Register {
+        Register { ops: RegisterOps::new(cfg) }
+    }
+}
+
+impl Workload for Register {
+    fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
+        self.ops.next_op(rng)
+    }
+
+    fn touched(&self) -> Touched {
+        Touched { registers: self.ops.touched().clone(), set_ranges: Default::default() }
+    }
+}

@@ -1,0 +1,102 @@
+//! The `set` workload: inserts of unique keys under a prefix (`add`, key = the inserted key,
+//! value = the element, its sequence number) and, every `scan_every` operations, a scan of
+//! the whole prefix. Checked with set-full semantics.
+
+use super::{OpSpec, ScanClock, ScanRange, Touched, Workload};
+use crate::config::WorkloadConfig;
+use rand::rngs::SmallRng;
+
+/// Sequential unique inserts under one prefix.
+#[derive(Debug, Clone)]
+pub struct Inserts {
+    prefix: String,
+    next: i64,
+}
+
+impl Inserts {
+    pub fn new(prefix: &str) -> Inserts {
+        Inserts { prefix: prefix.to_string(), next: 1 }
+    }
+
+    /// The next element and its key, `<prefix><infix><element:012>`.
+    pub fn next(&mut self, infix: &str) -> OpSpec {
+        let element = self.next;
+        self.next += 1;
+        OpSpec::Add { key: format!("{}{infix}{element:012}", self.prefix), element }
+    }
+
+    pub fn range(&self) -> ScanRange {
+        ScanRange::prefix(&self.prefix)
+    }
+
+    pub fn scan(&self) -> OpSpec {
+        let r = self.range();
+        OpSpec::Scan { start: r.start, end: r.end }
+    }
+}
+
+pub struct SetWorkload {
+    inserts: Inserts,
+    clock: ScanClock,
+}
+
+impl SetWorkload {
+    pub fn new(cfg: &WorkloadConfig) -> SetWorkload {
+        SetWorkload { inserts: Inserts::new(&cfg.set_prefix), clock: ScanClock::new(cfg.scan_every) }
+    }
+}
+
+impl Workload for SetWorkload {
+    fn next_op(&mut self, _rng: &mut SmallRng) -> OpSpec {
+        if self.clock.tick() {
+            self.inserts.scan()
+        } else {
+            self.inserts.next("")
+        }
+    }
+
+    fn touched(&self) -> Touched {
+        Touched { registers: Default::default(), set_ranges: [self.inserts.range()].into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::WorkloadKind;
+    use rand::SeedableRng;
+    use std::collections::HashSet;
+
+    #[test]
+    fn inserts_are_unique_sorted_and_scans_cover_them() {
+        let mut cfg = WorkloadConfig::defaults(WorkloadKind::Set);
+        cfg.scan_every = 10;
+        let mut w = SetWorkload::new(&cfg);
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut keys = HashSet::new();
+        let mut elements = HashSet::new();
+        let mut scans = 0;
+        let mut last_key = String::new();
+        for _ in 0..1000 {
+            match w.next_op(&mut rng) {
+                OpSpec::Add { key, element } => {
+                    assert!(key.starts_with("set/") && key.as_str() < "set0");
+                    assert!(key > last_key, "keys are sequential");
+                    last_key = key.clone();
+                    assert!(keys.insert(key));
+                    assert!(elements.insert(element));
+                }
+                OpSpec::Scan { start, end } => {
+                    assert_eq!((start.as_str(), end.as_str()), ("set/", "set0"));
+                    scans += 1;
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(scans, 100);
+        assert_eq!(keys.len(), 900);
+        let touched = w.touched();
+        assert!(touched.registers.is_empty());
+        assert_eq!(touched.set_ranges.len(), 1);
+    }
+}
