@@ -9,6 +9,10 @@
 //! It is deliberately pure: no async runtime, no Docker, no network. Everything here can be
 //! run on a history file long after the cluster that produced it is gone.
 
+pub mod analyze;
+pub mod catalog;
+pub mod checkers;
 pub mod formats;
 pub mod history;
 pub mod verdict;
+pub mod synth;

@@ -81,6 +81,7 @@ impl ForeignBuilder {
             }
         }
         self.ops.push(op);
+        self.report.op_lines.push(u32::try_from(line).unwrap_or(u32::MAX));
         Ok(())
     }
 

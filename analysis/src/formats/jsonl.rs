@@ -157,6 +157,7 @@ impl<R: BufRead> JsonlReader<R> {
             }
             self.last_time = self.last_time.max(op.time);
             self.report.ops += 1;
+            self.report.op_lines.push(u32::try_from(line).unwrap_or(u32::MAX));
             return Ok(Some(op));
         }
     }

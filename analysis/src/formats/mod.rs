@@ -110,6 +110,15 @@ pub struct ParseReport {
     pub skipped_lines: usize,
     /// True if the last line was cut short (e.g. the writer crashed) and was dropped.
     pub truncated_last_line: bool,
+    /// The 1-based line each history entry was read from, by position.
+    pub op_lines: Vec<u32>,
+}
+
+impl ParseReport {
+    /// The line the entry at `position` in the history came from.
+    pub fn line_of(&self, position: usize) -> Option<usize> {
+        self.op_lines.get(position).map(|&l| l as usize)
+    }
 }
 
 /// A history read from disk, with the format it was in.

@@ -1,0 +1,14 @@
+//! The checkers: pure functions from a [`crate::history::History`] (plus options) to a
+//! [`crate::verdict::CheckerResult`].
+//!
+//! - [`linearizable`]: per-key linearizability (register, cas-register, kv models);
+//! - [`set_full`]: lost writes with Jepsen's set-full semantics;
+//! - [`epoch_authority`]: single write authority per route epoch, catalog invariants;
+//! - [`split`]: were auto-splits observed, timely, justified and relieving;
+//! - [`vacuity`]: did the requested faults take effect and the workload reach its floor.
+
+pub mod linearizable;
+pub mod set_full;
+pub mod epoch_authority;
+pub mod split;
+pub mod vacuity;
