@@ -4,7 +4,12 @@
 //! cluster, runs a workload under a nemesis, records the history and judges it;
 //! `faultline analyze` re-checks histories on disk. See `faultline --help`.
 
+mod cluster;
 mod cmd;
+mod docker;
+mod image;
+mod runner;
+mod report;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -62,17 +62,19 @@ pub struct TestArgs {
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
 
-    /// How keys are chosen: `zipf:S`, `celebrity:P` or `hot-range` (default: the workload's).
+    /// How keys are chosen: `zipf:S`, `celebrity:P`, `hot-range` or `uniform`
+    /// [default: hot-range for hotspot, uniform otherwise].
     #[arg(long, value_name = "DIST", help_heading = "Workload")]
     pub key_dist: Option<String>,
 
-    /// Client processes: a number, or `Nn` for N per node.
-    #[arg(long, default_value = "2n", help_heading = "Workload")]
-    pub concurrency: String,
+    /// Client processes: a number, or `Nn` for N per node [default: 5n].
+    #[arg(long, value_name = "N|Nn", help_heading = "Workload")]
+    pub concurrency: Option<String>,
 
-    /// Target total request rate, operations per second (0: as fast as possible).
-    #[arg(long, default_value_t = 500.0, help_heading = "Workload")]
-    pub rate: f64,
+    /// Target total request rate, operations per second; 0 = as fast as possible
+    /// [default: 400 for hotspot, 200 for register and set].
+    #[arg(long, value_name = "OPS", help_heading = "Workload")]
+    pub rate: Option<f64>,
 
     /// Seconds of workload (the main phase).
     #[arg(long, default_value_t = 60, help_heading = "Workload")]

@@ -1,0 +1,271 @@
+//! A cluster of server containers on a labelled Docker bridge network.
+//!
+//! Each node `nK` is two containers: a *sandbox* (`/pause`) that owns the node's network
+//! namespace and static IP, and the *server* joined to it with `--network container:`.
+//! Killing, restarting or pausing the server leaves the namespace — and the firewall rules
+//! the nemesis put in it — untouched. Data dirs are bind-mounted from the run's store dir.
+
+use super::subnet::{self, Cidr};
+use super::Cluster;
+use crate::docker::{self, docker, docker_owned, LABEL, OWNER_LABEL, RUN_LABEL};
+use anyhow::{bail, Context, Result};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use nemesis::{NodeControl, NodeInfo};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// The port every server listens on inside its namespace.
+pub const SERVER_PORT: u16 = 50051;
+
+/// Everything needed to start a Docker cluster.
+#[derive(Debug, Clone)]
+pub struct DockerSpec {
+    /// Unique id of the run; names and labels every resource.
+    pub run_id: String,
+    pub nodes: usize,
+    pub image: String,
+    /// Directory (absolute) under which `data/nK` dirs are created.
+    pub run_dir: PathBuf,
+    /// Extra server flags appended to every node's command line (`--groups 3`, `--bug X`, ...).
+    pub server_args: Vec<String>,
+    /// A fixed subnet instead of an automatically chosen one.
+    pub subnet: Option<Cidr>,
+}
+
+/// A started Docker cluster.
+pub struct DockerCluster {
+    spec: DockerSpec,
+    network: String,
+    subnet: Cidr,
+    nodes: Vec<NodeInfo>,
+}
+
+impl DockerCluster {
+    /// Creates the network and the containers, and returns once every server container is
+    /// running (readiness of the servers themselves is the caller's to poll). On failure
+    /// everything already created is removed again.
+    pub async fn start(spec: DockerSpec) -> Result<DockerCluster> {
+        if spec.nodes == 0 || spec.nodes > 9 {
+            bail!("--nodes must be between 1 and 9, got {}", spec.nodes);
+        }
+        let (network, subnet) = create_network(&spec).await?;
+        let nodes = (1..=spec.nodes as u64)
+            .map(|id| {
+                let ip = subnet.host(10 + id as u32);
+                NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:{SERVER_PORT}") }
+            })
+            .collect();
+        let cluster = DockerCluster { spec, network, subnet, nodes };
+        if let Err(e) = cluster.start_nodes().await {
+            let _ = cluster.teardown().await;
+            return Err(e);
+        }
+        Ok(cluster)
+    }
+
+    async fn start_nodes(&self) -> Result<()> {
+        for node in &self.nodes {
+            self.start_sandbox(node).await?;
+        }
+        for node in &self.nodes {
+            self.start_server(node).await?;
+        }
+        Ok(())
+    }
+
+    fn sandbox_name(&self, node: &str) -> String {
+        format!("{}-{node}-net", self.spec.run_id)
+    }
+
+    fn server_name(&self, node: &str) -> String {
+        format!("{}-{node}", self.spec.run_id)
+    }
+
+    fn label_args(&self, node: &str, role: &str) -> Vec<String> {
+        [
+            LABEL.to_string(),
+            format!("{RUN_LABEL}={}", self.spec.run_id),
+            format!("{OWNER_LABEL}={}", super::owner::current_owner()),
+            format!("faultline.node={node}"),
+            format!("faultline.role={role}"),
+        ]
+        .into_iter()
+        .flat_map(|l| ["--label".to_string(), l])
+        .collect()
+    }
+
+    async fn start_sandbox(&self, node: &NodeInfo) -> Result<()> {
+        let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--name".into(), self.sandbox_name(&node.name)];
+        args.extend(self.label_args(&node.name, "sandbox"));
+        args.extend(["--network".into(), self.network.clone(), "--ip".into(), node.ip.to_string()]);
+        args.extend(["--hostname".into(), node.name.clone()]);
+        args.extend([self.spec.image.clone(), "/pause".into()]);
+        docker_owned(&args).await.with_context(|| format!("starting the sandbox of {}", node.name))?;
+        Ok(())
+    }
+
+    async fn start_server(&self, node: &NodeInfo) -> Result<()> {
+        let data = self.spec.run_dir.join("data").join(&node.name);
+        std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+        let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--name".into(), self.server_name(&node.name)];
+        args.extend(self.label_args(&node.name, "server"));
+        args.extend(["--network".into(), format!("container:{}", self.sandbox_name(&node.name))]);
+        args.extend(["-v".into(), format!("{}:/data", data.display())]);
+        args.extend(["-e".into(), "RUST_LOG=info".into()]);
+        args.push(self.spec.image.clone());
+        args.extend(server_command(node, &self.nodes, &self.spec.server_args));
+        docker_owned(&args).await.with_context(|| format!("starting the server of {}", node.name))?;
+        Ok(())
+    }
+
+    pub fn network_name(&self) -> &str {
+        &self.network
+    }
+}
+
+/// The refkv command line of one node.
+pub fn server_command(node: &NodeInfo, all: &[NodeInfo], extra: &[String]) -> Vec<String> {
+    let peers: Vec<String> = all.iter().map(|n| format!("{}={}", n.id, n.addr)).collect();
+    let mut cmd: Vec<String> = ["/refkv", "serve", "--id"].iter().map(|s| s.to_string()).collect();
+    cmd.push(node.id.to_string());
+    cmd.extend(["--listen".into(), node.addr.clone(), "--peers".into(), peers.join(",")]);
+    cmd.extend(["--data-dir".into(), "/data".into()]);
+    cmd.extend(extra.iter().cloned());
+    cmd
+}
+
+/// Creates the run's bridge network on a free subnet, retrying when another network grabs
+/// the chosen one first.
+async fn create_network(spec: &DockerSpec) -> Result<(String, Cidr)> {
+    let name = format!("{}-net", spec.run_id);
+    let seed = std::process::id();
+    let mut last_err = None;
+    for attempt in 0..6u32 {
+        let cidr = match spec.subnet {
+            Some(c) => c,
+            None => {
+                let taken = subnet::taken_subnets().await?;
+                subnet::pick(seed.wrapping_add(attempt * 17), &taken)
+                    .context("no free 10.77.x.0/24 subnet for the test network; run `faultline cleanup`")?
+            }
+        };
+        let args = [
+            "network".to_string(),
+            "create".into(),
+            "--driver".into(),
+            "bridge".into(),
+            "--subnet".into(),
+            cidr.to_string(),
+            "--gateway".into(),
+            cidr.host(1).to_string(),
+            "--label".into(),
+            LABEL.into(),
+            "--label".into(),
+            format!("{RUN_LABEL}={}", spec.run_id),
+            "--label".into(),
+            format!("{OWNER_LABEL}={}", super::owner::current_owner()),
+            name.clone(),
+        ];
+        match docker_owned(&args).await {
+            Ok(_) => return Ok((name, cidr)),
+            Err(e) if spec.subnet.is_none() && e.to_string().contains("overlap") => last_err = Some(e),
+            Err(e) => return Err(e).context("creating the test network"),
+        }
+    }
+    Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no attempt made"))).context("creating the test network")
+}
+
+impl NodeControl for DockerCluster {
+    fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+
+    fn kill<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            NodeInfo::find(&self.nodes, node)?;
+            docker(&["kill", "-s", "KILL", &self.server_name(node)]).await.map(drop)
+        }
+        .boxed()
+    }
+
+    fn restart<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            NodeInfo::find(&self.nodes, node)?;
+            docker(&["start", &self.server_name(node)]).await.map(drop)
+        }
+        .boxed()
+    }
+
+    fn pause<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            NodeInfo::find(&self.nodes, node)?;
+            docker(&["pause", &self.server_name(node)]).await.map(drop)
+        }
+        .boxed()
+    }
+
+    fn resume<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            NodeInfo::find(&self.nodes, node)?;
+            docker(&["unpause", &self.server_name(node)]).await.map(drop)
+        }
+        .boxed()
+    }
+
+    fn netns<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<PathBuf>> {
+        async move {
+            NodeInfo::find(&self.nodes, node)?;
+            let pid = docker::container_pid(&self.sandbox_name(node)).await?;
+            if pid == 0 {
+                bail!("the sandbox of {node} is not running; its network namespace is gone");
+            }
+            Ok(PathBuf::from(format!("/proc/{pid}/ns/net")))
+        }
+        .boxed()
+    }
+}
+
+impl Cluster for DockerCluster {
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "docker",
+            "run_id": self.spec.run_id,
+            "network": self.network,
+            "subnet": self.subnet.to_string(),
+            "image": self.spec.image,
+            "server_args": self.spec.server_args,
+            "nodes": self.nodes.iter().map(|n| serde_json::json!({
+                "name": n.name, "id": n.id, "addr": n.addr,
+                "command": server_command(n, &self.nodes, &self.spec.server_args),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    fn collect_logs<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<()>> {
+        async move {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            for node in &self.nodes {
+                let path = dir.join(format!("{}.log", node.name));
+                let file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+                let status = tokio::process::Command::new("docker")
+                    .args(["logs", &self.server_name(&node.name)])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::from(file.try_clone()?))
+                    .stderr(Stdio::from(file))
+                    .status()
+                    .await
+                    .context("running docker logs")?;
+                if !status.success() {
+                    tracing::warn!("docker logs for {} failed ({status})", node.name);
+                }
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn teardown(&self) -> BoxFuture<'_, Result<()>> {
+        async move { super::sweep::remove_run(&self.spec.run_id).await }.boxed()
+    }
+}

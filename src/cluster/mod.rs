@@ -1,0 +1,25 @@
+//! Cluster lifecycle: Jepsen's *db*. A [`Cluster`] is a running set of server nodes the
+//! harness can start, fault (through [`nemesis::NodeControl`]), collect logs from and tear
+//! down. [`docker::DockerCluster`] runs each node as a sandbox container holding the network
+//! namespace plus a server container joined to it; other kinds (network namespaces without
+//! Docker, external clusters) and other servers (etcd, elastickv) implement the same trait.
+
+pub mod docker;
+pub mod owner;
+pub mod subnet;
+pub mod sweep;
+
+use anyhow::Result;
+use futures::future::BoxFuture;
+use nemesis::NodeControl;
+use std::path::Path;
+
+/// A running cluster under test.
+pub trait Cluster: NodeControl {
+    /// A JSON description for `test.json` (kind, network, image, node addresses).
+    fn describe(&self) -> serde_json::Value;
+    /// Copies every node's server log into `dir/<node>.log`.
+    fn collect_logs<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<()>>;
+    /// Removes every resource of the cluster. Safe to call more than once.
+    fn teardown(&self) -> BoxFuture<'_, Result<()>>;
+}

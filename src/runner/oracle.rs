@@ -1,0 +1,146 @@
+//! The nemesis's view of the store under test, through its client API: group leaders from
+//! RaftAdmin Status, the group serving the hottest key from the route catalog, and forced
+//! splits with the catalog-version CAS. The hottest key comes from the history itself (the
+//! most frequent key among recent invocations).
+
+use super::sink::JsonlSink;
+use analysis::history::{CatalogSnapshot, RouteRecord};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use nemesis::{Oracle, SplitOutcome};
+use std::sync::Arc;
+use workloads::client::{Connector, KvTarget, NodeEndpoint, SplitRequest};
+
+pub struct StoreOracle {
+    pub nodes: Vec<NodeEndpoint>,
+    pub connector: Arc<dyn Connector>,
+    pub groups: Vec<u64>,
+    pub sink: Arc<JsonlSink>,
+}
+
+impl StoreOracle {
+    fn clients(&self) -> Vec<Arc<dyn KvTarget>> {
+        self.nodes.iter().filter_map(|n| self.connector.connect(n).ok()).collect()
+    }
+
+    /// The catalog, from the first node that answers.
+    async fn catalog(&self) -> Option<(CatalogSnapshot, Arc<dyn KvTarget>)> {
+        for c in self.clients() {
+            if let Ok(s) = c.list_routes().await {
+                return Some((s, c));
+            }
+        }
+        None
+    }
+}
+
+/// The route whose `[start, end)` holds `key` (`end` empty = unbounded).
+pub fn route_of<'a>(routes: &'a [RouteRecord], key: &str) -> Option<&'a RouteRecord> {
+    routes.iter().find(|r| r.start.as_str() <= key && (r.end.is_empty() || key < r.end.as_str()))
+}
+
+/// A split point for `key` strictly inside `route`: the key itself, or (when it is the
+/// route's start) the key's immediate successor.
+pub fn split_point(route: &RouteRecord, key: &str) -> Option<String> {
+    let inside = |k: &str| route.start.as_str() < k && (route.end.is_empty() || k < route.end.as_str());
+    if inside(key) {
+        return Some(key.to_string());
+    }
+    let succ = format!("{key}\0");
+    inside(&succ).then_some(succ)
+}
+
+/// The group other than `from` serving the fewest routes (ties: lowest id).
+pub fn least_loaded_other_group(routes: &[RouteRecord], groups: &[u64], from: u64) -> Option<u64> {
+    groups
+        .iter()
+        .copied()
+        .filter(|g| *g != from)
+        .min_by_key(|g| (routes.iter().filter(|r| r.group == *g).count(), *g))
+}
+
+impl Oracle for StoreOracle {
+    fn leader_of(&self, group: u64) -> BoxFuture<'_, Option<String>> {
+        async move { workloads::cluster::leader_of_group_with(self.connector.as_ref(), &self.nodes, group).await }.boxed()
+    }
+
+    fn hot_group(&self) -> BoxFuture<'_, u64> {
+        async move {
+            let default = self.groups.first().copied().unwrap_or(1);
+            let Some(key) = self.sink.hottest_key() else { return default };
+            let Some((catalog, _)) = self.catalog().await else { return default };
+            route_of(&catalog.routes, &key).map(|r| r.group).unwrap_or(default)
+        }
+        .boxed()
+    }
+
+    fn groups(&self) -> Vec<u64> {
+        self.groups.clone()
+    }
+
+    fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>> {
+        async move {
+            let key = self.sink.hottest_key()?;
+            let (catalog, client) = self.catalog().await?;
+            let route = route_of(&catalog.routes, &key)?.clone();
+            let split_key = split_point(&route, &key)?;
+            let target_group = if cross_group {
+                least_loaded_other_group(&catalog.routes, &self.groups, route.group)
+            } else {
+                None
+            };
+            let request = SplitRequest {
+                expected_catalog_version: catalog.version,
+                route_id: route.id,
+                split_key: split_key.clone().into_bytes(),
+                target_group,
+            };
+            let (accepted, detail) = match client.split(request).await {
+                Ok(reply) => (
+                    true,
+                    serde_json::json!({
+                        "catalog_version": reply.catalog_version, "job_id": reply.job_id,
+                        "left": reply.left.map(|r| r.id), "right": reply.right.map(|r| r.id),
+                        "expected_catalog_version": catalog.version,
+                    }),
+                ),
+                Err(e) => (false, serde_json::json!({"error": e.history_text(), "expected_catalog_version": catalog.version})),
+            };
+            Some(SplitOutcome { key: split_key, route_id: Some(route.id), target_group, accepted, detail })
+        }
+        .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(id: u64, start: &str, end: &str, group: u64) -> RouteRecord {
+        RouteRecord { id, start: start.into(), end: end.into(), group, state: "ACTIVE".into(), epoch: 1, parent: None }
+    }
+
+    #[test]
+    fn routes_are_found_by_half_open_ranges() {
+        let routes = vec![route(1, "", "m", 1), route(2, "m", "", 2)];
+        assert_eq!(route_of(&routes, "a").map(|r| r.id), Some(1));
+        assert_eq!(route_of(&routes, "m").map(|r| r.id), Some(2));
+        assert_eq!(route_of(&routes, "zzz").map(|r| r.id), Some(2));
+    }
+
+    #[test]
+    fn split_points_are_strictly_inside_the_route() {
+        let r = route(2, "m", "t", 1);
+        assert_eq!(split_point(&r, "p").as_deref(), Some("p"));
+        assert_eq!(split_point(&r, "m").as_deref(), Some("m\0"), "the start itself cannot split");
+        assert_eq!(split_point(&route(3, "m", "m\0", 1), "m"), None, "a one-key route cannot split");
+    }
+
+    #[test]
+    fn the_target_group_is_the_least_loaded_other_one() {
+        let routes = vec![route(1, "", "h", 1), route(2, "h", "p", 2), route(3, "p", "", 2)];
+        assert_eq!(least_loaded_other_group(&routes, &[1, 2, 3], 1), Some(3));
+        assert_eq!(least_loaded_other_group(&routes, &[1, 2], 1), Some(2));
+        assert_eq!(least_loaded_other_group(&routes, &[1], 1), None);
+    }
+}

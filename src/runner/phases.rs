@@ -1,0 +1,353 @@
+//! The phases of one run, in order, with Ctrl-C handling: an interrupt cancels whatever
+//! phase is running, after which the run still heals, tears down, flushes the history and
+//! writes a verdict (at best `unknown`).
+
+use super::analysis_phase::{self, RunFacts};
+use super::oracle::StoreOracle;
+use super::plan::Plan;
+use super::sink::JsonlSink;
+use super::store::{write_json, RunDir};
+use super::{logging, progress};
+use crate::cluster::docker::{DockerCluster, DockerSpec};
+use crate::cluster::{sweep, Cluster};
+use crate::image::{self, NodeImage};
+use analysis::history::History;
+use analysis::verdict::Validity;
+use anyhow::{Context, Result};
+use nemesis::faults::Ctx;
+use nemesis::{Nemesis, NemesisStatus, NodeControl};
+use serde_json::json;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use workloads::client::grpc::GrpcConnector;
+use workloads::client::{Connector, NodeEndpoint};
+
+/// Runs `fut` unless `interrupt` fires first (then `None`).
+async fn unless_interrupted<T>(interrupt: &CancellationToken, fut: impl Future<Output = T>) -> Option<T> {
+    tokio::select! {
+        _ = interrupt.cancelled() => None,
+        v = fut => Some(v),
+    }
+}
+
+/// Cancels `token` on the first Ctrl-C (SIGINT) or SIGTERM; a second one exits at once
+/// (leftovers are swept by the next run or `faultline cleanup`).
+fn install_interrupt_handler(token: CancellationToken) {
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        for n in 0..2 {
+            let term_recv = async {
+                match term.as_mut() {
+                    Some(t) => {
+                        t.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term_recv => {}
+            }
+            if n == 0 {
+                eprintln!("\nfaultline: interrupted — healing, tearing down and writing a verdict (interrupt again to abort)");
+                tracing::warn!("interrupted: healing, tearing down and writing a verdict");
+                token.cancel();
+            } else {
+                eprintln!("faultline: aborted; run `faultline cleanup` to remove the cluster");
+                std::process::exit(i32::from(crate::cmd::exit::INTERNAL));
+            }
+        }
+    });
+}
+
+/// The whole run. Returns the verdict's validity; errors are internal errors (255) or
+/// bad arguments (254).
+pub async fn run(plan: Plan) -> Result<Validity> {
+    let interrupt = CancellationToken::new();
+    install_interrupt_handler(interrupt.clone());
+    let engine = crate::docker::check_engine().await?;
+    let run = RunDir::create(&plan.args.store, &plan.test_name)?;
+    logging::init(&run.log())?;
+    tracing::info!("run directory {}", run.dir.display());
+    let started = Instant::now();
+    let mut test_json = json!({
+        "test": plan.to_json(),
+        "versions": {"faultline": env!("CARGO_PKG_VERSION"), "docker_engine": engine},
+        "run_dir": run.dir,
+        "started_utc": run.timestamp,
+    });
+    write_json(&run.test_json(), &test_json)?;
+
+    let image = match unless_interrupted(&interrupt, resolve_image(&plan)).await {
+        Some(r) => r?,
+        None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
+    };
+    test_json["image"] = serde_json::to_value(&image)?;
+    write_json(&run.test_json(), &test_json)?;
+
+    let swept = sweep::sweep_stale().await.context("sweeping stale faultline resources")?;
+    if swept.containers + swept.networks > 0 {
+        tracing::info!("setup: removed {} stale containers and {} networks", swept.containers, swept.networks);
+    }
+    let sink = Arc::new(JsonlSink::create(&run.history()).with_context(|| format!("creating {}", run.history().display()))?);
+    let run_id = format!("fl{:x}", (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff));
+    let spec = DockerSpec {
+        run_id,
+        nodes: usize::from(plan.args.nodes),
+        image: image.tag.clone(),
+        run_dir: run.dir.clone(),
+        server_args: plan.server_args.clone(),
+        subnet: plan.subnet,
+    };
+    tracing::info!("starting a {}-node cluster ({})", spec.nodes, image.tag);
+    let cluster = match unless_interrupted(&interrupt, DockerCluster::start(spec)).await {
+        Some(c) => Arc::new(c?),
+        None => {
+            sink.finish();
+            return finish_without_cluster(&plan, &run, "interrupted while starting the cluster");
+        }
+    };
+    test_json["cluster"] = cluster.describe();
+    write_json(&run.test_json(), &test_json)?;
+
+    let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
+
+    // Teardown happens whatever the phases did.
+    if let Err(e) = cluster.collect_logs(&run.nodes()).await {
+        tracing::warn!("collecting node logs: {e:#}");
+    }
+    if plan.args.leave_running && !interrupt.is_cancelled() {
+        tracing::info!("--leave-running: cluster left up (network {}); remove it with `faultline cleanup`", cluster.network_name());
+    } else if let Err(e) = cluster.teardown().await {
+        tracing::error!("tearing down the cluster: {e:#} (run `faultline cleanup`)");
+    }
+    let mut problems = match outcome {
+        Ok(report) => {
+            test_json["phases"] = report.json;
+            report.problems
+        }
+        Err(e) => {
+            tracing::error!("run failed: {e:#}");
+            vec![format!("the run failed: {e:#}")]
+        }
+    };
+    if interrupt.is_cancelled() {
+        problems.push("the run was interrupted (Ctrl-C/SIGTERM)".into());
+    }
+    if let Some(e) = sink.finish() {
+        problems.push(format!("history.jsonl could not be written completely: {e}"));
+    }
+    test_json["wall_time_s"] = json!(started.elapsed().as_secs_f64());
+    write_json(&run.test_json(), &test_json)?;
+    analyse_and_report(&plan, &run, sink.snapshot(), &problems).await
+}
+
+fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
+    let verdict = analysis_phase::analyse(&History::default(), &facts(plan), &[why.to_string()]);
+    write_json(&run.results(), &verdict)?;
+    eprintln!("faultline: {why}; verdict unknown ({})", run.results().display());
+    Ok(verdict.valid)
+}
+
+fn facts(plan: &Plan) -> RunFacts {
+    RunFacts {
+        workload: plan.args.workload.clone(),
+        nemesis: plan.nemesis.iter().map(|k| k.name().to_string()).collect(),
+        linearizable_reads: plan.args.bug.as_deref() != Some("stale-read"),
+    }
+}
+
+async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::history::Op>, problems: &[String]) -> Result<Validity> {
+    tracing::info!("analysing {} history entries", ops.len());
+    let facts = facts(plan);
+    let problems = problems.to_vec();
+    let verdict = tokio::task::spawn_blocking(move || analysis_phase::analyse(&History::new(ops), &facts, &problems))
+        .await
+        .context("the analysis panicked")?;
+    write_json(&run.results(), &verdict)?;
+    for (name, r) in &verdict.checkers {
+        let reason = r.reason.as_deref().map(|r| format!(" — {r}")).unwrap_or_default();
+        eprintln!("  {name:<14} {}{reason}", r.valid.as_str());
+    }
+    eprintln!("faultline: {} ({})", verdict.valid.as_str().to_uppercase(), run.results().display());
+    Ok(verdict.valid)
+}
+
+async fn resolve_image(plan: &Plan) -> Result<NodeImage> {
+    if let Some(tag) = &plan.args.image {
+        return image::existing_image(tag).await;
+    }
+    let root = image::workspace_root();
+    let server = match (&plan.args.db_binary, &root) {
+        (Some(p), _) => p.clone(),
+        (None, Some(root)) => image::build_static_server(root).await?,
+        (None, None) => anyhow::bail!(
+            "the faultline sources are not next to this binary, so refkv cannot be built: pass --db-binary or --image"
+        ),
+    };
+    let pause_root = root.clone().unwrap_or_else(|| std::env::temp_dir().join("faultline"));
+    let pause = image::build_pause(&pause_root).await?;
+    image::ensure_image(&server, &pause).await
+}
+
+/// What the phases after cluster start report.
+struct PhaseReport {
+    json: serde_json::Value,
+    problems: Vec<String>,
+}
+
+/// setup (readiness) → main → heal → recovery → final reads. Teardown is the caller's.
+async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlSink>, interrupt: &CancellationToken) -> Result<PhaseReport> {
+    let mut json = json!({});
+    let mut problems = Vec::new();
+    let nodes: Vec<NodeEndpoint> =
+        cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
+    let groups: Vec<u64> = (1..=u64::from(plan.args.groups)).collect();
+    let cfg = plan.workload.clone();
+    json["workload_config"] = serde_json::to_value(&cfg)?;
+    let connector: Arc<dyn Connector> = Arc::new(GrpcConnector { options: cfg.client_options() });
+
+    // Readiness.
+    let t = Instant::now();
+    let ready = workloads::cluster::wait_ready_with(connector.as_ref(), &nodes, &groups, Duration::from_secs(90));
+    match unless_interrupted(interrupt, ready).await {
+        Some(r) => r.context("waiting for the cluster to become ready")?,
+        None => return Ok(PhaseReport { json, problems }),
+    }
+    tracing::info!("cluster ready in {:.1} s", t.elapsed().as_secs_f64());
+    json["ready_s"] = json!(t.elapsed().as_secs_f64());
+
+    // Main phase: workload, catalog watcher and nemesis together.
+    let stats = Arc::new(workloads::stats::Stats::new());
+    let workload_cancel = interrupt.child_token();
+    let ctx = workloads::processes::ProcessContext {
+        nodes: nodes.clone(),
+        connector: connector.clone(),
+        sink: sink.clone(),
+        stats: stats.clone(),
+        cancel: workload_cancel.clone(),
+    };
+    let watcher_cancel = CancellationToken::new();
+    let watcher = tokio::spawn({
+        let (connector, nodes, sink, cancel) = (connector.clone(), nodes.clone(), sink.clone(), watcher_cancel.clone());
+        async move {
+            workloads::watcher::run_catalog_watcher_with(connector, &nodes, sink, cancel, Default::default()).await
+        }
+    });
+    let nemesis_status = Arc::new(NemesisStatus::default());
+    let nemesis = Nemesis {
+        ctx: Ctx {
+            control: cluster.clone(),
+            oracle: Arc::new(StoreOracle { nodes: nodes.clone(), connector: connector.clone(), groups: groups.clone(), sink: sink.clone() }),
+            sink: sink.clone(),
+            loss_probability: plan.args.loss_probability,
+            partition_modes: plan.partition_modes.clone(),
+            use_netem: netem_available(cluster.as_ref()).await,
+        },
+        kinds: plan.nemesis.clone(),
+        interval: plan.nemesis_interval,
+        seed: plan.seed,
+        status: nemesis_status.clone(),
+    };
+    let main_done = CancellationToken::new();
+    let progress_task = tokio::spawn(progress::run(
+        sink.clone(),
+        nemesis_status.clone(),
+        plan.time_limit,
+        !plan.args.no_progress,
+        main_done.clone(),
+    ));
+    let t = Instant::now();
+    tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.args.nemesis);
+    let workload = workloads::processes::run_processes(&cfg, workloads::generators::build(&cfg), ctx.clone());
+    let nemesis_cancel = interrupt.child_token();
+    let (summary, ()) = tokio::join!(
+        async {
+            let r = workload.await;
+            nemesis_cancel.cancel();
+            r
+        },
+        nemesis.run(nemesis_cancel.clone())
+    );
+    // nemesis.run has healed everything by now.
+    main_done.cancel();
+    let _ = progress_task.await;
+    let summary = summary.context("the workload failed")?;
+    tracing::info!("main phase done in {:.1} s: {:?}", t.elapsed().as_secs_f64(), summary.stats);
+    json["workload"] = serde_json::to_value(&summary)?;
+    json["main_s"] = json!(t.elapsed().as_secs_f64());
+    json["nemesis"] = json!({
+        "faults_started": nemesis_status.faults_started.load(std::sync::atomic::Ordering::Relaxed),
+        "splits_forced": nemesis_status.splits_forced.load(std::sync::atomic::Ordering::Relaxed),
+    });
+
+    // Recovery wait, then final reads (skipped when interrupted).
+    if !interrupt.is_cancelled() {
+        let t = Instant::now();
+        let recovery = Duration::from_secs(plan.args.recovery_timeout);
+        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery)).await;
+        match recovered {
+            Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),
+            Some(Err(e)) => {
+                tracing::warn!("recovery: {e:#}");
+                problems.push(format!("the cluster did not recover after healing: {e:#}"));
+            }
+            None => {}
+        }
+        json["recovery_s"] = json!(t.elapsed().as_secs_f64());
+    }
+    if !interrupt.is_cancelled() {
+        let t = Instant::now();
+        let reads_ctx = workloads::processes::ProcessContext { cancel: interrupt.child_token(), ..ctx };
+        let opts = workloads::final_reads::FinalReadsOptions { timeout: Duration::from_secs(60), ..Default::default() };
+        let report = workloads::final_reads::run_final_reads(&reads_ctx, &summary.touched, summary.next_process, opts).await;
+        tracing::info!("final reads: {} of {} attempts succeeded in {:.1} s", report.succeeded, report.attempts, t.elapsed().as_secs_f64());
+        if !report.unread.is_empty() {
+            problems.push(format!("final reads never succeeded for {} key/node pairs", report.unread.len()));
+        }
+        json["final_reads"] = serde_json::to_value(&report)?;
+    }
+    watcher_cancel.cancel();
+    match watcher.await {
+        Ok(Ok(w)) => json["watcher"] = serde_json::to_value(&w)?,
+        Ok(Err(e)) => tracing::warn!("catalog watcher: {e:#}"),
+        Err(e) => tracing::warn!("catalog watcher task: {e}"),
+    }
+    Ok(PhaseReport { json, problems })
+}
+
+/// Waits until every group has a leader again and no split job is still running.
+async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    workloads::cluster::wait_ready_with(connector, nodes, groups, timeout).await?;
+    loop {
+        let mut running = None;
+        for n in nodes {
+            let Ok(client) = connector.connect(n) else { continue };
+            if let Ok(catalog) = client.list_routes().await {
+                running = Some(catalog.jobs.iter().filter(|j| j.phase != "DONE" && j.phase != "ABANDONED").count());
+                break;
+            }
+        }
+        match running {
+            Some(0) => return Ok(()),
+            Some(n) if Instant::now() >= deadline => anyhow::bail!("{n} split jobs still running after {} s", timeout.as_secs()),
+            None if Instant::now() >= deadline => anyhow::bail!("no node answered ListRoutes"),
+            _ => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
+}
+
+async fn netem_available(cluster: &DockerCluster) -> bool {
+    let Some(first) = cluster.nodes().first() else { return false };
+    match cluster.netns(&first.name).await {
+        Ok(ns) => {
+            let ok = nemesis::net::netem_available(&ns, "eth0").await;
+            tracing::info!("tc netem {}", if ok { "available: packet loss via netem" } else { "not available: packet loss via iptables statistic" });
+            ok
+        }
+        Err(_) => false,
+    }
+}

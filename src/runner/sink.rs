@@ -1,0 +1,298 @@
+//! The run's history sink: assigns each entry its index and its time (nanoseconds since the
+//! test started, on a monotonic clock), keeps every entry in memory for the analysis and
+//! streams it to `history.jsonl` as one JSON line. The file is flushed at most
+//! [`FLUSH_EVERY`] after a write (and on [`JsonlSink::flush`]), so it can be followed while
+//! the test runs. A failing disk never loses an entry: it stays in memory, the error is
+//! reported, and [`JsonlSink::finish`] tries to rewrite the whole file at the end.
+
+use analysis::history::{HistorySink, Op};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Longest time a written line may stay in the buffer.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(100);
+
+/// Running totals over the recorded entries, for the progress display.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub ok: u64,
+    pub fail: u64,
+    pub info: u64,
+    /// Routes in the first and in the latest catalog snapshot the watcher recorded.
+    pub first_routes: Option<u64>,
+    pub latest_routes: Option<u64>,
+}
+
+impl Counters {
+    fn count(&mut self, op: &Op) {
+        use analysis::history::{OpType, Process};
+        match (op.process, op.kind) {
+            (Process::Client(_), OpType::Ok) => self.ok += 1,
+            (Process::Client(_), OpType::Fail) => self.fail += 1,
+            (Process::Client(_), OpType::Info) => self.info += 1,
+            (Process::Watcher, _) if op.f == analysis::history::events::CATALOG => {
+                if let Some(n) = op.value.get("routes").and_then(|r| r.as_array()).map(|r| r.len() as u64) {
+                    self.first_routes.get_or_insert(n);
+                    self.latest_routes = Some(n);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Splits observed so far (route count growth seen by the watcher).
+    pub fn splits(&self) -> u64 {
+        match (self.first_routes, self.latest_routes) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => 0,
+        }
+    }
+}
+
+/// How many recent client invocations [`JsonlSink::hottest_key`] looks at.
+const RECENT_KEYS: usize = 2048;
+
+struct Inner {
+    counters: Counters,
+    recent_keys: std::collections::VecDeque<String>,
+    next_index: u64,
+    last_time: u64,
+    ops: Vec<Op>,
+    writer: Option<BufWriter<File>>,
+    last_flush: Instant,
+    write_error: Option<String>,
+}
+
+/// A [`HistorySink`] writing `history.jsonl`.
+pub struct JsonlSink {
+    path: PathBuf,
+    start: Instant,
+    inner: Mutex<Inner>,
+}
+
+impl JsonlSink {
+    /// Creates (truncates) `path`; time 0 is now.
+    pub fn create(path: &Path) -> std::io::Result<JsonlSink> {
+        let file = File::create(path)?;
+        Ok(JsonlSink {
+            path: path.to_path_buf(),
+            start: Instant::now(),
+            inner: Mutex::new(Inner {
+                counters: Counters::default(),
+                recent_keys: std::collections::VecDeque::with_capacity(RECENT_KEYS),
+                next_index: 0,
+                last_time: 0,
+                ops: Vec::new(),
+                writer: Some(BufWriter::with_capacity(64 * 1024, file)),
+                last_flush: Instant::now(),
+                write_error: None,
+            }),
+        })
+    }
+
+    /// Nanoseconds since the test started.
+    pub fn now_ns(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Number of entries recorded so far.
+    pub fn len(&self) -> usize {
+        self.lock().ops.len()
+    }
+
+    /// Totals so far.
+    pub fn counters(&self) -> Counters {
+        self.lock().counters
+    }
+
+    /// The key invoked most often among the last few thousand client operations (ties go
+    /// to the most recent), for the split nemesis.
+    pub fn hottest_key(&self) -> Option<String> {
+        let inner = self.lock();
+        let mut counts: std::collections::HashMap<&str, (usize, usize)> = std::collections::HashMap::new();
+        for (i, k) in inner.recent_keys.iter().enumerate() {
+            let e = counts.entry(k.as_str()).or_insert((0, 0));
+            e.0 += 1;
+            e.1 = i;
+        }
+        counts.into_iter().max_by_key(|(_, c)| *c).map(|(k, _)| k.to_string())
+    }
+
+    /// Pushes buffered lines to the file.
+    pub fn flush(&self) {
+        let mut inner = self.lock();
+        flush_inner(&mut inner);
+    }
+
+    /// A copy of the entries recorded so far (for the analysis and tests).
+    pub fn snapshot(&self) -> Vec<Op> {
+        self.lock().ops.clone()
+    }
+
+    /// Flushes and closes the file. If writing ever failed, rewrites the whole history from
+    /// memory. Returns the write error that remains, if any.
+    pub fn finish(&self) -> Option<String> {
+        let mut inner = self.lock();
+        flush_inner(&mut inner);
+        inner.writer = None;
+        if inner.write_error.is_some() {
+            match rewrite(&self.path, &inner.ops) {
+                Ok(()) => {
+                    tracing::warn!("history.jsonl was rewritten from memory after a write error");
+                    inner.write_error = None;
+                }
+                Err(e) => inner.write_error = Some(format!("{} (rewrite failed: {e})", inner.write_error.clone().unwrap_or_default())),
+            }
+        }
+        inner.write_error.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave Inner inconsistent in a way that
+        // matters more than losing the history; keep going.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn flush_inner(inner: &mut Inner) {
+    if let Some(w) = inner.writer.as_mut() {
+        if let Err(e) = w.flush() {
+            note_error(inner, e);
+        }
+    }
+    inner.last_flush = Instant::now();
+}
+
+fn note_error(inner: &mut Inner, e: std::io::Error) {
+    if inner.write_error.is_none() {
+        tracing::error!("writing history.jsonl failed: {e}; entries are kept in memory");
+        inner.write_error = Some(e.to_string());
+    }
+    inner.writer = None;
+}
+
+fn rewrite(path: &Path, ops: &[Op]) -> std::io::Result<()> {
+    let mut w = BufWriter::new(File::create(path)?);
+    for op in ops {
+        serde_json::to_writer(&mut w, op)?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()
+}
+
+impl HistorySink for JsonlSink {
+    fn record(&self, mut op: Op) -> u64 {
+        let now = self.now_ns();
+        let mut inner = self.lock();
+        op.index = inner.next_index;
+        // Monotonic even if two threads race between reading the clock and the lock.
+        op.time = now.max(inner.last_time);
+        inner.last_time = op.time;
+        inner.next_index += 1;
+        if let Some(w) = inner.writer.as_mut() {
+            let written = serde_json::to_writer(&mut *w, &op).map_err(std::io::Error::from).and_then(|()| w.write_all(b"\n"));
+            if let Err(e) = written {
+                note_error(&mut inner, e);
+            }
+        }
+        if inner.last_flush.elapsed() >= FLUSH_EVERY {
+            flush_inner(&mut inner);
+        }
+        let index = op.index;
+        inner.counters.count(&op);
+        if op.kind == analysis::history::OpType::Invoke && matches!(op.process, analysis::history::Process::Client(_)) {
+            if let Some(k) = &op.key {
+                if inner.recent_keys.len() == RECENT_KEYS {
+                    inner.recent_keys.pop_front();
+                }
+                inner.recent_keys.push_back(k.clone());
+            }
+        }
+        inner.ops.push(op);
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use analysis::history::{OpType, Process};
+
+    fn op(p: u64) -> Op {
+        Op {
+            index: 999,
+            kind: OpType::Invoke,
+            process: Process::Client(p),
+            f: "write".into(),
+            key: Some("k".into()),
+            value: serde_json::json!(p),
+            time: 0,
+            node: None,
+            error: None,
+            meta: None,
+        }
+    }
+
+    #[test]
+    fn indices_and_times_are_assigned_in_order_and_streamed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        let sink = JsonlSink::create(&path).unwrap();
+        assert_eq!(sink.record(op(1)), 0);
+        assert_eq!(sink.record(op(2)), 1);
+        sink.flush();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let ops: Vec<Op> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(ops.len(), 2);
+        assert_eq!((ops[0].index, ops[1].index), (0, 1));
+        assert!(ops[0].time <= ops[1].time);
+        assert_eq!(sink.finish(), None);
+    }
+
+    #[test]
+    fn concurrent_recording_gives_unique_dense_indices_and_monotonic_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = std::sync::Arc::new(JsonlSink::create(&dir.path().join("h.jsonl")).unwrap());
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let s = sink.clone();
+                std::thread::spawn(move || (0..500).for_each(|_| drop(s.record(op(t)))))
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        let ops = sink.snapshot();
+        assert_eq!(ops.len(), 2000);
+        for (i, w) in ops.windows(2).enumerate() {
+            assert_eq!(w[0].index, i as u64);
+            assert!(w[0].time <= w[1].time);
+        }
+    }
+
+    #[test]
+    fn hottest_key_is_the_most_frequent_recent_invoke_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = JsonlSink::create(&dir.path().join("h.jsonl")).unwrap();
+        assert_eq!(sink.hottest_key(), None);
+        for key in ["a", "b", "b", "c", "b", "a"] {
+            let mut o = op(1);
+            o.key = Some(key.into());
+            sink.record(o);
+        }
+        assert_eq!(sink.hottest_key().as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn a_failing_disk_keeps_every_entry_in_memory() {
+        // /dev/full accepts the open and fails every write with ENOSPC.
+        let Ok(sink) = JsonlSink::create(Path::new("/dev/full")) else { return };
+        for p in 0..10_000 {
+            sink.record(op(p));
+        }
+        sink.flush();
+        assert_eq!(sink.len(), 10_000);
+        assert!(sink.finish().is_some(), "the write error must be reported");
+    }
+}
