@@ -269,3 +269,79 @@ impl Cluster for DockerCluster {
         async move { super::sweep::remove_run(&self.spec.run_id).await }.boxed()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Lifecycle tests against the real Docker engine, with the sandbox binary standing in
+    //! for the server (it ignores its arguments and sleeps), so no refkv build is needed.
+    use super::*;
+    use crate::cluster::sweep;
+
+    async fn sleeper_image() -> String {
+        let root = crate::image::workspace_root().expect("workspace sources");
+        let pause = crate::image::build_pause(&root).await.expect("building the sandbox binary");
+        crate::image::ensure_image(&pause, &pause).await.expect("building the image").tag
+    }
+
+    async fn host_rules() -> String {
+        let out = tokio::process::Command::new("iptables").arg("-S").output().await.expect("iptables -S");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.contains("br-") && !l.contains("DOCKER"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sandbox_keeps_rules_and_address_across_kill_restart_and_pause() {
+        crate::docker::check_engine().await.expect("a running Docker engine");
+        let image = sleeper_image().await;
+        let dir = tempfile::tempdir().unwrap();
+        let run_id = format!("fltest{}", std::process::id());
+        let host_before = host_rules().await;
+        let spec = DockerSpec { run_id: run_id.clone(), nodes: 3, image, run_dir: dir.path().to_path_buf(), server_args: vec![], subnet: None };
+        let cluster = DockerCluster::start(spec).await.expect("cluster start");
+        let result = async {
+            let labelled = crate::docker::containers_with(&[LABEL, &format!("{RUN_LABEL}={run_id}")]).await?;
+            assert_eq!(labelled.len(), 6, "a sandbox and a server per node");
+            assert!(dir.path().join("data/n2").is_dir());
+
+            let ns = cluster.netns("n1").await?;
+            nemesis::net::ensure_chain(&ns).await?;
+            nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
+            cluster.kill("n1").await?;
+            assert_eq!(crate::docker::container_state(&cluster.server_name("n1")).await?, "exited");
+            cluster.restart("n1").await?;
+            assert_eq!(crate::docker::container_state(&cluster.server_name("n1")).await?, "running");
+            assert_eq!(cluster.netns("n1").await?, ns, "the namespace outlives the server");
+            assert_eq!(nemesis::net::rules(&ns).await?.len(), 1, "the rule survived the kill");
+            // The server shares the sandbox's namespace: same address.
+            let server_pid = crate::docker::container_pid(&cluster.server_name("n1")).await?;
+            let a = std::fs::read_link(format!("/proc/{server_pid}/ns/net"))?;
+            let b = std::fs::read_link(&ns)?;
+            assert_eq!(a, b);
+
+            cluster.pause("n2").await?;
+            assert_eq!(crate::docker::container_state(&cluster.server_name("n2")).await?, "paused");
+            cluster.resume("n2").await?;
+            assert_eq!(crate::docker::container_state(&cluster.server_name("n2")).await?, "running");
+            nemesis::net::flush(&ns).await?;
+            assert!(nemesis::net::rules(&ns).await?.is_empty());
+            cluster.pause("n3").await?; // teardown must cope with a frozen container
+            anyhow::Ok(())
+        }
+        .await;
+        let logs = tempfile::tempdir().unwrap();
+        cluster.collect_logs(logs.path()).await.expect("collecting logs");
+        assert!(logs.path().join("n3.log").exists());
+        cluster.teardown().await.expect("teardown");
+        result.expect("lifecycle");
+        let filter = format!("{RUN_LABEL}={run_id}");
+        assert!(crate::docker::containers_with(&[LABEL, &filter]).await.unwrap().is_empty());
+        assert!(crate::docker::networks_with(&[LABEL, &filter]).await.unwrap().is_empty());
+        assert_eq!(host_rules().await, host_before, "the host's firewall must not change");
+        // Nothing of ours is stale now.
+        let swept = sweep::sweep_stale().await.unwrap();
+        assert!(!swept.runs.contains(&run_id));
+    }
+}
