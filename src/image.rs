@@ -55,6 +55,7 @@ pub async fn build_static_server(root: &Path) -> Result<PathBuf> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
+        .kill_on_drop(true)
         .status()
         .await
         .context("could not run cargo to build the static refkv binary (is cargo installed?)")?;

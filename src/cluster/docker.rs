@@ -112,7 +112,6 @@ impl DockerCluster {
         args.extend(self.label_args(&node.name, "server"));
         args.extend(["--network".into(), format!("container:{}", self.sandbox_name(&node.name))]);
         args.extend(["-v".into(), format!("{}:/data", data.display())]);
-        args.extend(["-e".into(), "RUST_LOG=info".into()]);
         args.push(self.spec.image.clone());
         args.extend(server_command(node, &self.nodes, &self.spec.server_args));
         docker_owned(&args).await.with_context(|| format!("starting the server of {}", node.name))?;

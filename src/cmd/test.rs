@@ -44,6 +44,10 @@ pub struct TestArgs {
     #[arg(long, value_name = "TAG", conflicts_with = "db_binary", help_heading = "Cluster")]
     pub image: Option<String>,
 
+    /// Run refkv without its automatic splitter (`--auto-split` is passed by default).
+    #[arg(long, help_heading = "Cluster")]
+    pub no_auto_split: bool,
+
     /// Extra flag passed to every server, verbatim; repeat for several (e.g.
     /// `--server-arg=--auto-split=false`).
     #[arg(long = "server-arg", value_name = "ARG", allow_hyphen_values = true, help_heading = "Cluster")]

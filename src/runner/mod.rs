@@ -52,17 +52,27 @@ pub fn main(args: TestArgs) -> ExitCode {
 
 /// Entry point of `faultline cleanup`.
 pub fn cleanup_main(args: crate::cmd::cleanup::CleanupArgs) -> ExitCode {
+    run_simple("cleanup", crate::cmd::cleanup::cleanup(args))
+}
+
+/// Entry point of `faultline image`.
+pub fn image_main(args: crate::cmd::image::ImageArgs) -> ExitCode {
+    run_simple("image", crate::cmd::image::build(args))
+}
+
+/// Runs a small command on a one-thread runtime: exit 0 or 255 with the error.
+fn run_simple(name: &str, fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("faultline cleanup: cannot start the async runtime: {e}");
+            eprintln!("faultline {name}: cannot start the async runtime: {e}");
             return ExitCode::from(exit::INTERNAL);
         }
     };
-    match rt.block_on(crate::cmd::cleanup::cleanup(args)) {
+    match rt.block_on(fut) {
         Ok(()) => ExitCode::from(exit::VALID),
         Err(e) => {
-            eprintln!("faultline cleanup: error: {e:#}");
+            eprintln!("faultline {name}: error: {e:#}");
             ExitCode::from(exit::INTERNAL)
         }
     }

@@ -92,6 +92,9 @@ impl Plan {
         let workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
         let test_name = args.name();
         let mut server_args = vec!["--groups".to_string(), args.groups.to_string()];
+        if !args.no_auto_split {
+            server_args.push("--auto-split".to_string());
+        }
         if let Some(b) = &args.bug {
             server_args.extend(["--bug".to_string(), b.clone()]);
         }
@@ -133,6 +136,7 @@ impl Plan {
             "partition_modes": self.partition_modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "loss_probability": a.loss_probability,
             "recovery_timeout_s": a.recovery_timeout,
+            "auto_split": !a.no_auto_split,
             "leave_running": a.leave_running,
             "store": a.store,
             "subnet": a.subnet,
@@ -164,7 +168,7 @@ mod tests {
         assert_eq!(p.workload.seed, 7);
         assert_eq!(p.workload.time_limit_s, 60.0);
         assert!(p.nemesis.is_empty());
-        assert_eq!(p.server_args, vec!["--groups", "3"]);
+        assert_eq!(p.server_args, vec!["--groups", "3", "--auto-split"]);
         assert_eq!(p.test_name, "refkv-hotspot-none");
     }
 

@@ -99,6 +99,7 @@ impl JsonlSink {
     }
 
     /// Number of entries recorded so far.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().ops.len()
     }
