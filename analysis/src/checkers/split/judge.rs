@@ -77,7 +77,10 @@ pub fn judge(
 ) -> Judgement {
     let w = opts.window_s.max(1) as usize;
     let b = bucket_of(split.time);
-    let (before, after) = ((b.saturating_sub(w), b), (b + 1, b + 1 + w));
+    // The bucket holding the split is mixed, so it belongs to neither side; the after
+    // window is cut short where the history ends.
+    let before = (b.saturating_sub(w), b);
+    let after = (b + 1, (b + 1 + w).min(load.buckets));
     let routes_before = route_ids(timeline.observed_before(split.time).map(|o| &o.snapshot.routes[..]));
     let routes_after = route_ids(timeline.in_force_at(split.time).map(|o| &o.snapshot.routes[..]));
     let parent_before = load.rate(split.parent.id, before.0, before.1);
@@ -85,7 +88,7 @@ pub fn judge(
     let ev = evidence(load, split, opts.window_s.max(1) * NS_PER_S);
     let child_after: Vec<f64> = split.children.iter().map(|c| load.rate(c.id, after.0, after.1)).collect();
     let max_child_after = child_after.iter().copied().fold(0.0, f64::max);
-    let measured_after = after.1 <= load.buckets;
+    let measured_after = after.1 > after.0;
     let relieved = (parent_before > 0.0 && measured_after).then(|| max_child_after <= opts.relief_ratio * parent_before);
 
     let mut anomalies = Vec::new();
@@ -132,7 +135,7 @@ pub fn judge(
         "hottest_ops_per_s_before": hottest_before,
         "max_child_ops_per_s_after": max_child_after,
         "cluster_before": load.window_stats(&routes_before, before.0, before.1),
-        "cluster_after": load.window_stats(&routes_after, after.0, after.1.min(load.buckets.max(after.0))),
+        "cluster_after": load.window_stats(&routes_after, after.0, after.1.max(after.0)),
         "relieved": relieved,
         "judged": judged,
         "findings": anomalies.iter().map(|a| a["kind"].clone()).collect::<Vec<_>>(),

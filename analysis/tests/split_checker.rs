@@ -1,0 +1,208 @@
+//! Split checker: no split, a good split that relieves its parent, a byte-midpoint split
+//! of a hot-range workload, ping-pong, cold splits, hot-key isolation, forced splits.
+
+mod epoch_support;
+
+use analysis::checkers::split::{check, SplitOptions};
+use analysis::verdict::{CheckerResult, Validity};
+use epoch_support::*;
+use serde_json::json;
+
+/// `rate` puts per second from `from_s` to `to_s`, the n-th op (counted from 0 over the
+/// whole history) writing `key(n)`.
+fn load(h: &mut HistoryBuilder, from_s: u64, to_s: u64, rate: u64, n0: &mut u64, key: impl Fn(u64) -> String) {
+    let step_ms = 1000 / rate;
+    let mut t = from_s * 1000;
+    while t < to_s * 1000 {
+        h.at_ms(t);
+        h.acked(*n0 % 8, "put", &key(*n0), json!(*n0), None);
+        *n0 += 1;
+        t += step_ms;
+    }
+}
+
+fn seq(n: u64) -> String {
+    format!("hot/{n:09}")
+}
+
+/// A scrambled but deterministic key in `hot/000000000 ..= hot/000000999`.
+fn uniform(n: u64) -> String {
+    format!("hot/{:09}", (n * 7919) % 1000)
+}
+
+fn opts() -> SplitOptions {
+    SplitOptions { hot_prefix: Some("hot/".into()), cooldown_s: Some(30.0), ..SplitOptions::default() }
+}
+
+fn splits(r: &CheckerResult) -> &Vec<serde_json::Value> {
+    r.details["splits"].as_array().expect("splits array")
+}
+
+#[test]
+fn no_split_is_unknown_nothing_tested() {
+    let mut h = HistoryBuilder::new();
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 0, 5, 50, &mut 0, seq);
+    let r = check(&h.build(), &opts());
+    assert_eq!(r.valid, Validity::Unknown);
+    assert_eq!(r.reason.as_deref(), Some("no split happened — nothing was tested"));
+    // The load table is still there for the report.
+    assert_eq!(r.details["route_load"][0]["total_ops"], 250);
+}
+
+#[test]
+fn no_watcher_is_unknown() {
+    let mut h = HistoryBuilder::new();
+    load(&mut h, 0, 2, 10, &mut 0, seq);
+    assert_eq!(check(&h.build(), &opts()).valid, Validity::Unknown);
+}
+
+#[test]
+fn p50_split_of_uniform_hot_range_is_valid_and_relieves_the_parent() {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 2, 15, 100, &mut n, uniform);
+    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 2, 2, 1)], vec![]);
+    load(&mut h, 15, 30, 100, &mut n, uniform);
+    let r = check(&h.build(), &opts());
+    assert_eq!(r.valid, Validity::Valid, "{:?} {:?}", r.reason, r.anomalies);
+    assert_eq!(r.counts["splits"], 1);
+    assert_eq!(r.counts["judged-splits"], 1);
+    assert_eq!(r.counts["relieved-splits"], 1);
+    let s = &splits(&r)[0];
+    let q = s["split_key_quantile"].as_f64().unwrap();
+    assert!((0.4..0.6).contains(&q), "p50 split at quantile {q}");
+    assert!((s["parent_ops_per_s_before"].as_f64().unwrap() - 100.0).abs() < 2.0);
+    assert!(s["max_child_ops_per_s_after"].as_f64().unwrap() < 60.0);
+    let latency = r.details["detection_latency_s"].as_f64().unwrap();
+    assert!((latency - 13.0).abs() < 0.1, "hot load started at 2 s, split seen at 15 s: {latency}");
+    assert!(s["cluster_after"]["top_share"].as_f64().unwrap() < 0.6);
+    assert_eq!(r.counts["moves"], 0);
+}
+
+/// Sequential keys (`hot/000000123`, like timestamps) split at the byte midpoint of the
+/// route versus at the p50 of recent keys.
+fn sequential_split(split_key: &str) -> CheckerResult {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 0, 20, 100, &mut n, seq);
+    h.at_ms(20_000).catalog(2, vec![child(2, "", split_key, 1, 1, 1), child(3, split_key, "", 1, 1, 1)], vec![]);
+    load(&mut h, 20, 30, 100, &mut n, seq);
+    check(&h.build(), &opts())
+}
+
+#[test]
+fn byte_midpoint_split_of_a_sequential_hot_range_is_unjustified() {
+    // The midpoint of ["", unbounded) in bytes: far above every "hot/..." key.
+    let r = sequential_split("\u{7f}");
+    assert_eq!(r.valid, Validity::Invalid);
+    assert_eq!(anomaly_kinds(&r), ["unjustified-split"]);
+    assert_eq!(r.counts["unjustified-splits"], 1);
+    assert_eq!(splits(&r)[0]["split_key_quantile"], 1.0);
+    // The midpoint between the hot prefix and the end of the keyspace is no better.
+    assert_eq!(sequential_split("\u{3a}").valid, Validity::Invalid);
+}
+
+#[test]
+fn p50_split_of_a_sequential_hot_range_is_justified() {
+    // p50 of the last 10 s of sequential keys: op 1500 of ops 1000..2000.
+    let r = sequential_split(&seq(1500));
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.anomalies);
+    // Sequential inserts all land in the right child afterwards: justified, not relieving.
+    assert_eq!(splits(&r)[0]["relieved"], false);
+}
+
+fn ping_pong_history(second_split_ms: u64) -> CheckerResult {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 0, 15, 100, &mut n, uniform);
+    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+    load(&mut h, 15, second_split_ms / 1000, 100, &mut n, uniform);
+    h.at_ms(second_split_ms).catalog(3, vec![
+        child(2, "", "hot/000000500", 1, 1, 1),
+        child(4, "hot/000000500", "hot/000000750", 1, 1, 3),
+        child(5, "hot/000000750", "", 1, 1, 3),
+    ], vec![]);
+    load(&mut h, second_split_ms / 1000, second_split_ms / 1000 + 5, 100, &mut n, uniform);
+    check(&h.build(), &opts())
+}
+
+#[test]
+fn child_split_again_within_cooldown_is_ping_pong() {
+    let r = ping_pong_history(25_000);
+    assert_eq!(r.valid, Validity::Invalid);
+    assert_eq!(anomaly_kinds(&r), ["ping-pong"]);
+    assert_eq!(r.anomalies[0]["route"], 3);
+    // After the cooldown the same second split is fine.
+    let later = ping_pong_history(50_000);
+    assert_eq!(later.valid, Validity::Valid, "{:?}", later.anomalies);
+    assert_eq!(later.counts["splits"], 2);
+}
+
+#[test]
+fn split_of_a_cold_route_is_flagged() {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "c", 1, 1), route(2, "c", "", 1, 1)], vec![]);
+    load(&mut h, 0, 15, 100, &mut n, uniform);
+    h.at_ms(15_000).catalog(2, vec![child(3, "", "b", 1, 1, 1), child(4, "b", "c", 1, 1, 1), route(2, "c", "", 1, 1)], vec![]);
+    load(&mut h, 15, 20, 100, &mut n, uniform);
+    let r = check(&h.build(), &opts());
+    assert_eq!(anomaly_kinds(&r), ["cold-split"]);
+    assert_eq!(r.anomalies[0]["route"], 1);
+}
+
+#[test]
+fn hot_key_isolation_is_justified() {
+    // 80 % of the load on one celebrity key, the rest below it; the split isolates the
+    // celebrity key in its own left piece (split at its successor), so the right child
+    // gets nothing of the window — justified by the hot key, not by balance.
+    let key = |n: u64| if n % 5 == 0 { format!("hot/a{:03}", n % 97) } else { "hot/z".to_string() };
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 0, 15, 100, &mut n, key);
+    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/z\u{0}", 1, 1, 1), child(3, "hot/z\u{0}", "", 2, 2, 1)], vec![]);
+    load(&mut h, 15, 20, 100, &mut n, key);
+    let r = check(&h.build(), &opts());
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.anomalies);
+    assert_eq!(splits(&r)[0]["top_key"], "hot/z");
+    assert_eq!(r.counts["moves"], 0, "children are new routes, not moves");
+}
+
+#[test]
+fn forced_splits_are_observed_but_not_judged() {
+    let mut h = HistoryBuilder::new();
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    h.at_ms(1000).nemesis("start-split", json!({"targets": [], "effective": true, "split_key": "q"}));
+    h.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+    h.at_ms(1200).nemesis("stop-split", json!({"targets": [], "effective": true}));
+    let r = check(&h.build(), &opts());
+    assert_eq!(r.valid, Validity::Valid);
+    assert_eq!((r.counts["forced-splits"], r.counts["auto-splits"]), (1, 0));
+    // The same split without the nemesis asking for it is a cold auto-split.
+    let mut auto = HistoryBuilder::new();
+    auto.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    auto.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+    assert_eq!(anomaly_kinds(&check(&auto.build(), &opts())), ["cold-split"]);
+}
+
+#[test]
+fn route_load_series_counts_ops_per_second_through_the_catalog_in_force() {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 0, 3, 10, &mut n, uniform);
+    h.at_ms(3_000).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+    load(&mut h, 3, 5, 10, &mut n, |_| "hot/000000900".into());
+    let r = check(&h.build(), &opts());
+    let series = r.details["route_load"].as_array().unwrap();
+    let by_id = |id: u64| series.iter().find(|s| s["id"] == id).unwrap().clone();
+    assert_eq!(by_id(1)["ops_per_s"], json!([10, 10, 10]));
+    assert_eq!(by_id(3)["ops_per_s"], json!([10, 10]));
+    assert_eq!(by_id(3)["first_bucket_s"], 3);
+    assert!(series.iter().all(|s| s["id"] != 2), "route 2 got no load");
+}
