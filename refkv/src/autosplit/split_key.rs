@@ -1,0 +1,338 @@
+//! Choosing where to split a hot route, from the observed distribution only:
+//! 1. a single key carrying at least `hot_key_share` of the route's load is isolated
+//!    (split at the key, or at its successor when the key already starts the route);
+//! 2. otherwise the weighted median (p50) of the sub-range segments;
+//! 3. otherwise decline with a reason. Never a blind midpoint — except under the seeded
+//!    `split-midpoint` bug, which ignores the evidence on purpose.
+
+use serde::Serialize;
+
+use super::config::AutoSplitConfig;
+use super::keys::{byte_midpoint, fraction_of, in_route, interpolate, span_fraction, strictly_inside, successor};
+use super::stats::{KeySegment, RouteLoad};
+use super::view::RouteInfo;
+
+/// Why a split key was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SplitReason {
+    /// Isolating a dominant key. When `completes_isolation` is false this is the first of two
+    /// splits: the right child starts at `key`, and the detector follows up (cooldown-exempt)
+    /// with a split at `key ++ [0]` so that `[key, key ++ [0])` holds the key alone.
+    IsolateHotKey { key: Vec<u8>, share: f64, completes_isolation: bool },
+    /// The weighted median of the route's sub-range load.
+    SubRangeMedian { left_share: f64 },
+    /// Seeded bug `split-midpoint`: the byte midpoint, whatever the load.
+    ByteMidpointBug,
+}
+
+/// Why a hot route was not split (this window).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DeclineReason {
+    /// The route is fenced or migrating.
+    NotActive,
+    /// The route is a recent split child.
+    Cooldown { remaining_ms: u64 },
+    /// No node reported requests with keys for the route.
+    NoEvidence,
+    /// The route holds a single key (`[k, k ++ [0])`); nothing can be split off.
+    SingleKeyRoute,
+    /// The evidence points at no key strictly inside the route.
+    NoInteriorKey,
+    /// The load sits on one key that is not isolatable here (p50 would leave a side empty).
+    LoadOnOneKey,
+    /// A child would be narrower than `min_child_span` (fractions of the key space).
+    SpanTooSmall { left: f64, right: f64 },
+    /// The runtime kill switch is off.
+    Disabled,
+    /// A split of this route was issued and its outcome is not known yet.
+    InFlight,
+    /// `splits_per_cycle` calls were already planned this cycle.
+    CycleBudget,
+    /// The catalog already has `max_routes` routes (counting splits planned this cycle).
+    MaxRoutes { routes: usize },
+    /// The route is not in the catalog the scheduler was given.
+    UnknownRoute,
+}
+
+impl std::fmt::Display for DeclineReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeclineReason::NotActive => write!(f, "route is not active (fenced or migrating)"),
+            DeclineReason::Cooldown { remaining_ms } => write!(f, "in cooldown for another {remaining_ms} ms"),
+            DeclineReason::NoEvidence => write!(f, "no key distribution observed"),
+            DeclineReason::SingleKeyRoute => write!(f, "route holds a single key"),
+            DeclineReason::NoInteriorKey => write!(f, "observed load points at no key strictly inside the route"),
+            DeclineReason::LoadOnOneKey => write!(f, "load sits on one key that cannot be isolated"),
+            DeclineReason::SpanTooSmall { left, right } => write!(f, "child span too small (left {left:e}, right {right:e})"),
+            DeclineReason::Disabled => write!(f, "auto-split is disabled"),
+            DeclineReason::InFlight => write!(f, "a split of this route is in flight"),
+            DeclineReason::CycleBudget => write!(f, "splits-per-cycle budget used up"),
+            DeclineReason::MaxRoutes { routes } => write!(f, "catalog has {routes} routes, the maximum"),
+            DeclineReason::UnknownRoute => write!(f, "route not in the catalog"),
+        }
+    }
+}
+
+/// A chosen split key and the share of the route's load expected in the right child (the
+/// child a cross-group split moves).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyChoice {
+    pub split_key: Vec<u8>,
+    pub reason: SplitReason,
+    pub right_share: f64,
+}
+
+/// Picks the split key for a hot `route` from its merged window `load`.
+pub fn choose_split_key(route: &RouteInfo, load: Option<&RouteLoad>, cfg: &AutoSplitConfig) -> Result<KeyChoice, DeclineReason> {
+    if cfg.split_midpoint_bug {
+        return midpoint_bug(route, load, cfg);
+    }
+    let load = load.filter(|l| l.load > 0).ok_or(DeclineReason::NoEvidence)?;
+    if let Some(choice) = isolate_hot_key(route, load, cfg)? {
+        return Ok(choice);
+    }
+    sub_range_median(route, load, cfg)
+}
+
+fn midpoint_bug(route: &RouteInfo, load: Option<&RouteLoad>, cfg: &AutoSplitConfig) -> Result<KeyChoice, DeclineReason> {
+    let split_key = byte_midpoint(&route.start, &route.end).ok_or(DeclineReason::SingleKeyRoute)?;
+    check_span(route, &split_key, cfg)?;
+    let right_share = load.filter(|l| l.load > 0).map_or(0.5, |l| 1.0 - share_below(&in_route_segments(route, l), &split_key));
+    Ok(KeyChoice { split_key, reason: SplitReason::ByteMidpointBug, right_share })
+}
+
+fn isolate_hot_key(route: &RouteInfo, load: &RouteLoad, cfg: &AutoSplitConfig) -> Result<Option<KeyChoice>, DeclineReason> {
+    let Some(top) = load.hot_keys.iter().find(|h| in_route(&h.key, &route.start, &route.end)) else {
+        return Ok(None);
+    };
+    let share = (top.lower_bound() as f64 / load.load as f64).min(1.0);
+    if share < cfg.hot_key_share {
+        return Ok(None);
+    }
+    let key = top.key.clone();
+    let after = successor(&key);
+    let (split_key, completes_isolation, right_share) = if key > route.start {
+        let completes = !strictly_inside(&after, &route.start, &route.end);
+        let right = (1.0 - share_below(&in_route_segments(route, load), &key)).max(share);
+        (key.clone(), completes, right)
+    } else if strictly_inside(&after, &route.start, &route.end) {
+        (after, true, 1.0 - share)
+    } else {
+        return Err(DeclineReason::SingleKeyRoute);
+    };
+    Ok(Some(KeyChoice { split_key, reason: SplitReason::IsolateHotKey { key, share, completes_isolation }, right_share }))
+}
+
+fn sub_range_median(route: &RouteInfo, load: &RouteLoad, cfg: &AutoSplitConfig) -> Result<KeyChoice, DeclineReason> {
+    let segments = in_route_segments(route, load);
+    let total: u64 = segments.iter().map(|s| s.count).sum();
+    if total == 0 {
+        return Err(DeclineReason::NoEvidence);
+    }
+    let half = total as f64 / 2.0;
+    let mut before = 0.0;
+    let mut split_key = None;
+    for segment in &segments {
+        let count = segment.count as f64;
+        if before + count >= half {
+            split_key = Some(interpolate(&segment.lo, &segment.hi, (half - before) / count));
+            break;
+        }
+        before += count;
+    }
+    let split_key = split_key.ok_or(DeclineReason::NoEvidence)?;
+    if !strictly_inside(&split_key, &route.start, &route.end) {
+        return Err(DeclineReason::NoInteriorKey);
+    }
+    let left_share = share_below(&segments, &split_key);
+    if left_share <= 0.0 || left_share >= 1.0 {
+        return Err(DeclineReason::LoadOnOneKey);
+    }
+    check_span(route, &split_key, cfg)?;
+    Ok(KeyChoice { split_key, reason: SplitReason::SubRangeMedian { left_share }, right_share: 1.0 - left_share })
+}
+
+/// The segments that overlap the route (a node may have sampled under a stale route map).
+fn in_route_segments(route: &RouteInfo, load: &RouteLoad) -> Vec<KeySegment> {
+    load.segments
+        .iter()
+        .filter(|s| s.hi >= route.start && (route.end.is_empty() || s.lo < route.end))
+        .cloned()
+        .collect()
+}
+
+/// Estimated share of the segments' load on keys strictly below `key`.
+fn share_below(segments: &[KeySegment], key: &[u8]) -> f64 {
+    let total: u64 = segments.iter().map(|s| s.count).sum();
+    if total == 0 {
+        return 0.0;
+    }
+    let below: f64 = segments
+        .iter()
+        .map(|s| {
+            if s.hi.as_slice() < key {
+                s.count as f64
+            } else if s.lo.as_slice() >= key {
+                0.0
+            } else {
+                s.count as f64 * fraction_of(&s.lo, &s.hi, key)
+            }
+        })
+        .sum();
+    below / total as f64
+}
+
+fn check_span(route: &RouteInfo, split_key: &[u8], cfg: &AutoSplitConfig) -> Result<(), DeclineReason> {
+    let left = span_fraction(&route.start, split_key);
+    let right = span_fraction(split_key, &route.end);
+    if cfg.min_child_span > 0.0 && (left < cfg.min_child_span || right < cfg.min_child_span) {
+        return Err(DeclineReason::SpanTooSmall { left, right });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::autosplit::stats::HotKey;
+
+    fn route(start: &[u8], end: &[u8]) -> RouteInfo {
+        RouteInfo { route_id: 1, start: start.to_vec(), end: end.to_vec(), group_id: 1, active: true, parent_route_id: None }
+    }
+
+    fn seg(lo: &str, hi: &str, count: u64) -> KeySegment {
+        KeySegment { lo: lo.as_bytes().to_vec(), hi: hi.as_bytes().to_vec(), count }
+    }
+
+    fn load(segments: Vec<KeySegment>, hot_keys: Vec<(&str, u64)>) -> RouteLoad {
+        let total = segments.iter().map(|s| s.count).sum();
+        RouteLoad {
+            score: 100_000.0,
+            load: total,
+            segments,
+            hot_keys: hot_keys.into_iter().map(|(k, c)| HotKey { key: k.as_bytes().to_vec(), count: c, error: 0 }).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn table_of_split_key_choices() {
+        let cfg = AutoSplitConfig::default();
+        struct Case {
+            name: &'static str,
+            route: RouteInfo,
+            load: Option<RouteLoad>,
+            expect: Result<(&'static [u8], &'static str), DeclineReason>,
+        }
+        let cases = vec![
+            Case {
+                name: "dominant key in the middle: split at the key, isolation continues",
+                route: route(b"a", b"z"),
+                load: Some(load(vec![seg("b", "y", 100)], vec![("m", 80), ("c", 5)])),
+                expect: Ok((b"m", "isolate")),
+            },
+            Case {
+                name: "dominant key at the route start: split at its successor",
+                route: route(b"m", b"z"),
+                load: Some(load(vec![seg("m", "y", 100)], vec![("m", 90)])),
+                expect: Ok((b"m\0", "isolate")),
+            },
+            Case {
+                name: "single-key route cannot be split",
+                route: route(b"m", b"m\0"),
+                load: Some(load(vec![seg("m", "m", 100)], vec![("m", 100)])),
+                expect: Err(DeclineReason::SingleKeyRoute),
+            },
+            Case {
+                name: "no dominant key: weighted median of the segments",
+                route: route(b"", b""),
+                load: Some(load(vec![seg("k10", "k19", 25), seg("k20", "k29", 25), seg("k30", "k39", 50)], vec![("k31", 10)])),
+                expect: Ok((b"k29", "median")),
+            },
+            Case { name: "no window at all", route: route(b"a", b"z"), load: None, expect: Err(DeclineReason::NoEvidence) },
+            Case {
+                name: "evidence outside the route is ignored",
+                route: route(b"a", b"c"),
+                load: Some(load(vec![seg("x", "y", 10)], vec![])),
+                expect: Err(DeclineReason::NoEvidence),
+            },
+            Case {
+                name: "median at the route start is not interior",
+                route: route(b"k", b"z"),
+                load: Some(load(vec![seg("k", "k", 60), seg("p", "q", 40)], vec![])),
+                expect: Err(DeclineReason::NoInteriorKey),
+            },
+            Case {
+                name: "load on one untracked key cannot be split by median",
+                route: route(b"a", b"z"),
+                load: Some(load(vec![seg("k", "k", 100)], vec![])),
+                expect: Err(DeclineReason::LoadOnOneKey),
+            },
+        ];
+        for case in cases {
+            let got = choose_split_key(&case.route, case.load.as_ref(), &cfg);
+            match (&case.expect, &got) {
+                (Ok((key, kind)), Ok(choice)) => {
+                    assert_eq!(choice.split_key, key.to_vec(), "{}", case.name);
+                    let matches = match choice.reason {
+                        SplitReason::IsolateHotKey { .. } => *kind == "isolate",
+                        SplitReason::SubRangeMedian { .. } => *kind == "median",
+                        SplitReason::ByteMidpointBug => *kind == "midpoint",
+                    };
+                    assert!(matches, "{}: {:?}", case.name, choice.reason);
+                }
+                (Err(want), Err(got)) => assert_eq!(want, got, "{}", case.name),
+                _ => panic!("{}: expected {:?}, got {:?}", case.name, case.expect, got),
+            }
+        }
+    }
+
+    #[test]
+    fn isolation_at_the_last_key_needs_one_split() {
+        let cfg = AutoSplitConfig::default();
+        let r = route(b"a", b"m\0");
+        let choice = choose_split_key(&r, Some(&load(vec![seg("b", "m", 10)], vec![("m", 9)])), &cfg).unwrap();
+        assert_eq!(choice.split_key, b"m".to_vec());
+        assert!(matches!(choice.reason, SplitReason::IsolateHotKey { completes_isolation: true, .. }));
+    }
+
+    #[test]
+    fn a_hot_key_below_the_share_falls_back_to_the_median() {
+        let cfg = AutoSplitConfig { hot_key_share: 0.9, ..Default::default() };
+        let l = load(vec![seg("a", "c", 50), seg("m", "m", 50)], vec![("m", 50)]);
+        let choice = choose_split_key(&route(b"", b""), Some(&l), &cfg).unwrap();
+        assert!(matches!(choice.reason, SplitReason::SubRangeMedian { .. }));
+        assert!(choice.split_key.as_slice() > b"a".as_slice() && choice.split_key.as_slice() <= b"m".as_slice());
+    }
+
+    #[test]
+    fn the_median_balances_load_and_reports_the_right_share() {
+        let cfg = AutoSplitConfig::default();
+        let l = load(vec![seg("hot/000000", "hot/000999", 1_000)], vec![]);
+        let choice = choose_split_key(&route(b"hot/", b"hot0"), Some(&l), &cfg).unwrap();
+        assert!((choice.right_share - 0.5).abs() < 0.01, "{}", choice.right_share);
+        assert!(choice.split_key.starts_with(b"hot/0005") || choice.split_key.starts_with(b"hot/0004"), "{:?}", choice.split_key);
+    }
+
+    #[test]
+    fn min_child_span_declines_a_too_narrow_child() {
+        let cfg = AutoSplitConfig { min_child_span: 0.25, ..Default::default() };
+        let l = load(vec![seg("\x01", "\x02", 10)], vec![]);
+        assert!(matches!(choose_split_key(&route(b"", b""), Some(&l), &cfg), Err(DeclineReason::SpanTooSmall { .. })));
+        let wide = load(vec![seg("\x40", "\x7f", 5), KeySegment { lo: vec![0x80], hi: vec![0xc0], count: 5 }], vec![]);
+        assert!(choose_split_key(&route(b"", b""), Some(&wide), &cfg).is_ok());
+    }
+
+    #[test]
+    fn the_midpoint_bug_ignores_the_evidence() {
+        let cfg = AutoSplitConfig { split_midpoint_bug: true, ..Default::default() };
+        let l = load(vec![seg("a", "b", 10)], vec![("a", 9)]);
+        let choice = choose_split_key(&route(b"", b""), Some(&l), &cfg).unwrap();
+        assert_eq!(choice.split_key, vec![0x80]);
+        assert_eq!(choice.reason, SplitReason::ByteMidpointBug);
+        assert_eq!(choice.right_share, 0.0);
+        assert_eq!(choose_split_key(&route(b"k", b"k\0"), Some(&l), &cfg), Err(DeclineReason::SingleKeyRoute));
+    }
+}
