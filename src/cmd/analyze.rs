@@ -1,0 +1,182 @@
+//! `faultline analyze`: check histories on disk — faultline's own JSON Lines or the
+//! Jepsen, Knossos and Porcupine formats — and print or write their verdicts.
+//!
+//! Each PATH is a history file or a directory searched recursively (a run directory
+//! holding `history.jsonl`, such as `store/latest`, contributes just that file). Inputs are
+//! read and checked in parallel. The exit code is the worst verdict over all inputs
+//! (0 valid, 1 invalid, 2 unknown); 254 if an argument is bad or an input cannot be read,
+//! 255 on an internal error.
+
+mod inputs;
+mod output;
+
+use super::exit;
+use analysis::analyze::{analyze, AnalyzeOptions, ModelChoice};
+use analysis::checkers::linearizable::LinearizableOptions;
+use analysis::formats::{load_file, Format, FormatError, LoadedHistory};
+use analysis::verdict::{Validity, Verdict};
+use clap::Args;
+use rayon::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+#[command(after_help = "Exit code: the worst verdict over all inputs — 0 valid, 1 invalid, 2 unknown; \
+254 bad arguments or an unreadable input; 255 internal error.\n\
+The history format is described in docs/history-format.md.")]
+pub struct AnalyzeArgs {
+    /// History format; `auto` detects it from the content (file extension as a hint).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "jsonl", "jepsen-log", "edn", "porcupine-kv"])]
+    pub format: String,
+
+    /// What to check: `auto` picks linearizability (cas-register for read/write/cas, kv for
+    /// get/put/append) and/or set-full (for add/read-set/scan) from the operations present.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "register", "cas-register", "kv", "set"])]
+    pub model: String,
+
+    /// Initial value of every register/key, as JSON (`null` = absent). Default per format:
+    /// jsonl and jepsen-log null, edn 0, porcupine-kv "".
+    #[arg(long, value_name = "JSON", value_parser = parse_json)]
+    pub initial: Option<serde_json::Value>,
+
+    /// Print one line per input: `<path><TAB><valid|invalid|unknown>`.
+    #[arg(long)]
+    pub summary: bool,
+
+    /// Write the verdict to DIR/results.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Linearizability: wall-time budget per key, in seconds; past it the key is `unknown`.
+    #[arg(long, value_name = "SECS", value_parser = parse_positive_secs)]
+    pub time_budget: Option<Duration>,
+
+    /// Linearizability: memory budget per key, in MiB; past it the key is `unknown`.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub memory_budget: Option<u64>,
+
+    /// Set-full: the store promises linearizable reads, so a stale element is invalid.
+    #[arg(long)]
+    pub linearizable_set: bool,
+
+    /// History files, or directories to search for them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+fn parse_json(s: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str(s).map_err(|e| format!("not valid JSON ({e}); e.g. null, 0, '\"\"'"))
+}
+
+fn parse_positive_secs(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(Duration::from_secs_f64(x)),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+/// The result of one input.
+pub(crate) enum Outcome {
+    Checked { loaded: Box<LoadedHistory>, verdict: Verdict, initial: serde_json::Value },
+    /// Unreadable or unusable input (exit 254).
+    BadInput(String),
+    /// A bug in faultline (exit 255).
+    Internal(String),
+}
+
+pub fn run(args: AnalyzeArgs) -> ExitCode {
+    let started = Instant::now();
+    let format = Format::from_name(&args.format);
+    let Some(model) = ModelChoice::from_name(&args.model) else {
+        eprintln!("faultline analyze: unknown model {:?}", args.model);
+        return ExitCode::from(exit::BAD_ARGS);
+    };
+    let (files, mut problems) = inputs::collect(&args.paths, format);
+    if files.is_empty() && problems.is_empty() {
+        problems.push("no history files found in the given paths".to_string());
+    }
+    let opts = analyze_options(&args, model);
+    let outcomes: Vec<(PathBuf, Outcome)> =
+        files.par_iter().map(|path| (path.clone(), check_one(path, format, &opts))).collect();
+
+    for p in &problems {
+        eprintln!("faultline analyze: {p}");
+    }
+    if args.summary {
+        output::print_summary(&outcomes);
+    } else {
+        output::print_readable(&outcomes, started.elapsed());
+    }
+    if let Some(dir) = &args.out {
+        if let Err(e) = output::write_results(dir, &outcomes) {
+            eprintln!("faultline analyze: cannot write {}: {e}", dir.join("results.json").display());
+            return ExitCode::from(exit::BAD_ARGS);
+        }
+    }
+    ExitCode::from(exit_code(&outcomes, !problems.is_empty()))
+}
+
+fn analyze_options(args: &AnalyzeArgs, model: ModelChoice) -> AnalyzeOptions {
+    let mut linearizable = LinearizableOptions::default();
+    if let Some(t) = args.time_budget {
+        linearizable.per_key_time = t;
+    }
+    if let Some(mib) = args.memory_budget {
+        linearizable.per_key_memory_bytes = mib.saturating_mul(1 << 20);
+    }
+    AnalyzeOptions {
+        model: Some(model),
+        initial: args.initial.clone(),
+        linearizable,
+        set_full: analysis::checkers::set_full::SetFullOptions { linearizable: args.linearizable_set },
+    }
+}
+
+/// Reads and checks one file, turning a panic into an internal error.
+fn check_one(path: &Path, format: Option<Format>, opts: &AnalyzeOptions) -> Outcome {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<Outcome, FormatError> {
+        let loaded = load_file(path, format)?;
+        let source = path.display().to_string();
+        let default_initial = loaded.format.default_initial();
+        let initial = opts.initial.clone().unwrap_or(default_initial.clone());
+        match analyze(&loaded.history, default_initial, opts) {
+            Ok(verdict) => Ok(Outcome::Checked { loaded: Box::new(loaded), verdict, initial }),
+            Err(e) => {
+                let line = loaded.report.line_of(e.position).unwrap_or(0);
+                Err(FormatError::new(&source, line, e.message))
+            }
+        }
+    }));
+    match result {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) => Outcome::BadInput(e.to_string()),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Outcome::Internal(format!("{}: internal error while checking: {what}", path.display()))
+        }
+    }
+}
+
+/// Internal errors beat bad input, which beats the worst verdict.
+fn exit_code(outcomes: &[(PathBuf, Outcome)], bad_paths: bool) -> u8 {
+    if outcomes.iter().any(|(_, o)| matches!(o, Outcome::Internal(_))) {
+        return exit::INTERNAL;
+    }
+    if bad_paths || outcomes.iter().any(|(_, o)| matches!(o, Outcome::BadInput(_))) {
+        return exit::BAD_ARGS;
+    }
+    outcomes
+        .iter()
+        .filter_map(|(_, o)| match o {
+            Outcome::Checked { verdict, .. } => Some(verdict.valid),
+            _ => None,
+        })
+        .fold(Validity::NotApplicable, Validity::merge)
+        .exit_code()
+}

@@ -1,0 +1,201 @@
+//! `faultline analyze` end to end: exit codes, `--summary` lines, `--out` results, errors
+//! naming file and line, and the verdicts over every labelled shared history.
+
+use assert_cmd::Command;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn faultline() -> Command {
+    Command::cargo_bin("faultline").expect("faultline binary")
+}
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/histories")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write test file");
+    path
+}
+
+const VALID_JSONL: &str = r#"{"index":0,"type":"invoke","process":0,"f":"write","key":"k","value":1,"time":1}
+{"index":1,"type":"ok","process":0,"f":"write","key":"k","value":1,"time":2}
+{"index":2,"type":"invoke","process":1,"f":"read","key":"k","value":null,"time":3}
+{"index":3,"type":"ok","process":1,"f":"read","key":"k","value":1,"time":4}
+"#;
+
+const STALE_READ_JSONL: &str = r#"{"index":0,"type":"invoke","process":0,"f":"write","key":"k","value":1,"time":1}
+{"index":1,"type":"ok","process":0,"f":"write","key":"k","value":1,"time":2}
+{"index":2,"type":"invoke","process":1,"f":"read","key":"k","value":null,"time":3}
+{"index":3,"type":"ok","process":1,"f":"read","key":"k","value":null,"time":4}
+"#;
+
+/// Parses `--summary` output into path → verdict.
+fn summary_lines(stdout: &[u8]) -> BTreeMap<String, String> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| {
+            let (path, verdict) = l.split_once('\t').unwrap_or_else(|| panic!("summary line without a tab: {l:?}"));
+            (path.to_string(), verdict.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_labelled_shared_history_gets_its_label_through_the_cli() {
+    let out = faultline().args(["analyze", "--summary"]).arg(testdata()).output().expect("runs");
+    assert_eq!(out.status.code(), Some(1), "some labelled histories are invalid; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let verdicts = summary_lines(&out.stdout);
+    assert_eq!(verdicts.len(), 115, "one line per labelled history");
+    for folder in ["etcd-jepsen", "kv", "knossos-cas"] {
+        let labels = std::fs::read_to_string(testdata().join(folder).join("labels.tsv")).expect("labels");
+        for row in labels.lines().skip(1).filter(|l| !l.is_empty()) {
+            let f: Vec<&str> = row.split('\t').collect();
+            let path = testdata().join(folder).join(f[0]).display().to_string();
+            let expected = if f[3] == "linearizable" { "valid" } else { "invalid" };
+            assert_eq!(verdicts.get(&path).map(String::as_str), Some(expected), "{path}");
+        }
+    }
+}
+
+#[test]
+fn valid_history_exits_0_and_writes_results_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = write(dir.path(), "h.jsonl", VALID_JSONL);
+    let out_dir = dir.path().join("out");
+    let out = faultline().arg("analyze").arg("--out").arg(&out_dir).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("VALID") && stdout.contains("linearizable (cas-register): valid"), "{stdout}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["valid"], serde_json::json!(true));
+    assert_eq!(results["checkers"]["linearizable"]["valid"], serde_json::json!(true));
+}
+
+#[test]
+fn invalid_history_exits_1_with_a_witness() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = write(dir.path(), "h.jsonl", STALE_READ_JSONL);
+    let out = faultline().arg("analyze").arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("INVALID") && stdout.contains("not-linearizable"), "{stdout}");
+}
+
+#[test]
+fn initial_value_comes_from_the_format_or_from_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    // A read of 0 before any write: wrong if the register starts absent (jsonl's default).
+    let h = write(
+        dir.path(),
+        "h.jsonl",
+        "{\"type\":\"invoke\",\"process\":1,\"f\":\"read\"}\n{\"type\":\"ok\",\"process\":1,\"f\":\"read\",\"value\":0}\n",
+    );
+    let out = faultline().args(["analyze", "--summary"]).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let out = faultline().args(["analyze", "--summary", "--initial", "0"]).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // The same ops as Knossos EDN start at 0 by default.
+    let edn = write(dir.path(), "h.edn", "[{:process 1 :type :invoke :f :read :value nil}\n {:process 1 :type :ok :f :read :value 0}]");
+    let out = faultline().args(["analyze", "--summary"]).arg(&edn).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let out = faultline().args(["analyze", "--summary", "--initial", "null"]).arg(&edn).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn worst_verdict_over_inputs_decides_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "a.jsonl", VALID_JSONL);
+    let bad = write(dir.path(), "b.jsonl", STALE_READ_JSONL);
+    let out = faultline().args(["analyze", "--summary"]).arg(&good).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines = summary_lines(&out.stdout);
+    assert_eq!(lines[&good.display().to_string()], "valid");
+    assert_eq!(lines[&bad.display().to_string()], "invalid");
+}
+
+#[test]
+fn nothing_to_check_is_unknown_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = write(dir.path(), "h.jsonl", "{\"index\":0,\"type\":\"info\",\"process\":\"nemesis\",\"f\":\"start-partition\"}\n");
+    let out = faultline().args(["analyze", "--summary"]).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(summary_lines(&out.stdout)[&h.display().to_string()], "unknown");
+}
+
+#[test]
+fn a_run_directory_is_checked_through_its_history_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("store/test/20260101T000000");
+    std::fs::create_dir_all(&run).unwrap();
+    write(&run, "history.jsonl", VALID_JSONL);
+    write(&run, "faultline.log", "2026-01-01 INFO starting\n");
+    let out = faultline().args(["analyze", "--summary"]).arg(dir.path().join("store")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = summary_lines(&out.stdout);
+    assert_eq!(lines.keys().cloned().collect::<Vec<_>>(), [run.join("history.jsonl").display().to_string()]);
+}
+
+#[test]
+fn set_histories_are_checked_with_set_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"{"type":"invoke","process":0,"f":"add","value":1}
+{"type":"ok","process":0,"f":"add","value":1}
+{"type":"invoke","process":1,"f":"read-set","value":null}
+{"type":"ok","process":1,"f":"read-set","value":[1]}
+{"type":"invoke","process":1,"f":"read-set","value":null}
+{"type":"ok","process":1,"f":"read-set","value":[]}
+"#;
+    let h = write(dir.path(), "set.jsonl", text);
+    let out = faultline().arg("analyze").arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("set-full: invalid") && stdout.contains("- lost"), "{stdout}");
+}
+
+#[test]
+fn bad_arguments_exit_254() {
+    for args in [
+        vec!["analyze"],
+        vec!["analyze", "--format", "xml", "x"],
+        vec!["analyze", "--model", "queue", "x"],
+        vec!["analyze", "--initial", "{nope", "x"],
+        vec!["analyze", "--time-budget", "-1", "x"],
+    ] {
+        let out = faultline().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(254), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn unreadable_or_corrupt_input_exits_254_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let out = faultline().arg("analyze").arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(254));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.jsonl"));
+
+    let garbage = write(dir.path(), "g.jsonl", &format!("{VALID_JSONL}garbage\n{VALID_JSONL}"));
+    let out = faultline().arg("analyze").arg(&garbage).output().unwrap();
+    assert_eq!(out.status.code(), Some(254));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:5: ", garbage.display())), "{stderr}");
+
+    let unknown_f = write(dir.path(), "f.jsonl", "{\"type\":\"invoke\",\"process\":0,\"f\":\"read\"}\n{\"type\":\"invoke\",\"process\":1,\"f\":\"frob\"}\n");
+    let out = faultline().arg("analyze").arg(&unknown_f).output().unwrap();
+    assert_eq!(out.status.code(), Some(254));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:2: ", unknown_f.display())) && stderr.contains("unknown function \"frob\""), "{stderr}");
+}
+
+#[test]
+fn truncated_last_line_is_a_warning_and_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = write(dir.path(), "h.jsonl", &format!("{VALID_JSONL}{{\"index\":4,\"type\":\"inv"));
+    let out = faultline().arg("analyze").arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("warning: "), "{}", String::from_utf8_lossy(&out.stdout));
+}
