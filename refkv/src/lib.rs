@@ -2,4 +2,27 @@
 //!
 //! A durable, range-sharded, multi-Raft key-value store (openraft + redb) that speaks the
 //! subset of elastickv's gRPC API that faultline uses, plus extension fields carrying the
-//! commit metadata the checkers need.
+//! commit metadata the checkers need. See docs/refkv.md.
+//!
+//! Layers, bottom up: [`catalog`] and [`ownership`] (pure rules), [`sm`] (a group's
+//! deterministic state), [`store`] (redb persistence for openraft), [`network`] (Raft over
+//! gRPC), [`node`] (groups of one process), [`exec`] and [`router`] (leader execution and
+//! forwarding), the gRPC services, [`jobs`] (cross-group moves), [`server`] and [`ctl`].
+
+pub mod api_distribution;
+pub mod api_kv;
+pub mod autosplit;
+pub mod bugs;
+pub mod catalog;
+pub mod ctl;
+pub mod exec;
+pub mod jobs;
+pub mod network;
+pub mod node;
+pub mod ownership;
+pub mod proto;
+pub mod router;
+pub mod server;
+pub mod sm;
+pub mod store;
+pub mod types;

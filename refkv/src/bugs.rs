@@ -1,0 +1,56 @@
+//! Seeded bugs, each off by default and switched on only by name (`--bug NAME`). See
+//! docs/refkv.md for what each breaks and which checker must catch it.
+
+use serde::{Deserialize, Serialize};
+
+pub const BUG_NAMES: [&str; 5] = ["no-fence", "early-cutover", "stale-read", "ack-before-commit", "split-midpoint"];
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Bugs {
+    /// Apply writes without the ownership/epoch check.
+    pub no_fence: bool,
+    /// Cut over before the fence and delta copy (writes during the move are lost).
+    pub early_cutover: bool,
+    /// Serve reads from local state on any node without leader confirmation.
+    pub stale_read: bool,
+    /// Acknowledge a write once proposed, before a quorum commits it.
+    pub ack_before_commit: bool,
+    /// The auto-split detector splits at the byte midpoint, ignoring its evidence.
+    pub split_midpoint: bool,
+}
+
+impl Bugs {
+    /// Parses the `--bug` names; unknown names are refused.
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Bugs, String> {
+        let mut bugs = Bugs::default();
+        for name in names {
+            match name.as_ref() {
+                "no-fence" => bugs.no_fence = true,
+                "early-cutover" => bugs.early_cutover = true,
+                "stale-read" => bugs.stale_read = true,
+                "ack-before-commit" => bugs.ack_before_commit = true,
+                "split-midpoint" => bugs.split_midpoint = true,
+                other => return Err(format!("unknown bug {other:?}; known bugs: {}", BUG_NAMES.join(", "))),
+            }
+        }
+        Ok(bugs)
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        let flags = [self.no_fence, self.early_cutover, self.stale_read, self.ack_before_commit, self.split_midpoint];
+        BUG_NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(n, _)| *n).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_is_refused() {
+        let bugs = Bugs::from_names(&["no-fence", "stale-read"]).unwrap();
+        assert_eq!(bugs.names(), vec!["no-fence", "stale-read"]);
+        assert!(Bugs::from_names(&["nofence"]).unwrap_err().contains("unknown bug"));
+        assert_eq!(Bugs::from_names::<&str>(&[]).unwrap(), Bugs::default());
+    }
+}

@@ -1,0 +1,163 @@
+//! The deterministic state of one Raft group and how commands change it.
+//!
+//! Every group holds key/value data and its [`Ownership`] map; the default group also holds
+//! the route [`Catalog`]. `apply` is pure apart from recording which keys changed, so the
+//! storage layer can persist exactly those.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bugs::Bugs;
+use crate::catalog::{below_end, Catalog};
+use crate::ownership::{Ownership, Refusal};
+use crate::types::{Cas, Command, CommandResult, Key, LogId, StoredMembership};
+
+/// The default group: it stores the route catalog.
+pub const CATALOG_GROUP: u64 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GroupState {
+    pub group: u64,
+    pub last_applied: Option<LogId>,
+    pub membership: StoredMembership,
+    #[serde(with = "crate::types::pairs")]
+    pub kv: BTreeMap<Key, Vec<u8>>,
+    pub ownership: Ownership,
+    pub catalog: Option<Catalog>,
+}
+
+/// Keys (and metadata) an apply batch changed, for write-through persistence.
+#[derive(Debug, Default)]
+pub struct Dirty {
+    pub keys: BTreeSet<Key>,
+    pub meta: bool,
+}
+
+impl GroupState {
+    /// The state before the first log entry, derived from the genesis catalog.
+    pub fn genesis(group: u64, catalog: &Catalog) -> GroupState {
+        GroupState {
+            group,
+            last_applied: None,
+            membership: StoredMembership::default(),
+            kv: BTreeMap::new(),
+            ownership: Ownership::from_catalog(catalog, group),
+            catalog: (group == CATALOG_GROUP).then(|| catalog.clone()),
+        }
+    }
+
+    /// Everything but the key/value data (for persisting metadata after an apply).
+    pub fn clone_meta(&self) -> GroupState {
+        GroupState {
+            group: self.group,
+            last_applied: self.last_applied,
+            membership: self.membership.clone(),
+            kv: BTreeMap::new(),
+            ownership: self.ownership.clone(),
+            catalog: self.catalog.clone(),
+        }
+    }
+
+    pub fn apply(&mut self, cmd: &Command, bugs: &Bugs, dirty: &mut Dirty) -> CommandResult {
+        match cmd {
+            Command::Put { key, value, epoch, cas } => {
+                let epoch = match self.write_allowed(key, *epoch, bugs) {
+                    Ok(epoch) => epoch,
+                    Err(r) => return rejected(r),
+                };
+                let ok = match cas {
+                    None => true,
+                    Some(Cas::Expect(v)) => self.kv.get(key) == Some(v),
+                    Some(Cas::ExpectAbsent) => !self.kv.contains_key(key),
+                };
+                if ok {
+                    self.kv.insert(key.clone(), value.clone());
+                    dirty.keys.insert(key.clone());
+                }
+                CommandResult::Written { applied: ok, epoch }
+            }
+            Command::Delete { key, epoch } => match self.write_allowed(key, *epoch, bugs) {
+                Ok(epoch) => {
+                    let existed = self.kv.remove(key).is_some();
+                    dirty.keys.insert(key.clone());
+                    CommandResult::Written { applied: existed, epoch }
+                }
+                Err(r) => rejected(r),
+            },
+            Command::Split { expected_version, route_id, split_key, target_group, now_ms } => {
+                dirty.meta = true;
+                match self.catalog.as_mut() {
+                    Some(c) => CommandResult::Split(c.split(*expected_version, *route_id, split_key, *target_group, *now_ms)),
+                    None => CommandResult::Job(Err("not the catalog group".into())),
+                }
+            }
+            Command::JobStep { job_id, from, to, error, now_ms } => {
+                dirty.meta = true;
+                match self.catalog.as_mut() {
+                    Some(c) => CommandResult::Job(c.step_job(*job_id, *from, *to, error.clone(), *now_ms).map_err(|e| e.to_string())),
+                    None => CommandResult::Job(Err("not the catalog group".into())),
+                }
+            }
+            Command::Fence { start, end } => self.ownership_change(dirty, |o| o.fence(start, end, true)),
+            Command::Unfence { start, end } => self.ownership_change(dirty, |o| o.fence(start, end, false)),
+            Command::Own { start, end, epoch } => self.ownership_change(dirty, |o| o.own(start, end, *epoch)),
+            Command::Disown { start, end, new_epoch, new_group } => {
+                self.ownership_change(dirty, |o| o.disown(start, end, *new_epoch, *new_group))
+            }
+            Command::Ingest { pairs, deletes } => {
+                for (k, v) in pairs {
+                    self.kv.insert(k.clone(), v.clone());
+                    dirty.keys.insert(k.clone());
+                }
+                for k in deletes {
+                    self.kv.remove(k);
+                    dirty.keys.insert(k.clone());
+                }
+                CommandResult::Done
+            }
+            Command::DeleteRange { start, end } => {
+                let doomed: Vec<Key> = self.range(start, end).map(|(k, _)| k.clone()).collect();
+                for k in doomed {
+                    self.kv.remove(&k);
+                    dirty.keys.insert(k);
+                }
+                CommandResult::Done
+            }
+        }
+    }
+
+    fn ownership_change(&mut self, dirty: &mut Dirty, f: impl FnOnce(&mut Ownership)) -> CommandResult {
+        f(&mut self.ownership);
+        dirty.meta = true;
+        CommandResult::Done
+    }
+
+    /// The fencing rule (skipped entirely under the `no-fence` bug).
+    fn write_allowed(&self, key: &[u8], epoch: u64, bugs: &Bugs) -> Result<u64, Refusal> {
+        if bugs.no_fence {
+            return Ok(epoch);
+        }
+        self.ownership.check_write(key, epoch).map(|_| epoch)
+    }
+
+    /// A read of `key` under route `epoch`.
+    pub fn read(&self, key: &[u8], epoch: u64) -> Result<Option<Vec<u8>>, Refusal> {
+        self.ownership.check_read(key, epoch)?;
+        Ok(self.kv.get(key).cloned())
+    }
+
+    /// Key/value pairs in `[start, end)`.
+    pub fn range<'a>(&'a self, start: &[u8], end: &'a [u8]) -> impl Iterator<Item = (&'a Key, &'a Vec<u8>)> + 'a {
+        self.kv.range::<[u8], _>((Bound::Included(start), Bound::Unbounded)).take_while(move |(k, _)| below_end(k, end))
+    }
+}
+
+fn rejected(r: Refusal) -> CommandResult {
+    CommandResult::Rejected { current_epoch: r.current_epoch, reason: r.reason }
+}
+
+#[cfg(test)]
+#[path = "sm_tests.rs"]
+mod tests;

@@ -1,0 +1,98 @@
+//! Raft type configuration and the commands replicated through every group's log.
+//!
+//! One log format serves all groups: data groups apply key/value commands and the
+//! ownership commands the move-job driver sends them; the default group (1) also applies
+//! catalog commands (splits, job phase steps).
+
+use std::io::Cursor;
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{CatalogError, JobPhase, SplitOutcome};
+
+/// Key bytes. An empty `end` of a range means "unbounded".
+pub type Key = Vec<u8>;
+
+openraft::declare_raft_types!(
+    /// refkv's openraft type configuration.
+    pub TypeConfig:
+        D = Command,
+        R = CommandResult,
+);
+
+pub type NodeId = u64;
+pub type Raft = openraft::Raft<TypeConfig>;
+pub type LogId = openraft::LogId<NodeId>;
+pub type Entry = openraft::Entry<TypeConfig>;
+pub type StorageError = openraft::StorageError<NodeId>;
+pub type StoredMembership = openraft::StoredMembership<NodeId, openraft::BasicNode>;
+pub type SnapshotMeta = openraft::SnapshotMeta<NodeId, openraft::BasicNode>;
+
+/// Compare-and-set condition of a put.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Cas {
+    Expect(Vec<u8>),
+    ExpectAbsent,
+}
+
+/// A replicated command.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Command {
+    /// Client put, routed under route `epoch`.
+    Put { key: Key, value: Vec<u8>, epoch: u64, cas: Option<Cas> },
+    /// Client delete, routed under route `epoch`.
+    Delete { key: Key, epoch: u64 },
+    /// Catalog (default group only): split a route.
+    Split { expected_version: u64, route_id: u64, split_key: Key, target_group: u64, now_ms: i64 },
+    /// Catalog (default group only): advance a split job from one phase to the next.
+    JobStep { job_id: u64, from: JobPhase, to: JobPhase, error: Option<String>, now_ms: i64 },
+    /// Data group: reject writes to `[start, end)` (the range is about to move).
+    Fence { start: Key, end: Key },
+    /// Data group: accept writes to `[start, end)` again (an abandoned move).
+    Unfence { start: Key, end: Key },
+    /// Data group: this group owns `[start, end)` from `epoch` on (the target at cutover).
+    Own { start: Key, end: Key, epoch: u64 },
+    /// Data group: `[start, end)` now belongs to `new_group` under `new_epoch` (the source at
+    /// cutover).
+    Disown { start: Key, end: Key, new_epoch: u64, new_group: u64 },
+    /// Data group: copy of moved data (no ownership check: the range is not yet served here).
+    Ingest { pairs: Vec<(Key, Vec<u8>)>, deletes: Vec<Key> },
+    /// Data group: drop every key in `[start, end)` (cleanup of a moved or abandoned copy).
+    DeleteRange { start: Key, end: Key },
+}
+
+/// The outcome of applying a [`Command`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum CommandResult {
+    /// Blank and membership entries.
+    None,
+    /// A put/delete passed the ownership check; `applied` is false for a failed CAS.
+    Written { applied: bool, epoch: u64 },
+    /// The epoch fence rejected the write: the key is not served here under that epoch.
+    Rejected { current_epoch: u64, reason: String },
+    Split(Result<SplitOutcome, CatalogError>),
+    Job(Result<(), String>),
+    Done,
+}
+
+/// Serde for maps with byte-string keys (JSON object keys must be strings): a list of
+/// `[key, value]` pairs.
+pub mod pairs {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, K: Serialize, V: Serialize>(m: &BTreeMap<K, V>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter())
+    }
+
+    pub fn deserialize<'de, D, K, V>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        D: Deserializer<'de>,
+        K: Deserialize<'de> + Ord,
+        V: Deserialize<'de>,
+    {
+        let v: Vec<(K, V)> = Deserialize::deserialize(d)?;
+        Ok(v.into_iter().collect())
+    }
+}
