@@ -112,7 +112,11 @@ fn certainty_for(kind: CallKind, mutation_certainty: Certainty) -> Certainty {
 pub fn classify(kind: CallKind, status: &Status) -> CallError {
     let not_sent = connect_failed(status);
     let local = status.source().is_some();
-    let (tag, mutation_certainty) = classify_code(status.code(), not_sent, local);
+    let (mut tag, mutation_certainty) = classify_code(status.code(), not_sent, local);
+    if in_source_chain::<tonic::TimeoutExpired>(status) {
+        // tonic enforces the request's grpc-timeout itself and reports it as `Cancelled`.
+        tag = "timed-out";
+    }
     let message = if not_sent {
         format!("{} (connection failed before sending)", status.message())
     } else {
@@ -153,19 +157,18 @@ pub fn classify_code(code: Code, not_sent: bool, local: bool) -> (&'static str, 
 
 /// True when the status was caused by a failure to establish the connection.
 fn connect_failed(status: &Status) -> bool {
-    let mut source: Option<&(dyn StdError + 'static)> = status.source();
-    while let Some(err) = source {
-        if err.downcast_ref::<tonic::ConnectError>().is_some() {
-            return true;
-        }
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::ConnectionRefused {
-                return true;
-            }
-        }
-        source = err.source();
-    }
-    false
+    in_source_chain::<tonic::ConnectError>(status)
+        || sources(status).any(|e| {
+            e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        })
+}
+
+fn sources(status: &Status) -> impl Iterator<Item = &(dyn StdError + 'static)> {
+    std::iter::successors(status.source(), |e: &&(dyn StdError + 'static)| (*e).source())
+}
+
+fn in_source_chain<E: StdError + 'static>(status: &Status) -> bool {
+    sources(status).any(|e| e.downcast_ref::<E>().is_some())
 }
 
 #[cfg(test)]
@@ -294,6 +297,16 @@ mod tests {
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
         let status = Status::from_error(Box::new(io));
         assert!(classify(CallKind::Mutation, &status).is_definite());
+    }
+
+    #[test]
+    fn tonic_client_timeout_is_tagged_timed_out() {
+        let status = Status::from_error(Box::new(tonic::TimeoutExpired(())));
+        assert_eq!(status.code(), Code::Cancelled);
+        let write = classify(CallKind::Mutation, &status);
+        assert_eq!((write.certainty, write.tag), (Indeterminate, "timed-out"));
+        let read = classify(CallKind::Read, &status);
+        assert_eq!((read.certainty, read.tag), (Definite, "timed-out"));
     }
 
     #[test]
