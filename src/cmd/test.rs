@@ -49,7 +49,7 @@ pub struct TestArgs {
     pub no_auto_split: bool,
 
     /// Extra flag passed to every server, verbatim; repeat for several (e.g.
-    /// `--server-arg=--auto-split=false`).
+    /// `--server-arg=--copy-bytes-per-sec=1000000`).
     #[arg(long = "server-arg", value_name = "ARG", allow_hyphen_values = true, help_heading = "Cluster")]
     pub server_args: Vec<String>,
 

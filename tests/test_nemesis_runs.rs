@@ -1,0 +1,62 @@
+//! End-to-end: a short `faultline test` per nemesis kind against a real 3-node refkv
+//! cluster in Docker is valid, records each fault's start and end, leaves no container or
+//! network behind, and never changes the host's firewall.
+
+mod test_support;
+use test_support::*;
+
+/// Runs one nemesis kind for a short test and checks the common promises.
+fn short_run(kind: &str, extra: &[&str]) -> analysis::history::History {
+    let _one = lock();
+    let firewall_before = host_firewall();
+    let mut args = vec!["--nemesis", kind, "--time-limit", "20", "--nemesis-interval", "4", "--test-name", kind];
+    args.extend_from_slice(extra);
+    let (run, out) = run_test(&format!("nemesis-{kind}"), &args);
+    let results = results(&run);
+    assert_eq!(out.status.code(), Some(0), "{kind} run not valid: {results:#}\n{}", show(&out));
+    assert_eq!(results["valid"], serde_json::json!(true));
+    let history = read_history(&run);
+    assert!(client_oks(&history) > 100, "{kind}: too few successful ops");
+    let starts = nemesis_events(&history, &format!("start-{kind}"));
+    let stops = nemesis_events(&history, &format!("stop-{kind}"));
+    assert!(!starts.is_empty(), "{kind}: no fault started");
+    assert_eq!(starts.len(), stops.len(), "{kind}: every started fault is stopped");
+    let cluster = test_json(&run)["cluster"].clone();
+    let run_label = format!("faultline.run={}", cluster["run_id"].as_str().expect("run id in test.json"));
+    assert!(docker_ids("container", &run_label).is_empty(), "{kind}: containers left behind");
+    assert!(docker_ids("network", &run_label).is_empty(), "{kind}: network left behind");
+    assert_eq!(host_firewall(), firewall_before, "{kind}: the host's firewall changed");
+    assert!(run.join("nodes/n1.log").metadata().map(|m| m.len() > 0).unwrap_or(false), "node logs collected");
+    history
+}
+
+#[test]
+fn partition_run_is_valid_and_heals() {
+    let h = short_run("partition", &[]);
+    let healed = nemesis_events(&h, "stop-partition").iter().all(|o| o.value["healed"] == serde_json::json!(true));
+    assert!(healed, "every partition healed");
+}
+
+#[test]
+fn kill_run_is_valid_and_restarts() {
+    let h = short_run("kill", &[]);
+    assert!(nemesis_events(&h, "start-kill").iter().any(|o| !o.value["killed"].as_array().map_or(true, |a| a.is_empty())));
+}
+
+#[test]
+fn pause_run_is_valid() {
+    short_run("pause", &[]);
+}
+
+#[test]
+fn loss_run_is_valid() {
+    let h = short_run("loss", &[]);
+    assert!(nemesis_events(&h, "start-loss").iter().all(|o| o.value["effective"] == serde_json::json!(true)));
+}
+
+#[test]
+fn split_run_is_valid_and_splits() {
+    let h = short_run("split", &[]);
+    let accepted = nemesis_events(&h, "stop-split").iter().filter(|o| o.value["effective"] == serde_json::json!(true)).count();
+    assert!(accepted >= 1, "at least one forced split was accepted");
+}

@@ -1,0 +1,110 @@
+//! Helpers shared by the end-to-end tests of `faultline test`: running the real binary
+//! against real Docker and real refkv, one cluster at a time, and reading what a run left
+//! in its store directory.
+#![allow(dead_code)]
+
+use analysis::history::{History, Op, Process};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// End-to-end runs share two cores: one cluster at a time.
+pub static ONE_CLUSTER_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+pub fn lock() -> std::sync::MutexGuard<'static, ()> {
+    ONE_CLUSTER_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn faultline() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+}
+
+/// A fresh store directory under target/ (kept after the test for post-mortems).
+pub fn store_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("e2e-store").join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("creating the test store");
+    dir
+}
+
+/// The run directory `store/latest` points at.
+pub fn latest_run(store: &Path) -> PathBuf {
+    std::fs::canonicalize(store.join("latest")).expect("store/latest exists")
+}
+
+pub fn read_history(run: &Path) -> History {
+    let path = run.join("history.jsonl");
+    let file = std::fs::File::open(&path).expect("history.jsonl exists");
+    let (history, _report) =
+        analysis::formats::jsonl::read_history(std::io::BufReader::new(file), &path.display().to_string())
+            .expect("history.jsonl parses");
+    history
+}
+
+pub fn results(run: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(run.join("results.json")).expect("results.json exists");
+    serde_json::from_str(&text).expect("results.json is JSON")
+}
+
+pub fn test_json(run: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(run.join("test.json")).expect("test.json exists");
+    serde_json::from_str(&text).expect("test.json is JSON")
+}
+
+/// Nemesis events with this `f`.
+pub fn nemesis_events<'h>(h: &'h History, f: &str) -> Vec<&'h Op> {
+    h.ops.iter().filter(|o| o.process == Process::Nemesis && o.f == f).collect()
+}
+
+pub fn client_oks(h: &History) -> usize {
+    h.ops.iter().filter(|o| matches!(o.process, Process::Client(_)) && o.kind == analysis::history::OpType::Ok).count()
+}
+
+/// Containers and networks (any state) carrying `label`.
+pub fn docker_ids(kind: &str, label: &str) -> Vec<String> {
+    let args: Vec<&str> = match kind {
+        "container" => vec!["ps", "-aq", "--filter"],
+        _ => vec!["network", "ls", "-q", "--filter"],
+    };
+    let filter = format!("label={label}");
+    let out = Command::new("docker").args(&args).arg(&filter).output().expect("docker runs");
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).filter(|l| !l.is_empty()).collect()
+}
+
+/// The host's firewall rules, minus the lines Docker itself manages for its bridges.
+pub fn host_firewall() -> String {
+    let out = Command::new("iptables-save").output().expect("iptables-save runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with(':') && !l.contains("br-") && !l.contains("DOCKER"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn show(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr (tail)\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        tail(&String::from_utf8_lossy(&out.stderr), 60)
+    )
+}
+
+pub fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Runs a short test with `extra` options and returns its run directory and output.
+pub fn run_test(name: &str, extra: &[&str]) -> (PathBuf, Output) {
+    let store = store_dir(name);
+    let out = faultline()
+        .args(["test", "--store"])
+        .arg(&store)
+        .args(["--no-progress", "--seed", "42"])
+        .args(extra)
+        .output()
+        .expect("faultline runs");
+    let run = latest_run(&store);
+    (run, out)
+}
