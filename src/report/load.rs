@@ -1,0 +1,199 @@
+//! Reading a run directory: `results.json` (the verdict), `test.json` (the options) and
+//! `history.jsonl`, streamed into a [`RunModel`].
+
+use super::catalog::RouteResolver;
+use super::model::{NemesisInterval, OpSpan, Outcome, RunModel, NO_ROUTE, PENDING};
+use analysis::formats::jsonl::JsonlReader;
+use analysis::history::{events, CatalogSnapshot, Op, OpType, Process};
+use analysis::verdict::Verdict;
+use anyhow::{Context, Result};
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::ops::RangeInclusive;
+use std::path::Path;
+
+/// Reads `results.json` if present. A run still in progress (or killed) has none.
+pub fn read_verdict(run_dir: &Path) -> Result<Option<Verdict>> {
+    let path = run_dir.join("results.json");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let verdict = serde_json::from_str(&text).with_context(|| format!("{}: not a faultline verdict", path.display()))?;
+    Ok(Some(verdict))
+}
+
+/// Reads `test.json` if present, as free-form JSON.
+pub fn read_options(run_dir: &Path) -> Result<Option<serde_json::Value>> {
+    let path = run_dir.join("test.json");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value = serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", path.display()))?;
+    Ok(Some(value))
+}
+
+/// Streams `history.jsonl` into a [`RunModel`], keeping the full text of ops whose index
+/// lies in one of `keep` (the timeline windows).
+pub fn read_history(run_dir: &Path, keep: &[RangeInclusive<u64>]) -> Result<RunModel> {
+    let path = run_dir.join("history.jsonl");
+    let file = std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let source = path.display().to_string();
+    let mut reader = JsonlReader::new(BufReader::with_capacity(1 << 20, file), &source);
+    let mut builder = Builder::new(keep);
+    for op in reader.by_ref() {
+        builder.accept(op.map_err(anyhow::Error::new)?);
+    }
+    let mut model = builder.finish();
+    model.warnings.extend(reader.into_report().warnings);
+    Ok(model)
+}
+
+/// Folds history entries into a [`RunModel`] one at a time.
+pub struct Builder<'k> {
+    keep: &'k [RangeInclusive<u64>],
+    model: RunModel,
+    resolver: RouteResolver,
+    function_ids: HashMap<String, u16>,
+    /// Per client process: the span (position in `model.spans`) of its open invocation,
+    /// with the invocation's key.
+    open: HashMap<u64, (usize, Option<String>)>,
+    open_faults: Vec<NemesisInterval>,
+}
+
+impl<'k> Builder<'k> {
+    pub fn new(keep: &'k [RangeInclusive<u64>]) -> Self {
+        Builder {
+            keep,
+            model: RunModel::default(),
+            resolver: RouteResolver::default(),
+            function_ids: HashMap::new(),
+            open: HashMap::new(),
+            open_faults: Vec::new(),
+        }
+    }
+
+    pub fn accept(&mut self, op: Op) {
+        self.model.entries += 1;
+        self.model.end_time = self.model.end_time.max(op.time);
+        if self.keep.iter().any(|r| r.contains(&op.index)) {
+            self.model.kept_ops.insert(op.index, op.clone());
+        }
+        match op.process {
+            Process::Client(p) => self.client_op(p, op),
+            Process::Nemesis => self.nemesis_event(op),
+            Process::Watcher => self.watcher_event(op),
+        }
+    }
+
+    fn function_id(&mut self, f: &str) -> u16 {
+        if let Some(&id) = self.function_ids.get(f) {
+            return id;
+        }
+        let id = u16::try_from(self.model.functions.len()).unwrap_or(u16::MAX);
+        if id != u16::MAX {
+            self.model.functions.push(f.to_string());
+            self.function_ids.insert(f.to_string(), id);
+        }
+        id
+    }
+
+    fn client_op(&mut self, process: u64, op: Op) {
+        if op.kind == OpType::Invoke {
+            let f = self.function_id(&op.f);
+            self.model.spans.push(OpSpan {
+                process,
+                invoke_index: op.index,
+                complete_index: PENDING,
+                start: op.time,
+                end: op.time,
+                outcome: Outcome::Info,
+                f,
+                route: NO_ROUTE,
+            });
+            self.open.insert(process, (self.model.spans.len() - 1, op.key));
+            return;
+        }
+        // The reader validated that every completion follows an invoke of its process.
+        let Some((pos, invoke_key)) = self.open.remove(&process) else { return };
+        let key = op.key.or(invoke_key);
+        let route = match &key {
+            Some(k) => self.resolver.resolve(pos, op.time, k),
+            None => NO_ROUTE,
+        };
+        let span = &mut self.model.spans[pos];
+        span.complete_index = op.index;
+        span.end = op.time;
+        span.route = route;
+        span.outcome = match op.kind {
+            OpType::Ok => Outcome::Ok,
+            OpType::Fail => Outcome::Fail,
+            _ => Outcome::Info,
+        };
+    }
+
+    fn nemesis_event(&mut self, op: Op) {
+        let (phase, kind) = match op.f.split_once('-') {
+            Some((phase @ ("start" | "stop"), kind)) => (phase, kind.to_string()),
+            _ => return,
+        };
+        if phase == "start" {
+            let targets = op
+                .value
+                .get("targets")
+                .and_then(|t| t.as_array())
+                .map(|a| a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+                .unwrap_or_default();
+            let effective = op.value.get("effective").and_then(|e| e.as_bool());
+            self.open_faults.push(NemesisInterval {
+                kind,
+                start: op.time,
+                end: op.time,
+                healed: false,
+                targets,
+                effective,
+            });
+        } else if let Some(pos) = self.open_faults.iter().position(|f| f.kind == kind) {
+            let mut fault = self.open_faults.remove(pos);
+            fault.end = op.time;
+            fault.healed = true;
+            if let Some(e) = op.value.get("effective").and_then(|e| e.as_bool()) {
+                fault.effective = Some(fault.effective.unwrap_or(false) || e);
+            }
+            self.model.nemesis.push(fault);
+        }
+    }
+
+    fn watcher_event(&mut self, op: Op) {
+        if op.f != events::CATALOG {
+            return;
+        }
+        match serde_json::from_value::<CatalogSnapshot>(op.value) {
+            Ok(snapshot) => self.resolver.add_snapshot(op.time, op.index, snapshot),
+            Err(e) => {
+                const MAX_CATALOG_WARNINGS: usize = 5;
+                if self.model.warnings.len() < MAX_CATALOG_WARNINGS {
+                    self.model.warnings.push(format!("history entry {}: catalog event ignored: {e}", op.index));
+                }
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> RunModel {
+        let end = self.model.end_time;
+        for (_, (pos, _)) in self.open.drain() {
+            self.model.spans[pos].end = end;
+        }
+        for mut fault in self.open_faults.drain(..) {
+            fault.end = end;
+            self.model.nemesis.push(fault);
+        }
+        self.model.nemesis.sort_by_key(|f| f.start);
+        let spans = &mut self.model.spans;
+        let (routes, catalog) = self.resolver.finish(|pos, slot| spans[pos].route = slot);
+        self.model.routes = routes;
+        self.model.catalog = catalog;
+        self.model
+    }
+}

@@ -1,0 +1,279 @@
+//! Assembles the page: the verdict, plots, heat map and timelines rendered into the
+//! minijinja template `templates/report.html`.
+
+use super::anomaly::{kind_of, op_refs, window_for, DEFAULT_WINDOW};
+use super::catalog::{changes, CatalogChange};
+use super::model::{Outcome, RunModel, PENDING};
+use super::plots::nemesis_rgb;
+use super::svg::secs;
+use super::timeline::{self, Rendered, Window};
+use super::{heatmap, plots};
+use analysis::verdict::Verdict;
+use anyhow::{Context, Result};
+use minijinja::Environment;
+use serde::Serialize;
+use std::collections::HashSet;
+
+const TEMPLATE: &str = include_str!("templates/report.html");
+/// Anomalies listed per checker (the rest are counted).
+const ANOMALIES_LISTED: usize = 50;
+/// Timeline windows drawn in total.
+const MAX_WINDOWS: usize = 12;
+/// Longest pretty-printed anomaly shown.
+const ANOMALY_CHARS: usize = 3000;
+
+/// An anomaly planned before the history is read: which window shows it.
+pub struct PlannedAnomaly {
+    pub checker: String,
+    pub position: usize,
+    pub refs: Vec<u64>,
+    pub window: Option<usize>,
+}
+
+/// The timeline windows to draw, decided from the verdict alone so that the history can
+/// be streamed once, keeping only the ops those windows show.
+pub struct Plan {
+    pub windows: Vec<(Window, String)>,
+    pub anomalies: Vec<PlannedAnomaly>,
+}
+
+impl Plan {
+    pub fn from_verdict(verdict: Option<&Verdict>) -> Plan {
+        let mut windows: Vec<(Window, String)> = Vec::new();
+        let mut anomalies = Vec::new();
+        for (name, result) in verdict.iter().flat_map(|v| v.checkers.iter()) {
+            for (position, anomaly) in result.anomalies.iter().enumerate().take(ANOMALIES_LISTED) {
+                let refs = op_refs(anomaly);
+                let window = match window_for(&refs) {
+                    Some(range) if windows.len() < MAX_WINDOWS => {
+                        let id = format!("w{}", windows.len());
+                        let title = format!("{name} — anomaly {} ({})", position + 1, kind_of(anomaly));
+                        windows.push((Window { id, range, highlight: refs.clone() }, title));
+                        Some(windows.len() - 1)
+                    }
+                    _ => None,
+                };
+                anomalies.push(PlannedAnomaly { checker: name.clone(), position, refs, window });
+            }
+        }
+        if windows.is_empty() {
+            let window = Window { id: "w0".into(), range: 0..=DEFAULT_WINDOW - 1, highlight: vec![] };
+            windows.push((window, "the first operations of the run".into()));
+        }
+        Plan { windows, anomalies }
+    }
+
+    pub fn keep_ranges(&self) -> Vec<std::ops::RangeInclusive<u64>> {
+        self.windows.iter().map(|(w, _)| w.range.clone()).collect()
+    }
+}
+
+#[derive(Serialize)]
+struct CheckerView {
+    name: String,
+    valid: &'static str,
+    reason: String,
+    counts: Vec<(String, u64)>,
+    anomalies: Vec<AnomalyView>,
+    more_anomalies: usize,
+}
+
+#[derive(Serialize)]
+struct AnomalyView {
+    kind: String,
+    json: String,
+    refs: Vec<RefView>,
+    window: Option<String>,
+}
+
+#[derive(Serialize)]
+struct RefView {
+    index: u64,
+    href: Option<String>,
+}
+
+#[derive(Serialize)]
+struct TimelineView {
+    title: String,
+    #[serde(flatten)]
+    rendered: Rendered,
+}
+
+#[derive(Serialize)]
+struct FaultView {
+    kind: String,
+    start_s: String,
+    end_s: String,
+    healed: bool,
+    targets: String,
+    effective: String,
+    color: String,
+}
+
+/// What the page shows besides the history: the run's name, verdict and options.
+pub struct Inputs<'a> {
+    pub run_name: String,
+    pub verdict: Option<&'a Verdict>,
+    pub options: Option<&'a serde_json::Value>,
+}
+
+/// Renders the whole page.
+pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> {
+    let catalog_changes = changes(&model.catalog);
+    let rendered: Vec<TimelineView> = plan
+        .windows
+        .iter()
+        .map(|(w, title)| TimelineView { title: title.clone(), rendered: timeline::render(model, w, &catalog_changes) })
+        .collect();
+    let anchors: HashSet<String> = rendered
+        .iter()
+        .flat_map(|t| t.rendered.rows.iter())
+        .flat_map(|r| [r.anchor.clone(), r.alt_anchor.clone()])
+        .filter(|a| !a.is_empty())
+        .collect();
+    let checkers = checker_views(inputs.verdict, plan, &anchors);
+    let latency = plots::latency_svg(model, &catalog_changes).context("latency plot")?;
+    let throughput = plots::throughput_svg(model, &catalog_changes).context("throughput plot")?;
+    let heat = heatmap::heatmap_svg(model, &catalog_changes);
+    let overall = match inputs.verdict {
+        Some(v) => v.valid.as_str(),
+        None => "no verdict",
+    };
+    let mut env = Environment::new();
+    env.add_template("report.html", TEMPLATE).context("report template")?;
+    let template = env.get_template("report.html").context("report template")?;
+    template
+        .render(minijinja::context! {
+            run_name => inputs.run_name,
+            overall => overall,
+            checkers => checkers,
+            stats => stats(model, &catalog_changes),
+            latency_svg => latency,
+            throughput_svg => throughput,
+            heatmap_svg => heat,
+            faults => fault_views(model),
+            nemesis_legend => nemesis_legend(model),
+            catalog_changes => catalog_changes.iter().map(|c| (secs(c.time), c.index, c.label.clone())).collect::<Vec<_>>(),
+            timelines => rendered,
+            outcome_legend => timeline::legend(),
+            options => option_rows(inputs.options),
+            warnings => model.warnings,
+        })
+        .context("rendering the report template")
+}
+
+fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<String>) -> Vec<CheckerView> {
+    let Some(verdict) = verdict else { return vec![] };
+    let mut views: Vec<CheckerView> = verdict
+        .checkers
+        .iter()
+        .map(|(name, result)| {
+            let anomalies = plan
+                .anomalies
+                .iter()
+                .filter(|a| &a.checker == name)
+                .map(|a| anomaly_view(&result.anomalies[a.position], a, plan, anchors))
+                .collect();
+            CheckerView {
+                name: name.clone(),
+                valid: result.valid.as_str(),
+                reason: result.reason.clone().unwrap_or_default(),
+                counts: result.counts.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+                anomalies,
+                more_anomalies: result.anomalies.len().saturating_sub(ANOMALIES_LISTED),
+            }
+        })
+        .collect();
+    // Invalid first, then unknown, then the rest, so the problem is at the top.
+    let rank = |v: &str| match v {
+        "invalid" => 0,
+        "unknown" => 1,
+        "valid" => 2,
+        _ => 3,
+    };
+    views.sort_by_key(|v| rank(v.valid));
+    views
+}
+
+fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Plan, anchors: &HashSet<String>) -> AnomalyView {
+    let window_id = planned.window.map(|w| plan.windows[w].0.id.clone());
+    let refs = planned
+        .refs
+        .iter()
+        .map(|&index| {
+            let href = window_id.as_ref().map(|w| format!("{w}-op{index}")).filter(|a| anchors.contains(a));
+            RefView { index, href }
+        })
+        .collect();
+    let mut json = serde_json::to_string_pretty(anomaly).unwrap_or_else(|_| anomaly.to_string());
+    if json.len() > ANOMALY_CHARS {
+        let cut = (0..=ANOMALY_CHARS).rev().find(|&i| json.is_char_boundary(i)).unwrap_or(0);
+        json.truncate(cut);
+        json.push_str("\n…");
+    }
+    AnomalyView { kind: kind_of(anomaly), json, refs, window: window_id }
+}
+
+fn stats(model: &RunModel, catalog_changes: &[CatalogChange]) -> Vec<(String, String)> {
+    let pending = model.spans.iter().filter(|s| s.complete_index == PENDING).count();
+    let splits = catalog_changes.iter().filter(|c| c.label.contains("split")).count();
+    vec![
+        ("history entries".into(), model.entries.to_string()),
+        ("client operations".into(), model.spans.len().to_string()),
+        ("ok / fail / info".into(), format!("{} / {} / {}", model.count(Outcome::Ok), model.count(Outcome::Fail), model.count(Outcome::Info) - pending)),
+        ("never completed".into(), pending.to_string()),
+        ("duration".into(), format!("{} s", secs(model.end_time))),
+        ("faults".into(), model.nemesis.len().to_string()),
+        ("catalog versions seen".into(), (catalog_changes.len() + usize::from(!model.catalog.is_empty())).to_string()),
+        ("splits observed".into(), splits.to_string()),
+        ("routes".into(), model.routes.len().to_string()),
+    ]
+}
+
+fn fault_views(model: &RunModel) -> Vec<FaultView> {
+    model
+        .nemesis
+        .iter()
+        .map(|f| FaultView {
+            kind: f.kind.clone(),
+            start_s: secs(f.start),
+            end_s: if f.healed { secs(f.end) } else { "not healed".into() },
+            healed: f.healed,
+            targets: f.targets.join(", "),
+            effective: match f.effective {
+                Some(true) => "yes".into(),
+                Some(false) => "no".into(),
+                None => "?".into(),
+            },
+            color: css_rgb(nemesis_rgb(&f.kind)),
+        })
+        .collect()
+}
+
+fn css_rgb((r, g, b): (u8, u8, u8)) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+fn nemesis_legend(model: &RunModel) -> Vec<(String, String)> {
+    let mut kinds: Vec<String> = model.nemesis.iter().map(|f| f.kind.clone()).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds.into_iter().map(|k| { let c = css_rgb(nemesis_rgb(&k)); (k, c) }).collect()
+}
+
+fn option_rows(options: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    const MAX_CHARS: usize = 200;
+    let Some(serde_json::Value::Object(map)) = options else { return vec![] };
+    map.iter()
+        .map(|(k, v)| {
+            let mut text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if text.chars().count() > MAX_CHARS {
+                text = text.chars().take(MAX_CHARS).collect::<String>() + "…";
+            }
+            (k.clone(), text)
+        })
+        .collect()
+}
