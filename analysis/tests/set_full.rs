@@ -211,6 +211,20 @@ fn register_ops_in_a_mixed_history_are_ignored() {
 }
 
 #[test]
+fn a_scan_returning_register_keys_does_not_call_them_unexpected() {
+    let mut h = H::default();
+    h.op(OpType::Invoke, 5, "write", Some("celebrity"), json!(3))
+        .op(OpType::Ok, 5, "write", Some("celebrity"), json!(3))
+        .op(OpType::Invoke, 0, "add", Some("hot/1"), json!(1))
+        .op(OpType::Ok, 0, "add", Some("hot/1"), json!(1))
+        .op(OpType::Invoke, 1, "scan", None, json!({"start": "", "end": ""}))
+        .op(OpType::Ok, 1, "scan", None, json!(["celebrity", "hot/1", "stranger"]));
+    let r = run(&h);
+    assert_eq!(r.counts["unexpected-count"], 1, "{r:?}");
+    assert_eq!(r.anomalies[0]["element"], json!("stranger"));
+}
+
+#[test]
 fn nothing_read_is_unknown_not_valid() {
     let mut h = H::default();
     h.add(0, 1, OpType::Ok);

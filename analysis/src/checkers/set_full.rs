@@ -11,7 +11,8 @@
 //!   elements inside its range.
 //!
 //! Other functions are ignored, so a mixed history (register ops next to inserts) can be
-//! given to this checker as it is. Per element the outcome is `stable`, `lost` or
+//! given to this checker as it is; keys those ops address are not `unexpected` when a scan
+//! returns them. Per element the outcome is `stable`, `lost` or
 //! `never-read` ([`element`]), plus `stale`, `recovered`, and these anomalies: `lost`,
 //! `duplicated` (an element appearing more than once in one read — which Jepsen's own
 //! set-full never reports), `unexpected` (read but never attempted, or read before its add
@@ -85,6 +86,9 @@ pub(crate) struct Scan {
     pub unmatched: FxHashMap<String, Unmatched>,
     pub duplicates: Vec<Duplicate>,
     pub out_of_range: Vec<(u64, String)>,
+    /// Keys that non-set operations (register reads and writes) addressed: a scan over
+    /// them returns them legitimately, so they are not `unexpected`.
+    pub register_keys: rustc_hash::FxHashSet<String>,
 }
 
 impl Scan {
@@ -93,6 +97,11 @@ impl Scan {
             return Ok(());
         };
         let at = Point { index: op.index, time: op.time };
+        if let (Some(key), false) = (&op.key, FUNCTIONS.contains(&op.f.as_str())) {
+            if !self.register_keys.contains(key) {
+                self.register_keys.insert(key.clone());
+            }
+        }
         if op.kind == OpType::Invoke {
             self.pending.insert(process, (at, op.value.clone()));
             if op.f == "add" {

@@ -112,6 +112,7 @@ fn unexpected_anomalies(scan: &Scan) -> Vec<Value> {
     let mut out: Vec<Value> = scan
         .unmatched
         .values()
+        .filter(|u| !u.display.as_str().is_some_and(|k| scan.register_keys.contains(k)))
         .map(|u| {
             let added_later = scan.identity_lookup(&u.display).map(|id| scan.elements[id].add_invoke.index);
             match added_later {
