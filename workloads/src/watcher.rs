@@ -49,6 +49,8 @@ pub struct WatcherSummary {
     /// Stream events received (0 = the store was only polled).
     pub stream_events: u64,
     pub polls: u64,
+    /// Attempts to open the catalog stream.
+    pub stream_attempts: u64,
     /// Failures that made the watcher switch nodes.
     pub node_switches: u64,
 }
@@ -184,6 +186,7 @@ impl Watcher {
             }
         }
         let after = self.state.as_ref().map_or(0, |s| s.version);
+        self.summary.stream_attempts += 1;
         let opened = tokio::select! {
             r = client.watch_catalog(after) => r,
             _ = self.cancel.cancelled() => return SessionEnd::Cancelled,

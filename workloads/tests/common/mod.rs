@@ -44,6 +44,8 @@ pub struct FakeStore {
     /// ListRoutes answers in order; the last one repeats.
     catalog: Mutex<VecDeque<kv::ListRoutesResponse>>,
     pub list_calls: AtomicU64,
+    /// ListRoutes fails (Unavailable) once this many calls have been answered.
+    list_limit: AtomicU64,
     watch: Mutex<WatchMode>,
     leads: Mutex<HashSet<u64>>,
     pub term: AtomicU64,
@@ -60,6 +62,7 @@ impl FakeStore {
             gets: AtomicU64::new(0),
             catalog: Mutex::new(VecDeque::from([list_response(1, vec![route(1, "", "", 1, 0)], vec![])])),
             list_calls: AtomicU64::new(0),
+            list_limit: AtomicU64::new(u64::MAX),
             watch: Mutex::new(WatchMode::Unimplemented),
             leads: Mutex::new(HashSet::new()),
             term: AtomicU64::new(1),
@@ -76,6 +79,10 @@ impl FakeStore {
 
     pub fn set_catalog_sequence(&self, responses: Vec<kv::ListRoutesResponse>) {
         *self.catalog.lock().unwrap() = responses.into();
+    }
+
+    pub fn fail_lists_after(&self, calls: u64) {
+        self.list_limit.store(calls, Ordering::SeqCst);
     }
 
     pub fn set_watch(&self, mode: WatchMode) {
@@ -197,7 +204,9 @@ impl distribution_server::Distribution for Svc {
     }
 
     async fn list_routes(&self, _: Request<kv::ListRoutesRequest>) -> Result<Response<kv::ListRoutesResponse>, Status> {
-        self.list_calls.fetch_add(1, Ordering::SeqCst);
+        if self.list_calls.fetch_add(1, Ordering::SeqCst) >= self.list_limit.load(Ordering::SeqCst) {
+            return Err(Status::unavailable("scripted: node down"));
+        }
         let mut seq = self.catalog.lock().unwrap();
         let resp = if seq.len() > 1 { seq.pop_front() } else { seq.front().cloned() };
         resp.map(Response::new).ok_or_else(|| Status::unavailable("no catalog"))
