@@ -1,0 +1,33 @@
+//! The example in `docs/history-format.md` is a valid history, read as documented.
+
+use analysis::formats::{parse_str, Format};
+use analysis::history::{OpType, Process};
+
+fn doc_example() -> String {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/history-format.md")).expect("doc");
+    let start = doc.find("```json\n").expect("a json block") + "```json\n".len();
+    let end = start + doc[start..].find("```").expect("block end");
+    doc[start..end].to_string()
+}
+
+#[test]
+fn the_documented_example_parses_as_documented() {
+    let loaded = parse_str(&doc_example(), Format::Jsonl, "doc").unwrap_or_else(|e| panic!("{e}"));
+    let ops = &loaded.history.ops;
+    assert_eq!(ops.len(), 7);
+    assert_eq!(ops[2].meta.as_ref().and_then(|m| m.log_index), Some(87));
+    assert_eq!(ops[3].process, Process::Nemesis);
+    assert_eq!((ops[6].kind, ops[6].error.as_deref()), (OpType::Info, Some("timed-out")));
+    assert!(loaded.report.warnings.is_empty());
+}
+
+#[test]
+fn the_documented_error_message_is_what_the_reader_says() {
+    let bad = doc_example().replacen("\"type\":\"ok\"", "\"type\":\"okay\"", 1);
+    let e = parse_str(&bad, Format::Jsonl, "store/latest/history.jsonl").unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("store/latest/history.jsonl:3: unknown variant `okay`, expected one of `invoke`, `ok`, `fail`, `info` (column "),
+        "{text}"
+    );
+}
