@@ -202,6 +202,7 @@ async fn start_partition<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> (Vec<String>, 
     let effective = errors.is_empty() && (!cut_leaders.is_empty() || mode == PartitionMode::Ring);
     let value = json!({
         "targets": affected, "effective": effective, "mode": mode.name(),
+        "leader": !cut_leaders.is_empty(),
         "grudge": g, "leaders": leaders, "leaders_cut_off": cut_leaders,
         "errors": errors,
     });
@@ -261,6 +262,7 @@ async fn start_kill<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> (Vec<String>, Undo,
     let killed_leaders: Vec<u64> = leaders.iter().filter(|(_, l)| killed.contains(l)).map(|(g, _)| *g).collect();
     let value = json!({
         "targets": victims, "effective": !killed_leaders.is_empty() || (mode == "all" && !killed.is_empty()),
+        "leader": !killed_leaders.is_empty(),
         "mode": mode, "killed": killed, "leaders": leaders, "leaders_killed": killed_leaders, "errors": errors,
     });
     (victims, Undo::Restart(killed), value)
@@ -280,6 +282,7 @@ async fn start_pause<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> (Vec<String>, Undo
     let paused_leaders: Vec<u64> = leaders.iter().filter(|(_, l)| paused.contains(l)).map(|(g, _)| *g).collect();
     let value = json!({
         "targets": victims, "effective": !paused_leaders.is_empty(), "mode": mode,
+        "leader": !paused_leaders.is_empty(),
         "paused": paused, "leaders": leaders, "leaders_paused": paused_leaders, "errors": errors,
     });
     (victims, Undo::Resume(paused), value)
@@ -313,18 +316,36 @@ async fn start_loss<R: rand::Rng>(ctx: &Ctx, _rng: &mut R) -> (Vec<String>, Undo
     (names.clone(), Undo::Network(names, ctx.use_netem), value)
 }
 
-/// Forces one split (same-group or cross-group at random) and records its start and end.
-pub async fn split_once<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> Option<crate::SplitOutcome> {
+/// Forces one split (same-group or cross-group at random). `start-split` is recorded once
+/// the store has answered (its `effective` says whether it accepted); `stop-split` when the
+/// split is complete: at once for a same-group split, when its job reaches `DONE` or
+/// `ABANDONED` for a move (waiting at most `settle`).
+pub async fn split_once<R: rand::Rng>(ctx: &Ctx, rng: &mut R, settle: std::time::Duration) -> Option<crate::SplitOutcome> {
     let cross = ctx.oracle.groups().len() > 1 && rng.random_bool(0.5);
-    let start = ctx.record("start-split".into(), json!({"targets": [], "cross_group": cross, "effective": false}));
     let outcome = ctx.oracle.split_hot(cross).await;
-    let value = match &outcome {
-        Some(o) => json!({
-            "targets": [], "start_index": start, "effective": o.accepted, "key": o.key,
-            "route_id": o.route_id, "target_group": o.target_group, "detail": o.detail,
-        }),
-        None => json!({"targets": [], "start_index": start, "effective": false, "detail": "no hot key to split yet"}),
+    let Some(o) = &outcome else {
+        ctx.record("start-split".into(), json!({"targets": [], "cross_group": cross, "effective": false, "detail": "no hot key to split yet"}));
+        ctx.record("stop-split".into(), json!({"targets": [], "effective": false}));
+        return None;
     };
-    ctx.record("stop-split".into(), value);
+    ctx.record("start-split".into(), json!({
+        "targets": [], "effective": o.accepted, "cross_group": cross, "key": o.key,
+        "route_id": o.route_id, "target_group": o.target_group, "job_id": o.job_id, "detail": o.detail,
+    }));
+    let mut phase = None;
+    if let (true, Some(job)) = (o.accepted, o.job_id) {
+        let deadline = tokio::time::Instant::now() + settle;
+        loop {
+            phase = ctx.oracle.job_phase(job).await;
+            let done = matches!(phase.as_deref(), Some("DONE") | Some("ABANDONED"));
+            if done || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    }
+    ctx.record("stop-split".into(), json!({
+        "targets": [], "effective": o.accepted, "key": o.key, "job_id": o.job_id, "job_phase": phase,
+    }));
     outcome
 }

@@ -17,6 +17,8 @@ pub struct SplitOutcome {
     pub accepted: bool,
     /// The store's answer (catalog version, error text, ...).
     pub detail: serde_json::Value,
+    /// The split job moving the right child (cross-group splits), if the store runs one.
+    pub job_id: Option<u64>,
 }
 
 /// Questions and commands the nemesis sends to the cluster under test.
@@ -30,4 +32,6 @@ pub trait Oracle: Send + Sync {
     /// Forces a split at the hottest key; `cross_group` asks for the right child to move to
     /// another group. `None` when there is nothing to split (e.g. no hot key yet).
     fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>>;
+    /// The phase of a split job (`PLANNED` ... `DONE`, `ABANDONED`), if the catalog shows it.
+    fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>>;
 }

@@ -79,6 +79,7 @@ impl Nemesis {
     /// Forces splits. With other faults they fire mid-fault (1.5 intervals into each
     /// quiet+fault cycle); alone, once per interval.
     async fn split_loop(&self, overlap: bool, cancel: CancellationToken) {
+        // A split is not cancelled half-way: it ends when its job settles (bounded).
         let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed ^ 0x5eed_5917);
         let (first, period) = if overlap {
             (self.interval.mul_f64(1.5), self.interval * 2)
@@ -89,7 +90,7 @@ impl Nemesis {
             return;
         }
         loop {
-            if faults::split_once(&self.ctx, &mut rng).await.is_some_and(|o| o.accepted) {
+            if faults::split_once(&self.ctx, &mut rng, period).await.is_some_and(|o| o.accepted) {
                 self.status.splits_forced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             if sleep_or_cancel(period, &cancel).await {

@@ -2,7 +2,7 @@
 //! recorded history and merges their results into the verdict (`results.json`). The list of
 //! checkers is a plain registry, so adding one is adding an entry.
 
-use analysis::checkers::{linearizable, set_full};
+use analysis::checkers::{linearizable, set_full, vacuity};
 use analysis::history::{History, Op, Process};
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::BTreeMap;
@@ -34,6 +34,7 @@ pub fn registry() -> Vec<CheckerEntry> {
             run: check_linearizable,
         },
         CheckerEntry { name: "set-full", applies: |f| f.workload == "hotspot" || f.workload == "set", run: check_set_full },
+        CheckerEntry { name: vacuity::NAME, applies: |f| !f.nemesis.is_empty(), run: check_vacuity },
     ]
 }
 
@@ -55,6 +56,12 @@ fn check_linearizable(history: &History, _facts: &RunFacts) -> CheckerResult {
 fn check_set_full(history: &History, facts: &RunFacts) -> CheckerResult {
     let opts = set_full::SetFullOptions { linearizable: facts.linearizable_reads };
     set_full::check(history, &opts)
+}
+
+/// Each requested fault took effect at least once (otherwise the run tested nothing).
+fn check_vacuity(history: &History, facts: &RunFacts) -> CheckerResult {
+    let opts = vacuity::VacuityOptions { nemesis: facts.nemesis.clone(), ..Default::default() };
+    vacuity::check(history, &opts)
 }
 
 /// Runs the applicable checkers. `problems` are facts about the run itself (interrupted,

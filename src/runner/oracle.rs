@@ -95,18 +95,27 @@ impl Oracle for StoreOracle {
                 split_key: split_key.clone().into_bytes(),
                 target_group,
             };
-            let (accepted, detail) = match client.split(request).await {
+            let (accepted, job_id, detail) = match client.split(request).await {
                 Ok(reply) => (
                     true,
+                    reply.job_id,
                     serde_json::json!({
                         "catalog_version": reply.catalog_version, "job_id": reply.job_id,
                         "left": reply.left.map(|r| r.id), "right": reply.right.map(|r| r.id),
                         "expected_catalog_version": catalog.version,
                     }),
                 ),
-                Err(e) => (false, serde_json::json!({"error": e.history_text(), "expected_catalog_version": catalog.version})),
+                Err(e) => (false, None, serde_json::json!({"error": e.history_text(), "expected_catalog_version": catalog.version})),
             };
-            Some(SplitOutcome { key: split_key, route_id: Some(route.id), target_group, accepted, detail })
+            Some(SplitOutcome { key: split_key, route_id: Some(route.id), target_group, accepted, detail, job_id })
+        }
+        .boxed()
+    }
+
+    fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>> {
+        async move {
+            let (catalog, _) = self.catalog().await?;
+            catalog.jobs.iter().find(|j| j.id == job_id).map(|j| j.phase.clone())
         }
         .boxed()
     }

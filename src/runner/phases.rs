@@ -74,7 +74,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let started = Instant::now();
     let mut test_json = json!({
         "test": plan.to_json(),
-        "versions": {"faultline": env!("CARGO_PKG_VERSION"), "docker_engine": engine},
+        "versions": {"faultline": env!("CARGO_PKG_VERSION"), "git_commit": git_commit().await, "docker_engine": engine},
         "run_dir": run.dir,
         "started_utc": run.timestamp,
     });
@@ -139,9 +139,22 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     if let Some(e) = sink.finish() {
         problems.push(format!("history.jsonl could not be written completely: {e}"));
     }
-    test_json["wall_time_s"] = json!(started.elapsed().as_secs_f64());
+    let wall = started.elapsed().as_secs_f64();
+    test_json["wall_time_s"] = json!(wall);
+    if let Some(cpu) = own_cpu_seconds() {
+        test_json["harness_cpu_s"] = json!(cpu);
+        test_json["harness_cpu_share"] = json!(cpu / wall.max(1e-9));
+        tracing::info!("harness CPU: {cpu:.1} s over {wall:.1} s wall ({:.1}% of one core)", 100.0 * cpu / wall.max(1e-9));
+    }
     write_json(&run.test_json(), &test_json)?;
     analyse_and_report(&plan, &run, sink.snapshot(), &problems).await
+}
+
+/// The commit of the workspace this binary was built from, if it is a git checkout.
+async fn git_commit() -> Option<String> {
+    let root = image::workspace_root()?;
+    let out = tokio::process::Command::new("git").current_dir(root).args(["rev-parse", "HEAD"]).output().await.ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
@@ -275,7 +288,13 @@ async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlS
     main_done.cancel();
     let _ = progress_task.await;
     let summary = summary.context("the workload failed")?;
-    tracing::info!("main phase done in {:.1} s: {:?}", t.elapsed().as_secs_f64(), summary.stats);
+    let main_s = t.elapsed().as_secs_f64();
+    let ok_per_s = summary.stats.ok as f64 / summary.elapsed_s.max(1e-9);
+    tracing::info!(
+        "main phase done in {main_s:.1} s: {} ok, {} fail, {} info ({ok_per_s:.0} ok ops/s)",
+        summary.stats.ok, summary.stats.fail, summary.stats.info
+    );
+    json["ok_ops_per_s"] = json!(ok_per_s);
     json["workload"] = serde_json::to_value(&summary)?;
     json["main_s"] = json!(t.elapsed().as_secs_f64());
     json["nemesis"] = json!({
@@ -338,6 +357,17 @@ async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u6
             _ => tokio::time::sleep(Duration::from_millis(500)).await,
         }
     }
+}
+
+/// User + system CPU time of this process so far (`/proc/self/stat`, USER_HZ = 100).
+fn own_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the command name: field 3 is at index 0, so utime (14) and stime (15) are 11, 12.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
 }
 
 async fn netem_available(cluster: &DockerCluster) -> bool {
