@@ -15,31 +15,46 @@ fn key(i: u32) -> Vec<u8> {
     format!("k{i:05}").into_bytes()
 }
 
-/// One window of simulated traffic.
+/// A test's traffic: a celebrity key and up to four hot spots, fixed for the whole run, and
+/// per window how hard each is hit (so routes stay hot over consecutive windows, several at
+/// once, and the celebrity's share moves around the isolation threshold).
+#[derive(Debug, Clone)]
+struct Scenario {
+    celebrity: u32,
+    spots: Vec<(u32, u32)>,
+    windows: Vec<Traffic>,
+}
+
 #[derive(Debug, Clone)]
 struct Traffic {
-    ops: u32,
+    spot_ops: Vec<u32>,
     write_pct: u32,
-    lo: u32,
-    width: u32,
-    celebrity: Option<(u32, u32)>,
+    celebrity_pct: u32,
 }
 
-fn traffic() -> impl Strategy<Value = Traffic> {
-    (0u32..2_500, 0u32..=100, 0u32..60_000, 1u32..5_000, proptest::option::of((0u32..65_000, 0u32..=100)))
-        .prop_map(|(ops, write_pct, lo, width, celebrity)| Traffic { ops, write_pct, lo, width, celebrity })
+fn scenario() -> impl Strategy<Value = Scenario> {
+    let spot = (0u32..60_000, 1u32..5_000);
+    let window = (prop::collection::vec(0u32..900, 4), 0u32..=100, prop_oneof![Just(0u32), 0u32..=100])
+        .prop_map(|(spot_ops, write_pct, celebrity_pct)| Traffic { spot_ops, write_pct, celebrity_pct });
+    (0u32..65_000, prop::collection::vec(spot, 1..=4), prop::collection::vec(window, 1..40))
+        .prop_map(|(celebrity, spots, windows)| Scenario { celebrity, spots, windows })
 }
 
-fn op_key(t: &Traffic, j: u32) -> Vec<u8> {
-    let mix = j.wrapping_mul(2_654_435_761);
-    match t.celebrity {
-        Some((k, pct)) if mix % 100 < pct => key(k),
-        _ => key(t.lo + (mix >> 8) % t.width),
+/// The keys of one window, with whether each is a write.
+fn window_ops(s: &Scenario, t: &Traffic) -> Vec<(Vec<u8>, bool)> {
+    let mut ops = Vec::new();
+    for (spot, (lo, width)) in s.spots.iter().enumerate() {
+        for j in 0..t.spot_ops[spot] {
+            let mix = j.wrapping_add(spot as u32 * 7).wrapping_mul(2_654_435_761);
+            let k = if mix % 100 < t.celebrity_pct { key(s.celebrity) } else { key(lo + (mix >> 8) % width) };
+            ops.push((k, (mix >> 3) % 100 < t.write_pct));
+        }
     }
+    ops
 }
 
 fn config() -> impl Strategy<Value = AutoSplitConfig> {
-    (1u32..4, 0u64..20, 1usize..3, 2usize..10, 0.3f64..0.95, any::<bool>(), prop::bool::weighted(0.9))
+    (1u32..4, 0u64..12, 1usize..4, 2usize..12, 0.3f64..0.95, prop::bool::weighted(0.2), prop::bool::weighted(0.9))
         .prop_map(|(hysteresis, cooldown_s, per_cycle, max_routes, share, bug, enabled)| AutoSplitConfig {
             enabled,
             hysteresis_windows: hysteresis,
@@ -115,20 +130,19 @@ fn check_call(cfg: &AutoSplitConfig, cluster: &Cluster, call: &SplitRangeCall, n
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn pipeline_invariants_hold(cfg in config(), windows in prop::collection::vec(traffic(), 1..30)) {
+    fn pipeline_invariants_hold(cfg in config(), scenario in scenario()) {
         let t0 = Instant::now();
         let sampler = Sampler::new(1, &cfg, t0);
         let mut auto = AutoSplit::new(cfg.clone()).expect("valid config");
         let mut cluster = Cluster::new();
         let mut hot_run: HashMap<u64, (u32, u32)> = HashMap::new();
-        for (i, t) in windows.iter().enumerate() {
+        for (i, t) in scenario.windows.iter().enumerate() {
             let now = t0 + cfg.window * (i as u32 + 1);
-            for j in 0..t.ops {
-                let k = op_key(t, j);
-                let kind = if j % 100 < t.write_pct { AccessKind::Write } else { AccessKind::Read };
+            for (k, write) in window_ops(&scenario, t) {
+                let kind = if write { AccessKind::Write } else { AccessKind::Read };
                 sampler.record(cluster.route_of(&k), &k, kind);
             }
             let stats = sampler.snapshot_and_reset(now);
