@@ -74,16 +74,18 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
         let y = TOP + row as f64 * ROW_H;
         let alive_from = if route.first_seen == first_snapshot { 0 } else { route.first_seen };
         let alive_to = route.gone_at.unwrap_or(u64::MAX);
+        let groups: Vec<String> = route.groups.iter().map(|g| format!("g{g}")).collect();
+        let parent = route.parent.map(|p| format!(", split from r{p}")).unwrap_or_default();
         let _ = write!(
             out,
-            r#"<text x="{}" y="{}" text-anchor="end"><title>route {} [{:?}, {:?}) groups {:?} parent {:?}</title>{}</text>"#,
+            r#"<text x="{}" y="{:.1}" text-anchor="end"><title>route {} [{}, {}) on {}{}</title>{}</text>"#,
             LABEL_W - 6.0,
             y + ROW_H * 0.72,
             route.id,
-            escape(&route.start),
-            escape(&route.end),
-            route.groups,
-            route.parent,
+            escape(&format!("{:?}", route.start)),
+            escape(&format!("{:?}", route.end)),
+            groups.join(" → "),
+            parent,
             escape(&route.label())
         );
         for col in 0..COLUMNS {
