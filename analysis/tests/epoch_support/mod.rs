@@ -113,3 +113,64 @@ pub fn rule_validity(r: &analysis::verdict::CheckerResult, rule: &str) -> Value 
         .map(|x| x["valid"].clone())
         .unwrap_or(Value::Null)
 }
+
+/// A clean synthetic hotspot history with full commit metadata, for scale tests: `ops`
+/// entries (invoke + ok pairs) over uniformly chosen keys `hot/000000000 ..
+/// hot/000099999`, one entry every 50 µs, 80 % puts and 20 % reads; every `split_every_s`
+/// seconds the widest route is split at its middle key (a same-group split, observed by
+/// the watcher) and its right child is then moved to the next group under a new epoch
+/// (a second catalog version with the job DONE). A start/stop kill pair sits at 1 s.
+pub fn synthetic_history(ops: usize, split_every_s: u64, seed: u64) -> History {
+    struct R { rec: RouteRecord, lo: u64, hi: u64 }
+    const KEYS: u64 = 100_000;
+    let key = |i: u64| format!("hot/{i:09}");
+    let mut h = HistoryBuilder::new();
+    let mut routes = vec![R { rec: route(1, "", "", 1, 1), lo: 0, hi: KEYS }];
+    let (mut version, mut next_id, mut job_id) = (1u64, 2u64, 1u64);
+    let mut log_index = [0u64; 4];
+    let mut rng = seed | 1;
+    let snapshot = |routes: &[R]| routes.iter().map(|r| r.rec.clone()).collect::<Vec<_>>();
+    h.catalog(version, snapshot(&routes), vec![]);
+    let mut next_split = split_every_s * 1_000_000_000;
+    let mut nemesis_done = false;
+    while h.ops.len() + 2 <= ops {
+        if !nemesis_done && h.now >= 1_000_000_000 {
+            h.nemesis("start-kill", json!({"targets": ["n1"], "effective": true, "leader": true}));
+            h.nemesis("stop-kill", json!({"targets": ["n1"], "effective": true}));
+            nemesis_done = true;
+        }
+        if h.now >= next_split {
+            next_split += split_every_s * 1_000_000_000;
+            let widest = (0..routes.len()).max_by_key(|&i| routes[i].hi - routes[i].lo).unwrap_or(0);
+            let p = routes.remove(widest);
+            let mid = (p.lo + p.hi) / 2;
+            let left = R { rec: child(next_id, &p.rec.start, &key(mid), p.rec.group, p.rec.epoch, p.rec.id), lo: p.lo, hi: mid };
+            let right = R { rec: child(next_id + 1, &key(mid), &p.rec.end, p.rec.group, p.rec.epoch, p.rec.id), lo: mid, hi: p.hi };
+            next_id += 2;
+            let target = p.rec.group % 3 + 1;
+            routes.insert(widest, right);
+            routes.insert(widest, left);
+            version += 1;
+            h.catalog(version, snapshot(&routes), vec![job(job_id, p.rec.id, &key(mid), p.rec.group, target, "PLANNED")]);
+            let moved = &mut routes[widest + 1].rec;
+            moved.group = target;
+            moved.epoch += 1;
+            version += 1;
+            h.catalog(version, snapshot(&routes), vec![job(job_id, p.rec.id, &key(mid), p.rec.group, target, "DONE")]);
+            job_id += 1;
+        }
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let k = (rng >> 33) % KEYS;
+        let r = &routes[routes.partition_point(|r| r.hi <= k)].rec;
+        let g = r.group as usize;
+        log_index[g] += 1;
+        let m = meta(r.group, 1, log_index[g], r.id, r.epoch);
+        let process = (rng >> 20) % 30;
+        let (f, value) = if (rng >> 40) % 5 == 0 { ("read", Value::Null) } else { ("put", json!(h.ops.len())) };
+        h.invoke(process, f, &key(k), value.clone());
+        h.now += 24_000;
+        h.complete(OpType::Ok, process, f, &key(k), value, Some(m));
+        h.now += 24_000;
+    }
+    History::new(std::mem::take(&mut h.ops))
+}
