@@ -46,6 +46,9 @@ pub struct AutoSplitConfig {
     pub buckets: usize,
     /// Entries of the per-route hot-key sketch (`--split-top-k`).
     pub top_k: usize,
+    /// Request keys sampled per route and window (reservoir), from which the sub-range p50
+    /// is picked as a real key (`--split-key-samples`).
+    pub key_samples: usize,
     /// The sampler tracks at most this many routes per node; records for further routes
     /// are counted as dropped (`--split-max-tracked-routes`).
     pub max_tracked_routes: usize,
@@ -77,6 +80,7 @@ impl Default for AutoSplitConfig {
             hot_key_share: 0.5,
             buckets: 16,
             top_k: 8,
+            key_samples: 32,
             max_tracked_routes: 4096,
             in_flight_timeout: Duration::from_secs(30),
             move_to_least_loaded: true,
@@ -95,6 +99,8 @@ pub struct ConfigError {
 
 /// Largest bucket count the sampler accepts (each bucket costs 8 bytes per tracked route).
 pub const MAX_BUCKETS: usize = 256;
+/// Largest key reservoir the sampler accepts (each sample holds a 64-byte key inline).
+pub const MAX_KEY_SAMPLES: usize = 256;
 /// Largest hot-key sketch the sampler accepts (each entry holds a 64-byte key inline).
 pub const MAX_TOP_K: usize = 64;
 
@@ -106,10 +112,16 @@ impl AutoSplitConfig {
             return bad("window", "must be longer than zero".into());
         }
         if !(self.threshold_ops_per_min.is_finite() && self.threshold_ops_per_min > 0.0) {
-            return bad("threshold_ops_per_min", format!("{} is not a positive number", self.threshold_ops_per_min));
+            return bad(
+                "threshold_ops_per_min",
+                format!("{} is not a positive number", self.threshold_ops_per_min),
+            );
         }
         if self.write_weight == 0 && self.read_weight == 0 {
-            return bad("write_weight", "write and read weights cannot both be zero".into());
+            return bad(
+                "write_weight",
+                "write and read weights cannot both be zero".into(),
+            );
         }
         if self.hysteresis_windows == 0 {
             return bad("hysteresis_windows", "must be at least 1".into());
@@ -118,7 +130,10 @@ impl AutoSplitConfig {
             return bad("down_band", format!("{} is not in (0, 1]", self.down_band));
         }
         if !(self.min_child_span >= 0.0 && self.min_child_span < 0.5) {
-            return bad("min_child_span", format!("{} is not in [0, 0.5)", self.min_child_span));
+            return bad(
+                "min_child_span",
+                format!("{} is not in [0, 0.5)", self.min_child_span),
+            );
         }
         if self.max_routes == 0 {
             return bad("max_routes", "must be at least 1".into());
@@ -127,13 +142,25 @@ impl AutoSplitConfig {
             return bad("splits_per_cycle", "must be at least 1".into());
         }
         if !(self.hot_key_share > 0.0 && self.hot_key_share <= 1.0) {
-            return bad("hot_key_share", format!("{} is not in (0, 1]", self.hot_key_share));
+            return bad(
+                "hot_key_share",
+                format!("{} is not in (0, 1]", self.hot_key_share),
+            );
         }
         if !(2..=MAX_BUCKETS).contains(&self.buckets) {
-            return bad("buckets", format!("{} is not in 2..={MAX_BUCKETS}", self.buckets));
+            return bad(
+                "buckets",
+                format!("{} is not in 2..={MAX_BUCKETS}", self.buckets),
+            );
         }
         if !(1..=MAX_TOP_K).contains(&self.top_k) {
             return bad("top_k", format!("{} is not in 1..={MAX_TOP_K}", self.top_k));
+        }
+        if !(1..=MAX_KEY_SAMPLES).contains(&self.key_samples) {
+            return bad(
+                "key_samples",
+                format!("{} is not in 1..={MAX_KEY_SAMPLES}", self.key_samples),
+            );
         }
         if self.max_tracked_routes == 0 {
             return bad("max_tracked_routes", "must be at least 1".into());
@@ -190,7 +217,10 @@ mod tests {
         let score_per_min = cfg.weighted(250, 750) as f64 * 60.0;
         assert!(score_per_min >= cfg.threshold_ops_per_min);
         let time_to_candidate = cfg.window * cfg.hysteresis_windows;
-        assert!(time_to_candidate <= Duration::from_secs(10), "{time_to_candidate:?}");
+        assert!(
+            time_to_candidate <= Duration::from_secs(10),
+            "{time_to_candidate:?}"
+        );
     }
 
     #[test]
@@ -198,7 +228,9 @@ mod tests {
         type Edit = fn(&mut AutoSplitConfig);
         let cases: &[(&str, Edit)] = &[
             ("window", |c| c.window = Duration::ZERO),
-            ("threshold_ops_per_min", |c| c.threshold_ops_per_min = f64::NAN),
+            ("threshold_ops_per_min", |c| {
+                c.threshold_ops_per_min = f64::NAN
+            }),
             ("threshold_ops_per_min", |c| c.threshold_ops_per_min = 0.0),
             ("write_weight", |c| {
                 c.write_weight = 0;
@@ -213,6 +245,7 @@ mod tests {
             ("buckets", |c| c.buckets = 1),
             ("buckets", |c| c.buckets = MAX_BUCKETS + 1),
             ("top_k", |c| c.top_k = 0),
+            ("key_samples", |c| c.key_samples = 0),
             ("max_tracked_routes", |c| c.max_tracked_routes = 0),
         ];
         for (field, edit) in cases {
@@ -226,7 +259,11 @@ mod tests {
 
     #[test]
     fn config_round_trips_through_json_and_fills_missing_fields() {
-        let cfg = AutoSplitConfig { enabled: true, top_k: 4, ..Default::default() };
+        let cfg = AutoSplitConfig {
+            enabled: true,
+            top_k: 4,
+            ..Default::default()
+        };
         let text = serde_json::to_string(&cfg).unwrap();
         assert_eq!(serde_json::from_str::<AutoSplitConfig>(&text).unwrap(), cfg);
         let partial: AutoSplitConfig = serde_json::from_str(r#"{"top_k": 5}"#).unwrap();

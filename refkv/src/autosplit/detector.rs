@@ -82,7 +82,13 @@ pub struct Detector {
 
 impl Detector {
     pub fn new(cfg: AutoSplitConfig) -> Detector {
-        Detector { cfg, states: HashMap::new(), known: HashMap::new(), seen_catalog: false, pending_isolation: HashMap::new() }
+        Detector {
+            cfg,
+            states: HashMap::new(),
+            known: HashMap::new(),
+            seen_catalog: false,
+            pending_isolation: HashMap::new(),
+        }
     }
 
     pub fn config(&self) -> &AutoSplitConfig {
@@ -97,11 +103,20 @@ impl Detector {
     /// Starts a cooldown for `route_id` now (e.g. for a route the server split by hand).
     pub fn start_cooldown(&mut self, route_id: u64, now: Instant) {
         let state = self.states.entry(route_id).or_default();
-        state.status = RouteStatus { windows_over: 0, candidate: false, cooldown_until: Some(now + self.cfg.cooldown) };
+        state.status = RouteStatus {
+            windows_over: 0,
+            candidate: false,
+            cooldown_until: Some(now + self.cfg.cooldown),
+        };
     }
 
     /// Scores one window. Call exactly once per window, with the catalog as of now.
-    pub fn evaluate(&mut self, now: Instant, window: &ClusterWindow, catalog: &CatalogView) -> Evaluation {
+    pub fn evaluate(
+        &mut self,
+        now: Instant,
+        window: &ClusterWindow,
+        catalog: &CatalogView,
+    ) -> Evaluation {
         self.track_lineage(now, catalog);
         let mut routes: Vec<&RouteInfo> = catalog.routes.iter().collect();
         routes.sort_by_key(|r| r.route_id);
@@ -109,7 +124,11 @@ impl Detector {
         for route in routes {
             self.evaluate_route(now, route, window, &mut out);
         }
-        out.proposals.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.route_id.cmp(&b.route_id)));
+        out.proposals.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.route_id.cmp(&b.route_id))
+        });
         out
     }
 
@@ -121,7 +140,9 @@ impl Detector {
                 Some((start, end)) => *start != route.start || *end != route.end,
                 None => false,
             };
-            let parent_known = route.parent_route_id.is_some_and(|p| self.known.contains_key(&p));
+            let parent_known = route
+                .parent_route_id
+                .is_some_and(|p| self.known.contains_key(&p));
             let is_new_child = !self.known.contains_key(&route.route_id) && parent_known;
             if !self.seen_catalog || !(span_changed || is_new_child) {
                 continue;
@@ -132,22 +153,46 @@ impl Detector {
                 .filter(|key| **key == route.start)
                 .map(|key| (key.clone(), self.cfg.hysteresis_windows));
             let cooldown_until = Some(now + self.cfg.cooldown);
-            self.states.insert(route.route_id, RouteState { status: RouteStatus { cooldown_until, ..Default::default() }, isolation_follow_up: follow_up });
+            self.states.insert(
+                route.route_id,
+                RouteState {
+                    status: RouteStatus {
+                        cooldown_until,
+                        ..Default::default()
+                    },
+                    isolation_follow_up: follow_up,
+                },
+            );
         }
-        self.known = catalog.routes.iter().map(|r| (r.route_id, (r.start.clone(), r.end.clone()))).collect();
+        self.known = catalog
+            .routes
+            .iter()
+            .map(|r| (r.route_id, (r.start.clone(), r.end.clone())))
+            .collect();
         self.states.retain(|id, _| self.known.contains_key(id));
-        self.pending_isolation.retain(|id, _| self.known.contains_key(id));
+        self.pending_isolation
+            .retain(|id, _| self.known.contains_key(id));
         self.seen_catalog = true;
     }
 
-    fn evaluate_route(&mut self, now: Instant, route: &RouteInfo, window: &ClusterWindow, out: &mut Evaluation) {
+    fn evaluate_route(
+        &mut self,
+        now: Instant,
+        route: &RouteInfo,
+        window: &ClusterWindow,
+        out: &mut Evaluation,
+    ) {
         let threshold = self.cfg.threshold_ops_per_min;
         let load = window.route(route.route_id);
         let score = load.map_or(0.0, |l| l.score);
         let hot = score >= threshold;
         let warm = score >= threshold * self.cfg.down_band;
         let state = self.states.entry(route.route_id).or_default();
-        let decline = |reason| Decline { route_id: route.route_id, score, reason };
+        let decline = |reason| Decline {
+            route_id: route.route_id,
+            score,
+            reason,
+        };
 
         if !route.active {
             state.status.windows_over = 0;
@@ -164,7 +209,8 @@ impl Detector {
             }
             if warm {
                 if let Ok(choice) = choose_split_key(route, load, &self.cfg) {
-                    if matches!(&choice.reason, SplitReason::IsolateHotKey { key: k, .. } if *k == key) {
+                    if matches!(&choice.reason, SplitReason::IsolateHotKey { key: k, .. } if *k == key)
+                    {
                         out.proposals.push(proposal(route, score, choice));
                         return;
                     }
@@ -177,8 +223,12 @@ impl Detector {
                 state.status.windows_over = 0;
                 state.status.candidate = false;
                 if hot {
-                    let remaining_ms = until.duration_since(now).as_millis().min(u128::from(u64::MAX)) as u64;
-                    out.declines.push(decline(DeclineReason::Cooldown { remaining_ms }));
+                    let remaining_ms = until
+                        .duration_since(now)
+                        .as_millis()
+                        .min(u128::from(u64::MAX)) as u64;
+                    out.declines
+                        .push(decline(DeclineReason::Cooldown { remaining_ms }));
                 }
                 return;
             }
@@ -192,7 +242,11 @@ impl Detector {
         match choose_split_key(route, load, &self.cfg) {
             Ok(choice) => {
                 match &choice.reason {
-                    SplitReason::IsolateHotKey { key, completes_isolation: false, .. } => {
+                    SplitReason::IsolateHotKey {
+                        key,
+                        completes_isolation: false,
+                        ..
+                    } => {
                         self.pending_isolation.insert(route.route_id, key.clone());
                     }
                     _ => {

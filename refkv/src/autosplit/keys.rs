@@ -66,7 +66,11 @@ pub fn interpolate(lo: &[u8], hi: &[u8], f: f64) -> Vec<u8> {
     if b <= a {
         return lo.to_vec();
     }
-    let f = if f.is_finite() { f.clamp(0.0, 1.0) } else { 0.0 };
+    let f = if f.is_finite() {
+        f.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let offset = ((b - a) as f64 * f) as u64;
     let value = a.saturating_add(offset.min(b - a));
     if value == a {
@@ -140,7 +144,11 @@ pub struct KeyBuf {
 }
 
 impl KeyBuf {
-    pub const EMPTY: KeyBuf = KeyBuf { bytes: [0; KEY_CAP], len: 0, truncated: false };
+    pub const EMPTY: KeyBuf = KeyBuf {
+        bytes: [0; KEY_CAP],
+        len: 0,
+        truncated: false,
+    };
 
     /// Stores `key`, keeping its first [`KEY_CAP`] bytes.
     pub fn set(&mut self, key: &[u8]) {
@@ -173,7 +181,12 @@ impl KeyBuf {
 
 impl std::fmt::Debug for KeyBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "KeyBuf({:?}{})", String::from_utf8_lossy(self.as_slice()), if self.truncated { "…" } else { "" })
+        write!(
+            f,
+            "KeyBuf({:?}{})",
+            String::from_utf8_lossy(self.as_slice()),
+            if self.truncated { "…" } else { "" }
+        )
     }
 }
 
@@ -209,12 +222,19 @@ mod tests {
         let mut last = lo.to_vec();
         for i in 0..=10 {
             let key = interpolate(lo, hi, f64::from(i) / 10.0);
-            assert!(key.as_slice() >= lo.as_slice() && key.as_slice() <= hi.as_slice(), "{key:?}");
+            assert!(
+                key.as_slice() >= lo.as_slice() && key.as_slice() <= hi.as_slice(),
+                "{key:?}"
+            );
             assert!(key >= last);
             last = key;
         }
         let mid = interpolate(lo, hi, 0.5);
-        assert!(mid.starts_with(b"hot/000") && mid[7] == b'5', "{:?}", String::from_utf8_lossy(&mid));
+        assert!(
+            mid.starts_with(b"hot/000") && mid[7] == b'5',
+            "{:?}",
+            String::from_utf8_lossy(&mid)
+        );
         assert_eq!(interpolate(b"same", b"same", 0.7), b"same".to_vec());
     }
 
@@ -251,7 +271,10 @@ mod tests {
         ];
         for (start, end) in cases {
             let mid = byte_midpoint(start, end).expect("interior midpoint");
-            assert!(strictly_inside(&mid, start, end), "{start:?} {end:?} -> {mid:?}");
+            assert!(
+                strictly_inside(&mid, start, end),
+                "{start:?} {end:?} -> {mid:?}"
+            );
         }
         assert_eq!(byte_midpoint(b"", b""), Some(vec![0x80]));
     }

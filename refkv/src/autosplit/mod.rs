@@ -6,8 +6,9 @@
 //!
 //! ## Pipeline
 //! 1. **Sampler** (every node): [`Sampler::record`] on the request path counts reads and
-//!    writes per route, where in the key space they fell (sub-range buckets) and the heaviest
-//!    keys (space-saving top-K). Allocation-free in steady state. Every `window`,
+//!    writes per route, where in the key space they fell (sub-range buckets over the previous
+//!    window's key range), a reservoir of request keys and the heaviest keys (space-saving
+//!    top-K). Allocation-free in steady state. Every `window`,
 //!    [`Sampler::snapshot_and_reset`] drains a [`WindowStats`] (serde-serialisable).
 //! 2. **Merge** (default-group leader): the windows of all nodes are merged into a
 //!    [`ClusterWindow`]: per route, score = `4 × writes + 1 × reads` normalised to ops/min
@@ -16,7 +17,8 @@
 //!    windows ≥ threshold; stays a candidate while ≥ `down_band × threshold`), cooldown for
 //!    split children (from catalog lineage, monotonic clock), then a split key from the
 //!    evidence: isolate a key holding ≥ `hot_key_share` of the route's load (split at `k`, then
-//!    at `k ++ [0]`), else the sub-range p50, else decline with a reason. Never a blind
+//!    at `k ++ [0]`), else the sub-range p50 (the sampled key that best halves the load, or
+//!    interpolated from the buckets with too few samples), else decline. Never a blind
 //!    midpoint — unless the seeded bug `split_midpoint_bug` is set.
 //! 4. **Scheduler**: kill switch, in-flight set, `splits_per_cycle` and `max_routes` budgets,
 //!    target = least-loaded group (when the move helps), yielding [`SplitRangeCall`]s.
@@ -70,6 +72,7 @@
 //! | `--split-hot-key-share` | `hot_key_share` | 0.5 | share of a route's load that makes a key "dominant" |
 //! | `--split-buckets` | `buckets` | 16 | sub-range buckets per route |
 //! | `--split-top-k` | `top_k` | 8 | hot-key sketch entries per route |
+//! | `--split-key-samples` | `key_samples` | 32 | sampled request keys per route and window |
 //! | `--split-max-tracked-routes` | `max_tracked_routes` | 4096 | sampler route slots per node |
 //! | `--split-in-flight-timeout` | `in_flight_timeout` | `30s` | unreported calls stop blocking after this |
 //! | `--split-move` | `move_to_least_loaded` | on | move the right child to the least-loaded group |
@@ -100,5 +103,7 @@ pub use pipeline::{AutoSplit, TickReport};
 pub use sampler::{AccessKind, Sampler};
 pub use scheduler::{group_loads, KillSwitch, Schedule, Scheduler, SplitOutcome, SplitRangeCall};
 pub use split_key::{DeclineReason, SplitReason};
-pub use stats::{ClusterWindow, HotKey, KeySegment, RouteLoad, RouteWindow, WindowStats};
+pub use stats::{
+    ClusterWindow, HotKey, KeySegment, RouteLoad, RouteWindow, SampledKey, WindowStats,
+};
 pub use view::{CatalogView, RouteInfo};

@@ -37,7 +37,11 @@ impl AutoSplit {
     /// Validates `cfg` and starts with no history.
     pub fn new(cfg: AutoSplitConfig) -> Result<AutoSplit, ConfigError> {
         cfg.validate()?;
-        Ok(AutoSplit { detector: Detector::new(cfg.clone()), scheduler: Scheduler::new(cfg.clone()), cfg })
+        Ok(AutoSplit {
+            detector: Detector::new(cfg.clone()),
+            scheduler: Scheduler::new(cfg.clone()),
+            cfg,
+        })
     }
 
     pub fn config(&self) -> &AutoSplitConfig {
@@ -51,14 +55,27 @@ impl AutoSplit {
 
     /// One cycle: merge the nodes' windows, detect, schedule. Call once per window with the
     /// window of every node that answered and the current catalog.
-    pub fn tick(&mut self, now: Instant, node_windows: &[WindowStats], catalog: &CatalogView) -> TickReport {
+    pub fn tick(
+        &mut self,
+        now: Instant,
+        node_windows: &[WindowStats],
+        catalog: &CatalogView,
+    ) -> TickReport {
         let window = ClusterWindow::merge(node_windows, &self.cfg);
         let evaluation = self.detector.evaluate(now, &window, catalog);
         let loads = group_loads(&window, catalog);
-        let schedule = self.scheduler.plan(now, &evaluation.proposals, catalog, &loads);
+        let schedule = self
+            .scheduler
+            .plan(now, &evaluation.proposals, catalog, &loads);
         let mut declines = evaluation.declines;
         declines.extend(schedule.declines);
-        TickReport { calls: schedule.calls, proposals: evaluation.proposals, declines, group_loads: loads, window }
+        TickReport {
+            calls: schedule.calls,
+            proposals: evaluation.proposals,
+            declines,
+            group_loads: loads,
+            window,
+        }
     }
 
     /// Reports what became of a call returned by [`AutoSplit::tick`].
@@ -78,5 +95,158 @@ impl AutoSplit {
 
     pub fn scheduler(&self) -> &Scheduler {
         &self.scheduler
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::autosplit::keys::strictly_inside;
+    use crate::autosplit::sampler::{AccessKind, Sampler};
+    use crate::autosplit::view::RouteInfo;
+
+    fn route(route_id: u64, start: &str, end: &str, group_id: u64) -> RouteInfo {
+        RouteInfo {
+            route_id,
+            start: start.into(),
+            end: end.into(),
+            group_id,
+            active: true,
+            parent_route_id: None,
+        }
+    }
+
+    /// Applies a call the way refkv's SplitRange does: the parent is replaced by two children.
+    fn apply(catalog: &mut CatalogView, call: &SplitRangeCall, next_id: &mut u64) {
+        let index = catalog
+            .routes
+            .iter()
+            .position(|r| r.route_id == call.route_id)
+            .unwrap();
+        let parent = catalog.routes.remove(index);
+        let left = RouteInfo {
+            route_id: *next_id,
+            end: call.split_key.clone(),
+            parent_route_id: Some(parent.route_id),
+            ..parent.clone()
+        };
+        let right = RouteInfo {
+            route_id: *next_id + 1,
+            start: call.split_key.clone(),
+            group_id: call.target_group_id,
+            parent_route_id: Some(parent.route_id),
+            ..parent
+        };
+        *next_id += 2;
+        catalog.routes.extend([left, right]);
+        catalog.routes.sort_by(|a, b| a.start.cmp(&b.start));
+        catalog.version += 1;
+    }
+
+    /// The default settings on the test scenario: 3 nodes, a hot range of sequential inserts
+    /// (plus reads of recent keys) at 1,000 ops/s, 30 ops/s of cold background, 60 s.
+    #[test]
+    fn a_hot_range_at_1000_ops_per_s_is_split_early_and_not_ping_ponged() {
+        let cfg = AutoSplitConfig {
+            enabled: true,
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let samplers: Vec<Sampler> = (1..=3).map(|n| Sampler::new(n, &cfg, t0)).collect();
+        let mut auto = AutoSplit::new(cfg.clone()).unwrap();
+        let mut catalog = CatalogView {
+            version: 1,
+            routes: vec![
+                route(1, "", "g", 1),
+                route(2, "g", "p", 2),
+                route(3, "p", "", 3),
+            ],
+            group_ids: vec![1, 2, 3],
+        };
+        let mut next_id = 10;
+        let mut seq = 0u64;
+        let mut splits: Vec<(Duration, SplitRangeCall)> = Vec::new();
+        for window in 1..=30u32 {
+            let now = t0 + cfg.window * window;
+            let route_of = |catalog: &CatalogView, key: &[u8]| {
+                catalog
+                    .routes
+                    .iter()
+                    .find(|r| crate::autosplit::keys::in_route(key, &r.start, &r.end))
+                    .unwrap()
+                    .route_id
+            };
+            for op in 0..2_000u64 {
+                let node = &samplers[(op % 3) as usize];
+                let (key, kind) = if op % 10 < 7 {
+                    seq += 1;
+                    (format!("hot/{seq:08}"), AccessKind::Write)
+                } else {
+                    (
+                        format!("hot/{:08}", seq.saturating_sub(op % 50)),
+                        AccessKind::Read,
+                    )
+                };
+                node.record(route_of(&catalog, key.as_bytes()), key.as_bytes(), kind);
+            }
+            for op in 0..60u64 {
+                let key = format!("{}cold/{op:04}", ["a", "h", "x"][(op % 3) as usize]);
+                samplers[(op % 3) as usize].record(
+                    route_of(&catalog, key.as_bytes()),
+                    key.as_bytes(),
+                    AccessKind::Write,
+                );
+            }
+            let windows: Vec<WindowStats> =
+                samplers.iter().map(|s| s.snapshot_and_reset(now)).collect();
+            let report = auto.tick(now, &windows, &catalog);
+            for call in report.calls {
+                let parent = catalog.route(call.route_id).unwrap().clone();
+                assert!(strictly_inside(&call.split_key, &parent.start, &parent.end));
+                splits.push((now - t0, call.clone()));
+                apply(&mut catalog, &call, &mut next_id);
+                auto.report_outcome(call.route_id, SplitOutcome::Committed);
+            }
+        }
+        for (at, call) in &splits {
+            eprintln!(
+                "split at {at:?}: route {} at {:?} -> group {}",
+                call.route_id,
+                String::from_utf8_lossy(&call.split_key),
+                call.target_group_id
+            );
+        }
+        let (first_at, first) = &splits[0];
+        assert_eq!(first.route_id, 2, "the hot route is split first");
+        assert!(
+            *first_at <= Duration::from_secs(8),
+            "first split planned at {first_at:?}"
+        );
+        // Window 3 inserted hot/00002801..hot/00004200: its median is a sampled key near 3500.
+        let key = first.split_key.as_slice();
+        assert!(
+            key >= b"hot/00003000".as_slice() && key < b"hot/00004000".as_slice(),
+            "{:?}",
+            String::from_utf8_lossy(key)
+        );
+        assert_ne!(
+            first.target_group_id, 2,
+            "the right child moves off the hot group"
+        );
+        // Children are never split again before the cooldown has passed.
+        for pair in splits.windows(2) {
+            assert!(
+                pair[1].0 - pair[0].0 >= cfg.cooldown,
+                "{:?}",
+                splits.iter().map(|s| s.0).collect::<Vec<_>>()
+            );
+        }
+        assert!(
+            splits.len() >= 2 && splits.len() <= 3,
+            "{} splits in 60 s",
+            splits.len()
+        );
     }
 }

@@ -34,10 +34,26 @@ struct Traffic {
 
 fn scenario() -> impl Strategy<Value = Scenario> {
     let spot = (0u32..60_000, 1u32..5_000);
-    let window = (prop::collection::vec(0u32..900, 4), 0u32..=100, prop_oneof![Just(0u32), 0u32..=100])
-        .prop_map(|(spot_ops, write_pct, celebrity_pct)| Traffic { spot_ops, write_pct, celebrity_pct });
-    (0u32..65_000, prop::collection::vec(spot, 1..=4), prop::collection::vec(window, 1..40))
-        .prop_map(|(celebrity, spots, windows)| Scenario { celebrity, spots, windows })
+    let window = (
+        prop::collection::vec(0u32..900, 4),
+        0u32..=100,
+        prop_oneof![Just(0u32), 0u32..=100],
+    )
+        .prop_map(|(spot_ops, write_pct, celebrity_pct)| Traffic {
+            spot_ops,
+            write_pct,
+            celebrity_pct,
+        });
+    (
+        0u32..65_000,
+        prop::collection::vec(spot, 1..=4),
+        prop::collection::vec(window, 1..40),
+    )
+        .prop_map(|(celebrity, spots, windows)| Scenario {
+            celebrity,
+            spots,
+            windows,
+        })
 }
 
 /// The keys of one window, with whether each is a write.
@@ -46,7 +62,11 @@ fn window_ops(s: &Scenario, t: &Traffic) -> Vec<(Vec<u8>, bool)> {
     for (spot, (lo, width)) in s.spots.iter().enumerate() {
         for j in 0..t.spot_ops[spot] {
             let mix = j.wrapping_add(spot as u32 * 7).wrapping_mul(2_654_435_761);
-            let k = if mix % 100 < t.celebrity_pct { key(s.celebrity) } else { key(lo + (mix >> 8) % width) };
+            let k = if mix % 100 < t.celebrity_pct {
+                key(s.celebrity)
+            } else {
+                key(lo + (mix >> 8) % width)
+            };
             ops.push((k, (mix >> 3) % 100 < t.write_pct));
         }
     }
@@ -54,17 +74,29 @@ fn window_ops(s: &Scenario, t: &Traffic) -> Vec<(Vec<u8>, bool)> {
 }
 
 fn config() -> impl Strategy<Value = AutoSplitConfig> {
-    (1u32..4, 0u64..12, 1usize..4, 2usize..12, 0.3f64..0.95, prop::bool::weighted(0.2), prop::bool::weighted(0.9))
-        .prop_map(|(hysteresis, cooldown_s, per_cycle, max_routes, share, bug, enabled)| AutoSplitConfig {
-            enabled,
-            hysteresis_windows: hysteresis,
-            cooldown: Duration::from_secs(cooldown_s),
-            splits_per_cycle: per_cycle,
-            max_routes,
-            hot_key_share: share,
-            split_midpoint_bug: bug,
-            ..Default::default()
-        })
+    (
+        1u32..4,
+        0u64..12,
+        1usize..4,
+        2usize..12,
+        0.3f64..0.95,
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.9),
+    )
+        .prop_map(
+            |(hysteresis, cooldown_s, per_cycle, max_routes, share, bug, enabled)| {
+                AutoSplitConfig {
+                    enabled,
+                    hysteresis_windows: hysteresis,
+                    cooldown: Duration::from_secs(cooldown_s),
+                    splits_per_cycle: per_cycle,
+                    max_routes,
+                    hot_key_share: share,
+                    split_midpoint_bug: bug,
+                    ..Default::default()
+                }
+            },
+        )
 }
 
 /// The simulated server: a catalog that applies successful calls.
@@ -78,25 +110,67 @@ struct Cluster {
 
 impl Cluster {
     fn new() -> Cluster {
-        let root = RouteInfo { route_id: 1, start: vec![], end: vec![], group_id: 1, active: true, parent_route_id: None };
-        Cluster { catalog: CatalogView { version: 1, routes: vec![root], group_ids: vec![1, 2, 3] }, next_id: 2, created: HashMap::new(), isolation_child: HashMap::new() }
+        let root = RouteInfo {
+            route_id: 1,
+            start: vec![],
+            end: vec![],
+            group_id: 1,
+            active: true,
+            parent_route_id: None,
+        };
+        Cluster {
+            catalog: CatalogView {
+                version: 1,
+                routes: vec![root],
+                group_ids: vec![1, 2, 3],
+            },
+            next_id: 2,
+            created: HashMap::new(),
+            isolation_child: HashMap::new(),
+        }
     }
 
     fn route_of(&self, key: &[u8]) -> u64 {
-        self.catalog.routes.iter().find(|r| in_route(key, &r.start, &r.end)).map(|r| r.route_id).expect("routes tile the key space")
+        self.catalog
+            .routes
+            .iter()
+            .find(|r| in_route(key, &r.start, &r.end))
+            .map(|r| r.route_id)
+            .expect("routes tile the key space")
     }
 
     fn apply(&mut self, call: &SplitRangeCall, now: Instant) -> SplitOutcome {
         if call.expected_catalog_version != self.catalog.version {
             return SplitOutcome::Failed;
         }
-        let index = self.catalog.routes.iter().position(|r| r.route_id == call.route_id).expect("call for a catalog route");
+        let index = self
+            .catalog
+            .routes
+            .iter()
+            .position(|r| r.route_id == call.route_id)
+            .expect("call for a catalog route");
         let parent = self.catalog.routes.remove(index);
         let (left_id, right_id) = (self.next_id, self.next_id + 1);
         self.next_id += 2;
-        let left = RouteInfo { route_id: left_id, end: call.split_key.clone(), parent_route_id: Some(parent.route_id), ..parent.clone() };
-        let right = RouteInfo { route_id: right_id, start: call.split_key.clone(), group_id: call.target_group_id, parent_route_id: Some(parent.route_id), ..parent };
-        if let SplitReason::IsolateHotKey { key, completes_isolation: false, .. } = &call.reason {
+        let left = RouteInfo {
+            route_id: left_id,
+            end: call.split_key.clone(),
+            parent_route_id: Some(parent.route_id),
+            ..parent.clone()
+        };
+        let right = RouteInfo {
+            route_id: right_id,
+            start: call.split_key.clone(),
+            group_id: call.target_group_id,
+            parent_route_id: Some(parent.route_id),
+            ..parent
+        };
+        if let SplitReason::IsolateHotKey {
+            key,
+            completes_isolation: false,
+            ..
+        } = &call.reason
+        {
             self.isolation_child.insert(right_id, key.clone());
         }
         self.catalog.routes.push(left);
@@ -111,18 +185,46 @@ impl Cluster {
 
 /// `hot_run`: per route, (current, longest) run of consecutive windows at or above the
 /// threshold since the route was created.
-fn check_call(cfg: &AutoSplitConfig, cluster: &Cluster, call: &SplitRangeCall, now: Instant, hot_run: &HashMap<u64, (u32, u32)>) -> Result<(), TestCaseError> {
-    let route = cluster.catalog.route(call.route_id).expect("planned route exists");
-    prop_assert!(strictly_inside(&call.split_key, &route.start, &route.end), "empty child: {:?} in {:?}", call.split_key, route);
-    prop_assert!(call.score >= cfg.threshold_ops_per_min * cfg.down_band, "cold route split: {}", call.score);
+fn check_call(
+    cfg: &AutoSplitConfig,
+    cluster: &Cluster,
+    call: &SplitRangeCall,
+    now: Instant,
+    hot_run: &HashMap<u64, (u32, u32)>,
+) -> Result<(), TestCaseError> {
+    let route = cluster
+        .catalog
+        .route(call.route_id)
+        .expect("planned route exists");
+    prop_assert!(
+        strictly_inside(&call.split_key, &route.start, &route.end),
+        "empty child: {:?} in {:?}",
+        call.split_key,
+        route
+    );
+    prop_assert!(
+        call.score >= cfg.threshold_ops_per_min * cfg.down_band,
+        "cold route split: {}",
+        call.score
+    );
     let follow_up = matches!(&call.reason, SplitReason::IsolateHotKey { key, completes_isolation: true, .. }
         if cluster.isolation_child.get(&call.route_id) == Some(key) && *key == route.start);
-    prop_assert!(follow_up || hot_run.get(&call.route_id).map_or(0, |r| r.1) >= cfg.hysteresis_windows, "split before hysteresis");
+    prop_assert!(
+        follow_up || hot_run.get(&call.route_id).map_or(0, |r| r.1) >= cfg.hysteresis_windows,
+        "split before hysteresis"
+    );
     if let Some(created) = cluster.created.get(&call.route_id) {
-        prop_assert!(follow_up || now.duration_since(*created) >= cfg.cooldown, "split {:?} after child creation: in cooldown", now.duration_since(*created));
+        prop_assert!(
+            follow_up || now.duration_since(*created) >= cfg.cooldown,
+            "split {:?} after child creation: in cooldown",
+            now.duration_since(*created)
+        );
     }
     if cfg.split_midpoint_bug {
-        prop_assert_eq!(Some(call.split_key.clone()), byte_midpoint(&route.start, &route.end));
+        prop_assert_eq!(
+            Some(call.split_key.clone()),
+            byte_midpoint(&route.start, &route.end)
+        );
     } else {
         prop_assert!(call.reason != SplitReason::ByteMidpointBug);
     }

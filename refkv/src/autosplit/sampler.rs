@@ -11,9 +11,15 @@
 //! `[window min, window max]`. The grid adapts to the load, not to the route's bounds, so it
 //! keeps full resolution in unbounded routes and under long common prefixes.
 //!
+//! # Sampled keys
+//! Each slot also keeps a reservoir of `key_samples` request keys (algorithm R, a per-route
+//! xorshift generator), exported with weights that add up to the window's load. They are the
+//! key quantiles the detector takes its sub-range p50 from, so a split key is a key that was
+//! really requested rather than an interpolation between bucket edges.
+//!
 //! # Allocation-free request path
 //! [`Sampler::record`] takes a read lock on the route table, finds the route's slot and locks
-//! that slot's mutex; buckets, the sketch and min/max keys live in storage allocated when the
+//! that slot's mutex; buckets, the sketch, the reservoir and min/max keys live in storage allocated when the
 //! slot was created (the first request to a route), and keys are copied into fixed 64-byte
 //! inline buffers. Steady-state records therefore never allocate; the tests check it with a
 //! counting global allocator. Slots of routes idle for [`IDLE_WINDOWS_BEFORE_EVICT`] windows
@@ -27,7 +33,7 @@ use std::time::Instant;
 use super::config::AutoSplitConfig;
 use super::keys::{be_u64_at, common_prefix_len, key_from_position, KeyBuf};
 use super::sketch::TopK;
-use super::stats::{KeySegment, RouteWindow, WindowStats};
+use super::stats::{KeySegment, RouteWindow, SampledKey, WindowStats};
 
 /// Whether a request read or wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +66,13 @@ impl Grid {
         let prefix_len = common_prefix_len(lo.as_slice(), hi.as_slice());
         let a = be_u64_at(lo.as_slice(), prefix_len);
         let b = be_u64_at(hi.as_slice(), prefix_len).max(a);
-        Grid { lo, hi, prefix_len, a, b }
+        Grid {
+            lo,
+            hi,
+            prefix_len,
+            a,
+            b,
+        }
     }
 
     fn place(&self, key: &[u8], buckets: usize) -> Place {
@@ -104,11 +116,15 @@ struct RouteSlot {
     below: u64,
     above: u64,
     sketch: TopK,
+    /// Reservoir of request keys (algorithm R) with each request's weight.
+    samples: Vec<(KeyBuf, u64)>,
+    sample_len: usize,
+    rng: u64,
     idle_windows: u32,
 }
 
 impl RouteSlot {
-    fn new(buckets: usize, top_k: usize) -> RouteSlot {
+    fn new(route_id: u64, buckets: usize, top_k: usize, key_samples: usize) -> RouteSlot {
         RouteSlot {
             reads: 0,
             writes: 0,
@@ -120,6 +136,9 @@ impl RouteSlot {
             below: 0,
             above: 0,
             sketch: TopK::new(top_k),
+            samples: vec![(KeyBuf::EMPTY, 0); key_samples.max(1)],
+            sample_len: 0,
+            rng: (route_id ^ 0x9E37_79B9_7F4A_7C15) | 1,
             idle_windows: 0,
         }
     }
@@ -154,6 +173,42 @@ impl RouteSlot {
             }
         }
         self.sketch.record(key, weight);
+        self.sample(key, weight);
+    }
+
+    /// Keeps a uniform sample of the window's requests (reservoir sampling, algorithm R).
+    fn sample(&mut self, key: &[u8], weight: u64) {
+        if self.sample_len < self.samples.len() {
+            self.samples[self.sample_len] = (KeyBuf::from_key(key), weight);
+            self.sample_len += 1;
+            return;
+        }
+        let slot = (self.next_random() % self.requests()) as usize;
+        if let Some(sample) = self.samples.get_mut(slot) {
+            sample.0.set(key);
+            sample.1 = weight;
+        }
+    }
+
+    /// xorshift64*: cheap, allocation-free and deterministic per route.
+    fn next_random(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn export_samples(&self) -> Vec<SampledKey> {
+        let scale = self.requests() as f64 / self.sample_len.max(1) as f64;
+        self.samples[..self.sample_len]
+            .iter()
+            .map(|(key, weight)| SampledKey {
+                key: key.as_slice().to_vec(),
+                weight: *weight as f64 * scale,
+            })
+            .collect()
     }
 
     fn export(&self, route_id: u64) -> RouteWindow {
@@ -165,6 +220,7 @@ impl RouteSlot {
             segments: self.segments(),
             hot_keys: self.sketch.export(),
             hot_floor: self.sketch.floor(),
+            samples: self.export_samples(),
         }
     }
 
@@ -186,7 +242,11 @@ impl RouteSlot {
         }
         for (i, count) in self.buckets.iter().enumerate().filter(|(_, c)| **c > 0) {
             let lo = grid.edge(i, n);
-            let hi = if i + 1 == n { grid.hi.as_slice().to_vec() } else { grid.edge(i + 1, n) };
+            let hi = if i + 1 == n {
+                grid.hi.as_slice().to_vec()
+            } else {
+                grid.edge(i + 1, n)
+            };
             out.push(clamp(&lo, &hi, *count));
         }
         if self.above > 0 {
@@ -211,6 +271,7 @@ impl RouteSlot {
         self.below = 0;
         self.above = 0;
         self.sketch.clear();
+        self.sample_len = 0;
     }
 }
 
@@ -222,6 +283,7 @@ pub struct Sampler {
     read_weight: u64,
     buckets: usize,
     top_k: usize,
+    key_samples: usize,
     max_routes: usize,
     routes: RwLock<HashMap<u64, Mutex<RouteSlot>>>,
     window: Mutex<(Instant, u64)>,
@@ -230,7 +292,9 @@ pub struct Sampler {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a slot lock leaves plain counters behind; keep sampling.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Sampler {
@@ -243,6 +307,7 @@ impl Sampler {
             read_weight: u64::from(cfg.read_weight),
             buckets: cfg.buckets.max(2),
             top_k: cfg.top_k.max(1),
+            key_samples: cfg.key_samples.max(1),
             max_routes,
             routes: RwLock::new(HashMap::with_capacity(max_routes)),
             window: Mutex::new((now, 0)),
@@ -274,7 +339,14 @@ impl Sampler {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let slot = routes.entry(route_id).or_insert_with(|| Mutex::new(RouteSlot::new(self.buckets, self.top_k)));
+        let slot = routes.entry(route_id).or_insert_with(|| {
+            Mutex::new(RouteSlot::new(
+                route_id,
+                self.buckets,
+                self.top_k,
+                self.key_samples,
+            ))
+        });
         lock(slot).record(key, kind, weight);
     }
 
@@ -286,7 +358,10 @@ impl Sampler {
             let elapsed = now.saturating_duration_since(window.0);
             window.0 = now;
             window.1 += 1;
-            (elapsed.as_millis().min(u128::from(u64::MAX)) as u64, window.1)
+            (
+                elapsed.as_millis().min(u128::from(u64::MAX)) as u64,
+                window.1,
+            )
         };
         let mut stats = WindowStats {
             node_id: self.node_id,
@@ -314,7 +389,10 @@ impl Sampler {
 
     /// Capacity of the route table (it is reserved up front and must not grow).
     pub fn route_table_capacity(&self) -> usize {
-        self.routes.read().unwrap_or_else(|p| p.into_inner()).capacity()
+        self.routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .capacity()
     }
 }
 

@@ -57,7 +57,12 @@ fn key(i: u32) -> Vec<u8> {
 }
 
 fn share_below(route: &RouteWindow, bound: &[u8]) -> f64 {
-    let below: u64 = route.segments.iter().filter(|s| s.hi.as_slice() <= bound).map(|s| s.count).sum();
+    let below: u64 = route
+        .segments
+        .iter()
+        .filter(|s| s.hi.as_slice() <= bound)
+        .map(|s| s.count)
+        .sum();
     below as f64 / route.load as f64
 }
 
@@ -80,7 +85,10 @@ fn counts_reads_and_writes_per_route_and_resets() {
     assert_eq!(r1.segments.iter().map(|s| s.count).sum::<u64>(), 45);
     assert_eq!(r1.segments[0].lo, key(0));
     assert_eq!(r1.segments[0].hi, key(9));
-    assert_eq!((w.routes[1].route_id, w.routes[1].reads, w.routes[1].load), (2, 5, 5));
+    assert_eq!(
+        (w.routes[1].route_id, w.routes[1].reads, w.routes[1].load),
+        (2, 5, 5)
+    );
     let next = s.snapshot_and_reset(t0 + Duration::from_secs(4));
     assert_eq!((next.window_seq, next.duration_ms), (2, 2_000));
     assert!(next.routes.is_empty());
@@ -96,7 +104,11 @@ fn buckets_locate_the_load_inside_the_previous_key_range() {
     s.snapshot_and_reset(t0 + Duration::from_secs(2));
     // 90% of the next window's requests hit the first tenth of the range.
     for i in 0..1_000 {
-        let k = if i % 10 == 0 { key(100 + (i % 900)) } else { key(i % 100) };
+        let k = if i % 10 == 0 {
+            key(100 + (i % 900))
+        } else {
+            key(i % 100)
+        };
         s.record(1, &k, AccessKind::Write);
     }
     let w = s.snapshot_and_reset(t0 + Duration::from_secs(4));
@@ -104,7 +116,11 @@ fn buckets_locate_the_load_inside_the_previous_key_range() {
     assert!(r.segments.len() > 2, "{:?}", r.segments);
     assert_eq!(r.segments.iter().map(|s| s.count).sum::<u64>(), r.load);
     let share = share_below(r, &key(170));
-    assert!(share >= 0.85, "share below hot/000170 = {share}: {:?}", r.segments);
+    assert!(
+        share >= 0.85,
+        "share below hot/000170 = {share}: {:?}",
+        r.segments
+    );
 }
 
 #[test]
@@ -118,7 +134,10 @@ fn a_load_that_moves_right_shows_up_above_the_previous_range() {
     for i in 500..1_000 {
         s.record(1, &key(i), AccessKind::Write);
     }
-    let r = s.snapshot_and_reset(t0 + Duration::from_secs(4)).routes.remove(0);
+    let r = s
+        .snapshot_and_reset(t0 + Duration::from_secs(4))
+        .routes
+        .remove(0);
     assert_eq!(r.segments.len(), 1, "{:?}", r.segments);
     assert_eq!(r.segments[0].lo, key(500));
     assert_eq!(r.segments[0].hi, key(999));
@@ -133,7 +152,10 @@ fn the_sketch_names_a_celebrity_key() {
         s.record(1, &key(i), AccessKind::Read);
         s.record(1, b"hot/celebrity", AccessKind::Write);
     }
-    let r = s.snapshot_and_reset(t0 + Duration::from_secs(2)).routes.remove(0);
+    let r = s
+        .snapshot_and_reset(t0 + Duration::from_secs(2))
+        .routes
+        .remove(0);
     assert_eq!(r.hot_keys[0].key, b"hot/celebrity");
     let share = r.hot_keys[0].lower_bound() as f64 / r.load as f64;
     assert!(share >= 0.75, "{share}");
@@ -155,7 +177,11 @@ fn steady_state_records_do_not_allocate() {
     s.snapshot_and_reset(t0 + Duration::from_secs(2));
     let allocations = allocations_during(|| {
         for (i, k) in keys.iter().enumerate() {
-            let kind = if i % 3 == 0 { AccessKind::Read } else { AccessKind::Write };
+            let kind = if i % 3 == 0 {
+                AccessKind::Read
+            } else {
+                AccessKind::Write
+            };
             s.record(i as u64 % 4, k, kind);
         }
         s.record(0, &long_key, AccessKind::Write);
@@ -168,7 +194,10 @@ fn steady_state_records_do_not_allocate() {
 
 #[test]
 fn the_route_table_never_grows_past_its_reserved_capacity() {
-    let cfg = AutoSplitConfig { max_tracked_routes: 16, ..Default::default() };
+    let cfg = AutoSplitConfig {
+        max_tracked_routes: 16,
+        ..Default::default()
+    };
     let (s, t0) = sampler(&cfg);
     let capacity = s.route_table_capacity();
     assert!(capacity >= 16);
@@ -191,7 +220,11 @@ fn idle_routes_are_evicted_after_three_empty_windows() {
         assert_eq!(s.tracked_routes(), 1);
         s.snapshot_and_reset(t0 + Duration::from_secs(u64::from(i)));
     }
-    assert_eq!(s.tracked_routes(), 1, "one window of traffic plus idle windows");
+    assert_eq!(
+        s.tracked_routes(),
+        1,
+        "one window of traffic plus idle windows"
+    );
     s.snapshot_and_reset(t0 + Duration::from_secs(10));
     assert_eq!(s.tracked_routes(), 0);
 }
@@ -221,9 +254,69 @@ fn concurrent_records_are_all_counted() {
 
 #[test]
 fn zero_read_weight_still_counts_reads() {
-    let cfg = AutoSplitConfig { read_weight: 0, ..Default::default() };
+    let cfg = AutoSplitConfig {
+        read_weight: 0,
+        ..Default::default()
+    };
     let (s, t0) = sampler(&cfg);
     s.record(1, b"k", AccessKind::Read);
     let w = s.snapshot_and_reset(t0 + Duration::from_secs(1));
     assert_eq!((w.routes[0].reads, w.routes[0].load), (1, 0));
+}
+
+#[test]
+fn the_reservoir_keeps_real_keys_weighted_to_the_load() {
+    let cfg = AutoSplitConfig {
+        key_samples: 16,
+        ..Default::default()
+    };
+    let (s, t0) = sampler(&cfg);
+    for i in 0..10 {
+        s.record(1, &key(i), AccessKind::Write);
+    }
+    let r = s
+        .snapshot_and_reset(t0 + Duration::from_secs(1))
+        .routes
+        .remove(0);
+    assert_eq!(
+        r.samples.len(),
+        10,
+        "fewer requests than slots: every key is kept"
+    );
+    assert!(r.samples.iter().all(|x| x.weight == 4.0));
+    for i in 0..1_000 {
+        s.record(
+            1,
+            &key(i),
+            if i % 2 == 0 {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            },
+        );
+    }
+    let r = s
+        .snapshot_and_reset(t0 + Duration::from_secs(2))
+        .routes
+        .remove(0);
+    assert_eq!(r.samples.len(), 16);
+    assert!(r.samples.iter().all(|x| x.key.starts_with(b"hot/000")));
+    let total: f64 = r.samples.iter().map(|x| x.weight).sum();
+    // Each sample stands for 1000/16 requests of its own kind (weight 4 or 1).
+    assert!(total >= 16.0 * 62.5 && total <= 16.0 * 250.0, "{total}");
+    let distinct: std::collections::BTreeSet<_> = r.samples.iter().map(|x| x.key.clone()).collect();
+    assert!(
+        distinct.len() >= 12,
+        "the sample spreads over the window: {distinct:?}"
+    );
+    let mean_key = r
+        .samples
+        .iter()
+        .map(|x| String::from_utf8_lossy(&x.key)[4..].parse::<f64>().unwrap())
+        .sum::<f64>()
+        / 16.0;
+    assert!(
+        mean_key > 200.0 && mean_key < 800.0,
+        "not biased to one end: {mean_key}"
+    );
 }

@@ -82,7 +82,11 @@ pub struct Scheduler {
 impl Scheduler {
     pub fn new(cfg: AutoSplitConfig) -> Scheduler {
         let switch = KillSwitch::new(cfg.enabled);
-        Scheduler { cfg, switch, in_flight: HashMap::new() }
+        Scheduler {
+            cfg,
+            switch,
+            in_flight: HashMap::new(),
+        }
     }
 
     /// A handle on the kill switch (shares state with the scheduler).
@@ -91,19 +95,36 @@ impl Scheduler {
     }
 
     /// Plans this cycle's calls. `group_load` is each group's score (see [`group_loads`]).
-    pub fn plan(&mut self, now: Instant, proposals: &[SplitProposal], catalog: &CatalogView, group_load: &BTreeMap<u64, f64>) -> Schedule {
+    pub fn plan(
+        &mut self,
+        now: Instant,
+        proposals: &[SplitProposal],
+        catalog: &CatalogView,
+        group_load: &BTreeMap<u64, f64>,
+    ) -> Schedule {
         let timeout = self.cfg.in_flight_timeout;
-        self.in_flight.retain(|id, since| now.saturating_duration_since(*since) < timeout && catalog.route(*id).is_some());
-        let mut loads: BTreeMap<u64, f64> = catalog.all_groups().into_iter().map(|g| (g, 0.0)).collect();
+        self.in_flight.retain(|id, since| {
+            now.saturating_duration_since(*since) < timeout && catalog.route(*id).is_some()
+        });
+        let mut loads: BTreeMap<u64, f64> =
+            catalog.all_groups().into_iter().map(|g| (g, 0.0)).collect();
         for (group, load) in group_load {
             loads.insert(*group, *load);
         }
         let mut ordered: Vec<&SplitProposal> = proposals.iter().collect();
-        ordered.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.route_id.cmp(&b.route_id)));
+        ordered.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.route_id.cmp(&b.route_id))
+        });
         let mut routes = catalog.routes.len();
         let mut schedule = Schedule::default();
         for p in ordered {
-            let hold = |reason| Decline { route_id: p.route_id, score: p.score, reason };
+            let hold = |reason| Decline {
+                route_id: p.route_id,
+                score: p.score,
+                reason,
+            };
             let route = catalog.route(p.route_id);
             let reason = if !self.switch.is_enabled() {
                 Some(DeclineReason::Disabled)
@@ -182,7 +203,8 @@ impl Scheduler {
 
 /// Each group's load this window: the sum of its routes' scores (0 for groups without load).
 pub fn group_loads(window: &ClusterWindow, catalog: &CatalogView) -> BTreeMap<u64, f64> {
-    let mut loads: BTreeMap<u64, f64> = catalog.all_groups().into_iter().map(|g| (g, 0.0)).collect();
+    let mut loads: BTreeMap<u64, f64> =
+        catalog.all_groups().into_iter().map(|g| (g, 0.0)).collect();
     for route in &catalog.routes {
         *loads.entry(route.group_id).or_default() += window.score(route.route_id);
     }

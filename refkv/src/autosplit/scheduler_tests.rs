@@ -8,7 +8,14 @@ use crate::autosplit::view::RouteInfo;
 fn route(route_id: u64, group_id: u64) -> RouteInfo {
     let start = vec![route_id as u8 * 10];
     let end = vec![route_id as u8 * 10 + 10];
-    RouteInfo { route_id, start, end, group_id, active: true, parent_route_id: None }
+    RouteInfo {
+        route_id,
+        start,
+        end,
+        group_id,
+        active: true,
+        parent_route_id: None,
+    }
 }
 
 fn proposal(route_id: u64, group_id: u64, score: f64, right_share: f64) -> SplitProposal {
@@ -16,7 +23,10 @@ fn proposal(route_id: u64, group_id: u64, score: f64, right_share: f64) -> Split
         route_id,
         group_id,
         split_key: vec![route_id as u8 * 10 + 5],
-        reason: SplitReason::SubRangeMedian { left_share: 1.0 - right_share },
+        reason: SplitReason::SubRangeMedian {
+            left_share: 1.0 - right_share,
+            sampled: true,
+        },
         score,
         right_share,
     }
@@ -34,7 +44,10 @@ struct Case {
 }
 
 fn enabled() -> AutoSplitConfig {
-    AutoSplitConfig { enabled: true, ..Default::default() }
+    AutoSplitConfig {
+        enabled: true,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -69,7 +82,10 @@ fn scheduling_table() {
         },
         Case {
             name: "moves disabled: same-group split",
-            cfg: AutoSplitConfig { move_to_least_loaded: false, ..enabled() },
+            cfg: AutoSplitConfig {
+                move_to_least_loaded: false,
+                ..enabled()
+            },
             routes: vec![route(1, 1)],
             loads: vec![(1, 100e3), (2, 0.0)],
             proposals: vec![proposal(1, 1, 100e3, 0.5)],
@@ -87,7 +103,10 @@ fn scheduling_table() {
         },
         Case {
             name: "two splits per cycle spread over groups",
-            cfg: AutoSplitConfig { splits_per_cycle: 2, ..enabled() },
+            cfg: AutoSplitConfig {
+                splits_per_cycle: 2,
+                ..enabled()
+            },
             routes: vec![route(1, 1), route(2, 1)],
             loads: vec![(1, 200e3), (2, 0.0), (3, 0.0)],
             proposals: vec![proposal(1, 1, 100e3, 0.5), proposal(2, 1, 100e3, 0.5)],
@@ -96,7 +115,11 @@ fn scheduling_table() {
         },
         Case {
             name: "the route cap holds",
-            cfg: AutoSplitConfig { splits_per_cycle: 5, max_routes: 3, ..enabled() },
+            cfg: AutoSplitConfig {
+                splits_per_cycle: 5,
+                max_routes: 3,
+                ..enabled()
+            },
             routes: vec![route(1, 1), route(2, 1)],
             loads: vec![(1, 200e3)],
             proposals: vec![proposal(1, 1, 100e3, 0.5), proposal(2, 1, 90e3, 0.5)],
@@ -105,7 +128,10 @@ fn scheduling_table() {
         },
         Case {
             name: "the kill switch holds everything",
-            cfg: AutoSplitConfig { enabled: false, ..Default::default() },
+            cfg: AutoSplitConfig {
+                enabled: false,
+                ..Default::default()
+            },
             routes: vec![route(1, 1)],
             loads: vec![(1, 100e3)],
             proposals: vec![proposal(1, 1, 100e3, 0.5)],
@@ -124,13 +150,29 @@ fn scheduling_table() {
     ];
     for case in cases {
         let mut s = Scheduler::new(case.cfg.clone());
-        let catalog = CatalogView { version: 7, routes: case.routes.clone(), group_ids: vec![1, 2, 3] };
+        let catalog = CatalogView {
+            version: 7,
+            routes: case.routes.clone(),
+            group_ids: vec![1, 2, 3],
+        };
         let loads: BTreeMap<u64, f64> = case.loads.iter().copied().collect();
         let plan = s.plan(Instant::now(), &case.proposals, &catalog, &loads);
-        let calls: Vec<(u64, u64)> = plan.calls.iter().map(|c| (c.route_id, c.target_group_id)).collect();
+        let calls: Vec<(u64, u64)> = plan
+            .calls
+            .iter()
+            .map(|c| (c.route_id, c.target_group_id))
+            .collect();
         assert_eq!(calls, case.calls, "{}", case.name);
-        assert!(plan.calls.iter().all(|c| c.expected_catalog_version == 7), "{}", case.name);
-        let declines: Vec<(u64, DeclineReason)> = plan.declines.iter().map(|d| (d.route_id, d.reason.clone())).collect();
+        assert!(
+            plan.calls.iter().all(|c| c.expected_catalog_version == 7),
+            "{}",
+            case.name
+        );
+        let declines: Vec<(u64, DeclineReason)> = plan
+            .declines
+            .iter()
+            .map(|d| (d.route_id, d.reason.clone()))
+            .collect();
         assert_eq!(declines, case.declines, "{}", case.name);
     }
 }
@@ -138,26 +180,48 @@ fn scheduling_table() {
 #[test]
 fn calls_carry_the_proposal() {
     let mut s = Scheduler::new(enabled());
-    let catalog = CatalogView { version: 3, routes: vec![route(1, 1)], group_ids: vec![1, 2] };
+    let catalog = CatalogView {
+        version: 3,
+        routes: vec![route(1, 1)],
+        group_ids: vec![1, 2],
+    };
     let p = proposal(1, 1, 100e3, 0.5);
-    let call = s.plan(Instant::now(), &[p.clone()], &catalog, &BTreeMap::from([(1, 100e3)])).calls.remove(0);
-    assert_eq!(call, SplitRangeCall {
-        expected_catalog_version: 3,
-        route_id: 1,
-        split_key: p.split_key,
-        target_group_id: 2,
-        source_group_id: 1,
-        reason: p.reason,
-        score: 100e3,
-    });
+    let call = s
+        .plan(
+            Instant::now(),
+            &[p.clone()],
+            &catalog,
+            &BTreeMap::from([(1, 100e3)]),
+        )
+        .calls
+        .remove(0);
+    assert_eq!(
+        call,
+        SplitRangeCall {
+            expected_catalog_version: 3,
+            route_id: 1,
+            split_key: p.split_key,
+            target_group_id: 2,
+            source_group_id: 1,
+            reason: p.reason,
+            score: 100e3,
+        }
+    );
 }
 
 #[test]
 fn in_flight_calls_block_until_failed_gone_or_timed_out() {
-    let cfg = AutoSplitConfig { in_flight_timeout: Duration::from_secs(10), ..enabled() };
+    let cfg = AutoSplitConfig {
+        in_flight_timeout: Duration::from_secs(10),
+        ..enabled()
+    };
     let mut s = Scheduler::new(cfg);
     let t0 = Instant::now();
-    let catalog = CatalogView { version: 1, routes: vec![route(1, 1), route(2, 1)], group_ids: vec![1] };
+    let catalog = CatalogView {
+        version: 1,
+        routes: vec![route(1, 1), route(2, 1)],
+        group_ids: vec![1],
+    };
     let loads = BTreeMap::new();
     let p1 = [proposal(1, 1, 100e3, 0.5)];
     assert_eq!(s.plan(t0, &p1, &catalog, &loads).calls.len(), 1);
@@ -166,14 +230,33 @@ fn in_flight_calls_block_until_failed_gone_or_timed_out() {
     assert_eq!(again.declines[0].reason, DeclineReason::InFlight);
     // A failed call frees the route at once.
     s.report_outcome(1, SplitOutcome::Failed);
-    assert_eq!(s.plan(t0 + Duration::from_secs(4), &p1, &catalog, &loads).calls.len(), 1);
+    assert_eq!(
+        s.plan(t0 + Duration::from_secs(4), &p1, &catalog, &loads)
+            .calls
+            .len(),
+        1
+    );
     // A committed call keeps blocking while the route is still in the catalog…
     s.report_outcome(1, SplitOutcome::Committed);
-    assert_eq!(s.plan(t0 + Duration::from_secs(6), &p1, &catalog, &loads).calls.len(), 0);
+    assert_eq!(
+        s.plan(t0 + Duration::from_secs(6), &p1, &catalog, &loads)
+            .calls
+            .len(),
+        0
+    );
     // …until it times out.
-    assert_eq!(s.plan(t0 + Duration::from_secs(15), &p1, &catalog, &loads).calls.len(), 1);
+    assert_eq!(
+        s.plan(t0 + Duration::from_secs(15), &p1, &catalog, &loads)
+            .calls
+            .len(),
+        1
+    );
     // A route that left the catalog is no longer in flight.
-    let without_1 = CatalogView { version: 2, routes: vec![route(2, 1)], group_ids: vec![1] };
+    let without_1 = CatalogView {
+        version: 2,
+        routes: vec![route(2, 1)],
+        group_ids: vec![1],
+    };
     s.plan(t0 + Duration::from_secs(16), &[], &without_1, &loads);
     assert!(s.in_flight().is_empty());
 }
@@ -182,7 +265,11 @@ fn in_flight_calls_block_until_failed_gone_or_timed_out() {
 fn the_kill_switch_can_be_flipped_at_runtime() {
     let mut s = Scheduler::new(AutoSplitConfig::default());
     let switch = s.kill_switch();
-    let catalog = CatalogView { version: 1, routes: vec![route(1, 1)], group_ids: vec![1] };
+    let catalog = CatalogView {
+        version: 1,
+        routes: vec![route(1, 1)],
+        group_ids: vec![1],
+    };
     let p = [proposal(1, 1, 100e3, 0.5)];
     let t0 = Instant::now();
     assert!(s.plan(t0, &p, &catalog, &BTreeMap::new()).calls.is_empty());
@@ -196,10 +283,23 @@ fn the_kill_switch_can_be_flipped_at_runtime() {
 #[test]
 fn group_loads_sum_route_scores_and_include_empty_groups() {
     use crate::autosplit::stats::{ClusterWindow, RouteLoad};
-    let catalog = CatalogView { version: 1, routes: vec![route(1, 1), route(2, 1), route(3, 2)], group_ids: vec![1, 2, 3] };
+    let catalog = CatalogView {
+        version: 1,
+        routes: vec![route(1, 1), route(2, 1), route(3, 2)],
+        group_ids: vec![1, 2, 3],
+    };
     let mut window = ClusterWindow::default();
     for (id, score) in [(1, 10.0), (2, 5.0), (3, 7.0), (99, 1e9)] {
-        window.routes.insert(id, RouteLoad { score, ..Default::default() });
+        window.routes.insert(
+            id,
+            RouteLoad {
+                score,
+                ..Default::default()
+            },
+        );
     }
-    assert_eq!(group_loads(&window, &catalog), BTreeMap::from([(1, 15.0), (2, 7.0), (3, 0.0)]));
+    assert_eq!(
+        group_loads(&window, &catalog),
+        BTreeMap::from([(1, 15.0), (2, 7.0), (3, 0.0)])
+    );
 }

@@ -21,8 +21,15 @@ pub struct TopK {
 
 impl TopK {
     pub fn new(k: usize) -> Self {
-        let empty = Entry { key: KeyBuf::EMPTY, count: 0, error: 0 };
-        TopK { entries: vec![empty; k.max(1)], len: 0 }
+        let empty = Entry {
+            key: KeyBuf::EMPTY,
+            count: 0,
+            error: 0,
+        };
+        TopK {
+            entries: vec![empty; k.max(1)],
+            len: 0,
+        }
     }
 
     /// Adds `weight` to `key`. Keys longer than [`KEY_CAP`] are not tracked (they could not
@@ -31,12 +38,19 @@ impl TopK {
         if key.len() > KEY_CAP || weight == 0 {
             return;
         }
-        if let Some(entry) = self.entries[..self.len].iter_mut().find(|e| e.key.as_slice() == key) {
+        if let Some(entry) = self.entries[..self.len]
+            .iter_mut()
+            .find(|e| e.key.as_slice() == key)
+        {
             entry.count += weight;
             return;
         }
         if self.len < self.entries.len() {
-            self.entries[self.len] = Entry { key: KeyBuf::from_key(key), count: weight, error: 0 };
+            self.entries[self.len] = Entry {
+                key: KeyBuf::from_key(key),
+                count: weight,
+                error: 0,
+            };
             self.len += 1;
             return;
         }
@@ -69,9 +83,17 @@ impl TopK {
     pub fn export(&self) -> Vec<HotKey> {
         let mut out: Vec<HotKey> = self.entries[..self.len]
             .iter()
-            .map(|e| HotKey { key: e.key.as_slice().to_vec(), count: e.count, error: e.error })
+            .map(|e| HotKey {
+                key: e.key.as_slice().to_vec(),
+                count: e.count,
+                error: e.error,
+            })
             .collect();
-        out.sort_by(|a, b| b.lower_bound().cmp(&a.lower_bound()).then_with(|| a.key.cmp(&b.key)));
+        out.sort_by(|a, b| {
+            b.lower_bound()
+                .cmp(&a.lower_bound())
+                .then_with(|| a.key.cmp(&b.key))
+        });
         out
     }
 
@@ -94,11 +116,16 @@ mod tests {
             }
         }
         let out = s.export();
-        assert_eq!(out.iter().map(|h| (h.key.clone(), h.count, h.error)).collect::<Vec<_>>(), vec![
-            (b"a".to_vec(), 5, 0),
-            (b"b".to_vec(), 3, 0),
-            (b"c".to_vec(), 1, 0)
-        ]);
+        assert_eq!(
+            out.iter()
+                .map(|h| (h.key.clone(), h.count, h.error))
+                .collect::<Vec<_>>(),
+            vec![
+                (b"a".to_vec(), 5, 0),
+                (b"b".to_vec(), 3, 0),
+                (b"c".to_vec(), 1, 0)
+            ]
+        );
         assert_eq!(s.floor(), 0);
     }
 
@@ -113,7 +140,11 @@ mod tests {
         }
         let out = s.export();
         assert_eq!(out[0].key, b"celebrity");
-        assert!(out[0].lower_bound() <= 2_000 && out[0].count >= 2_000, "{:?}", out[0]);
+        assert!(
+            out[0].lower_bound() <= 2_000 && out[0].count >= 2_000,
+            "{:?}",
+            out[0]
+        );
         assert!(out[0].lower_bound() >= 1_500);
         assert!(s.floor() > 0);
     }

@@ -1,14 +1,17 @@
 //! Choosing where to split a hot route, from the observed distribution only:
 //! 1. a single key carrying at least `hot_key_share` of the route's load is isolated
 //!    (split at the key, or at its successor when the key already starts the route);
-//! 2. otherwise the weighted median (p50) of the sub-range segments;
+//! 2. otherwise the weighted median (p50) of the route's load: the sampled request key that
+//!    best halves it (enough samples), else interpolated from the sub-range bucket segments;
 //! 3. otherwise decline with a reason. Never a blind midpoint — except under the seeded
 //!    `split-midpoint` bug, which ignores the evidence on purpose.
 
 use serde::Serialize;
 
 use super::config::AutoSplitConfig;
-use super::keys::{byte_midpoint, fraction_of, in_route, interpolate, span_fraction, strictly_inside, successor};
+use super::keys::{
+    byte_midpoint, fraction_of, in_route, interpolate, span_fraction, strictly_inside, successor,
+};
 use super::stats::{KeySegment, RouteLoad};
 use super::view::RouteInfo;
 
@@ -19,9 +22,14 @@ pub enum SplitReason {
     /// Isolating a dominant key. When `completes_isolation` is false this is the first of two
     /// splits: the right child starts at `key`, and the detector follows up (cooldown-exempt)
     /// with a split at `key ++ [0]` so that `[key, key ++ [0])` holds the key alone.
-    IsolateHotKey { key: Vec<u8>, share: f64, completes_isolation: bool },
-    /// The weighted median of the route's sub-range load.
-    SubRangeMedian { left_share: f64 },
+    IsolateHotKey {
+        key: Vec<u8>,
+        share: f64,
+        completes_isolation: bool,
+    },
+    /// The weighted median of the route's sub-range load: a sampled request key when
+    /// `sampled`, else interpolated from the bucket segments.
+    SubRangeMedian { left_share: f64, sampled: bool },
     /// Seeded bug `split-midpoint`: the byte midpoint, whatever the load.
     ByteMidpointBug,
 }
@@ -60,16 +68,27 @@ impl std::fmt::Display for DeclineReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DeclineReason::NotActive => write!(f, "route is not active (fenced or migrating)"),
-            DeclineReason::Cooldown { remaining_ms } => write!(f, "in cooldown for another {remaining_ms} ms"),
+            DeclineReason::Cooldown { remaining_ms } => {
+                write!(f, "in cooldown for another {remaining_ms} ms")
+            }
             DeclineReason::NoEvidence => write!(f, "no key distribution observed"),
             DeclineReason::SingleKeyRoute => write!(f, "route holds a single key"),
-            DeclineReason::NoInteriorKey => write!(f, "observed load points at no key strictly inside the route"),
-            DeclineReason::LoadOnOneKey => write!(f, "load sits on one key that cannot be isolated"),
-            DeclineReason::SpanTooSmall { left, right } => write!(f, "child span too small (left {left:e}, right {right:e})"),
+            DeclineReason::NoInteriorKey => write!(
+                f,
+                "observed load points at no key strictly inside the route"
+            ),
+            DeclineReason::LoadOnOneKey => {
+                write!(f, "load sits on one key that cannot be isolated")
+            }
+            DeclineReason::SpanTooSmall { left, right } => {
+                write!(f, "child span too small (left {left:e}, right {right:e})")
+            }
             DeclineReason::Disabled => write!(f, "auto-split is disabled"),
             DeclineReason::InFlight => write!(f, "a split of this route is in flight"),
             DeclineReason::CycleBudget => write!(f, "splits-per-cycle budget used up"),
-            DeclineReason::MaxRoutes { routes } => write!(f, "catalog has {routes} routes, the maximum"),
+            DeclineReason::MaxRoutes { routes } => {
+                write!(f, "catalog has {routes} routes, the maximum")
+            }
             DeclineReason::UnknownRoute => write!(f, "route not in the catalog"),
         }
     }
@@ -85,26 +104,50 @@ pub struct KeyChoice {
 }
 
 /// Picks the split key for a hot `route` from its merged window `load`.
-pub fn choose_split_key(route: &RouteInfo, load: Option<&RouteLoad>, cfg: &AutoSplitConfig) -> Result<KeyChoice, DeclineReason> {
+pub fn choose_split_key(
+    route: &RouteInfo,
+    load: Option<&RouteLoad>,
+    cfg: &AutoSplitConfig,
+) -> Result<KeyChoice, DeclineReason> {
     if cfg.split_midpoint_bug {
         return midpoint_bug(route, load, cfg);
     }
-    let load = load.filter(|l| l.load > 0).ok_or(DeclineReason::NoEvidence)?;
+    let load = load
+        .filter(|l| l.load > 0)
+        .ok_or(DeclineReason::NoEvidence)?;
     if let Some(choice) = isolate_hot_key(route, load, cfg)? {
         return Ok(choice);
     }
     sub_range_median(route, load, cfg)
 }
 
-fn midpoint_bug(route: &RouteInfo, load: Option<&RouteLoad>, cfg: &AutoSplitConfig) -> Result<KeyChoice, DeclineReason> {
+fn midpoint_bug(
+    route: &RouteInfo,
+    load: Option<&RouteLoad>,
+    cfg: &AutoSplitConfig,
+) -> Result<KeyChoice, DeclineReason> {
     let split_key = byte_midpoint(&route.start, &route.end).ok_or(DeclineReason::SingleKeyRoute)?;
     check_span(route, &split_key, cfg)?;
-    let right_share = load.filter(|l| l.load > 0).map_or(0.5, |l| 1.0 - share_below(&in_route_segments(route, l), &split_key));
-    Ok(KeyChoice { split_key, reason: SplitReason::ByteMidpointBug, right_share })
+    let right_share = load.filter(|l| l.load > 0).map_or(0.5, |l| {
+        1.0 - share_below(&in_route_segments(route, l), &split_key)
+    });
+    Ok(KeyChoice {
+        split_key,
+        reason: SplitReason::ByteMidpointBug,
+        right_share,
+    })
 }
 
-fn isolate_hot_key(route: &RouteInfo, load: &RouteLoad, cfg: &AutoSplitConfig) -> Result<Option<KeyChoice>, DeclineReason> {
-    let Some(top) = load.hot_keys.iter().find(|h| in_route(&h.key, &route.start, &route.end)) else {
+fn isolate_hot_key(
+    route: &RouteInfo,
+    load: &RouteLoad,
+    cfg: &AutoSplitConfig,
+) -> Result<Option<KeyChoice>, DeclineReason> {
+    let Some(top) = load
+        .hot_keys
+        .iter()
+        .find(|h| in_route(&h.key, &route.start, &route.end))
+    else {
         return Ok(None);
     };
     let share = (top.lower_bound() as f64 / load.load as f64).min(1.0);
@@ -122,36 +165,113 @@ fn isolate_hot_key(route: &RouteInfo, load: &RouteLoad, cfg: &AutoSplitConfig) -
     } else {
         return Err(DeclineReason::SingleKeyRoute);
     };
-    Ok(Some(KeyChoice { split_key, reason: SplitReason::IsolateHotKey { key, share, completes_isolation }, right_share }))
+    Ok(Some(KeyChoice {
+        split_key,
+        reason: SplitReason::IsolateHotKey {
+            key,
+            share,
+            completes_isolation,
+        },
+        right_share,
+    }))
 }
 
-fn sub_range_median(route: &RouteInfo, load: &RouteLoad, cfg: &AutoSplitConfig) -> Result<KeyChoice, DeclineReason> {
+/// At least this many sampled keys inside the route are needed to take the median from the
+/// samples; with fewer, it is interpolated from the bucket segments.
+pub const MIN_SAMPLES: usize = 8;
+
+fn sub_range_median(
+    route: &RouteInfo,
+    load: &RouteLoad,
+    cfg: &AutoSplitConfig,
+) -> Result<KeyChoice, DeclineReason> {
     let segments = in_route_segments(route, load);
+    let (split_key, left_share, sampled) = match sampled_median(route, load) {
+        Some(found) => {
+            let (key, left) = found?;
+            (key, left, true)
+        }
+        None => {
+            let key = segment_median(&segments)?;
+            let left = share_below(&segments, &key);
+            (key, left, false)
+        }
+    };
+    if !strictly_inside(&split_key, &route.start, &route.end) {
+        return Err(DeclineReason::NoInteriorKey);
+    }
+    if left_share <= 0.0 || left_share >= 1.0 {
+        return Err(DeclineReason::LoadOnOneKey);
+    }
+    check_span(route, &split_key, cfg)?;
+    Ok(KeyChoice {
+        split_key,
+        reason: SplitReason::SubRangeMedian {
+            left_share,
+            sampled,
+        },
+        right_share: 1.0 - left_share,
+    })
+}
+
+/// The weighted median of the sampled request keys: the sampled key that best halves the
+/// sampled load when it starts the right child. `None` when there are too few samples.
+fn sampled_median(
+    route: &RouteInfo,
+    load: &RouteLoad,
+) -> Option<Result<(Vec<u8>, f64), DeclineReason>> {
+    let mut samples: Vec<(&[u8], f64)> = load
+        .samples
+        .iter()
+        .filter(|s| {
+            s.weight > 0.0 && s.weight.is_finite() && in_route(&s.key, &route.start, &route.end)
+        })
+        .map(|s| (s.key.as_slice(), s.weight))
+        .collect();
+    if samples.len() < MIN_SAMPLES {
+        return None;
+    }
+    samples.sort_by(|a, b| a.0.cmp(b.0));
+    let total: f64 = samples.iter().map(|s| s.1).sum();
+    let half = total / 2.0;
+    let mut below = 0.0;
+    let mut best: Option<(f64, &[u8], f64)> = None;
+    for (i, (key, weight)) in samples.iter().enumerate() {
+        let starts_new_key = i > 0 && samples[i - 1].0 != *key;
+        if starts_new_key {
+            let imbalance = (below - half).abs();
+            if best.is_none_or(|(b, _, _)| imbalance < b) {
+                best = Some((imbalance, key, below));
+            }
+        }
+        below += weight;
+    }
+    Some(
+        best.map(|(_, key, below)| (key.to_vec(), below / total))
+            .ok_or(DeclineReason::LoadOnOneKey),
+    )
+}
+
+/// The key at half the segments' load, interpolated inside the segment that crosses it.
+fn segment_median(segments: &[KeySegment]) -> Result<Vec<u8>, DeclineReason> {
     let total: u64 = segments.iter().map(|s| s.count).sum();
     if total == 0 {
         return Err(DeclineReason::NoEvidence);
     }
     let half = total as f64 / 2.0;
     let mut before = 0.0;
-    let mut split_key = None;
-    for segment in &segments {
+    for segment in segments {
         let count = segment.count as f64;
-        if before + count >= half {
-            split_key = Some(interpolate(&segment.lo, &segment.hi, (half - before) / count));
-            break;
+        if count > 0.0 && before + count >= half {
+            return Ok(interpolate(
+                &segment.lo,
+                &segment.hi,
+                (half - before) / count,
+            ));
         }
         before += count;
     }
-    let split_key = split_key.ok_or(DeclineReason::NoEvidence)?;
-    if !strictly_inside(&split_key, &route.start, &route.end) {
-        return Err(DeclineReason::NoInteriorKey);
-    }
-    let left_share = share_below(&segments, &split_key);
-    if left_share <= 0.0 || left_share >= 1.0 {
-        return Err(DeclineReason::LoadOnOneKey);
-    }
-    check_span(route, &split_key, cfg)?;
-    Ok(KeyChoice { split_key, reason: SplitReason::SubRangeMedian { left_share }, right_share: 1.0 - left_share })
+    Err(DeclineReason::NoEvidence)
 }
 
 /// The segments that overlap the route (a node may have sampled under a stale route map).
@@ -184,7 +304,11 @@ fn share_below(segments: &[KeySegment], key: &[u8]) -> f64 {
     below / total as f64
 }
 
-fn check_span(route: &RouteInfo, split_key: &[u8], cfg: &AutoSplitConfig) -> Result<(), DeclineReason> {
+fn check_span(
+    route: &RouteInfo,
+    split_key: &[u8],
+    cfg: &AutoSplitConfig,
+) -> Result<(), DeclineReason> {
     let left = span_fraction(&route.start, split_key);
     let right = span_fraction(split_key, &route.end);
     if cfg.min_child_span > 0.0 && (left < cfg.min_child_span || right < cfg.min_child_span) {
@@ -196,14 +320,25 @@ fn check_span(route: &RouteInfo, split_key: &[u8], cfg: &AutoSplitConfig) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::autosplit::stats::HotKey;
+    use crate::autosplit::stats::{HotKey, SampledKey};
 
     fn route(start: &[u8], end: &[u8]) -> RouteInfo {
-        RouteInfo { route_id: 1, start: start.to_vec(), end: end.to_vec(), group_id: 1, active: true, parent_route_id: None }
+        RouteInfo {
+            route_id: 1,
+            start: start.to_vec(),
+            end: end.to_vec(),
+            group_id: 1,
+            active: true,
+            parent_route_id: None,
+        }
     }
 
     fn seg(lo: &str, hi: &str, count: u64) -> KeySegment {
-        KeySegment { lo: lo.as_bytes().to_vec(), hi: hi.as_bytes().to_vec(), count }
+        KeySegment {
+            lo: lo.as_bytes().to_vec(),
+            hi: hi.as_bytes().to_vec(),
+            count,
+        }
     }
 
     fn load(segments: Vec<KeySegment>, hot_keys: Vec<(&str, u64)>) -> RouteLoad {
@@ -212,7 +347,14 @@ mod tests {
             score: 100_000.0,
             load: total,
             segments,
-            hot_keys: hot_keys.into_iter().map(|(k, c)| HotKey { key: k.as_bytes().to_vec(), count: c, error: 0 }).collect(),
+            hot_keys: hot_keys
+                .into_iter()
+                .map(|(k, c)| HotKey {
+                    key: k.as_bytes().to_vec(),
+                    count: c,
+                    error: 0,
+                })
+                .collect(),
             ..Default::default()
         }
     }
@@ -248,10 +390,22 @@ mod tests {
             Case {
                 name: "no dominant key: weighted median of the segments",
                 route: route(b"", b""),
-                load: Some(load(vec![seg("k10", "k19", 25), seg("k20", "k29", 25), seg("k30", "k39", 50)], vec![("k31", 10)])),
+                load: Some(load(
+                    vec![
+                        seg("k10", "k19", 25),
+                        seg("k20", "k29", 25),
+                        seg("k30", "k39", 50),
+                    ],
+                    vec![("k31", 10)],
+                )),
                 expect: Ok((b"k29", "median")),
             },
-            Case { name: "no window at all", route: route(b"a", b"z"), load: None, expect: Err(DeclineReason::NoEvidence) },
+            Case {
+                name: "no window at all",
+                route: route(b"a", b"z"),
+                load: None,
+                expect: Err(DeclineReason::NoEvidence),
+            },
             Case {
                 name: "evidence outside the route is ignored",
                 route: route(b"a", b"c"),
@@ -293,18 +447,35 @@ mod tests {
     fn isolation_at_the_last_key_needs_one_split() {
         let cfg = AutoSplitConfig::default();
         let r = route(b"a", b"m\0");
-        let choice = choose_split_key(&r, Some(&load(vec![seg("b", "m", 10)], vec![("m", 9)])), &cfg).unwrap();
+        let choice = choose_split_key(
+            &r,
+            Some(&load(vec![seg("b", "m", 10)], vec![("m", 9)])),
+            &cfg,
+        )
+        .unwrap();
         assert_eq!(choice.split_key, b"m".to_vec());
-        assert!(matches!(choice.reason, SplitReason::IsolateHotKey { completes_isolation: true, .. }));
+        assert!(matches!(
+            choice.reason,
+            SplitReason::IsolateHotKey {
+                completes_isolation: true,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn a_hot_key_below_the_share_falls_back_to_the_median() {
-        let cfg = AutoSplitConfig { hot_key_share: 0.9, ..Default::default() };
+        let cfg = AutoSplitConfig {
+            hot_key_share: 0.9,
+            ..Default::default()
+        };
         let l = load(vec![seg("a", "c", 50), seg("m", "m", 50)], vec![("m", 50)]);
         let choice = choose_split_key(&route(b"", b""), Some(&l), &cfg).unwrap();
         assert!(matches!(choice.reason, SplitReason::SubRangeMedian { .. }));
-        assert!(choice.split_key.as_slice() > b"a".as_slice() && choice.split_key.as_slice() <= b"m".as_slice());
+        assert!(
+            choice.split_key.as_slice() > b"a".as_slice()
+                && choice.split_key.as_slice() <= b"m".as_slice()
+        );
     }
 
     #[test]
@@ -312,27 +483,165 @@ mod tests {
         let cfg = AutoSplitConfig::default();
         let l = load(vec![seg("hot/000000", "hot/000999", 1_000)], vec![]);
         let choice = choose_split_key(&route(b"hot/", b"hot0"), Some(&l), &cfg).unwrap();
-        assert!((choice.right_share - 0.5).abs() < 0.01, "{}", choice.right_share);
-        assert!(choice.split_key.starts_with(b"hot/0005") || choice.split_key.starts_with(b"hot/0004"), "{:?}", choice.split_key);
+        assert!(
+            (choice.right_share - 0.5).abs() < 0.01,
+            "{}",
+            choice.right_share
+        );
+        assert!(
+            choice.split_key.starts_with(b"hot/0005") || choice.split_key.starts_with(b"hot/0004"),
+            "{:?}",
+            choice.split_key
+        );
     }
 
     #[test]
     fn min_child_span_declines_a_too_narrow_child() {
-        let cfg = AutoSplitConfig { min_child_span: 0.25, ..Default::default() };
+        let cfg = AutoSplitConfig {
+            min_child_span: 0.25,
+            ..Default::default()
+        };
         let l = load(vec![seg("\x01", "\x02", 10)], vec![]);
-        assert!(matches!(choose_split_key(&route(b"", b""), Some(&l), &cfg), Err(DeclineReason::SpanTooSmall { .. })));
-        let wide = load(vec![seg("\x40", "\x7f", 5), KeySegment { lo: vec![0x80], hi: vec![0xc0], count: 5 }], vec![]);
+        assert!(matches!(
+            choose_split_key(&route(b"", b""), Some(&l), &cfg),
+            Err(DeclineReason::SpanTooSmall { .. })
+        ));
+        let wide = load(
+            vec![
+                seg("\x40", "\x7f", 5),
+                KeySegment {
+                    lo: vec![0x80],
+                    hi: vec![0xc0],
+                    count: 5,
+                },
+            ],
+            vec![],
+        );
         assert!(choose_split_key(&route(b"", b""), Some(&wide), &cfg).is_ok());
     }
 
     #[test]
     fn the_midpoint_bug_ignores_the_evidence() {
-        let cfg = AutoSplitConfig { split_midpoint_bug: true, ..Default::default() };
+        let cfg = AutoSplitConfig {
+            split_midpoint_bug: true,
+            ..Default::default()
+        };
         let l = load(vec![seg("a", "b", 10)], vec![("a", 9)]);
         let choice = choose_split_key(&route(b"", b""), Some(&l), &cfg).unwrap();
         assert_eq!(choice.split_key, vec![0x80]);
         assert_eq!(choice.reason, SplitReason::ByteMidpointBug);
         assert_eq!(choice.right_share, 0.0);
-        assert_eq!(choose_split_key(&route(b"k", b"k\0"), Some(&l), &cfg), Err(DeclineReason::SingleKeyRoute));
+        assert_eq!(
+            choose_split_key(&route(b"k", b"k\0"), Some(&l), &cfg),
+            Err(DeclineReason::SingleKeyRoute)
+        );
+    }
+
+    fn sampled(keys: &[(&str, f64)]) -> RouteLoad {
+        let samples: Vec<SampledKey> = keys
+            .iter()
+            .map(|(k, w)| SampledKey {
+                key: k.as_bytes().to_vec(),
+                weight: *w,
+            })
+            .collect();
+        let total = samples.iter().map(|s| s.weight).sum::<f64>() as u64;
+        let segments = vec![KeySegment {
+            lo: keys[0].0.into(),
+            hi: keys[keys.len() - 1].0.into(),
+            count: total,
+        }];
+        RouteLoad {
+            score: 100_000.0,
+            load: total,
+            segments,
+            samples,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_median_is_a_sampled_key_that_halves_the_load() {
+        let cfg = AutoSplitConfig::default();
+        let keys: Vec<String> = (1..=100).map(|i| format!("hot/{i:04}")).collect();
+        let l = sampled(&keys.iter().map(|k| (k.as_str(), 1.0)).collect::<Vec<_>>());
+        let choice = choose_split_key(&route(b"", b""), Some(&l), &cfg).unwrap();
+        assert_eq!(choice.split_key, b"hot/0051".to_vec());
+        assert_eq!(
+            choice.reason,
+            SplitReason::SubRangeMedian {
+                left_share: 0.5,
+                sampled: true
+            }
+        );
+    }
+
+    #[test]
+    fn sample_weights_move_the_median() {
+        let cfg = AutoSplitConfig::default();
+        // Writes (weight 4) on a..d, reads (weight 1) on e..l: half of 24 is reached after c,
+        // where an unweighted median would have split at g.
+        let l = sampled(&[
+            ("a", 4.0),
+            ("b", 4.0),
+            ("c", 4.0),
+            ("d", 4.0),
+            ("e", 1.0),
+            ("f", 1.0),
+            ("g", 1.0),
+            ("h", 1.0),
+            ("i", 1.0),
+            ("j", 1.0),
+            ("k", 1.0),
+            ("l", 1.0),
+        ]);
+        let choice = choose_split_key(&route(b"", b""), Some(&l), &cfg).unwrap();
+        assert_eq!(choice.split_key, b"d".to_vec());
+        assert!((choice.right_share - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn samples_of_one_key_cannot_be_halved() {
+        let cfg = AutoSplitConfig {
+            hot_key_share: 1.0,
+            ..Default::default()
+        };
+        let l = sampled(&[("k", 1.0); 10]);
+        assert_eq!(
+            choose_split_key(&route(b"a", b"z"), Some(&l), &cfg),
+            Err(DeclineReason::LoadOnOneKey)
+        );
+    }
+
+    #[test]
+    fn few_samples_fall_back_to_the_segments() {
+        let cfg = AutoSplitConfig::default();
+        let l = sampled(&[("b", 1.0), ("x", 1.0)]);
+        let choice = choose_split_key(&route(b"a", b"z"), Some(&l), &cfg).unwrap();
+        assert!(matches!(
+            choice.reason,
+            SplitReason::SubRangeMedian { sampled: false, .. }
+        ));
+        assert!(
+            choice.split_key.as_slice() > b"b".as_slice()
+                && choice.split_key.as_slice() < b"x".as_slice()
+        );
+    }
+
+    #[test]
+    fn samples_outside_the_route_are_ignored() {
+        let cfg = AutoSplitConfig::default();
+        let keys: Vec<String> = (0..20).map(|i| format!("z{i:02}")).collect();
+        let mut l = sampled(&keys.iter().map(|k| (k.as_str(), 1.0)).collect::<Vec<_>>());
+        l.segments = vec![KeySegment {
+            lo: b"b".to_vec(),
+            hi: b"d".to_vec(),
+            count: 20,
+        }];
+        let choice = choose_split_key(&route(b"a", b"m"), Some(&l), &cfg).unwrap();
+        assert!(matches!(
+            choice.reason,
+            SplitReason::SubRangeMedian { sampled: false, .. }
+        ));
     }
 }

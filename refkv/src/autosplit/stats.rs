@@ -41,6 +41,16 @@ pub struct RouteWindow {
     /// Upper bound of the load of any key missing from `hot_keys` (0 when the sketch never
     /// filled up, i.e. `hot_keys` is exact).
     pub hot_floor: u64,
+    /// A uniform sample of this window's request keys; weights add up to about `load`.
+    #[serde(default)]
+    pub samples: Vec<SampledKey>,
+}
+
+/// A sampled request key standing for `weight` load units.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampledKey {
+    pub key: Vec<u8>,
+    pub weight: f64,
 }
 
 /// Load observed for keys in `[lo, hi]` (approximately: bounds are bucket edges clamped to the
@@ -80,6 +90,8 @@ pub struct RouteLoad {
     pub segments: Vec<KeySegment>,
     /// Merged hot keys, by guaranteed load, heaviest first.
     pub hot_keys: Vec<HotKey>,
+    /// Every node's sampled keys, sorted by key.
+    pub samples: Vec<SampledKey>,
 }
 
 /// The cluster's load in one window: every node's [`WindowStats`] merged.
@@ -113,12 +125,19 @@ impl ClusterWindow {
                 entry.score += cfg.weighted(route.writes, route.reads) as f64 * per_min;
                 entry.load = entry.load.saturating_add(route.load);
                 entry.segments.extend(route.segments.iter().cloned());
-                hot_inputs.entry(route.route_id).or_default().push((&route.hot_keys, route.hot_floor));
+                entry.samples.extend(route.samples.iter().cloned());
+                hot_inputs
+                    .entry(route.route_id)
+                    .or_default()
+                    .push((&route.hot_keys, route.hot_floor));
             }
         }
         for (route_id, inputs) in hot_inputs {
             if let Some(route) = merged.routes.get_mut(&route_id) {
-                route.segments.sort_by(|a, b| a.lo.cmp(&b.lo).then_with(|| a.hi.cmp(&b.hi)));
+                route
+                    .segments
+                    .sort_by(|a, b| a.lo.cmp(&b.lo).then_with(|| a.hi.cmp(&b.hi)));
+                route.samples.sort_by(|a, b| a.key.cmp(&b.key));
                 route.hot_keys = merge_hot_keys(&inputs);
             }
         }
@@ -142,9 +161,11 @@ fn merge_hot_keys(inputs: &[(&[HotKey], u64)]) -> Vec<HotKey> {
     let mut merged: BTreeMap<&[u8], HotKey> = BTreeMap::new();
     for (keys, _) in inputs {
         for hot in keys.iter() {
-            merged
-                .entry(hot.key.as_slice())
-                .or_insert_with(|| HotKey { key: hot.key.clone(), count: 0, error: 0 });
+            merged.entry(hot.key.as_slice()).or_insert_with(|| HotKey {
+                key: hot.key.clone(),
+                count: 0,
+                error: 0,
+            });
         }
     }
     for hot in merged.values_mut() {
@@ -162,7 +183,11 @@ fn merge_hot_keys(inputs: &[(&[HotKey], u64)]) -> Vec<HotKey> {
         }
     }
     let mut out: Vec<HotKey> = merged.into_values().collect();
-    out.sort_by(|a, b| b.lower_bound().cmp(&a.lower_bound()).then_with(|| a.key.cmp(&b.key)));
+    out.sort_by(|a, b| {
+        b.lower_bound()
+            .cmp(&a.lower_bound())
+            .then_with(|| a.key.cmp(&b.key))
+    });
     out
 }
 
@@ -171,20 +196,59 @@ mod tests {
     use super::*;
 
     fn hot(key: &[u8], count: u64, error: u64) -> HotKey {
-        HotKey { key: key.to_vec(), count, error }
+        HotKey {
+            key: key.to_vec(),
+            count,
+            error,
+        }
     }
 
-    fn route(route_id: u64, reads: u64, writes: u64, hot_keys: Vec<HotKey>, hot_floor: u64) -> RouteWindow {
+    fn route(
+        route_id: u64,
+        reads: u64,
+        writes: u64,
+        hot_keys: Vec<HotKey>,
+        hot_floor: u64,
+    ) -> RouteWindow {
         let load = 4 * writes + reads;
-        let segments = vec![KeySegment { lo: b"a".to_vec(), hi: b"z".to_vec(), count: load }];
-        RouteWindow { route_id, reads, writes, load, segments, hot_keys, hot_floor }
+        let segments = vec![KeySegment {
+            lo: b"a".to_vec(),
+            hi: b"z".to_vec(),
+            count: load,
+        }];
+        let samples = vec![SampledKey {
+            key: b"m".to_vec(),
+            weight: load as f64,
+        }];
+        RouteWindow {
+            route_id,
+            reads,
+            writes,
+            load,
+            segments,
+            hot_keys,
+            hot_floor,
+            samples,
+        }
     }
 
     #[test]
     fn merge_normalises_each_node_to_ops_per_minute() {
         let cfg = AutoSplitConfig::default();
-        let a = WindowStats { node_id: 1, window_seq: 1, duration_ms: 2_000, routes: vec![route(7, 100, 50, vec![], 0)], dropped_records: 0 };
-        let b = WindowStats { node_id: 2, window_seq: 1, duration_ms: 1_000, routes: vec![route(7, 10, 0, vec![], 0)], dropped_records: 0 };
+        let a = WindowStats {
+            node_id: 1,
+            window_seq: 1,
+            duration_ms: 2_000,
+            routes: vec![route(7, 100, 50, vec![], 0)],
+            dropped_records: 0,
+        };
+        let b = WindowStats {
+            node_id: 2,
+            window_seq: 1,
+            duration_ms: 1_000,
+            routes: vec![route(7, 10, 0, vec![], 0)],
+            dropped_records: 0,
+        };
         let merged = ClusterWindow::merge(&[a, b], &cfg);
         let r = merged.route(7).unwrap();
         // Node 1: (4×50 + 100) per 2 s = 9,000/min; node 2: 10 per 1 s = 600/min.
@@ -193,6 +257,7 @@ mod tests {
         assert!((r.writes_per_min - 1_500.0).abs() < 1e-9);
         assert_eq!(r.load, 310);
         assert_eq!(r.segments.len(), 2);
+        assert_eq!(r.samples.iter().map(|s| s.weight).sum::<f64>(), 310.0);
         assert_eq!(merged.nodes, 2);
         assert_eq!(merged.score(99), 0.0);
     }
@@ -200,7 +265,11 @@ mod tests {
     #[test]
     fn zero_length_windows_are_skipped_not_divided_by() {
         let cfg = AutoSplitConfig::default();
-        let w = WindowStats { duration_ms: 0, routes: vec![route(1, 5, 5, vec![], 0)], ..Default::default() };
+        let w = WindowStats {
+            duration_ms: 0,
+            routes: vec![route(1, 5, 5, vec![], 0)],
+            ..Default::default()
+        };
         let merged = ClusterWindow::merge(&[w], &cfg);
         assert_eq!(merged.skipped_nodes, 1);
         assert!(merged.routes.is_empty());
@@ -209,8 +278,22 @@ mod tests {
     #[test]
     fn hot_key_merge_widens_error_by_the_other_nodes_floor() {
         let cfg = AutoSplitConfig::default();
-        let a = WindowStats { duration_ms: 1_000, routes: vec![route(1, 100, 0, vec![hot(b"k", 60, 0), hot(b"j", 10, 0)], 0)], ..Default::default() };
-        let b = WindowStats { duration_ms: 1_000, routes: vec![route(1, 100, 0, vec![hot(b"j", 30, 5)], 4)], ..Default::default() };
+        let a = WindowStats {
+            duration_ms: 1_000,
+            routes: vec![route(
+                1,
+                100,
+                0,
+                vec![hot(b"k", 60, 0), hot(b"j", 10, 0)],
+                0,
+            )],
+            ..Default::default()
+        };
+        let b = WindowStats {
+            duration_ms: 1_000,
+            routes: vec![route(1, 100, 0, vec![hot(b"j", 30, 5)], 4)],
+            ..Default::default()
+        };
         let merged = ClusterWindow::merge(&[a, b], &cfg);
         let keys = &merged.route(1).unwrap().hot_keys;
         assert_eq!(keys[0], hot(b"k", 64, 4));
@@ -219,7 +302,13 @@ mod tests {
 
     #[test]
     fn window_stats_round_trip_through_json() {
-        let w = WindowStats { node_id: 3, window_seq: 9, duration_ms: 2_000, routes: vec![route(1, 1, 2, vec![hot(b"\x00\xff", 3, 1)], 1)], dropped_records: 4 };
+        let w = WindowStats {
+            node_id: 3,
+            window_seq: 9,
+            duration_ms: 2_000,
+            routes: vec![route(1, 1, 2, vec![hot(b"\x00\xff", 3, 1)], 1)],
+            dropped_records: 4,
+        };
         let text = serde_json::to_string(&w).unwrap();
         assert_eq!(serde_json::from_str::<WindowStats>(&text).unwrap(), w);
     }

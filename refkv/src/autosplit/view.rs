@@ -34,7 +34,12 @@ impl CatalogView {
 
     /// Every group id named by `group_ids` or by a route, sorted, without duplicates.
     pub fn all_groups(&self) -> Vec<u64> {
-        let mut groups: Vec<u64> = self.group_ids.iter().copied().chain(self.routes.iter().map(|r| r.group_id)).collect();
+        let mut groups: Vec<u64> = self
+            .group_ids
+            .iter()
+            .copied()
+            .chain(self.routes.iter().map(|r| r.group_id))
+            .collect();
         groups.sort_unstable();
         groups.dedup();
         groups
