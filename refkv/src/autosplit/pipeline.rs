@@ -78,6 +78,15 @@ impl AutoSplit {
         }
     }
 
+    /// Turns splitting on or off at runtime (same as flipping [`AutoSplit::kill_switch`]).
+    pub fn set_enabled(&self, enabled: bool) {
+        self.scheduler.kill_switch().set_enabled(enabled);
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.scheduler.kill_switch().is_enabled()
+    }
+
     /// Reports what became of a call returned by [`AutoSplit::tick`].
     pub fn report_outcome(&mut self, route_id: u64, outcome: SplitOutcome) {
         self.scheduler.report_outcome(route_id, outcome);
@@ -248,5 +257,50 @@ mod tests {
             "{} splits in 60 s",
             splits.len()
         );
+    }
+
+    #[test]
+    fn the_kill_switch_stops_calls_but_not_detection() {
+        let cfg = AutoSplitConfig {
+            enabled: true,
+            hysteresis_windows: 1,
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let sampler = Sampler::new(1, &cfg, t0);
+        let mut auto = AutoSplit::new(cfg.clone()).unwrap();
+        let catalog = CatalogView {
+            version: 1,
+            routes: vec![route(1, "", "", 1)],
+            group_ids: vec![1, 2],
+        };
+        let run = |auto: &mut AutoSplit, at: u32| {
+            for i in 0..2_000 {
+                sampler.record(1, format!("k{i:05}").as_bytes(), AccessKind::Write);
+            }
+            let now = t0 + cfg.window * at;
+            auto.tick(now, &[sampler.snapshot_and_reset(now)], &catalog)
+        };
+        auto.set_enabled(false);
+        assert!(!auto.is_enabled());
+        let off = run(&mut auto, 1);
+        assert!(off.calls.is_empty());
+        assert_eq!(off.proposals.len(), 1, "the detector keeps working");
+        assert_eq!(
+            off.declines[0].reason,
+            crate::autosplit::DeclineReason::Disabled
+        );
+        auto.kill_switch().set_enabled(true);
+        assert_eq!(run(&mut auto, 2).calls.len(), 1);
+    }
+
+    #[test]
+    fn a_bad_config_is_refused_with_the_field_named() {
+        let err = AutoSplit::new(AutoSplitConfig {
+            buckets: 0,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(err.field, "buckets");
     }
 }

@@ -7,6 +7,10 @@
 //! cycle spread over groups. Budgets: at most `splits_per_cycle` calls per cycle, never more
 //! than `max_routes` routes in the catalog. A route with a call in flight (issued, outcome not
 //! reported, younger than `in_flight_timeout`) is not planned again.
+//!
+//! The seeded `split-midpoint` bug is applied where split keys are chosen
+//! ([`super::split_key`]), so a midpoint split still goes through hysteresis, cooldown and
+//! these budgets: only routes that crossed the threshold are split, at the wrong key.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
