@@ -220,12 +220,13 @@ impl Default for WorkloadConfig {
 impl WorkloadConfig {
     /// Sensible defaults for each workload. The hotspot defaults send 70% of operations
     /// (all writes) as sequential inserts into `hot/`, so the hot route carries over 80% of
-    /// the writes: at 400 ops/s that is ≈ 280 inserts/s into one route, 16,800 per minute.
+    /// the writes: at 500 ops/s that is ≈ 350 inserts/s into one route, which refkv's auto-split
+    /// scores (4 × writes) at ≈ 84,000 ops/min, 1.7× its default 50,000 threshold.
     pub fn defaults(kind: WorkloadKind) -> WorkloadConfig {
         let base = WorkloadConfig {
             workload: kind,
             concurrency: Concurrency::PerNode(5),
-            rate: 400.0,
+            rate: 500.0,
             time_limit_s: 60.0,
             seed: 0,
             key_dist: KeyDist::HotRange,

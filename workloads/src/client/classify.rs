@@ -113,8 +113,9 @@ pub fn classify(kind: CallKind, status: &Status) -> CallError {
     let not_sent = connect_failed(status);
     let local = status.source().is_some();
     let (mut tag, mutation_certainty) = classify_code(status.code(), not_sent, local);
-    if in_source_chain::<tonic::TimeoutExpired>(status) {
-        // tonic enforces the request's grpc-timeout itself and reports it as `Cancelled`.
+    if in_source_chain::<tonic::TimeoutExpired>(status) || is_server_timeout(status) {
+        // tonic enforces the request's grpc-timeout itself (client and server side) and
+        // reports it as `Cancelled`.
         tag = "timed-out";
     }
     let message = if not_sent {
@@ -161,6 +162,11 @@ fn connect_failed(status: &Status) -> bool {
         || sources(status).any(|e| {
             e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
         })
+}
+
+/// A tonic server that hit the request's grpc-timeout answers `Cancelled` with this text.
+fn is_server_timeout(status: &Status) -> bool {
+    status.code() == Code::Cancelled && status.message() == "Timeout expired"
 }
 
 fn sources(status: &Status) -> impl Iterator<Item = &(dyn StdError + 'static)> {
@@ -307,6 +313,10 @@ mod tests {
         assert_eq!((write.certainty, write.tag), (Indeterminate, "timed-out"));
         let read = classify(CallKind::Read, &status);
         assert_eq!((read.certainty, read.tag), (Definite, "timed-out"));
+        let from_server = Status::cancelled("Timeout expired");
+        let write = classify(CallKind::Mutation, &from_server);
+        assert_eq!((write.certainty, write.tag), (Indeterminate, "timed-out"));
+        assert_eq!(classify(CallKind::Mutation, &Status::cancelled("client went away")).tag, "cancelled");
     }
 
     #[test]
