@@ -206,3 +206,57 @@ fn route_load_series_counts_ops_per_second_through_the_catalog_in_force() {
     assert_eq!(by_id(3)["first_bucket_s"], 3);
     assert!(series.iter().all(|s| s["id"] != 2), "route 2 got no load");
 }
+
+#[test]
+fn refkv_style_two_step_hot_key_isolation_is_neither_ping_pong_nor_unjustified() {
+    // 80 % on "hot/m", the rest spread on both sides. Step 1 splits at the key, step 2
+    // a second later splits the right child at key + NUL, leaving "hot/m" alone.
+    let key = |n: u64| match n % 10 {
+        0 => format!("hot/a{:03}", n % 89),
+        1 => format!("hot/z{:03}", n % 83),
+        _ => "hot/m".to_string(),
+    };
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 0, 15, 100, &mut n, key);
+    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/m", 1, 1, 1), child(3, "hot/m", "", 1, 1, 1)], vec![]);
+    load(&mut h, 15, 16, 100, &mut n, key);
+    h.at_ms(16_000).catalog(3, vec![
+        child(2, "", "hot/m", 1, 1, 1), child(4, "hot/m", "hot/m\u{0}", 1, 1, 3), child(5, "hot/m\u{0}", "", 2, 2, 3),
+    ], vec![]);
+    load(&mut h, 16, 25, 100, &mut n, key);
+    let r = check(&h.build(), &opts());
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.anomalies);
+    assert_eq!(r.counts["judged-splits"], 2);
+    // The same second split at an arbitrary key inside the fresh child is ping-pong.
+    let mut pp = HistoryBuilder::new();
+    let mut n = 0;
+    pp.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut pp, 0, 15, 100, &mut n, key);
+    pp.at_ms(15_000).catalog(2, vec![child(2, "", "hot/m", 1, 1, 1), child(3, "hot/m", "", 1, 1, 1)], vec![]);
+    load(&mut pp, 15, 16, 100, &mut n, key);
+    pp.at_ms(16_000).catalog(3, vec![
+        child(2, "", "hot/m", 1, 1, 1), child(4, "hot/m", "hot/n", 1, 1, 3), child(5, "hot/n", "", 2, 2, 3),
+    ], vec![]);
+    assert!(anomaly_kinds(&check(&pp.build(), &opts())).contains(&"ping-pong".to_string()));
+}
+
+#[test]
+fn byte_midpoint_split_of_a_sequential_child_route_is_unjustified() {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    load(&mut h, 0, 20, 100, &mut n, seq);
+    h.at_ms(20_000).catalog(2, vec![child(2, "", &seq(1500), 1, 1, 1), child(3, &seq(1500), "", 1, 1, 1)], vec![]);
+    load(&mut h, 20, 40, 100, &mut n, seq);
+    // refkv's byte midpoint of ["hot/000001500", unbounded) lies far above every hot key.
+    h.at_ms(40_000).catalog(3, vec![
+        child(2, "", &seq(1500), 1, 1, 1), child(4, &seq(1500), "\u{b4}", 1, 1, 3), child(5, "\u{b4}", "", 2, 2, 3),
+    ], vec![]);
+    load(&mut h, 40, 45, 100, &mut n, seq);
+    let r = check(&h.build(), &SplitOptions { hot_prefix: Some("hot/".into()), ..SplitOptions::default() });
+    assert_eq!(anomaly_kinds(&r), ["unjustified-split"]);
+    assert_eq!(r.anomalies[0]["route"], 3);
+    assert_eq!(r.counts["judged-splits"], 2, "the first (p50) split was judged and passed");
+}

@@ -1,23 +1,33 @@
 //! Judging one split: was the parent hot, did the split key follow the load, was the
 //! parent itself a child split again within the cooldown, and did the split relieve it.
 //!
-//! Criteria (evidence window `W` = the `window_s` seconds before the split was observed,
-//! evidence = keyed client invokes in the parent's range during `W`):
-//! - **cold**: the parent's load in `W` was below `cold_min_ops_per_s`, or below
-//!   `cold_fraction` × the hottest route's load in `W`;
-//! - **unjustified**: with at least `min_evidence_ops` evidence ops, the split is
-//!   justified when every child got at least `min_child_share` of the evidence (a p50
-//!   split gives each half about 50 %), or when a single key carried at least
-//!   `hot_key_share` of it and a split key is that key or its immediate successor (key
-//!   + NUL: hot-key isolation). Anything else — e.g. a byte midpoint far from where the
-//!   keys are, leaving one child with (almost) nothing — is unjustified;
+//! Criteria. *Evidence* = the keyed client invokes in the parent's range from its
+//! creation (its first observation; the start of the history for initial routes), at most
+//! `evidence_window_s` seconds back, up to the split's first observation. Using the
+//! parent's life rather than only the last seconds keeps a p50 split of sequential keys
+//! (which the detector computed over its own, possibly longer, windows) inside the
+//! evidence. Loads are counted by key range, not by the route ops were routed to.
+//! - **cold**: the parent's load over the `cold_window_s` seconds before the split was
+//!   below `cold_min_ops_per_s`, or below `cold_fraction` × the hottest route's load
+//!   (routes of the catalog in force just before the split);
+//! - **unjustified** (judged with at least `min_evidence_ops` evidence ops): the split is
+//!   justified when every child got at least `min_child_share` of the evidence, or when
+//!   one key carried at least `hot_key_share` of it and a split key is that key or its
+//!   successor (key + NUL: hot-key isolation). Otherwise — typically a byte midpoint
+//!   outside the span of keys the route ever saw, leaving one child nothing — it is
+//!   unjustified;
 //! - **ping-pong**: the parent was itself created by an auto-split less than `cooldown_s`
-//!   (minus `cooldown_tolerance_s` for watcher lag) before this split.
+//!   (minus `cooldown_tolerance_s` for watcher lag) earlier; the second half of a hot-key
+//!   isolation (split at the route's start + NUL) is exempt, it follows at once by design.
+//!
+//! Relief (reported, never judged): the parent's load over the `window_s` seconds before
+//! the split against its busiest child's over the `window_s` seconds after (cut short at
+//! the end of the history; not measured under one second).
 //!
 //! Forced splits (asked for by the split nemesis) are reported but not judged.
 
 use super::events::SplitEvent;
-use super::load::{bucket_of, LoadTable, NS_PER_S};
+use super::load::{rate_stats, LoadTable, NS_PER_S};
 use super::SplitOptions;
 use crate::catalog::{route_contains, CatalogTimeline};
 use crate::history::RouteRecord;
@@ -33,9 +43,9 @@ struct Evidence {
     split_key_quantile: Option<f64>,
 }
 
-fn evidence(load: &LoadTable, split: &SplitEvent, window_ns: u64) -> Evidence {
+fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
     let keys: Vec<&str> = load
-        .invokes_between(split.time.saturating_sub(window_ns), split.time)
+        .invokes_between(since, split.time)
         .iter()
         .filter(|i| route_contains(&split.parent, i.key))
         .map(|i| i.key)
@@ -71,45 +81,55 @@ pub struct Judgement {
 pub fn judge(
     split: &SplitEvent,
     auto_created_at: &FxHashMap<u64, u64>,
+    parent_since: u64,
     load: &LoadTable,
     timeline: &CatalogTimeline,
     opts: &SplitOptions,
 ) -> Judgement {
-    let w = opts.window_s.max(1) as usize;
-    let b = bucket_of(split.time);
-    // The bucket holding the split is mixed, so it belongs to neither side; the after
-    // window is cut short where the history ends.
-    let before = (b.saturating_sub(w), b);
-    let after = (b + 1, (b + 1 + w).min(load.buckets));
-    let routes_before = route_ids(timeline.observed_before(split.time).map(|o| &o.snapshot.routes[..]));
-    let routes_after = route_ids(timeline.in_force_at(split.time).map(|o| &o.snapshot.routes[..]));
-    let parent_before = load.rate(split.parent.id, before.0, before.1);
-    let hottest_before = routes_before.iter().map(|&r| load.rate(r, before.0, before.1)).fold(0.0, f64::max);
-    let ev = evidence(load, split, opts.window_s.max(1) * NS_PER_S);
-    let child_after: Vec<f64> = split.children.iter().map(|c| load.rate(c.id, after.0, after.1)).collect();
+    let evidence_since = split.time.saturating_sub(secs_to_ns(opts.evidence_window_s)).max(parent_since);
+    let cold_ns = secs_to_ns(opts.cold_window_s);
+    let window_ns = secs_to_ns(opts.window_s);
+    let last_invoke = load.invokes.last().map_or(0, |i| i.time + 1);
+    let before = (split.time.saturating_sub(window_ns), split.time);
+    let after = (split.time, (split.time + window_ns).min(last_invoke).max(split.time));
+    let routes_before: &[RouteRecord] = timeline.observed_before(split.time).map_or(&[], |o| &o.snapshot.routes[..]);
+    let routes_after: &[RouteRecord] = timeline.in_force_at(split.time).map_or(&[], |o| &o.snapshot.routes[..]);
+
+    // Detector's view: recent load (coldness) and the parent's key distribution.
+    let cold_since = split.time.saturating_sub(cold_ns);
+    let recent = load.range_rates(routes_before, cold_since, split.time);
+    let parent_load = recent.iter().find(|r| r.0 == split.parent.id).map_or_else(
+        || evidence(load, split, cold_since).ops as f64 / opts.cold_window_s.max(1e-9),
+        |r| r.1,
+    );
+    let hottest = recent.iter().map(|r| r.1).fold(parent_load, f64::max);
+    let ev = evidence(load, split, evidence_since);
+
+    // Relief: the longer comparison windows either side of the split.
+    let rates_before = load.range_rates(routes_before, before.0, before.1);
+    let rates_after = load.range_rates(routes_after, after.0, after.1);
+    let parent_before = rates_before.iter().find(|r| r.0 == split.parent.id).map_or(parent_load, |r| r.1);
+    let child_after: Vec<f64> = split
+        .children
+        .iter()
+        .map(|c| rates_after.iter().find(|r| r.0 == c.id).map_or(0.0, |r| r.1))
+        .collect();
     let max_child_after = child_after.iter().copied().fold(0.0, f64::max);
-    let measured_after = after.1 > after.0;
+    let measured_after = after.1 - after.0 >= NS_PER_S;
     let relieved = (parent_before > 0.0 && measured_after).then(|| max_child_after <= opts.relief_ratio * parent_before);
 
     let mut anomalies = Vec::new();
     let mut judged = false;
     if !split.forced {
         let mut flag = |kind: &str, why: String| anomalies.push(anomaly(split, kind, why));
-        if let Some(&created) = auto_created_at.get(&split.parent.id) {
-            let age_s = (split.time.saturating_sub(created)) as f64 / NS_PER_S as f64;
-            if let Some(cooldown) = opts.cooldown_s {
-                if age_s < cooldown - opts.cooldown_tolerance_s {
-                    flag("ping-pong", format!(
-                        "route {} was created by an auto-split {age_s:.1} s earlier and split again within the {cooldown} s cooldown",
-                        split.parent.id));
-                }
-            }
+        if let Some(why) = ping_pong(split, auto_created_at, opts) {
+            flag("ping-pong", why);
         }
-        if parent_before < opts.cold_min_ops_per_s || parent_before < opts.cold_fraction * hottest_before {
+        if parent_load < opts.cold_min_ops_per_s || parent_load < opts.cold_fraction * hottest {
             judged = true;
             flag("cold-split", format!(
-                "route {} carried {parent_before:.1} ops/s in the {w} s before its split (hottest route: {hottest_before:.1} ops/s)",
-                split.parent.id));
+                "route {} carried {parent_load:.1} ops/s in the {} s before its split (hottest route: {hottest:.1} ops/s)",
+                split.parent.id, opts.cold_window_s));
         } else if ev.ops >= opts.min_evidence_ops {
             judged = true;
             if let Some(why) = unjustified(split, &ev, opts) {
@@ -131,16 +151,36 @@ pub fn judge(
         "evidence_ops": ev.ops,
         "split_key_quantile": ev.split_key_quantile,
         "top_key": ev.top_key, "top_key_share": ev.top_key_share,
+        "evidence_from_s": evidence_since as f64 / NS_PER_S as f64,
+        "parent_ops_per_s_recent": parent_load,
+        "hottest_ops_per_s_recent": hottest,
         "parent_ops_per_s_before": parent_before,
-        "hottest_ops_per_s_before": hottest_before,
         "max_child_ops_per_s_after": max_child_after,
-        "cluster_before": load.window_stats(&routes_before, before.0, before.1),
-        "cluster_after": load.window_stats(&routes_after, after.0, after.1.max(after.0)),
+        "cluster_before": rate_stats(&rates_before),
+        "cluster_after": rate_stats(&rates_after),
+        "after_window_s": (after.1 - after.0) as f64 / NS_PER_S as f64,
         "relieved": relieved,
         "judged": judged,
         "findings": anomalies.iter().map(|a| a["kind"].clone()).collect::<Vec<_>>(),
     });
     Judgement { json, anomalies, judged, relieved }
+}
+
+fn secs_to_ns(s: f64) -> u64 {
+    (s.max(0.0) * NS_PER_S as f64) as u64
+}
+
+/// A route created by an auto-split that is split again within the cooldown — except the
+/// second half of a hot-key isolation (split at `start ++ NUL`, leaving the route's first
+/// key alone), which the detector issues right away by design.
+fn ping_pong(split: &SplitEvent, auto_created_at: &FxHashMap<u64, u64>, opts: &SplitOptions) -> Option<String> {
+    let cooldown = opts.cooldown_s?;
+    let created = *auto_created_at.get(&split.parent.id)?;
+    let isolation_follow_up = split.split_keys.len() == 1 && split.split_keys[0] == format!("{}\u{0}", split.parent.start);
+    let age_s = split.time.saturating_sub(created) as f64 / NS_PER_S as f64;
+    (age_s < cooldown - opts.cooldown_tolerance_s && !isolation_follow_up).then(|| format!(
+        "route {} was created by an auto-split {age_s:.1} s earlier and split again within the {cooldown} s cooldown",
+        split.parent.id))
 }
 
 fn unjustified(split: &SplitEvent, ev: &Evidence, opts: &SplitOptions) -> Option<String> {
@@ -168,10 +208,6 @@ fn anomaly(split: &SplitEvent, kind: &str, explanation: String) -> Value {
         "kind": kind, "catalog_op": split.catalog_op, "catalog_version": split.version,
         "route": split.parent.id, "split_keys": split.split_keys, "explanation": explanation,
     })
-}
-
-fn route_ids(routes: Option<&[RouteRecord]>) -> Vec<u64> {
-    routes.map(|rs| rs.iter().map(|r| r.id).collect()).unwrap_or_default()
 }
 
 pub fn route_json(r: &RouteRecord) -> Value {

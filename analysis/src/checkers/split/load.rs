@@ -1,8 +1,8 @@
 //! Per-route load from the history: each client invoke's key mapped through the catalog
 //! in force at its time, counted in one-second buckets.
 
-use crate::catalog::CatalogTimeline;
-use crate::history::{History, OpType, Process};
+use crate::catalog::{route_containing, CatalogTimeline};
+use crate::history::{History, OpType, Process, RouteRecord};
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 
@@ -54,16 +54,6 @@ impl<'h> LoadTable<'h> {
         LoadTable { per_route, invokes, unmapped, buckets }
     }
 
-    /// Mean invokes per second of `route` over buckets `[from, to)`.
-    pub fn rate(&self, route: u64, from: usize, to: usize) -> f64 {
-        let Some(series) = self.per_route.get(&route) else { return 0.0 };
-        let (from, to) = (from.min(series.len()), to.min(series.len()));
-        if to <= from {
-            return 0.0;
-        }
-        series[from..to].iter().map(|&c| c as f64).sum::<f64>() / (to - from) as f64
-    }
-
     /// Keyed invokes with time in `[from, to)` ns.
     pub fn invokes_between(&self, from: u64, to: u64) -> &[KeyedInvoke<'h>] {
         let a = self.invokes.partition_point(|i| i.time < from);
@@ -71,25 +61,21 @@ impl<'h> LoadTable<'h> {
         &self.invokes[a..b.max(a)]
     }
 
-    /// Max, median and top share of per-route rates over buckets `[from, to)` for `routes`
-    /// (routes without load count as zero).
-    pub fn window_stats(&self, routes: &[u64], from: usize, to: usize) -> Value {
-        let mut rates: Vec<(u64, f64)> = routes.iter().map(|&r| (r, self.rate(r, from, to))).collect();
-        rates.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let total: f64 = rates.iter().map(|r| r.1).sum();
-        let median = if rates.is_empty() { 0.0 } else {
-            let mut v: Vec<f64> = rates.iter().map(|r| r.1).collect();
-            v.sort_by(f64::total_cmp);
-            let m = v.len() / 2;
-            if v.len() % 2 == 0 { (v[m - 1] + v[m]) / 2.0 } else { v[m] }
-        };
-        json!({
-            "from_s": from, "to_s": to, "routes": rates.len(),
-            "hottest_route": rates.first().map(|r| r.0),
-            "max_ops_per_s": rates.first().map_or(0.0, |r| r.1),
-            "median_ops_per_s": median,
-            "top_share": if total > 0.0 { rates.first().map_or(0.0, |r| r.1) / total } else { 0.0 },
-        })
+    /// Ops per second of each of `routes` (sorted by start) over `[from, to)` ns, counting
+    /// invokes by key range — independent of which catalog the ops were routed with, so a
+    /// route created inside the window is not diluted by the time before it existed.
+    pub fn range_rates(&self, routes: &[RouteRecord], from: u64, to: u64) -> Vec<(u64, f64)> {
+        let seconds = to.saturating_sub(from) as f64 / NS_PER_S as f64;
+        let mut counts: FxHashMap<u64, u64> = FxHashMap::default();
+        for inv in self.invokes_between(from, to) {
+            if let Some(r) = route_containing(routes, inv.key) {
+                *counts.entry(r.id).or_default() += 1;
+            }
+        }
+        routes
+            .iter()
+            .map(|r| (r.id, if seconds > 0.0 { counts.get(&r.id).copied().unwrap_or(0) as f64 / seconds } else { 0.0 }))
+            .collect()
     }
 
     /// Compact per-route series: ops per one-second bucket from the route's first loaded
@@ -113,4 +99,25 @@ impl<'h> LoadTable<'h> {
             })
             .collect()
     }
+}
+
+/// Max, median and top share of a set of per-route rates.
+pub fn rate_stats(rates: &[(u64, f64)]) -> Value {
+    let mut sorted: Vec<(u64, f64)> = rates.to_vec();
+    sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let total: f64 = sorted.iter().map(|r| r.1).sum();
+    let n = sorted.len();
+    let median = match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2].1,
+        _ => (sorted[n / 2 - 1].1 + sorted[n / 2].1) / 2.0,
+    };
+    let max = sorted.first().map_or(0.0, |r| r.1);
+    json!({
+        "routes": n,
+        "hottest_route": sorted.first().map(|r| r.0),
+        "max_ops_per_s": max,
+        "median_ops_per_s": median,
+        "top_share": if total > 0.0 { max / total } else { 0.0 },
+    })
 }

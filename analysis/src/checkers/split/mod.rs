@@ -36,8 +36,13 @@ pub struct SplitOptions {
     pub cooldown_s: Option<f64>,
     /// Allowance for watcher lag when comparing split times with the cooldown.
     pub cooldown_tolerance_s: f64,
-    /// Evidence window before (and comparison window after) each split, seconds.
-    pub window_s: u64,
+    /// Longest look-back (seconds) for a split's evidence: the parent's keys since its
+    /// creation, at most this far back. Split-point shares and the hot key use it.
+    pub evidence_window_s: f64,
+    /// Recent-load window (seconds) before a split for the coldness test.
+    pub cold_window_s: f64,
+    /// Comparison windows before and after each split (load relief), seconds.
+    pub window_s: f64,
     /// Each child must get this share of the parent's evidence ops (unless hot-key isolation).
     pub min_child_share: f64,
     /// A key with this share of the parent's evidence is a hot key worth isolating.
@@ -62,9 +67,11 @@ impl Default for SplitOptions {
             hot_prefix: None,
             cooldown_s: None,
             cooldown_tolerance_s: 0.5,
-            window_s: 10,
-            min_child_share: 0.10,
-            hot_key_share: 0.5,
+            evidence_window_s: 60.0,
+            cold_window_s: 5.0,
+            window_s: 10.0,
+            min_child_share: 0.02,
+            hot_key_share: 0.25,
             min_evidence_ops: 20,
             cold_min_ops_per_s: 1.0,
             cold_fraction: 0.05,
@@ -141,12 +148,17 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     };
     let hot_start = hot.as_ref().and_then(|h| load.invokes.iter().find(|i| h.contains(i.key)).map(|i| i.time));
 
+    let lineage = timeline.lineage();
     let mut auto_created_at: FxHashMap<u64, u64> = FxHashMap::default();
     let mut result = CheckerResult::new(Validity::Valid);
     let mut judgements = Vec::new();
     let (mut judged, mut relieved) = (0u64, 0u64);
     for split in &changes.splits {
-        let j = judge::judge(split, &auto_created_at, &load, timeline, opts);
+        let since = match lineage.first_seen.get(&split.parent.id) {
+            Some((_, _, t)) if !lineage.initial.contains(&split.parent.id) => *t,
+            _ => 0,
+        };
+        let j = judge::judge(split, &auto_created_at, since, &load, timeline, opts);
         if !split.forced {
             for c in &split.children {
                 auto_created_at.insert(c.id, split.time);
@@ -180,8 +192,8 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
         Validity::Invalid => Some(summarise_anomalies(&result.anomalies)),
         Validity::Unknown if changes.splits.is_empty() => Some("no split happened — nothing was tested".into()),
         Validity::Unknown => Some(format!(
-            "{auto} auto-split(s) observed but none had {} evidence ops in the {} s before it to judge",
-            opts.min_evidence_ops, opts.window_s)),
+            "{auto} auto-split(s) observed but none had {} evidence ops before it to judge",
+            opts.min_evidence_ops)),
         _ => None,
     };
     for (name, n) in [
@@ -199,7 +211,6 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     ] {
         result.counts.insert(name.into(), n);
     }
-    let lineage = timeline.lineage();
     result.details = json!({
         "hot_range": hot.as_ref().map(HotRange::to_json),
         "hot_load_start_s": hot_start.map(|t| t as f64 / NS_PER_S as f64),
