@@ -316,12 +316,12 @@ async fn start_loss<R: rand::Rng>(ctx: &Ctx, _rng: &mut R) -> (Vec<String>, Undo
     (names.clone(), Undo::Network(names, ctx.use_netem), value)
 }
 
-/// Forces one split (same-group or cross-group at random). `start-split` is recorded once
+/// Forces one split (cross-group if asked and the store has several groups). `start-split` is recorded once
 /// the store has answered (its `effective` says whether it accepted); `stop-split` when the
 /// split is complete: at once for a same-group split, when its job reaches `DONE` or
 /// `ABANDONED` for a move (waiting at most `settle`).
-pub async fn split_once<R: rand::Rng>(ctx: &Ctx, rng: &mut R, settle: std::time::Duration) -> Option<crate::SplitOutcome> {
-    let cross = ctx.oracle.groups().len() > 1 && rng.random_bool(0.5);
+pub async fn split_once(ctx: &Ctx, cross_group: bool, settle: std::time::Duration) -> Option<crate::SplitOutcome> {
+    let cross = cross_group && ctx.oracle.groups().len() > 1;
     let outcome = ctx.oracle.split_hot(cross).await;
     let Some(o) = &outcome else {
         ctx.record("start-split".into(), json!({"targets": [], "cross_group": cross, "effective": false, "detail": "no hot key to split yet"}));

@@ -4,7 +4,7 @@
 //! (end of the test, Ctrl-C) stops the fault in effect and heals everything.
 
 use crate::faults::{self, Active, Ctx, FaultKind, Undo};
-use rand::seq::IndexedRandom;
+use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,11 +59,17 @@ impl Nemesis {
             return;
         }
         let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
+        // Every kind gets its turn: rounds over all kinds, each round in a random order.
+        let mut round: Vec<FaultKind> = Vec::new();
         loop {
             if sleep_or_cancel(self.interval, &cancel).await {
                 return;
             }
-            let Some(kind) = kinds.choose(&mut rng).copied() else { return };
+            if round.is_empty() {
+                round = kinds.to_vec();
+                round.shuffle(&mut rng);
+            }
+            let Some(kind) = round.pop() else { return };
             let active = faults::start(&self.ctx, kind, &mut rng).await;
             self.status.faults_started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.status.set_active(Some(describe(&active)));
@@ -80,7 +86,6 @@ impl Nemesis {
     /// quiet+fault cycle); alone, once per interval.
     async fn split_loop(&self, overlap: bool, cancel: CancellationToken) {
         // A split is not cancelled half-way: it ends when its job settles (bounded).
-        let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed ^ 0x5eed_5917);
         let (first, period) = if overlap {
             (self.interval.mul_f64(1.5), self.interval * 2)
         } else {
@@ -89,10 +94,13 @@ impl Nemesis {
         if sleep_or_cancel(first, &cancel).await {
             return;
         }
+        let mut cross = false;
         loop {
-            if faults::split_once(&self.ctx, &mut rng, period).await.is_some_and(|o| o.accepted) {
+            // Alternate same-group and cross-group splits (when the store has several groups).
+            if faults::split_once(&self.ctx, cross, period).await.is_some_and(|o| o.accepted) {
                 self.status.splits_forced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
+            cross = !cross;
             if sleep_or_cancel(period, &cancel).await {
                 return;
             }

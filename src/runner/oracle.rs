@@ -81,9 +81,23 @@ impl Oracle for StoreOracle {
     fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>> {
         async move {
             let key = self.sink.hottest_key()?;
-            let (catalog, client) = self.catalog().await?;
-            let route = route_of(&catalog.routes, &key)?.clone();
-            let split_key = split_point(&route, &key)?;
+            let refused = |detail: &str| SplitOutcome {
+                key: key.clone(),
+                route_id: None,
+                target_group: None,
+                accepted: false,
+                detail: serde_json::json!(detail),
+                job_id: None,
+            };
+            let Some((catalog, client)) = self.catalog().await else {
+                return Some(refused("no node answered ListRoutes"));
+            };
+            let Some(route) = route_of(&catalog.routes, &key).cloned() else {
+                return Some(refused("no route holds the hottest key"));
+            };
+            let Some(split_key) = split_point(&route, &key) else {
+                return Some(refused("the hottest key's route cannot be split there"));
+            };
             let target_group = if cross_group {
                 least_loaded_other_group(&catalog.routes, &self.groups, route.group)
             } else {

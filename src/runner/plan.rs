@@ -91,6 +91,7 @@ impl Plan {
         let seed = args.seed.unwrap_or_else(rand::random);
         let workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
         let test_name = args.name();
+        super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
         let mut server_args = vec!["--groups".to_string(), args.groups.to_string()];
         if !args.no_auto_split {
             server_args.push("--auto-split".to_string());
@@ -194,6 +195,7 @@ mod tests {
             (vec!["--workload", "bank"], "workload"),
             (vec!["--subnet", "10.0.0.0/30"], "--subnet"),
             (vec!["--time-limit", "0"], "--time-limit"),
+            (vec!["--test-name", "../escape"], "--test-name"),
         ] {
             let err = plan(&argv).err().unwrap_or_else(|| panic!("{argv:?} accepted")).0;
             assert!(err.contains(flag), "{argv:?}: {err}");

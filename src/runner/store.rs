@@ -65,12 +65,13 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
-fn check_name(name: &str) -> Result<()> {
+/// Checks a test name is usable as one directory name in the store.
+pub fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name != "latest"
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
         && !name.starts_with('.');
-    anyhow::ensure!(ok, "test name {name:?} must be non-empty, not `latest`, and use only letters, digits, `-`, `_`, `.`");
+    anyhow::ensure!(ok, "test name {name:?} must be non-empty, not `latest`, and use only letters, digits, `-`, `_`, `.`, `+`");
     Ok(())
 }
 
