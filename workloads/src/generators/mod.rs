@@ -134,6 +134,7 @@ impl ScanClock {
     }
 
     /// Advances by one operation; true when this operation should be a scan.
+    #[allow(clippy::manual_is_multiple_of)] // is_multiple_of is newer than the workspace's MSRV
     pub(crate) fn tick(&mut self) -> bool {
         self.count += 1;
         self.every != 0 && self.count % self.every == 0
