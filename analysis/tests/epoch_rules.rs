@@ -334,3 +334,19 @@ fn unreadable_watcher_event_is_reported_not_a_panic() {
     assert_eq!(r.anomalies[0]["kind"], "unreadable-catalog-event");
     assert_eq!(r.valid, Validity::Invalid);
 }
+
+#[test]
+fn rule_e_flags_job_phases_that_go_backwards_or_abandon_after_cutover() {
+    let base = |phases: &[&str]| {
+        let mut h = HistoryBuilder::new();
+        h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+        for (i, p) in phases.iter().enumerate() {
+            h.catalog(2 + i as u64, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job(1, 1, "m", 1, 2, p)]);
+        }
+        catalog_kinds(&run(&h))
+    };
+    assert!(base(&["PLANNED", "BACKFILL", "FENCE", "ABANDONING", "ABANDONED"]).is_empty());
+    assert_eq!(base(&["FENCE", "BACKFILL", "ABANDONING", "ABANDONED"]), ["job-phase-went-backwards"]);
+    assert_eq!(base(&["CUTOVER", "ABANDONING", "ABANDONED"]), ["abandoned-after-cutover"]);
+    assert_eq!(base(&["DONE", "CLEANUP", "DONE"]), ["terminal-job-changed"]);
+}

@@ -8,8 +8,9 @@
 //!   observed earlier, lies inside it, and the parent's descendants tile the parent once it
 //!   is gone; a route's epoch never decreases and grows whenever its group changes;
 //! - split keys of split jobs lie strictly inside the route they split;
-//! - every split job ends the history DONE or ABANDONED, and a job never changes after a
-//!   terminal phase nor is abandoned after CUTOVER.
+//! - every split job ends the history DONE or ABANDONED; a job's phase never goes back
+//!   along its path, never changes after a terminal phase, and is never abandoned after
+//!   CUTOVER.
 
 use super::report::RuleReport;
 use crate::catalog::{CatalogObservation, CatalogTimeline};
@@ -23,6 +24,15 @@ const TERMINAL: &[&str] = &["DONE", "ABANDONED"];
 pub fn phase_name(phase: &str) -> String {
     let upper = phase.to_ascii_uppercase();
     upper.strip_prefix("SPLIT_JOB_PHASE_").map(str::to_string).unwrap_or(upper)
+}
+
+/// Position of a phase on its path: the forward path PLANNED → … → DONE ranks 1–7, the
+/// abandon path (FAILED, ABANDONING, ABANDONED) 8–10; unknown phases have no rank.
+fn phase_rank(phase: &str) -> Option<u8> {
+    const ORDER: &[&str] = &[
+        "PLANNED", "BACKFILL", "FENCE", "DELTA_COPY", "CUTOVER", "CLEANUP", "DONE", "FAILED", "ABANDONING", "ABANDONED",
+    ];
+    ORDER.iter().position(|p| *p == phase).map(|i| i as u8 + 1)
 }
 
 fn phase_at_or_after_cutover(phase: &str) -> bool {
@@ -264,6 +274,11 @@ fn check_jobs(obs: &CatalogObservation, t: &mut Tracker, report: &mut RuleReport
             } else if phase_at_or_after_cutover(old) && is_abandon_path(&phase) {
                 tiling_violation(report, obs, "abandoned-after-cutover",
                     format!("split job {} went from {old} to {phase}: after CUTOVER the source is no longer authoritative", job.id));
+            } else if let (Some(a), Some(b)) = (phase_rank(old), phase_rank(&phase)) {
+                if b < a {
+                    tiling_violation(report, obs, "job-phase-went-backwards",
+                        format!("split job {} went from {old} back to {phase}", job.id));
+                }
             }
         }
         t.jobs.insert(job.id, (phase, obs.op_index));
