@@ -303,7 +303,7 @@ fn the_reservoir_keeps_real_keys_weighted_to_the_load() {
     assert!(r.samples.iter().all(|x| x.key.starts_with(b"hot/000")));
     let total: f64 = r.samples.iter().map(|x| x.weight).sum();
     // Each sample stands for 1000/16 requests of its own kind (weight 4 or 1).
-    assert!(total >= 16.0 * 62.5 && total <= 16.0 * 250.0, "{total}");
+    assert!((16.0 * 62.5..=16.0 * 250.0).contains(&total), "{total}");
     let distinct: std::collections::BTreeSet<_> = r.samples.iter().map(|x| x.key.clone()).collect();
     assert!(
         distinct.len() >= 12,

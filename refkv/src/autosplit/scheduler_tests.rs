@@ -189,7 +189,7 @@ fn calls_carry_the_proposal() {
     let call = s
         .plan(
             Instant::now(),
-            &[p.clone()],
+            std::slice::from_ref(&p),
             &catalog,
             &BTreeMap::from([(1, 100e3)]),
         )
