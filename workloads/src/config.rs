@@ -199,6 +199,10 @@ pub struct WorkloadConfig {
     pub cas_fraction: f64,
     /// One scan of the set/hot prefix every this many operations (0 = never).
     pub scan_every: u64,
+    /// With sequential inserts, periodic scans cover only the last this-many keys
+    /// (0 = the whole prefix). Bounds scan cost in long runs; final reads always scan the
+    /// whole prefix.
+    pub scan_window: u64,
     /// Prefix of the hot range (hotspot inserts).
     pub hot_prefix: String,
     /// Prefix of register keys.
@@ -236,6 +240,7 @@ impl WorkloadConfig {
             read_fraction: 0.5,
             cas_fraction: 0.25,
             scan_every: 500,
+            scan_window: 0,
             hot_prefix: "hot/".into(),
             register_prefix: "reg/".into(),
             set_prefix: "set/".into(),

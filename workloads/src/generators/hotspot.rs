@@ -39,7 +39,7 @@ impl Hotspot {
         Hotspot {
             insert_fraction: cfg.insert_fraction,
             registers: RegisterOps::new(cfg),
-            inserts: Inserts::new(&cfg.hot_prefix),
+            inserts: Inserts::new(&cfg.hot_prefix, cfg.scan_window),
             buckets,
             clock: ScanClock::new(cfg.scan_every),
             inserted: 0,
@@ -61,7 +61,7 @@ impl Hotspot {
 impl Workload for Hotspot {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
         if self.clock.tick() {
-            return self.inserts.scan();
+            return self.inserts.scan(self.buckets.is_none());
         }
         if rng.random_bool(self.insert_fraction) {
             self.insert(rng)

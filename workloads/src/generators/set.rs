@@ -11,11 +11,13 @@ use rand::rngs::SmallRng;
 pub struct Inserts {
     prefix: String,
     next: i64,
+    /// Periodic scans cover only the last `window` sequential keys (0 = the whole prefix).
+    window: u64,
 }
 
 impl Inserts {
-    pub fn new(prefix: &str) -> Inserts {
-        Inserts { prefix: prefix.to_string(), next: 1 }
+    pub fn new(prefix: &str, window: u64) -> Inserts {
+        Inserts { prefix: prefix.to_string(), next: 1, window }
     }
 
     /// The next element and its key, `<prefix><infix><element:012>`.
@@ -29,9 +31,17 @@ impl Inserts {
         ScanRange::prefix(&self.prefix)
     }
 
-    pub fn scan(&self) -> OpSpec {
+    /// A scan of the prefix, or of its tail of the last `window` keys when the keys are
+    /// sequential (`sequential`: every insert used an empty infix).
+    pub fn scan(&self, sequential: bool) -> OpSpec {
         let r = self.range();
-        OpSpec::Scan { start: r.start, end: r.end }
+        let inserted = (self.next - 1) as u64;
+        let start = if sequential && self.window > 0 && inserted > self.window {
+            format!("{}{:012}", self.prefix, inserted - self.window + 1)
+        } else {
+            r.start
+        };
+        OpSpec::Scan { start, end: r.end }
     }
 }
 
@@ -42,14 +52,14 @@ pub struct SetWorkload {
 
 impl SetWorkload {
     pub fn new(cfg: &WorkloadConfig) -> SetWorkload {
-        SetWorkload { inserts: Inserts::new(&cfg.set_prefix), clock: ScanClock::new(cfg.scan_every) }
+        SetWorkload { inserts: Inserts::new(&cfg.set_prefix, cfg.scan_window), clock: ScanClock::new(cfg.scan_every) }
     }
 }
 
 impl Workload for SetWorkload {
     fn next_op(&mut self, _rng: &mut SmallRng) -> OpSpec {
         if self.clock.tick() {
-            self.inserts.scan()
+            self.inserts.scan(true)
         } else {
             self.inserts.next("")
         }
@@ -98,5 +108,18 @@ mod tests {
         let touched = w.touched();
         assert!(touched.registers.is_empty());
         assert_eq!(touched.set_ranges.len(), 1);
+    }
+
+    #[test]
+    fn windowed_scans_cover_the_last_keys_only() {
+        let mut ins = Inserts::new("s/", 3);
+        assert_eq!(ins.scan(true), OpSpec::Scan { start: "s/".into(), end: "s0".into() });
+        for _ in 0..5 {
+            ins.next("");
+        }
+        // Keys 1..=5 inserted; the window covers 3, 4, 5.
+        assert_eq!(ins.scan(true), OpSpec::Scan { start: "s/000000000003".into(), end: "s0".into() });
+        assert_eq!(ins.scan(false), OpSpec::Scan { start: "s/".into(), end: "s0".into() });
+        assert_eq!(ins.range(), ScanRange::prefix("s/"), "final reads always cover the whole prefix");
     }
 }
