@@ -1,7 +1,7 @@
 //! Every history parser on arbitrary bytes and on mutated real histories: it returns ops
 //! or an error, never panics; errors name a line inside the input.
 
-use analysis::formats::{parse_str, Format};
+use analysis::formats::{jsonl, parse_str, Format};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -135,6 +135,22 @@ proptest! {
         let (format, text) = samples().swap_remove(which);
         let mutated = muts.iter().fold(text, |t, m| apply(&t, m));
         parse_never_panics(&mutated, format);
+    }
+
+    #[test]
+    fn parallel_and_streaming_jsonl_readers_agree(muts in proptest::collection::vec(mutation(), 0..4)) {
+        let (_, text) = samples().swap_remove(0);
+        let mutated = muts.iter().fold(text, |t, m| apply(&t, m));
+        let streamed = jsonl::read_history(mutated.as_bytes(), "s");
+        let parallel = jsonl::read_history_bytes(mutated.as_bytes(), "s");
+        match (streamed, parallel) {
+            (Ok((h1, r1)), Ok((h2, r2))) => {
+                prop_assert_eq!(h1, h2);
+                prop_assert_eq!(r1, r2);
+            }
+            (Err(e1), Err(e2)) => prop_assert_eq!(e1, e2),
+            (a, b) => prop_assert!(false, "streamed {:?} but parallel {:?}", a.map(|x| x.0.len()), b.map(|x| x.0.len())),
+        }
     }
 
     #[test]

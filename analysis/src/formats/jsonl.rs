@@ -8,6 +8,8 @@
 //! [`JsonlWriter`] appends one complete line per op and flushes it, so a history can be
 //! read (and checked) while the test that writes it is still running.
 
+mod parallel;
+
 use super::validate::Validator;
 use super::{FormatError, ParseReport};
 use crate::history::{CommitMeta, History, Op, OpType, Process};
@@ -40,10 +42,18 @@ struct LineOp {
     meta: Option<CommitMeta>,
 }
 
+/// An op as read from its line, before the sequential pass fills in defaults.
+pub(crate) struct PendingOp {
+    op: Op,
+    index_given: bool,
+    time_given: bool,
+}
+
 impl LineOp {
-    fn into_op(self, default_index: u64) -> Op {
-        let index = self.index.unwrap_or(default_index);
-        Op {
+    fn into_pending(self) -> PendingOp {
+        let (index_given, time_given) = (self.index.is_some(), self.time.is_some());
+        let index = self.index.unwrap_or(0);
+        let op = Op {
             index,
             kind: self.kind,
             process: self.process,
@@ -54,6 +64,76 @@ impl LineOp {
             node: self.node,
             error: self.error,
             meta: self.meta,
+        };
+        PendingOp { op, index_given, time_given }
+    }
+}
+
+/// Turns parsed lines into validated ops, in order: assigns default indices and times,
+/// runs the structural checks and records line numbers and warnings.
+#[derive(Debug)]
+pub(crate) struct Assembler {
+    source: String,
+    validator: Validator,
+    next_index: u64,
+    last_time: u64,
+    time_warnings: usize,
+    report: ParseReport,
+}
+
+impl Assembler {
+    pub(crate) fn new(source: &str) -> Self {
+        Assembler {
+            source: source.to_string(),
+            validator: Validator::new(),
+            next_index: 0,
+            last_time: 0,
+            time_warnings: 0,
+            report: ParseReport::default(),
+        }
+    }
+
+    pub(crate) fn error(&self, line: usize, message: impl Into<String>) -> FormatError {
+        FormatError::new(&self.source, line, message)
+    }
+
+    pub(crate) fn push(&mut self, line: usize, pending: PendingOp) -> Result<Op, FormatError> {
+        let PendingOp { mut op, index_given, time_given } = pending;
+        if !index_given {
+            op.index = self.next_index;
+        }
+        if !time_given {
+            op.time = op.index;
+        }
+        self.validator.accept(&op, line).map_err(|m| self.error(line, m))?;
+        self.next_index = op.index + 1;
+        if op.time < self.last_time {
+            self.warn_time_backwards(line, op.time);
+        }
+        self.last_time = self.last_time.max(op.time);
+        self.report.ops += 1;
+        self.report.op_lines.push(u32::try_from(line).unwrap_or(u32::MAX));
+        Ok(op)
+    }
+
+    /// Records that the last line, `line`, could not be parsed and was dropped.
+    pub(crate) fn dropped_last_line(&mut self, line: usize, message: &str, ends_with_newline: bool) {
+        self.report.truncated_last_line = true;
+        self.report.warnings.push(format!(
+            "{}:{line}: dropped the unparseable last line ({message}){}",
+            self.source,
+            if ends_with_newline { "" } else { "; it has no newline, probably cut short by a crash" }
+        ));
+    }
+
+    fn warn_time_backwards(&mut self, line: usize, time: u64) {
+        const MAX_TIME_WARNINGS: usize = 5;
+        self.time_warnings += 1;
+        if self.time_warnings <= MAX_TIME_WARNINGS {
+            self.report.warnings.push(format!(
+                "{}:{line}: time goes backwards ({time} after {})",
+                self.source, self.last_time
+            ));
         }
     }
 }
@@ -62,42 +142,24 @@ impl LineOp {
 /// [`JsonlReader::report`] holds the warnings.
 pub struct JsonlReader<R> {
     input: R,
-    source: String,
     line: usize,
     buf: Vec<u8>,
-    validator: Validator,
-    next_index: u64,
-    last_time: u64,
-    report: ParseReport,
+    asm: Assembler,
     finished: bool,
 }
 
 impl<R: BufRead> JsonlReader<R> {
     /// `source` names the input in errors and warnings (usually the file path).
     pub fn new(input: R, source: &str) -> Self {
-        JsonlReader {
-            input,
-            source: source.to_string(),
-            line: 0,
-            buf: Vec::with_capacity(256),
-            validator: Validator::new(),
-            next_index: 0,
-            last_time: 0,
-            report: ParseReport::default(),
-            finished: false,
-        }
+        JsonlReader { input, line: 0, buf: Vec::with_capacity(256), asm: Assembler::new(source), finished: false }
     }
 
     pub fn report(&self) -> &ParseReport {
-        &self.report
+        &self.asm.report
     }
 
     pub fn into_report(self) -> ParseReport {
-        self.report
-    }
-
-    fn error(&self, line: usize, message: impl Into<String>) -> FormatError {
-        FormatError::new(&self.source, line, message)
+        self.asm.report
     }
 
     /// Reads the next raw line into `buf`; false at the end of the input.
@@ -106,7 +168,7 @@ impl<R: BufRead> JsonlReader<R> {
         let n = self
             .input
             .read_until(b'\n', &mut self.buf)
-            .map_err(|e| self.error(self.line + 1, format!("read error: {e}")))?;
+            .map_err(|e| self.asm.error(self.line + 1, format!("read error: {e}")))?;
         if n > 0 {
             self.line += 1;
         }
@@ -116,7 +178,7 @@ impl<R: BufRead> JsonlReader<R> {
     /// True if nothing but blank lines remain.
     fn only_blank_lines_remain(&mut self) -> Result<bool, FormatError> {
         while self.read_line()? {
-            if !self.buf.iter().all(u8::is_ascii_whitespace) {
+            if !is_blank(&self.buf) {
                 return Ok(false);
             }
         }
@@ -128,50 +190,27 @@ impl<R: BufRead> JsonlReader<R> {
             if !self.read_line()? {
                 return Ok(None);
             }
-            if self.buf.iter().all(u8::is_ascii_whitespace) {
+            if is_blank(&self.buf) {
                 continue;
             }
             let line = self.line;
             let ends_with_newline = self.buf.last() == Some(&b'\n');
-            let parsed = parse_line(&self.buf);
-            let raw = match parsed {
-                Ok(raw) => raw,
+            match parse_line(&self.buf) {
+                Ok(pending) => return self.asm.push(line, pending).map(Some),
                 Err(message) => {
                     if self.only_blank_lines_remain()? {
-                        self.report.truncated_last_line = true;
-                        self.report.warnings.push(format!(
-                            "{}:{line}: dropped the unparseable last line ({message}){}",
-                            self.source,
-                            if ends_with_newline { "" } else { "; it has no newline, probably cut short by a crash" }
-                        ));
+                        self.asm.dropped_last_line(line, &message, ends_with_newline);
                         return Ok(None);
                     }
-                    return Err(self.error(line, message));
+                    return Err(self.asm.error(line, message));
                 }
-            };
-            let op = raw.into_op(self.next_index);
-            self.validator.accept(&op, line).map_err(|m| self.error(line, m))?;
-            self.next_index = op.index + 1;
-            if op.time < self.last_time {
-                self.warn_time_backwards(line, op.time);
             }
-            self.last_time = self.last_time.max(op.time);
-            self.report.ops += 1;
-            self.report.op_lines.push(u32::try_from(line).unwrap_or(u32::MAX));
-            return Ok(Some(op));
         }
     }
+}
 
-    fn warn_time_backwards(&mut self, line: usize, time: u64) {
-        const MAX_TIME_WARNINGS: usize = 5;
-        let already = self.report.warnings.iter().filter(|w| w.contains("time goes backwards")).count();
-        if already < MAX_TIME_WARNINGS {
-            self.report.warnings.push(format!(
-                "{}:{line}: time goes backwards ({time} after {})",
-                self.source, self.last_time
-            ));
-        }
-    }
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
 }
 
 impl<R: BufRead> Iterator for JsonlReader<R> {
@@ -189,9 +228,9 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
     }
 }
 
-fn parse_line(bytes: &[u8]) -> Result<LineOp, String> {
+pub(crate) fn parse_line(bytes: &[u8]) -> Result<PendingOp, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "invalid UTF-8".to_string())?;
-    serde_json::from_str::<LineOp>(text).map_err(|e| describe_json_error(&e))
+    serde_json::from_str::<LineOp>(text).map(LineOp::into_pending).map_err(|e| describe_json_error(&e))
 }
 
 /// serde_json's message with the column, minus its own "at line 1" (we know the line).
@@ -201,6 +240,20 @@ fn describe_json_error(e: &serde_json::Error) -> String {
         text.truncate(cut);
     }
     format!("{text} (column {})", e.column())
+}
+
+/// Reads a whole JSON Lines history held in memory, parsing its lines on all cores; the
+/// same result (ops, errors, warnings) as [`read_history`].
+pub fn read_history_bytes(bytes: &[u8], source: &str) -> Result<(History, ParseReport), FormatError> {
+    read_history_parallel(bytes, source)
+}
+
+/// Reads a whole JSON Lines history from `input` in large batches whose lines are parsed
+/// on all cores; the same result as [`read_history`], much faster on big histories, and
+/// without holding the whole text in memory.
+pub fn read_history_parallel<R: io::Read>(input: R, source: &str) -> Result<(History, ParseReport), FormatError> {
+    let (ops, asm) = parallel::read(input, Assembler::new(source))?;
+    Ok((History::new(ops), asm.report))
 }
 
 /// Reads a whole JSON Lines history.

@@ -132,7 +132,7 @@ pub struct LoadedHistory {
 /// Parses `text` in `format`; `source` names it in errors (usually the file path).
 pub fn parse_str(text: &str, format: Format, source: &str) -> Result<LoadedHistory, FormatError> {
     let (history, report) = match format {
-        Format::Jsonl => jsonl::read_history(text.as_bytes(), source)?,
+        Format::Jsonl => jsonl::read_history_bytes(text.as_bytes(), source)?,
         Format::JepsenLog => jepsen_log::parse(text, source)?,
         Format::Edn => edn_ops::parse(text, source)?,
         Format::PorcupineKv => porcupine_kv::parse(text, source)?,
@@ -141,7 +141,7 @@ pub fn parse_str(text: &str, format: Format, source: &str) -> Result<LoadedHisto
 }
 
 /// Reads a history file. `format` `None` means detect it from the content (and the file
-/// extension as a hint). JSON Lines files are streamed rather than loaded whole.
+/// extension as a hint). JSON Lines files are read in batches parsed on all cores.
 pub fn load_file(path: &Path, format: Option<Format>) -> Result<LoadedHistory, FormatError> {
     let source = path.display().to_string();
     let io_error = |e: std::io::Error| FormatError::new(&source, 0, format!("cannot read: {e}"));
@@ -162,8 +162,8 @@ pub fn load_file(path: &Path, format: Option<Format>) -> Result<LoadedHistory, F
         }
     };
     if format == Format::Jsonl {
-        let input = std::io::BufReader::with_capacity(1 << 16, std::io::Cursor::new(head).chain(file));
-        let (history, report) = jsonl::read_history(input, &source)?;
+        // Decoded line by line, so invalid UTF-8 is reported at its line.
+        let (history, report) = jsonl::read_history_parallel(std::io::Cursor::new(head).chain(file), &source)?;
         return Ok(LoadedHistory { history, format, report });
     }
     let mut bytes = head;
