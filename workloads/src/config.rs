@@ -262,6 +262,7 @@ impl WorkloadConfig {
         crate::client::grpc::ClientOptions {
             call_timeout: Duration::from_millis(self.call_timeout_ms),
             connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            ..Default::default()
         }
     }
 

@@ -175,3 +175,22 @@ async fn processes_are_bound_to_nodes_round_robin() {
     assert_eq!(snap.ok + snap.fail + snap.info, snap.invoked);
     assert_eq!(summary.touched.set_ranges.len(), 1);
 }
+
+#[tokio::test]
+async fn a_malformed_node_address_is_a_clear_error() {
+    let node = workloads::NodeEndpoint { name: "n7".into(), addr: "not an address".into() };
+    let cfg = writes_only(Concurrency::Total(1), 10.0, 0.1);
+    let err = run_workload(&cfg, &[node], VecSink::new(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap_err();
+    let text = format!("{err:#}");
+    assert!(text.contains("n7") && text.contains("not an address"), "{text}");
+}
+
+#[tokio::test]
+async fn an_invalid_config_is_rejected_before_anything_runs() {
+    let store = FakeStore::new("n1");
+    let node = serve(store.clone()).await;
+    let cfg = WorkloadConfig { insert_fraction: 2.0, ..writes_only(Concurrency::Total(1), 10.0, 0.1) };
+    let err = run_workload(&cfg, &[node], VecSink::new(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap_err();
+    assert!(format!("{err:#}").contains("insert_fraction"));
+    assert_eq!(store.puts.load(std::sync::atomic::Ordering::SeqCst), 0);
+}

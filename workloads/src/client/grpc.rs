@@ -34,11 +34,20 @@ pub struct ClientOptions {
     /// How long establishing the TCP connection may take. Kept below the call deadline so
     /// that an unreachable node yields a definite "could not connect" instead of a timeout.
     pub connect_timeout: Duration,
+    /// HTTP/2 keep-alive ping interval while calls or streams are open (the ping must be
+    /// answered within the same time), so a partition breaks a silent catalog stream
+    /// promptly. `None` disables pings: grpc-go servers (elastickv) by default answer
+    /// pings more frequent than every 5 minutes with GOAWAY `too_many_pings`.
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for ClientOptions {
     fn default() -> Self {
-        ClientOptions { call_timeout: Duration::from_secs(2), connect_timeout: Duration::from_millis(1000) }
+        ClientOptions {
+            call_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_millis(1000),
+            keepalive: Some(Duration::from_secs(2)),
+        }
     }
 }
 
@@ -57,13 +66,13 @@ impl KvClient {
     /// A client whose connection is opened on first use (and reopened after failures).
     pub fn connect_lazy(node: &NodeEndpoint, opts: &ClientOptions) -> anyhow::Result<KvClient> {
         let uri = format!("http://{}", node.addr);
-        let endpoint = Endpoint::from_shared(uri.clone())
+        let mut endpoint = Endpoint::from_shared(uri)
             .with_context(|| format!("node {}: bad address {:?} (expected ip:port)", node.name, node.addr))?
             .connect_timeout(opts.connect_timeout)
-            .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(1))
-            .keep_alive_timeout(Duration::from_secs(2))
-            .keep_alive_while_idle(true);
+            .tcp_nodelay(true);
+        if let Some(interval) = opts.keepalive {
+            endpoint = endpoint.http2_keep_alive_interval(interval).keep_alive_timeout(interval).keep_alive_while_idle(false);
+        }
         let channel = endpoint.connect_lazy();
         Ok(KvClient {
             node: node.name.clone(),
