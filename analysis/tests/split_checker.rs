@@ -160,7 +160,7 @@ fn hot_key_isolation_is_justified() {
     // 80 % of the load on one celebrity key, the rest below it; the split isolates the
     // celebrity key in its own left piece (split at its successor), so the right child
     // gets nothing of the window — justified by the hot key, not by balance.
-    let key = |n: u64| if n % 5 == 0 { format!("hot/a{:03}", n % 97) } else { "hot/z".to_string() };
+    let key = |n: u64| if matches!(n % 5, 0) { format!("hot/a{:03}", n % 97) } else { "hot/z".to_string() };
     let mut h = HistoryBuilder::new();
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);

@@ -166,7 +166,7 @@ pub fn synthetic_history(ops: usize, split_every_s: u64, seed: u64) -> History {
         log_index[g] += 1;
         let m = meta(r.group, 1, log_index[g], r.id, r.epoch);
         let process = (rng >> 20) % 30;
-        let (f, value) = if (rng >> 40) % 5 == 0 { ("read", Value::Null) } else { ("put", json!(h.ops.len())) };
+        let (f, value) = if matches!((rng >> 40) % 5, 0) { ("read", Value::Null) } else { ("put", json!(h.ops.len())) };
         h.invoke(process, f, &key(k), value.clone());
         h.now += 24_000;
         h.complete(OpType::Ok, process, f, &key(k), value, Some(m));

@@ -116,7 +116,7 @@ pub fn judge(
         .collect();
     let max_child_after = child_after.iter().copied().fold(0.0, f64::max);
     let measured_after = after.1 - after.0 >= NS_PER_S;
-    let relieved = (parent_before > 0.0 && measured_after).then(|| max_child_after <= opts.relief_ratio * parent_before);
+    let relieved = (parent_before > 0.0 && measured_after).then_some(max_child_after <= opts.relief_ratio * parent_before);
 
     let mut anomalies = Vec::new();
     let mut judged = false;

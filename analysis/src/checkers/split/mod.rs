@@ -181,9 +181,7 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
 
     result.valid = if !result.anomalies.is_empty() {
         Validity::Invalid
-    } else if changes.splits.is_empty() {
-        Validity::Unknown
-    } else if auto > 0 && judged == 0 && auto == changes.splits.len() as u64 {
+    } else if changes.splits.is_empty() || (auto > 0 && judged == 0 && auto == changes.splits.len() as u64) {
         Validity::Unknown
     } else {
         Validity::Valid
