@@ -188,6 +188,18 @@ fn forced_splits_are_observed_but_not_judged() {
     auto.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     auto.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
     assert_eq!(anomaly_kinds(&check(&auto.build(), &opts())), ["cold-split"]);
+    // faultline's split nemesis records `key` and logs its start after the split returned.
+    let mut late = HistoryBuilder::new();
+    late.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    late.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+    late.at_ms(1104).nemesis("start-split", json!({"targets": [], "effective": true, "key": "q", "route_id": 1}));
+    assert_eq!(check(&late.build(), &opts()).counts["forced-splits"], 1);
+    // A nemesis split at another key does not claim an auto-split.
+    let mut other = HistoryBuilder::new();
+    other.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    other.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+    other.at_ms(1104).nemesis("start-split", json!({"targets": [], "effective": true, "key": "r"}));
+    assert_eq!(check(&other.build(), &opts()).counts["forced-splits"], 0);
 }
 
 #[test]

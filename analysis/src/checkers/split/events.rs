@@ -86,26 +86,27 @@ pub fn catalog_changes(timeline: &CatalogTimeline) -> CatalogChanges {
     out
 }
 
-/// Mark the splits that the split nemesis asked for: a `start-split` event whose
-/// `split_key` is one of the split's keys, or — when the event names no key — one that
-/// started at most `match_s` seconds before the split was observed.
+/// Mark the splits that the split nemesis asked for: a `start-split` event within
+/// `match_s` seconds of the split's observation (either side: a nemesis may record its
+/// start only once the split RPC returned) whose `split_key` (or `key`) is one of the
+/// split's keys, or — when the event names no key — the nearest such event.
 pub fn mark_forced(history: &History, splits: &mut [SplitEvent], match_s: f64) {
     let requests: Vec<(u64, Option<&str>)> = history
         .ops
         .iter()
         .filter(|op| op.process == Process::Nemesis && op.f == "start-split")
-        .map(|op| (op.time, op.value.get("split_key").and_then(|v| v.as_str())))
+        .map(|op| {
+            let key = op.value.get("split_key").or_else(|| op.value.get("key")).and_then(|v| v.as_str());
+            (op.time, key)
+        })
         .collect();
     let window = (match_s * NS_PER_S) as u64;
     let mut claimed: FxHashSet<usize> = FxHashSet::default();
     for split in splits.iter_mut() {
         let found = requests.iter().enumerate().find(|(i, (t, key))| {
             !claimed.contains(i)
-                && *t <= split.time
-                && match key {
-                    Some(k) => split.split_keys.iter().any(|s| s == k),
-                    None => split.time - t <= window,
-                }
+                && t.abs_diff(split.time) <= window
+                && key.is_none_or(|k| split.split_keys.iter().any(|s| s == k))
         });
         if let Some((i, _)) = found {
             claimed.insert(i);
