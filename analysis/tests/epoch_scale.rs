@@ -5,6 +5,7 @@
 
 mod epoch_support;
 
+use analysis::analyze::{analyze, AnalyzeOptions};
 use analysis::catalog::CatalogTimeline;
 use analysis::checkers::{epoch_authority, split, vacuity};
 use analysis::verdict::Validity;
@@ -21,10 +22,16 @@ fn check_all(ops: usize, split_every_s: u64) -> (Validity, Validity, Validity, u
     let splits = split::check_with_timeline(&history, &timeline, &split_opts);
     let vac = vacuity::check(&history, &vacuity::VacuityOptions { nemesis: vec!["kill".into()], min_ok_ops_per_s: 1000.0, ..Default::default() });
     let elapsed = started.elapsed();
+    let started = Instant::now();
+    let core = analyze(&history, serde_json::Value::Null, &AnalyzeOptions::default()).expect("known functions");
+    let core_elapsed = started.elapsed();
     eprintln!(
-        "{} entries, {} catalog versions, {} splits: epoch-authority + split + vacuity in {:.3} s",
-        history.len(), timeline.observations.len(), splits.counts["splits"], elapsed.as_secs_f64()
+        "{} entries, {} catalog versions, {} splits: epoch-authority + split + vacuity in {:.3} s; \
+         core checkers ({}) in {:.3} s",
+        history.len(), timeline.observations.len(), splits.counts["splits"], elapsed.as_secs_f64(),
+        core.checkers.keys().cloned().collect::<Vec<_>>().join(", "), core_elapsed.as_secs_f64()
     );
+    assert_eq!(core.valid, Validity::Valid, "{:?}", core.checkers.values().map(|c| &c.reason).collect::<Vec<_>>());
     assert!(epoch.anomalies.is_empty(), "{:?}", &epoch.anomalies[..epoch.anomalies.len().min(3)]);
     assert!(splits.anomalies.is_empty(), "{:?}", &splits.anomalies[..splits.anomalies.len().min(3)]);
     (epoch.valid, splits.valid, vac.valid, splits.counts["splits"])

@@ -116,7 +116,8 @@ pub fn rule_validity(r: &analysis::verdict::CheckerResult, rule: &str) -> Value 
 
 /// A clean synthetic hotspot history with full commit metadata, for scale tests: `ops`
 /// entries (invoke + ok pairs) over uniformly chosen keys `hot/000000000 ..
-/// hot/000099999`, one entry every 50 µs, 80 % puts and 20 % reads; every `split_every_s`
+/// hot/000099999`, one entry every 24 µs, 80 % puts and 20 % gets (returning the latest
+/// put: the ops run one at a time, so the history is linearizable); every `split_every_s`
 /// seconds the widest route is split at its middle key (a same-group split, observed by
 /// the watcher) and its right child is then moved to the next group under a new epoch
 /// (a second catalog version with the job DONE). A start/stop kill pair sits at 1 s.
@@ -133,6 +134,8 @@ pub fn synthetic_history(ops: usize, split_every_s: u64, seed: u64) -> History {
     h.catalog(version, snapshot(&routes), vec![]);
     let mut next_split = split_every_s * 1_000_000_000;
     let mut nemesis_done = false;
+    // Ops run one at a time, so each get returns the key's latest put (linearizable).
+    let mut last: std::collections::HashMap<u64, String> = std::collections::HashMap::new();
     while h.ops.len() + 2 <= ops {
         if !nemesis_done && h.now >= 1_000_000_000 {
             h.nemesis("start-kill", json!({"targets": ["n1"], "effective": true, "leader": true}));
@@ -166,10 +169,16 @@ pub fn synthetic_history(ops: usize, split_every_s: u64, seed: u64) -> History {
         log_index[g] += 1;
         let m = meta(r.group, 1, log_index[g], r.id, r.epoch);
         let process = (rng >> 20) % 30;
-        let (f, value) = if matches!((rng >> 40) % 5, 0) { ("read", Value::Null) } else { ("put", json!(h.ops.len())) };
-        h.invoke(process, f, &key(k), value.clone());
+        let (f, invoke_value, ok_value) = if matches!((rng >> 40) % 5, 0) {
+            ("get", Value::Null, last.get(&k).map_or(Value::Null, |v| json!(v)))
+        } else {
+            let v = format!("v{}", h.ops.len());
+            last.insert(k, v.clone());
+            ("put", json!(v), json!(v))
+        };
+        h.invoke(process, f, &key(k), invoke_value);
         h.now += 24_000;
-        h.complete(OpType::Ok, process, f, &key(k), value, Some(m));
+        h.complete(OpType::Ok, process, f, &key(k), ok_value, Some(m));
         h.now += 24_000;
     }
     History::new(std::mem::take(&mut h.ops))
