@@ -33,6 +33,7 @@
 
 pub mod client;
 pub mod cluster;
+pub mod etcd;
 pub mod config;
 pub mod execute;
 pub mod final_reads;
