@@ -17,6 +17,7 @@ pub mod catalog;
 pub mod ctl;
 pub mod exec;
 pub mod jobs;
+pub mod logstore;
 pub mod network;
 pub mod node;
 pub mod ownership;

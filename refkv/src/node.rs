@@ -166,8 +166,7 @@ pub async fn start(cfg: &NodeConfig) -> anyhow::Result<(Arc<NodeCore>, Vec<u64>)
     let mut groups = BTreeMap::new();
     let mut pristine = Vec::new();
     for gid in 1..=t.groups {
-        let path = cfg.data_dir.join(format!("group-{gid}.redb"));
-        let (mut log, sm) = store::open(&path, gid, &genesis, cfg.bugs)?;
+        let (mut log, sm) = store::open(&cfg.data_dir, gid, &genesis, cfg.bugs)?;
         let state = log.get_log_state().await?;
         let vote = log.read_vote().await?;
         let first = log.try_get_log_entries(0..1).await?;

@@ -1,10 +1,11 @@
 //! redb-backed storage for one Raft group: the log, vote and committed index
-//! ([`LogStore`]), and the state machine with its snapshots ([`StateMachineStore`]).
+//! ([`LogStore`], see `logstore.rs`), and the state machine with its snapshots
+//! ([`StateMachineStore`]).
 //!
-//! Each group has its own redb file so groups never contend for redb's single writer.
-//! Log appends, vote and snapshot writes commit with `Durability::Immediate` (fsync) before
-//! openraft is told they are done — so a vote or an entry counted towards a quorum survives
-//! `kill -9`. State-machine applies commit with `Durability::None`: the state machine is a
+//! Each group has two redb files (log, state machine) so neither the groups nor a group's
+//! log and state machine contend for redb's single writer. Log appends and votes are fsynced
+//! (`Durability::Immediate`, group-committed) before openraft is told they are done — so a
+//! vote or an entry counted towards a quorum survives `kill -9`; snapshots are fsynced too. State-machine applies commit with `Durability::None`: the state machine is a
 //! cache of the durable log. Its applied index is stored in the same transaction as its
 //! data, so after a crash it is a consistent prefix, and openraft re-applies the log after
 //! it (entries are only purged up to a durably stored snapshot, which `open` restores when
@@ -12,12 +13,11 @@
 //! the earlier None commits durable too.
 
 use std::io::Cursor;
-use std::ops::{Bound, RangeBounds};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-use openraft::storage::{LogFlushed, RaftLogStorage, RaftStateMachine};
-use openraft::{AnyError, EntryPayload, LogState, OptionalSend, RaftLogReader, RaftSnapshotBuilder, Snapshot, StorageIOError};
+use openraft::storage::RaftStateMachine;
+use openraft::{AnyError, EntryPayload, OptionalSend, RaftSnapshotBuilder, Snapshot, StorageIOError};
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
@@ -26,18 +26,17 @@ use crate::bugs::Bugs;
 use crate::catalog::Catalog;
 use crate::sm::{Dirty, GroupState};
 use crate::types::{CommandResult, Entry, LogId, NodeId, SnapshotMeta, StorageError, TypeConfig};
-use openraft::Vote;
+pub use crate::logstore::LogStore;
 
-const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("log");
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 const KV: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
 const SM_META: TableDefinition<&str, &[u8]> = TableDefinition::new("sm_meta");
 
-fn sio(f: fn(AnyError) -> StorageIOError<NodeId>, e: impl std::fmt::Display) -> StorageError {
+pub(crate) fn sio(f: fn(AnyError) -> StorageIOError<NodeId>, e: impl std::fmt::Display) -> StorageError {
     StorageError::IO { source: f(AnyError::error(e.to_string())) }
 }
 
-fn json<T: Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("refkv types always serialize")
 }
 
@@ -57,11 +56,6 @@ impl Shared {
     }
 }
 
-#[derive(Clone)]
-pub struct LogStore {
-    db: Arc<Database>,
-}
-
 pub struct StateMachineStore {
     db: Arc<Database>,
     pub shared: Arc<Shared>,
@@ -76,12 +70,13 @@ struct StoredSnapshot {
 
 /// Opens (or creates) the storage of `group` at `path`. `genesis` is the catalog this
 /// cluster was bootstrapped with; a data dir created with a different one is refused.
-pub fn open(path: &Path, group: u64, genesis: &Catalog, bugs: Bugs) -> anyhow::Result<(LogStore, StateMachineStore)> {
+pub fn open(dir: &Path, group: u64, genesis: &Catalog, bugs: Bugs) -> anyhow::Result<(LogStore, StateMachineStore)> {
+    let log = LogStore::open(&dir.join(format!("group-{group}-log.redb")))?;
+    let path = &dir.join(format!("group-{group}-sm.redb"));
     let db = Database::create(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
     let db = Arc::new(db);
     let txn = db.begin_write()?;
     {
-        txn.open_table(LOG)?;
         txn.open_table(KV)?;
         txn.open_table(SM_META)?;
         let mut meta = txn.open_table(META)?;
@@ -105,7 +100,7 @@ pub fn open(path: &Path, group: u64, genesis: &Catalog, bugs: Bugs) -> anyhow::R
     let shared = Arc::new(Shared { state: RwLock::new(state), catalog_tx });
     let mut sm = StateMachineStore { db: db.clone(), shared, bugs };
     sm.restore_snapshot_if_ahead()?;
-    Ok((LogStore { db }, sm))
+    Ok((log, sm))
 }
 
 fn load_state(db: &Database, group: u64, genesis: &Catalog) -> anyhow::Result<GroupState> {
@@ -141,172 +136,6 @@ fn persist_meta(txn: &redb::WriteTransaction, state: &GroupState) -> Result<(), 
     meta.insert("applied", json(&state.last_applied).as_slice())?;
     meta.insert("membership", json(&state.membership).as_slice())?;
     Ok(())
-}
-
-impl LogStore {
-    fn meta_get<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        let read = || -> Result<Option<T>, Box<dyn std::error::Error>> {
-            let txn = self.db.begin_read()?;
-            let table = txn.open_table(META)?;
-            match table.get(key)? {
-                Some(v) => Ok(Some(serde_json::from_slice(v.value())?)),
-                None => Ok(None),
-            }
-        };
-        read().map_err(|e| sio(StorageIOError::read, e))
-    }
-
-    async fn write_txn<F>(&self, f: F) -> Result<(), String>
-    where
-        F: FnOnce(&redb::WriteTransaction) -> Result<(), redb::Error> + Send + 'static,
-    {
-        let db = self.db.clone();
-        tokio::task::spawn_blocking(move || -> Result<(), String> {
-            let mut txn = db.begin_write().map_err(|e| e.to_string())?;
-            txn.set_durability(Durability::Immediate).map_err(|e| e.to_string())?;
-            f(&txn).map_err(|e| e.to_string())?;
-            txn.commit().map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|e| e.to_string())?
-    }
-}
-
-impl RaftLogReader<TypeConfig> for LogStore {
-    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + std::fmt::Debug + OptionalSend>(
-        &mut self,
-        range: RB,
-    ) -> Result<Vec<Entry>, StorageError> {
-        let read = || -> Result<Vec<Entry>, Box<dyn std::error::Error>> {
-            let txn = self.db.begin_read()?;
-            let table = txn.open_table(LOG)?;
-            let start = match range.start_bound() {
-                Bound::Included(s) => *s,
-                Bound::Excluded(s) => s + 1,
-                Bound::Unbounded => 0,
-            };
-            let mut out = Vec::new();
-            for item in table.range(start..)? {
-                let (k, v) = item?;
-                if !range.contains(&k.value()) {
-                    break;
-                }
-                out.push(serde_json::from_slice(v.value())?);
-            }
-            Ok(out)
-        };
-        read().map_err(|e| sio(StorageIOError::read_logs, e))
-    }
-}
-
-impl RaftLogStorage<TypeConfig> for LogStore {
-    type LogReader = LogStore;
-
-    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
-        let last_purged: Option<LogId> = self.meta_get("purged")?;
-        let last = {
-            let read = || -> Result<Option<LogId>, Box<dyn std::error::Error>> {
-                let txn = self.db.begin_read()?;
-                let table = txn.open_table(LOG)?;
-                let last = table.last()?;
-                let id = match last {
-                    Some((_, v)) => Some(serde_json::from_slice::<Entry>(v.value())?.log_id),
-                    None => None,
-                };
-                Ok(id)
-            };
-            read().map_err(|e| sio(StorageIOError::read_logs, e))?
-        };
-        Ok(LogState { last_purged_log_id: last_purged, last_log_id: last.or(last_purged) })
-    }
-
-    async fn get_log_reader(&mut self) -> Self::LogReader {
-        self.clone()
-    }
-
-    async fn save_vote(&mut self, vote: &Vote<NodeId>) -> Result<(), StorageError> {
-        let bytes = json(vote);
-        self.write_txn(move |txn| {
-            txn.open_table(META)?.insert("vote", bytes.as_slice())?;
-            Ok(())
-        })
-        .await
-        .map_err(|e| sio(StorageIOError::write_vote, e))
-    }
-
-    async fn read_vote(&mut self) -> Result<Option<Vote<NodeId>>, StorageError> {
-        self.meta_get("vote")
-    }
-
-    async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
-        let bytes = json(&committed);
-        // Not fsynced on its own: a lost committed index only delays re-applying.
-        let db = self.db.clone();
-        let write = move || -> Result<(), redb::Error> {
-            let mut txn = db.begin_write()?;
-            txn.set_durability(Durability::None)?;
-            txn.open_table(META)?.insert("committed", bytes.as_slice())?;
-            txn.commit()?;
-            Ok(())
-        };
-        tokio::task::spawn_blocking(write)
-            .await
-            .map_err(|e| sio(StorageIOError::write, e))?
-            .map_err(|e| sio(StorageIOError::write, e))
-    }
-
-    async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
-        Ok(self.meta_get::<Option<LogId>>("committed")?.flatten())
-    }
-
-    async fn append<I>(&mut self, entries: I, callback: LogFlushed<TypeConfig>) -> Result<(), StorageError>
-    where
-        I: IntoIterator<Item = Entry> + OptionalSend,
-        I::IntoIter: OptionalSend,
-    {
-        let rows: Vec<(u64, Vec<u8>)> = entries.into_iter().map(|e| (e.log_id.index, json(&e))).collect();
-        let result = self
-            .write_txn(move |txn| {
-                let mut table = txn.open_table(LOG)?;
-                for (index, bytes) in &rows {
-                    table.insert(*index, bytes.as_slice())?;
-                }
-                Ok(())
-            })
-            .await;
-        match result {
-            Ok(()) => {
-                callback.log_io_completed(Ok(()));
-                Ok(())
-            }
-            Err(e) => {
-                callback.log_io_completed(Err(std::io::Error::other(e.clone())));
-                Err(sio(StorageIOError::write_logs, e))
-            }
-        }
-    }
-
-    async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        self.write_txn(move |txn| {
-            let mut table = txn.open_table(LOG)?;
-            table.retain_in(log_id.index.., |_, _| false)?;
-            Ok(())
-        })
-        .await
-        .map_err(|e| sio(StorageIOError::write_logs, e))
-    }
-
-    async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        let bytes = json(&Some(log_id));
-        self.write_txn(move |txn| {
-            txn.open_table(META)?.insert("purged", bytes.as_slice())?;
-            let mut table = txn.open_table(LOG)?;
-            table.retain_in(..=log_id.index, |_, _| false)?;
-            Ok(())
-        })
-        .await
-        .map_err(|e| sio(StorageIOError::write_logs, e))
-    }
 }
 
 impl StateMachineStore {
