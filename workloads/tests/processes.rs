@@ -194,3 +194,22 @@ async fn an_invalid_config_is_rejected_before_anything_runs() {
     assert!(format!("{err:#}").contains("insert_fraction"));
     assert_eq!(store.puts.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn without_cas_support_a_cas_is_never_sent() {
+    use workloads::{ClientOptions, Connector, GrpcConnector};
+    let store = FakeStore::new("n1");
+    store.insert("k", "1");
+    let node = serve(store.clone()).await;
+    let connector = GrpcConnector { options: ClientOptions { cas_supported: false, ..Default::default() } };
+    let client = connector.connect(&node).unwrap();
+    let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
+    assert_eq!((err.is_definite(), err.tag), (true, "unimplemented"));
+    assert_eq!(store.puts.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(store.get("k").as_deref(), Some("1"));
+    // With support (the default) the same cas applies.
+    let client = GrpcConnector::default().connect(&node).unwrap();
+    assert!(client.cas(b"k", Some(b"1"), b"2").await.unwrap().applied);
+    assert!(!client.cas(b"k", Some(b"1"), b"3").await.unwrap().applied);
+    assert_eq!(store.get("k").as_deref(), Some("2"));
+}

@@ -39,6 +39,10 @@ pub struct ClientOptions {
     /// promptly. `None` disables pings: grpc-go servers (elastickv) by default answer
     /// pings more frequent than every 5 minutes with GOAWAY `too_many_pings`.
     pub keepalive: Option<Duration>,
+    /// Whether the server honours the compare-and-set extension of RawPut. elastickv does
+    /// not: it would ignore the fields and write unconditionally, so with `false` every
+    /// cas fails definitely (`unimplemented`) without being sent.
+    pub cas_supported: bool,
 }
 
 impl Default for ClientOptions {
@@ -47,6 +51,7 @@ impl Default for ClientOptions {
             call_timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_millis(1000),
             keepalive: Some(Duration::from_secs(2)),
+            cas_supported: true,
         }
     }
 }
@@ -56,6 +61,7 @@ impl Default for ClientOptions {
 pub struct KvClient {
     node: String,
     timeout: Duration,
+    cas_supported: bool,
     kv: RawKvClient<Channel>,
     dist: DistributionClient<Channel>,
     admin: RaftAdminClient<Channel>,
@@ -77,6 +83,7 @@ impl KvClient {
         Ok(KvClient {
             node: node.name.clone(),
             timeout: opts.call_timeout,
+            cas_supported: opts.cas_supported,
             kv: RawKvClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
             dist: DistributionClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
             admin: RaftAdminClient::new(channel.clone()),
@@ -214,6 +221,10 @@ impl KvTarget for KvClient {
     }
 
     fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        if !self.cas_supported {
+            let err = CallError::new(super::Certainty::Definite, "unimplemented", "this server has no compare-and-set");
+            return Box::pin(async move { Err(err) });
+        }
         let req = kv::RawPutRequest {
             key: key.to_vec(),
             value: new.to_vec(),
