@@ -273,6 +273,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlS
         main_done.clone(),
     ));
     let t = Instant::now();
+    let cpu_before_main = own_cpu_seconds();
     tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.args.nemesis);
     let workload = workloads::processes::run_processes(&cfg, workloads::generators::build(&cfg), ctx.clone());
     let nemesis_cancel = interrupt.child_token();
@@ -295,6 +296,10 @@ async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlS
         summary.stats.ok, summary.stats.fail, summary.stats.info
     );
     json["ok_ops_per_s"] = json!(ok_per_s);
+    if let (Some(a), Some(b)) = (cpu_before_main, own_cpu_seconds()) {
+        json["main_harness_cpu_share"] = json!((b - a) / main_s.max(1e-9));
+        tracing::info!("harness CPU during the main phase: {:.1}% of one core", 100.0 * (b - a) / main_s.max(1e-9));
+    }
     json["workload"] = serde_json::to_value(&summary)?;
     json["main_s"] = json!(t.elapsed().as_secs_f64());
     json["nemesis"] = json!({
