@@ -118,6 +118,33 @@ fn worst_verdict_over_inputs_decides_the_exit_code() {
 }
 
 #[test]
+fn several_inputs_share_one_results_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "a.jsonl", VALID_JSONL);
+    let bad = write(dir.path(), "b.jsonl", STALE_READ_JSONL);
+    let out_dir = dir.path().join("out");
+    let out = faultline().arg("analyze").arg("--summary").arg("--out").arg(&out_dir).arg(&good).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["valid"], serde_json::json!(false));
+    let inputs = results["inputs"].as_array().expect("inputs");
+    assert_eq!(inputs.len(), 2);
+    assert_eq!(inputs[0]["verdict"]["valid"], serde_json::json!(true));
+    assert_eq!(inputs[1]["verdict"]["valid"], serde_json::json!(false));
+}
+
+#[test]
+fn an_explicit_format_that_does_not_fit_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = write(dir.path(), "h.jsonl", VALID_JSONL);
+    let out = faultline().args(["analyze", "--format", "edn"]).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(254));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:1: ", h.display())), "{stderr}");
+}
+
+#[test]
 fn nothing_to_check_is_unknown_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let h = write(dir.path(), "h.jsonl", "{\"index\":0,\"type\":\"info\",\"process\":\"nemesis\",\"f\":\"start-partition\"}\n");
