@@ -1,7 +1,8 @@
-//! The doubly linked list of call and return entries the search walks (Wing & Gong's
-//! history list). Linearizing an op "lifts" its call and return entries out of the list;
-//! backtracking puts them back in the same place. Arrays instead of pointers: entry 0 is
-//! the head sentinel, the last entry the tail sentinel.
+//! The doubly linked list of call and return entries of the determinate ops that the
+//! search walks (Wing & Gong's history list). Linearizing an op "lifts" its call and
+//! return entries out of the list; backtracking puts them back in the same place. Arrays
+//! instead of pointers: entry 0 is the head sentinel, the last entry the tail sentinel.
+//! Indeterminate ops have no return and live in the [`super::pool::Pool`] instead.
 
 use super::prepare::PreparedOp;
 
@@ -17,16 +18,20 @@ pub struct EntryList {
     /// entry, `NONE` as well, see [`EntryList::is_call`].
     ret_of: Vec<u32>,
     is_call: Vec<bool>,
+    /// History position of each entry's call or return.
+    position: Vec<u32>,
     tail: u32,
 }
 
 impl EntryList {
-    /// Builds the list in history order: `ops` must be in call order.
+    /// Builds the list of the determinate ops in history order: `ops` must be in call
+    /// order.
     pub fn new(ops: &[PreparedOp]) -> Self {
+        let calls: Vec<u32> = (0..ops.len() as u32).filter(|&i| ops[i as usize].is_determinate()).collect();
         let mut returns: Vec<(u32, u32)> =
             ops.iter().enumerate().filter(|(_, o)| o.is_determinate()).map(|(i, o)| (o.ret, i as u32)).collect();
         returns.sort_unstable();
-        let entries = ops.len() + returns.len();
+        let entries = calls.len() + returns.len();
         let tail = entries as u32 + 1;
         let mut list = EntryList {
             next: (1..=tail).chain([tail]).collect(),
@@ -34,20 +39,24 @@ impl EntryList {
             op: vec![NONE; entries + 2],
             ret_of: vec![NONE; entries + 2],
             is_call: vec![false; entries + 2],
+            position: vec![u32::MAX; entries + 2],
             tail,
         };
         let mut call_entry = vec![NONE; ops.len()];
         let (mut c, mut r, mut e) = (0usize, 0usize, 1usize);
-        while c < ops.len() || r < returns.len() {
-            let take_call = r == returns.len() || (c < ops.len() && ops[c].call < returns[r].0);
+        while c < calls.len() || r < returns.len() {
+            let take_call = r == returns.len() || (c < calls.len() && ops[calls[c] as usize].call < returns[r].0);
             if take_call {
-                list.op[e] = c as u32;
+                let op = calls[c];
+                list.op[e] = op;
                 list.is_call[e] = true;
-                call_entry[c] = e as u32;
+                list.position[e] = ops[op as usize].call;
+                call_entry[op as usize] = e as u32;
                 c += 1;
             } else {
                 let op = returns[r].1;
                 list.op[e] = op;
+                list.position[e] = returns[r].0;
                 list.ret_of[call_entry[op as usize] as usize] = e as u32;
                 r += 1;
             }
@@ -81,10 +90,10 @@ impl EntryList {
         self.op[e as usize]
     }
 
-    /// Whether the op of call entry `e` has a return entry (is determinate).
+    /// History position of entry `e` (its op's call or return).
     #[inline]
-    pub fn has_return(&self, e: u32) -> bool {
-        self.ret_of[e as usize] != NONE
+    pub fn position(&self, e: u32) -> u32 {
+        self.position[e as usize]
     }
 
     fn unlink(&mut self, e: u32) {
@@ -120,7 +129,7 @@ impl EntryList {
     }
 
     pub fn bytes(&self) -> u64 {
-        (self.next.len() * 17) as u64
+        (self.next.len() * 21) as u64
     }
 }
 
@@ -146,14 +155,16 @@ mod tests {
         // op0 [0,3], op1 [1, never], op2 [2,4]
         let ops = [op(0, 3), op(1, NO_RETURN), op(2, 4)];
         let mut l = EntryList::new(&ops);
-        assert_eq!(walk(&l), vec![(0, true), (1, true), (2, true), (0, false), (2, false)]);
-        let call2 = 3;
+        // The indeterminate op1 is not in the list.
+        assert_eq!(walk(&l), vec![(0, true), (2, true), (0, false), (2, false)]);
+        assert_eq!(l.position(3), 3, "entry 3 is op0's return at position 3");
+        let call2 = 2;
         l.lift(call2);
-        assert_eq!(walk(&l), vec![(0, true), (1, true), (0, false)]);
+        assert_eq!(walk(&l), vec![(0, true), (0, false)]);
         l.lift(1);
-        assert_eq!(walk(&l), vec![(1, true)]);
+        assert_eq!(walk(&l), vec![]);
         l.unlift(1);
         l.unlift(call2);
-        assert_eq!(walk(&l), vec![(0, true), (1, true), (2, true), (0, false), (2, false)]);
+        assert_eq!(walk(&l), vec![(0, true), (2, true), (0, false), (2, false)]);
     }
 }

@@ -6,7 +6,7 @@
 //! action may happen in a state and what state it leaves behind.
 
 /// One operation of one key, with its values interned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     /// A read (`read`/`get`) that returned this value; only completed reads are kept.
     Read(u32),

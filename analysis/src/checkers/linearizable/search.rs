@@ -1,21 +1,46 @@
 //! The linearizability search of one key: Wing & Gong's backtracking over the history
 //! list with Lowe's configuration cache, as Porcupine does it.
 //!
-//! Walk the list from the head. At a call entry, try to linearize its op now: if the
-//! model allows it and the resulting (linearized set, state) was never reached before,
-//! lift the op out of the list, remember how to undo it, and restart from the head. At a
-//! return entry, the op it belongs to can no longer be linearized in this branch: undo the
-//! last linearization and try the entry after it. Indeterminate ops have no return entry,
-//! so nothing ever forces them; the search succeeds once every determinate op is
-//! linearized, the indeterminate ones left over having "never taken effect".
+//! The candidates of a configuration are the ops called before the first pending return.
+//! Try them in order: determinate ones walking the entry list from the head, then the
+//! indeterminate ones (kept apart in the [`Pool`], since they have no return). If the
+//! model allows a candidate and the resulting (linearized set, state) was never reached
+//! before, lift it out, push a frame to undo it, and start over with the new
+//! configuration. When every candidate has failed, undo the last linearization and go on
+//! with the candidates after it. The search succeeds once every determinate op is
+//! linearized, the indeterminate ones left over having "never taken effect". Trying
+//! indeterminate ops last means they are linearized lazily, only where the determinate
+//! ones need them, which keeps histories with many crashed writes cheap.
+//!
+//! Two reductions for indeterminate ops, both sound because such an op may take effect at
+//! any point after its call or never: an indeterminate op whose effect would leave the
+//! state unchanged is not tried (dropping it from any linearization leaves a
+//! linearization), and of several indeterminate ops with the same action only the
+//! earliest-called not yet linearized one is tried (any linearization using a later twin
+//! works with the earlier one in its place).
 
 use super::budget::{Budget, Exceeded};
 use super::cache::{ConfigCache, Zobrist};
 use super::entries::EntryList;
 use super::model::SequentialModel;
+use super::pool::{Pool, NIL};
 use super::prepare::KeyHistory;
 use fixedbitset::FixedBitSet;
+use rustc_hash::FxHashMap;
 use std::time::Duration;
+
+const NO_TWIN: u32 = u32::MAX;
+
+/// For each indeterminate op, the previous indeterminate op (in call order) with the same
+/// action, or [`NO_TWIN`].
+fn earlier_twins(key: &KeyHistory) -> Vec<u32> {
+    let mut last: FxHashMap<super::model::Action, u32> = FxHashMap::default();
+    key.ops
+        .iter()
+        .enumerate()
+        .map(|(i, o)| if o.is_determinate() { NO_TWIN } else { last.insert(o.action, i as u32).unwrap_or(NO_TWIN) })
+        .collect()
+}
 
 /// How often (in loop iterations) the clock is read.
 const TIME_CHECK_EVERY: u64 = 4096;
@@ -46,12 +71,6 @@ pub struct SearchStats {
     pub elapsed: Duration,
 }
 
-/// One linearization on the stack: the call entry lifted and the state before it.
-struct Frame {
-    entry: u32,
-    state_before: u32,
-}
-
 /// The deepest stack seen so far, maintained with amortised O(1) work per push.
 struct Deepest {
     ops: Vec<u32>,
@@ -77,6 +96,23 @@ impl Deepest {
     }
 }
 
+/// Where the search is in the order of candidates of the current configuration: first
+/// the determinate calls before the first pending return (main list), then the
+/// indeterminate ops called before that return (pool).
+#[derive(Clone, Copy)]
+enum Cursor {
+    Main(u32),
+    /// A pool slot, and the call position candidates must precede.
+    Pool(u32, u32),
+}
+
+/// One linearization on the stack: where its op was found and the state before it.
+struct Frame {
+    op: u32,
+    at: Cursor,
+    state_before: u32,
+}
+
 pub fn search<M: SequentialModel>(
     key: &KeyHistory,
     model: &mut M,
@@ -85,9 +121,11 @@ pub fn search<M: SequentialModel>(
 ) -> (SearchOutcome, SearchStats) {
     let ops = &key.ops;
     let mut list = EntryList::new(ops);
+    let mut pool = Pool::new(ops);
+    let twins = earlier_twins(key);
     let zobrist = Zobrist::new(ops.len());
     let mut cache = ConfigCache::for_ops(ops.len(), exact_max_ops);
-    let fixed_bytes = list.bytes() + ops.len() as u64 * 40;
+    let fixed_bytes = list.bytes() + pool.bytes() + ops.len() as u64 * 40;
     let mut linearized = FixedBitSet::with_capacity(ops.len());
     let mut hash = (0u64, 0u64);
     let mut state = model.initial();
@@ -95,7 +133,7 @@ pub fn search<M: SequentialModel>(
     let mut deepest = Deepest { ops: Vec::new(), common: 0 };
     let mut remaining = ops.iter().filter(|o| o.is_determinate()).count();
     let mut stats = SearchStats { cache_kind: cache.kind(), ..Default::default() };
-    let mut entry = list.first();
+    let mut cursor = Cursor::Main(list.first());
 
     let outcome = loop {
         if remaining == 0 {
@@ -107,51 +145,79 @@ pub fn search<M: SequentialModel>(
                 break SearchOutcome::OutOfBudget(e);
             }
         }
-        if !list.is_tail(entry) && list.is_call(entry) {
-            let op = list.op(entry) as usize;
-            if let Some(next_state) = model.step(state, ops[op].action) {
-                let k = zobrist.key(op);
-                let next_hash = (hash.0 ^ k.0, hash.1 ^ k.1);
-                linearized.insert(op);
-                if cache.insert(next_hash, &linearized, next_state) {
-                    stats.configurations += 1;
-                    if stats.configurations % 1024 == 0 {
-                        if let Err(e) = budget.check_memory(fixed_bytes + cache.bytes() + model.extra_bytes()) {
-                            break SearchOutcome::OutOfBudget(e);
-                        }
-                    }
-                    stack.push(Frame { entry, state_before: state });
-                    deepest.on_push(|i| list.op(stack[i].entry), stack.len());
-                    state = next_state;
-                    hash = next_hash;
-                    list.lift(entry);
-                    if list.has_return(entry) {
-                        remaining -= 1;
-                    }
-                    entry = list.first();
-                    continue;
-                }
-                linearized.set(op, false);
+        // The candidate under the cursor, if any; advance the cursor past it.
+        let candidate = match cursor {
+            Cursor::Main(e) if list.is_call(e) => {
+                cursor = Cursor::Main(list.next(e));
+                Some((list.op(e), Cursor::Main(e)))
             }
-            entry = list.next(entry);
-        } else {
-            // A return entry (or, defensively, the end of the list): backtrack.
-            let Some(frame) = stack.pop() else {
-                break SearchOutcome::NotLinearizable(failure(key, model, &deepest.ops));
-            };
-            stats.backtracks += 1;
-            deepest.on_pop(stack.len());
-            let op = list.op(frame.entry) as usize;
-            let k = zobrist.key(op);
-            hash = (hash.0 ^ k.0, hash.1 ^ k.1);
-            linearized.set(op, false);
-            state = frame.state_before;
-            list.unlift(frame.entry);
-            if list.has_return(frame.entry) {
-                remaining += 1;
+            // The first pending return: the pool's turn, for ops called before it.
+            Cursor::Main(e) => {
+                cursor = Cursor::Pool(pool.first(), list.position(e));
+                None
             }
-            entry = list.next(frame.entry);
+            Cursor::Pool(slot, bound) if slot != NIL && pool.call(slot) < bound => {
+                cursor = Cursor::Pool(pool.next(slot), bound);
+                let op = pool.op(slot);
+                let twin = twins[op as usize];
+                (twin == NO_TWIN || linearized.contains(twin as usize)).then_some((op, Cursor::Pool(slot, bound)))
+            }
+            Cursor::Pool(..) => {
+                // Every candidate of this configuration failed: backtrack.
+                let Some(frame) = stack.pop() else {
+                    break SearchOutcome::NotLinearizable(failure(key, model, &deepest.ops));
+                };
+                stats.backtracks += 1;
+                deepest.on_pop(stack.len());
+                let k = zobrist.key(frame.op as usize);
+                hash = (hash.0 ^ k.0, hash.1 ^ k.1);
+                linearized.set(frame.op as usize, false);
+                state = frame.state_before;
+                cursor = match frame.at {
+                    Cursor::Main(e) => {
+                        list.unlift(e);
+                        remaining += 1;
+                        Cursor::Main(list.next(e))
+                    }
+                    Cursor::Pool(slot, bound) => {
+                        pool.unlift(slot);
+                        Cursor::Pool(pool.next(slot), bound)
+                    }
+                };
+                None
+            }
+        };
+        let Some((op, at)) = candidate else { continue };
+        let determinate = ops[op as usize].is_determinate();
+        // An indeterminate op that would change nothing is never needed.
+        let Some(next_state) = model.step(state, ops[op as usize].action).filter(|s| determinate || *s != state) else {
+            continue;
+        };
+        let k = zobrist.key(op as usize);
+        let next_hash = (hash.0 ^ k.0, hash.1 ^ k.1);
+        linearized.insert(op as usize);
+        if !cache.insert(next_hash, &linearized, next_state) {
+            linearized.set(op as usize, false);
+            continue;
         }
+        stats.configurations += 1;
+        if stats.configurations % 1024 == 0 {
+            if let Err(e) = budget.check_memory(fixed_bytes + cache.bytes() + model.extra_bytes()) {
+                break SearchOutcome::OutOfBudget(e);
+            }
+        }
+        match at {
+            Cursor::Main(e) => {
+                list.lift(e);
+                remaining -= 1;
+            }
+            Cursor::Pool(slot, _) => pool.lift(slot),
+        }
+        stack.push(Frame { op, at, state_before: state });
+        deepest.on_push(|i| stack[i].op, stack.len());
+        state = next_state;
+        hash = next_hash;
+        cursor = Cursor::Main(list.first());
     };
     stats.cache_bytes = cache.bytes();
     stats.elapsed = budget.elapsed();
