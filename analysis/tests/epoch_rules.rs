@@ -350,3 +350,20 @@ fn rule_e_flags_job_phases_that_go_backwards_or_abandon_after_cutover() {
     assert_eq!(base(&["CUTOVER", "ABANDONING", "ABANDONED"]), ["abandoned-after-cutover"]);
     assert_eq!(base(&["DONE", "CLEANUP", "DONE"]), ["terminal-job-changed"]);
 }
+
+#[test]
+fn rule_e_does_not_judge_lineage_across_skipped_versions() {
+    // Versions 2 and 3 were missed: route 3 was split again into 4 and 5 in between, so the
+    // watcher never saw 4's and 5's parent. Counted as unverifiable, not a violation.
+    let mut h = HistoryBuilder::new();
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    h.catalog(4, vec![child(2, "", "m", 1, 1, 1), child(4, "m", "t", 1, 1, 3), child(5, "t", "", 1, 1, 3)], vec![]);
+    let r = run(&h);
+    assert_eq!(rule_validity(&r, "e"), json!(true), "{:?}", r.anomalies);
+    assert_eq!(r.details["catalog"]["lineage_unverifiable"], 3, "two unseen parents, one untileable parent");
+    // The same catalog with no version skipped is a lineage violation.
+    let mut strict = HistoryBuilder::new();
+    strict.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    strict.catalog(2, vec![child(2, "", "m", 1, 1, 1), child(4, "m", "t", 1, 1, 3), child(5, "t", "", 1, 1, 3)], vec![]);
+    assert!(catalog_kinds(&run(&strict)).contains(&"parent-never-existed".to_string()));
+}

@@ -224,6 +224,12 @@ fn check_lineage(obs: &CatalogObservation, previous: Option<&CatalogObservation>
             parents_to_tile.push(p);
         }
     }
+    if version_gap {
+        // Intermediate routes of the skipped versions are unknown, so descendants of a
+        // parent cannot all be recognised: count rather than judge.
+        t.lineage_unverifiable += parents_to_tile.len() as u64;
+        return;
+    }
     for p in parents_to_tile {
         let parent = t.routes[&p].clone();
         let descendants: Vec<RouteRecord> = obs
