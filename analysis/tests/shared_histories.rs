@@ -75,7 +75,7 @@ fn every_labelled_history_parses_in_its_detected_format() {
             _ => Format::Edn,
         };
         assert_eq!(loaded.format, expected, "{}", path.display());
-        assert!(loaded.history.len() > 0, "{} is empty", path.display());
+        assert!(!loaded.history.is_empty(), "{} is empty", path.display());
         assert!(!loaded.report.truncated_last_line, "{}: {:?}", path.display(), loaded.report.warnings);
         // Every client op of these cas-register and kv histories is one of their functions.
         for op in &loaded.history.ops {

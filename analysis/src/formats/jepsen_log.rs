@@ -1,7 +1,7 @@
 //! Jepsen's console log of operations, as `jepsen.util` prints them:
 //!
 //! ```text
-//! INFO  jepsen.util - 3	:ok	:cas	[1 4]
+//! INFO  jepsen.util - 3<TAB>:ok<TAB>:cas<TAB>[1 4]
 //! ```
 //!
 //! After the `jepsen.util` marker (followed by ` - ` or `: `) come tab-separated fields:

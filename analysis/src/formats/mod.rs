@@ -29,7 +29,7 @@ use std::path::Path;
 pub enum Format {
     /// faultline's JSON Lines, one op per line.
     Jsonl,
-    /// `INFO  jepsen.util - 3	:ok	:read	4` lines (etcd Jepsen logs).
+    /// `INFO  jepsen.util - 3<TAB>:ok<TAB>:read<TAB>4` lines (etcd Jepsen logs).
     JepsenLog,
     /// A Knossos/Jepsen EDN vector (or list) of op maps.
     Edn,
