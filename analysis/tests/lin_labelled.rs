@@ -1,6 +1,7 @@
 //! The linearizability checker against every labelled history in `testdata/histories`
 //! (a copy of `shared/histories`): each verdict must match its label, with a witness for
-//! every non-linearizable one.
+//! every non-linearizable one — with the exact configuration cache and with the
+//! fingerprint cache alike.
 
 use analysis::checkers::linearizable::{check, LinearizableOptions, Model};
 use analysis::formats::load_file;
@@ -46,18 +47,31 @@ fn check_folder(folder: &str, expected_files: usize) {
     let mut wrong = Vec::new();
     for label in &labels {
         let loaded = load_file(&label.path, None).expect("parses");
-        let opts = LinearizableOptions { model: label.model, initial: label.initial.clone(), ..Default::default() };
-        let result = check(&loaded.history, &opts);
-        let expected = if label.linearizable { Validity::Valid } else { Validity::Invalid };
-        if result.valid != expected {
-            wrong.push(format!("{}: got {:?} ({:?}), label {:?}", label.path.display(), result.valid, result.reason, expected));
-            continue;
-        }
-        if !label.linearizable {
-            let w = result.anomalies.first().expect("a witness for an invalid history");
-            assert_eq!(w["type"], "not-linearizable");
-            assert!(w["op"]["index"].is_u64(), "witness names the op: {w}");
-            assert!(w["prefix"].is_array());
+        for exact_cache_max_ops in [usize::MAX, 0] {
+            let opts = LinearizableOptions {
+                model: label.model,
+                initial: label.initial.clone(),
+                exact_cache_max_ops,
+                ..Default::default()
+            };
+            let result = check(&loaded.history, &opts);
+            let expected = if label.linearizable { Validity::Valid } else { Validity::Invalid };
+            if result.valid != expected {
+                wrong.push(format!(
+                    "{} (exact cache up to {exact_cache_max_ops} ops): got {:?} ({:?}), label {:?}",
+                    label.path.display(),
+                    result.valid,
+                    result.reason,
+                    expected
+                ));
+                continue;
+            }
+            if !label.linearizable {
+                let w = result.anomalies.first().expect("a witness for an invalid history");
+                assert_eq!(w["type"], "not-linearizable");
+                assert!(w["op"]["index"].is_u64(), "witness names the op: {w}");
+                assert!(w["prefix"].is_array());
+            }
         }
     }
     assert!(wrong.is_empty(), "{} of {} disagree with their labels:\n{}", wrong.len(), labels.len(), wrong.join("\n"));

@@ -86,9 +86,8 @@ impl PrepCounts {
             *self.unsupported.entry(f).or_default() += n;
         }
         self.malformed += o.malformed;
-        for e in o.malformed_examples {
-            self.note_malformed(e);
-        }
+        let room = 5usize.saturating_sub(self.malformed_examples.len());
+        self.malformed_examples.extend(o.malformed_examples.into_iter().take(room));
     }
 
     fn note_malformed(&mut self, what: String) {

@@ -1,0 +1,256 @@
+//! The linearizability checker on small hand-written histories: the semantics of `ok`,
+//! `fail` and `info`, the models, per-key independence, witnesses, counts, budgets and
+//! input it cannot judge.
+
+use analysis::checkers::linearizable::{check, LinearizableOptions, Model};
+use analysis::history::{History, Op, OpType, Process};
+use analysis::synth::{generate, SynthConfig};
+use analysis::verdict::{CheckerResult, Validity};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// One history line: process, type, f, key, value.
+type Line<'a> = (i64, &'a str, &'a str, Option<&'a str>, Value);
+
+fn history(lines: &[Line]) -> History {
+    let ops = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (p, t, f, key, value))| Op {
+            index: i as u64,
+            kind: match *t {
+                "invoke" => OpType::Invoke,
+                "ok" => OpType::Ok,
+                "fail" => OpType::Fail,
+                _ => OpType::Info,
+            },
+            process: if *p < 0 { Process::Nemesis } else { Process::Client(*p as u64) },
+            f: f.to_string(),
+            key: key.map(str::to_string),
+            value: value.clone(),
+            time: 1000 * i as u64,
+            node: None,
+            error: None,
+            meta: None,
+        })
+        .collect();
+    History::new(ops)
+}
+
+fn cas_register(lines: &[Line]) -> CheckerResult {
+    check(&history(lines), &LinearizableOptions::default())
+}
+
+const N: Value = Value::Null;
+
+#[test]
+fn an_indeterminate_write_may_take_effect_late_or_never_but_not_undo_itself() {
+    let base = [(0, "invoke", "write", None, json!(1)), (0, "info", "write", None, json!(1))];
+    let later = |reads: &[Value]| {
+        let mut lines = base.to_vec();
+        for v in reads {
+            lines.push((1, "invoke", "read", None, N));
+            lines.push((1, "ok", "read", None, v.clone()));
+        }
+        cas_register(&lines).valid
+    };
+    assert_eq!(later(&[json!(1)]), Validity::Valid, "took effect");
+    assert_eq!(later(&[N, N]), Validity::Valid, "never took effect");
+    assert_eq!(later(&[N, json!(1)]), Validity::Valid, "took effect late");
+    assert_eq!(later(&[N, json!(1), N]), Validity::Invalid, "a write cannot be undone");
+}
+
+#[test]
+fn a_failed_write_took_no_effect() {
+    let r = cas_register(&[
+        (0, "invoke", "write", None, json!(1)),
+        (0, "fail", "write", None, json!(1)),
+        (1, "invoke", "read", None, N),
+        (1, "ok", "read", None, json!(1)),
+    ]);
+    assert_eq!(r.valid, Validity::Invalid);
+    assert_eq!(r.counts["failed-dropped"], 1);
+}
+
+#[test]
+fn a_read_concurrent_with_a_write_may_see_either_value() {
+    for seen in [N, json!(1)] {
+        let r = cas_register(&[
+            (0, "invoke", "write", None, json!(1)),
+            (1, "invoke", "read", None, N),
+            (1, "ok", "read", None, seen.clone()),
+            (0, "ok", "write", None, json!(1)),
+        ]);
+        assert_eq!(r.valid, Validity::Valid, "read {seen}");
+    }
+}
+
+#[test]
+fn a_stale_read_is_invalid_and_the_witness_points_at_it() {
+    let r = cas_register(&[
+        (0, "invoke", "write", Some("x"), json!(1)),
+        (0, "ok", "write", Some("x"), json!(1)),
+        (0, "invoke", "write", Some("x"), json!(2)),
+        (0, "ok", "write", Some("x"), json!(2)),
+        (2, "invoke", "read", Some("x"), N),
+        (1, "invoke", "read", Some("x"), N),
+        (1, "ok", "read", Some("x"), json!(1)),
+        (2, "ok", "read", Some("x"), json!(2)),
+    ]);
+    assert_eq!(r.valid, Validity::Invalid);
+    let w = &r.anomalies[0];
+    assert_eq!(w["key"], "x");
+    assert_eq!(w["op"]["index"], 5, "the read");
+    assert_eq!(w["op"]["completion_index"], 6);
+    assert_eq!(w["op"]["result"], 1);
+    let prefix: Vec<u64> = w["prefix"].as_array().unwrap().iter().map(|o| o["index"].as_u64().unwrap()).collect();
+    assert_eq!(prefix, vec![0, 2, 4], "both writes and the other read linearize, the stale read cannot follow");
+    assert_eq!(w["state_after_prefix"], 2);
+    let concurrent: Vec<u64> = w["concurrent"].as_array().unwrap().iter().map(|o| o["index"].as_u64().unwrap()).collect();
+    assert_eq!(concurrent, vec![4], "the other read overlaps the stale one");
+    assert_eq!(w["concurrent"][0]["in_prefix"], true);
+    assert!(r.reason.unwrap().contains("op index 5"));
+}
+
+#[test]
+fn cas_must_match_unless_its_outcome_is_unknown() {
+    let opts = LinearizableOptions { initial: json!(0), ..Default::default() };
+    let run = |cas_type: &str, expected: i64| {
+        let lines = [
+            (0, "invoke", "cas", None, json!([expected, 1])),
+            (0, cas_type, "cas", None, json!([expected, 1])),
+            (1, "invoke", "read", None, N),
+            (1, "ok", "read", None, json!(1)),
+        ];
+        check(&history(&lines), &opts).valid
+    };
+    assert_eq!(run("ok", 0), Validity::Valid);
+    assert_eq!(run("ok", 5), Validity::Invalid, "a successful cas needs its expected value");
+    assert_eq!(run("info", 0), Validity::Valid, "an indeterminate cas may have succeeded");
+    assert_eq!(run("info", 5), Validity::Invalid, "...but only if it could have");
+    assert_eq!(run("fail", 0), Validity::Invalid, "a failed cas took no effect");
+}
+
+#[test]
+fn keys_are_checked_independently_and_the_witness_names_the_bad_key() {
+    let r = cas_register(&[
+        (0, "invoke", "write", Some("a"), json!(1)),
+        (0, "ok", "write", Some("a"), json!(1)),
+        (1, "invoke", "read", Some("b"), N),
+        (1, "ok", "read", Some("b"), N),
+        (1, "invoke", "read", Some("a"), N),
+        (1, "ok", "read", Some("a"), json!(1)),
+        (2, "invoke", "read", Some("b"), N),
+        (2, "ok", "read", Some("b"), json!(1)),
+    ]);
+    assert_eq!(r.valid, Validity::Invalid);
+    assert_eq!(r.counts["keys"], 2);
+    assert_eq!(r.counts["keys-invalid"], 1);
+    assert_eq!(r.anomalies.len(), 1);
+    assert_eq!(r.anomalies[0]["key"], "b", "key b was never written");
+}
+
+#[test]
+fn kv_appends_concatenate_per_key() {
+    let opts = LinearizableOptions { model: Model::Kv, initial: json!(""), ..Default::default() };
+    let run = |read: &str| {
+        let lines = [
+            (0, "invoke", "put", Some("k"), json!("a")),
+            (0, "ok", "put", Some("k"), json!("a")),
+            (0, "invoke", "append", Some("k"), json!("b")),
+            (0, "ok", "append", Some("k"), json!("b")),
+            (1, "invoke", "append", Some("j"), json!("z")),
+            (1, "ok", "append", Some("j"), json!("z")),
+            (1, "invoke", "get", Some("k"), N),
+            (1, "ok", "get", Some("k"), json!(read)),
+        ];
+        check(&history(&lines), &opts)
+    };
+    assert_eq!(run("ab").valid, Validity::Valid);
+    let bad = run("ba");
+    assert_eq!(bad.valid, Validity::Invalid);
+    assert_eq!(bad.anomalies[0]["state_after_prefix"], "ab");
+}
+
+#[test]
+fn functions_the_model_does_not_check_are_counted_and_named() {
+    let lines = [
+        (0, "invoke", "write", None, json!(1)),
+        (0, "ok", "write", None, json!(1)),
+        (0, "invoke", "cas", None, json!([1, 2])),
+        (0, "ok", "cas", None, json!([1, 2])),
+        (-1, "info", "start-partition", None, json!({"targets": ["n1"]})),
+    ];
+    let r = check(&history(&lines), &LinearizableOptions { model: Model::Register, ..Default::default() });
+    assert_eq!(r.valid, Validity::Valid);
+    assert_eq!(r.counts["unsupported-ops"], 1);
+    assert_eq!(r.counts["non-client-events"], 1);
+    assert!(r.reason.unwrap().contains("cas×1"), "the ignored function is named");
+
+    let only_cas = &lines[2..4];
+    let r = check(&history(only_cas), &LinearizableOptions { model: Model::Register, ..Default::default() });
+    assert_eq!(r.valid, Validity::Unknown, "nothing checked is not valid");
+    assert!(r.reason.unwrap().contains("no operation this model can check"));
+}
+
+#[test]
+fn malformed_ops_make_the_verdict_unknown_with_the_op_named() {
+    let r = cas_register(&[
+        (0, "invoke", "cas", None, json!(7)),
+        (0, "ok", "cas", None, json!(7)),
+        (1, "ok", "read", None, json!(3)),
+    ]);
+    assert_eq!(r.valid, Validity::Unknown);
+    assert_eq!(r.counts["malformed"], 2);
+    let reason = r.reason.unwrap();
+    assert!(reason.contains("2 malformed op(s)") && reason.contains("entry index 2"), "{reason}");
+    let examples = r.details["malformed-examples"].to_string();
+    assert!(examples.contains("op at index 0: cas value must be [expected, new], got 7"), "{examples}");
+}
+
+#[test]
+fn unobserved_indeterminate_writes_are_pruned() {
+    let r = cas_register(&[
+        (0, "invoke", "write", None, json!(1)),
+        (0, "info", "write", None, json!(1)),
+        (1, "invoke", "write", None, json!(2)),
+        (1, "info", "write", None, json!(2)),
+        (2, "invoke", "read", None, N),
+        (2, "ok", "read", None, json!(2)),
+        (3, "invoke", "read", None, N),
+        (3, "info", "read", None, N),
+    ]);
+    assert_eq!(r.valid, Validity::Valid);
+    assert_eq!(r.counts["pruned"], 1, "write 1 was never observed");
+    assert_eq!(r.counts["indeterminate-reads-dropped"], 1);
+    assert_eq!(r.counts["ops-checked"], 2);
+}
+
+#[test]
+fn a_search_over_budget_is_unknown_and_names_its_key() {
+    let synth = generate(&SynthConfig { ops: 20_000, keys: 1, concurrency: 10, seed: 5, ..Default::default() }).unwrap();
+    for (opts, budget) in [
+        (LinearizableOptions { per_key_time: Duration::ZERO, ..Default::default() }, "time budget"),
+        (LinearizableOptions { per_key_memory_bytes: 0, ..Default::default() }, "memory budget"),
+    ] {
+        let r = check(&synth.history, &opts);
+        assert_eq!(r.valid, Validity::Unknown);
+        let reason = r.reason.unwrap();
+        assert!(reason.contains("key \"k0\"") && reason.contains(budget), "{reason}");
+        assert_eq!(r.counts["keys-unknown"], 1);
+    }
+    assert_eq!(check(&synth.history, &LinearizableOptions::default()).valid, Validity::Valid);
+}
+
+#[test]
+fn both_caches_reach_the_same_verdicts() {
+    for seed in 0..20 {
+        let cfg = SynthConfig { ops: 300, keys: 2, concurrency: 6, indeterminate: 0.2, seed, ..Default::default() };
+        let synth = generate(&cfg).unwrap();
+        let exact = check(&synth.history, &LinearizableOptions::default());
+        let fingerprint = check(&synth.history, &LinearizableOptions { exact_cache_max_ops: 0, ..Default::default() });
+        assert_eq!(exact.valid, Validity::Valid);
+        assert_eq!(exact.valid, fingerprint.valid);
+        assert_eq!(exact.counts["configurations"], fingerprint.counts["configurations"], "seed {seed}");
+    }
+}
