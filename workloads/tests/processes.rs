@@ -213,3 +213,34 @@ async fn without_cas_support_a_cas_is_never_sent() {
     assert!(!client.cas(b"k", Some(b"1"), b"3").await.unwrap().applied);
     assert_eq!(store.get("k").as_deref(), Some("2"));
 }
+
+#[tokio::test]
+async fn a_connection_broken_after_sending_is_info_and_later_refusals_are_fail() {
+    let store = FakeStore::new("n1");
+    store.script_puts([Reply::Delay(Duration::from_secs(3))]);
+    let backend = serve(store.clone()).await;
+    let mut proxy = common::KillableProxy::start("n1", &backend).await;
+    let sink = VecSink::new();
+    let cfg = WorkloadConfig { call_timeout_ms: 5_000, ..writes_only(Concurrency::Total(1), 20.0, 1.0) };
+    let node = proxy.endpoint.clone();
+    let run = tokio::spawn({
+        let sink = sink.clone();
+        async move { run_workload(&cfg, &[node], sink, Arc::new(Stats::new()), CancellationToken::new()).await }
+    });
+    // The first write is in flight (the store sleeps 3 s); the "server" crashes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    proxy.kill().await;
+    let summary = run.await.unwrap().unwrap();
+    let ops = sink.ops();
+    assert_well_formed(&ops);
+    let done = completions(&ops);
+    assert_eq!((done[0].kind, done[0].process), (OpType::Info, Process::Client(0)), "{:?}", done[0]);
+    assert!(!done[0].error.as_deref().unwrap().starts_with("timed-out"), "{:?}", done[0]);
+    // The fresh process finds the port closed: definite failures, no further retirement.
+    assert!(done.len() > 1);
+    for op in &done[1..] {
+        assert_eq!((op.kind, op.process), (OpType::Fail, Process::Client(1)), "{op:?}");
+        assert!(op.error.as_deref().unwrap().starts_with("unavailable"), "{op:?}");
+    }
+    assert_eq!(summary.stats.retired, 1);
+}

@@ -322,3 +322,42 @@ pub fn assert_well_formed(ops: &[Op]) {
     }
     assert!(open.is_empty(), "invocations without completion: {open:?}");
 }
+
+/// A TCP proxy in front of a node that can be killed: every open connection is dropped
+/// and the port stops accepting, like a crashed server process.
+pub struct KillableProxy {
+    pub endpoint: NodeEndpoint,
+    tasks: tokio::task::JoinSet<()>,
+    connections: Arc<Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl KillableProxy {
+    pub async fn start(name: &str, backend: &NodeEndpoint) -> KillableProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let backend = backend.addr.clone();
+        let connections: Arc<Mutex<Vec<tokio::task::AbortHandle>>> = Default::default();
+        let conns = connections.clone();
+        let mut tasks = tokio::task::JoinSet::new();
+        tasks.spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let backend = backend.clone();
+                let handle = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&backend).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                conns.lock().unwrap().push(handle.abort_handle());
+            }
+        });
+        KillableProxy { endpoint: NodeEndpoint { name: name.to_string(), addr: addr.to_string() }, tasks, connections }
+    }
+
+    /// Stops accepting and drops every proxied connection.
+    pub async fn kill(&mut self) {
+        self.tasks.shutdown().await;
+        for c in self.connections.lock().unwrap().drain(..) {
+            c.abort();
+        }
+    }
+}
