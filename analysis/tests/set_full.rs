@@ -225,6 +225,18 @@ fn a_scan_returning_register_keys_does_not_call_them_unexpected() {
 }
 
 #[test]
+fn an_add_completion_belongs_to_its_invoke_whatever_its_value() {
+    let mut h = H::default();
+    h.op(OpType::Invoke, 0, "add", Some("a"), json!(1))
+        .op(OpType::Ok, 0, "add", None, Value::Null)
+        .op(OpType::Invoke, 1, "scan", None, json!({"start": "a", "end": "b"}))
+        .op(OpType::Ok, 1, "scan", None, json!([]));
+    let r = run(&h);
+    assert_eq!(r.counts["acknowledged-count"], 1);
+    assert_eq!(r.counts["lost-count"], 1, "acknowledged, then missing from a later scan");
+}
+
+#[test]
 fn nothing_read_is_unknown_not_valid() {
     let mut h = H::default();
     h.add(0, 1, OpType::Ok);

@@ -66,6 +66,14 @@ pub(crate) struct Duplicate {
     pub copies: u32,
 }
 
+/// A client's invoke awaiting its completion.
+struct Invocation {
+    at: Point,
+    value: serde_json::Value,
+    /// The element an `add` is about.
+    element: Option<usize>,
+}
+
 /// State accumulated over one pass through the history.
 #[derive(Default)]
 pub(crate) struct Scan {
@@ -76,8 +84,8 @@ pub(crate) struct Scan {
     by_json: FxHashMap<String, usize>,
     /// Keyed elements by key, for scans.
     by_key: BTreeMap<String, usize>,
-    /// Each client process' pending invoke: (point, value).
-    pending: FxHashMap<u64, (Point, serde_json::Value)>,
+    /// Each client process' pending invoke.
+    pending: FxHashMap<u64, Invocation>,
     /// The read number that last saw each element (to detect duplicates cheaply).
     seen_in_read: Vec<u32>,
     read_no: u32,
@@ -103,19 +111,17 @@ impl Scan {
             }
         }
         if op.kind == OpType::Invoke {
-            self.pending.insert(process, (at, op.value.clone()));
-            if op.f == "add" {
-                self.add_invoked(op, at);
-            }
+            let element = (op.f == "add").then(|| self.add_invoked(op, at));
+            self.pending.insert(process, Invocation { at, value: op.value.clone(), element });
             return Ok(());
         }
-        let Some((inv, inv_value)) = self.pending.remove(&process) else {
+        let Some(inv) = self.pending.remove(&process) else {
             return Err(format!("`{}` completion of process {process} without a pending invoke", op.f));
         };
         match (op.f.as_str(), op.kind) {
-            ("add", kind) => self.add_completed(op, kind, at),
-            ("read-set", OpType::Ok) => self.read_set(op, inv, at)?,
-            ("scan", OpType::Ok) => self.scan(op, &inv_value, inv, at)?,
+            ("add", kind) => self.add_completed(inv.element, kind, at),
+            ("read-set", OpType::Ok) => self.read_set(op, inv.at, at)?,
+            ("scan", OpType::Ok) => self.scan(op, &inv.value, inv.at, at)?,
             _ => {}
         }
         Ok(())
@@ -128,14 +134,15 @@ impl Scan {
         }
     }
 
-    fn add_invoked(&mut self, op: &Op, at: Point) {
+    /// Registers the element an add is about (if new); returns its id.
+    fn add_invoked(&mut self, op: &Op, at: Point) -> usize {
         let (display, existing) = match &op.key {
             Some(k) => (serde_json::Value::String(k.clone()), self.by_str.get(k.as_str()).copied()),
             None => (op.value.clone(), self.identity_lookup(&op.value)),
         };
-        if existing.is_some() {
+        if let Some(id) = existing {
             self.readds += 1;
-            return;
+            return id;
         }
         let id = self.elements.len();
         match (&op.key, &op.value) {
@@ -152,26 +159,23 @@ impl Scan {
         }
         self.elements.push(Element::new(display, op.key.clone(), at));
         self.seen_in_read.push(0);
+        id
     }
 
-    fn add_completed(&mut self, op: &Op, kind: OpType, at: Point) {
-        let id = match &op.key {
-            Some(k) => self.by_str.get(k.as_str()).copied(),
-            None => self.identity_lookup(&op.value),
-        };
-        if let Some(id) = id {
-            // A re-add of an element keeps the first add's completion.
-            if self.elements[id].add_completion.is_none() {
-                self.elements[id].add_completed(kind, at);
+    fn add_completed(&mut self, element: Option<usize>, kind: OpType, at: Point) {
+        // A re-add of an element keeps the first completion.
+        if let Some(e) = element.map(|id| &mut self.elements[id]) {
+            if e.add_completion.is_none() {
+                e.add_completed(kind, at);
             }
         }
     }
 
-    /// Marks the elements a read returned; returns their ids.
-    fn mark_seen(&mut self, entries: &[serde_json::Value], read_index: u64) -> Vec<usize> {
+    /// Marks the elements a read returned as seen by it, noting duplicates and entries
+    /// that match no attempted element.
+    fn mark_seen(&mut self, entries: &[serde_json::Value], read_index: u64) {
         self.read_no += 1;
         self.reads += 1;
-        let mut seen = Vec::with_capacity(entries.len());
         let mut copies: FxHashMap<usize, u32> = FxHashMap::default();
         for entry in entries {
             let Some(id) = self.identity_lookup(entry) else {
@@ -184,14 +188,12 @@ impl Scan {
                 *copies.entry(id).or_insert(1) += 1;
             } else {
                 self.seen_in_read[id] = self.read_no;
-                seen.push(id);
             }
         }
         let mut dups: Vec<Duplicate> =
             copies.into_iter().map(|(element, copies)| Duplicate { element, read_index, copies }).collect();
         dups.sort_by_key(|d| d.element);
         self.duplicates.extend(dups);
-        seen
     }
 
     fn read_set(&mut self, op: &Op, inv: Point, done: Point) -> Result<(), String> {
