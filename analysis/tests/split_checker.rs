@@ -194,6 +194,12 @@ fn forced_splits_are_observed_but_not_judged() {
     late.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
     late.at_ms(1104).nemesis("start-split", json!({"targets": [], "effective": true, "key": "q", "route_id": 1}));
     assert_eq!(check(&late.build(), &opts()).counts["forced-splits"], 1);
+    // A refused nemesis split (no key) does not claim a nearby auto-split.
+    let mut refused = HistoryBuilder::new();
+    refused.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    refused.at_ms(1000).nemesis("start-split", json!({"targets": [], "effective": false, "detail": "no hot key to split yet"}));
+    refused.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+    assert_eq!(check(&refused.build(), &opts()).counts["forced-splits"], 0);
     // A nemesis split at another key does not claim an auto-split.
     let mut other = HistoryBuilder::new();
     other.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);

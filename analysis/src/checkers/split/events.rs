@@ -89,12 +89,15 @@ pub fn catalog_changes(timeline: &CatalogTimeline) -> CatalogChanges {
 /// Mark the splits that the split nemesis asked for: a `start-split` event within
 /// `match_s` seconds of the split's observation (either side: a nemesis may record its
 /// start only once the split RPC returned) whose `split_key` (or `key`) is one of the
-/// split's keys, or — when the event names no key — the nearest such event.
+/// split's keys, or — when the event names no key — the nearest such event. Events with
+/// `effective: false` (refused or never attempted) claim nothing.
 pub fn mark_forced(history: &History, splits: &mut [SplitEvent], match_s: f64) {
     let requests: Vec<(u64, Option<&str>)> = history
         .ops
         .iter()
         .filter(|op| op.process == Process::Nemesis && op.f == "start-split")
+        // A split the store refused (or the nemesis never attempted) claims nothing.
+        .filter(|op| op.value.get("effective").and_then(|v| v.as_bool()) != Some(false))
         .map(|op| {
             let key = op.value.get("split_key").or_else(|| op.value.get("key")).and_then(|v| v.as_str());
             (op.time, key)
