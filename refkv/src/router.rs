@@ -190,7 +190,8 @@ impl NodeCore {
             let pairs: Vec<_> = pairs.into_iter().filter(|(k, _)| crate::catalog::below_end(k, &served_end)).collect();
             remaining -= pairs.len().min(remaining);
             parts.push((routed, pairs));
-            if served_end.is_empty() {
+            // Done when the served part reaches the end of the keyspace or of the request.
+            if served_end.is_empty() || (!end.is_empty() && served_end.as_slice() >= end) {
                 break;
             }
             cursor = served_end;
