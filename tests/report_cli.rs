@@ -98,3 +98,16 @@ fn bad_run_directories_get_clear_errors() {
     assert_eq!(out.status.code(), Some(254));
     assert!(stderr(&out).contains("results.json: not a faultline verdict"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_clean_run_shows_valid_checkers_and_the_first_ops() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let out = report(Path::new("tests/fixtures/report-run/hotspot/20261129T110000Z"), &page);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r#"<span id="overall" class="badge big valid">valid</span>"#));
+    assert!(!html.contains("badge invalid"), "no invalid checker");
+    assert_eq!(html.matches("No anomalies reported.").count(), 4, "one per checker");
+    assert!(html.contains("the first operations of the run"));
+}

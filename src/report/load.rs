@@ -57,8 +57,9 @@ pub struct Builder<'k> {
     resolver: RouteResolver,
     function_ids: HashMap<String, u16>,
     /// Per client process: the span (position in `model.spans`) of its open invocation,
-    /// with the invocation's key.
-    open: HashMap<u64, (usize, Option<String>)>,
+    /// with the invocation itself (kept for the timeline if the completion falls in a
+    /// window while the invocation does not).
+    open: HashMap<u64, (usize, Op)>,
     open_faults: Vec<NemesisInterval>,
 }
 
@@ -77,7 +78,7 @@ impl<'k> Builder<'k> {
     pub fn accept(&mut self, op: Op) {
         self.model.entries += 1;
         self.model.end_time = self.model.end_time.max(op.time);
-        if self.keep.iter().any(|r| r.contains(&op.index)) {
+        if self.kept(op.index) {
             self.model.kept_ops.insert(op.index, op.clone());
         }
         match op.process {
@@ -85,6 +86,10 @@ impl<'k> Builder<'k> {
             Process::Nemesis => self.nemesis_event(op),
             Process::Watcher => self.watcher_event(op),
         }
+    }
+
+    fn kept(&self, index: u64) -> bool {
+        self.keep.iter().any(|r| r.contains(&index))
     }
 
     fn function_id(&mut self, f: &str) -> u16 {
@@ -112,12 +117,15 @@ impl<'k> Builder<'k> {
                 f,
                 route: NO_ROUTE,
             });
-            self.open.insert(process, (self.model.spans.len() - 1, op.key));
+            self.open.insert(process, (self.model.spans.len() - 1, op));
             return;
         }
         // The reader validated that every completion follows an invoke of its process.
-        let Some((pos, invoke_key)) = self.open.remove(&process) else { return };
-        let key = op.key.or(invoke_key);
+        let Some((pos, invoke)) = self.open.remove(&process) else { return };
+        if self.kept(op.index) && !self.kept(invoke.index) {
+            self.model.kept_ops.insert(invoke.index, invoke.clone());
+        }
+        let key = op.key.or(invoke.key);
         let route = match &key {
             Some(k) => self.resolver.resolve(pos, op.time, k),
             None => NO_ROUTE,
@@ -195,5 +203,47 @@ impl<'k> Builder<'k> {
         self.model.routes = routes;
         self.model.catalog = catalog;
         self.model
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn op(index: u64, time: u64, kind: OpType, process: Process, f: &str, key: Option<&str>, value: serde_json::Value) -> Op {
+        Op { index, kind, process, f: f.into(), key: key.map(str::to_string), value, time, node: None, error: None, meta: None }
+    }
+
+    #[test]
+    fn folds_ops_faults_and_catalog_into_the_model() {
+        use OpType::*;
+        let catalog = json!({"version": 1, "routes": [{"id": 1, "start": "", "end": "", "group": 1, "state": "ACTIVE"}]});
+        let ops = vec![
+            op(0, 0, Invoke, Process::Client(0), "write", Some("k"), json!(5)),
+            op(1, 5, Info, Process::Watcher, "catalog", None, catalog),
+            op(2, 10, Info, Process::Nemesis, "start-partition", None, json!({"targets": ["n1"], "effective": true})),
+            op(3, 20, Ok, Process::Client(0), "write", Some("k"), json!(5)),
+            op(4, 30, Invoke, Process::Client(1), "read", Some("k"), json!(null)),
+            op(5, 40, Info, Process::Nemesis, "stop-partition", None, json!({"targets": ["n1"]})),
+            op(6, 50, Invoke, Process::Client(0), "read", Some("k"), json!(null)),
+            op(7, 60, Fail, Process::Client(0), "read", Some("k"), json!(null)),
+        ];
+        let keep = [3..=3];
+        let mut builder = Builder::new(&keep);
+        ops.into_iter().for_each(|o| builder.accept(o));
+        let model = builder.finish();
+        assert_eq!(model.spans.len(), 3);
+        let (write, pending, failed) = (&model.spans[0], &model.spans[1], &model.spans[2]);
+        assert_eq!((write.outcome, write.latency_ns(), write.route), (Outcome::Ok, 20, 0));
+        assert_eq!((pending.complete_index, pending.outcome, pending.end), (PENDING, Outcome::Info, 60));
+        assert_eq!(failed.outcome, Outcome::Fail);
+        assert_eq!(model.nemesis.len(), 1);
+        assert_eq!((model.nemesis[0].start, model.nemesis[0].end, model.nemesis[0].healed), (10, 40, true));
+        assert_eq!(model.routes.len(), 1);
+        // The completion at index 3 is in a window: its invocation (index 0) is kept too.
+        let mut kept: Vec<u64> = model.kept_ops.keys().copied().collect();
+        kept.sort();
+        assert_eq!(kept, vec![0, 3]);
     }
 }

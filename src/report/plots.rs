@@ -3,23 +3,23 @@
 //!
 //! A 1M-op run must not produce a million SVG circles: latency points are aggregated on a
 //! grid of pixel cells (one mark per occupied cell and outcome) that is coarsened until at
-//! most [`POINT_BUDGET`] marks remain; throughput is bucketed.
+//! most one mark per cell remains; throughput is bucketed.
 
 use super::catalog::CatalogChange;
 use super::model::{NemesisInterval, Outcome, RunModel, PENDING};
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use std::fmt::Write;
 use std::sync::Once;
 
 const FONT: &[u8] = include_bytes!("fonts/DejaVuSans.ttf");
 pub const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 340;
-/// Most latency marks drawn (each a few dozen bytes of SVG).
-const POINT_BUDGET: usize = 16_000;
-/// Finest latency grid: columns × rows of cells (about 2 × 2 px in the plot area).
-const GRID_COLS: usize = 450;
-const GRID_ROWS: usize = 140;
+/// Latency grid: columns × rows of cells (about 2.3 × 2.3 px of the plot area). At most
+/// one mark per cell, each about 20 bytes of SVG path: ≤ 1 MB however long the history.
+const GRID_COLS: usize = 400;
+const GRID_ROWS: usize = 120;
 const THROUGHPUT_BUCKETS: u64 = 200;
 
 /// plotters needs font metrics to lay out labels even for SVG; register the vendored font.
@@ -119,6 +119,7 @@ pub fn latency_svg(model: &RunModel, changes: &[CatalogChange]) -> Result<String
     let grid = LatencyGrid::build(completed().map(|s| (seconds(s.start) / dur, (s.latency_ns() as f64 / 1e6).max(0.001), s.outcome)), lo, hi);
 
     let mut svg = String::new();
+    let marks;
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
@@ -135,26 +136,32 @@ pub fn latency_svg(model: &RunModel, changes: &[CatalogChange]) -> Result<String
             .draw()
             .map_err(plot_err)?;
         draw_context(&mut chart, &model.nemesis, changes, lo, hi)?;
-        for outcome in Outcome::ALL {
-            let color = rgb(outcome.rgb());
-            let radius = grid.mark_radius();
-            chart
-                .draw_series(grid.marks(outcome).map(|(x, y)| Circle::new((x * dur, y), radius, color.mix(0.75).filled())))
-                .map_err(plot_err)?
-                .label(outcome.name())
-                .legend(move |(x, y)| Circle::new((x + 8, y), 4, color.filled()));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font(("sans-serif", 12))
-            .draw()
-            .map_err(plot_err)?;
+        marks = latency_marks(&grid, |x, y| chart.backend_coord(&(x * dur, y)));
         root.present().map_err(plot_err)?;
     }
+    // One <path> per outcome instead of one element per mark keeps a dense plot small.
+    let at = svg.rfind("</svg>").ok_or_else(|| anyhow!("plotters wrote no closing </svg>"))?;
+    svg.insert_str(at, &marks);
     Ok(svg)
+}
+
+/// The latency marks as SVG paths of small squares, in pixel coordinates given by `to_px`;
+/// ok first, then info, then fail on top (definite failures matter most).
+fn latency_marks(grid: &LatencyGrid, to_px: impl Fn(f64, f64) -> (i32, i32)) -> String {
+    let side = grid.mark_side();
+    let half = side / 2;
+    let mut out = String::new();
+    for outcome in [Outcome::Ok, Outcome::Info, Outcome::Fail] {
+        let mut d = String::new();
+        for (x, y) in grid.marks(outcome) {
+            let (px, py) = to_px(x, y);
+            let _ = write!(d, "M{} {}h{side}v{side}h-{side}z", px - half, py - half);
+        }
+        if !d.is_empty() {
+            let _ = write!(out, r#"<path class="lat-{}" fill="{}" fill-opacity="0.75" d="{d}"/>"#, outcome.name(), outcome.css());
+        }
+    }
+    out
 }
 
 fn base_chart<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
@@ -163,11 +170,11 @@ fn base_chart<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuil
     builder
 }
 
-/// Occupied cells of a (time × log latency) grid per outcome, coarsened to the budget.
+/// A (time × log latency) grid of pixel cells counting ops per outcome. Each occupied cell
+/// becomes one mark in the colour of its most frequent outcome (ties go to the rarer:
+/// fail, then info), so the page size is bounded by the grid, not by the history.
 struct LatencyGrid {
-    cols: usize,
-    rows: usize,
-    cells: [Vec<bool>; 3],
+    cells: Vec<[u32; 3]>,
     log_lo: f64,
     log_hi: f64,
 }
@@ -176,55 +183,44 @@ impl LatencyGrid {
     /// `points` are (time as a fraction of the run, latency in ms, outcome).
     fn build(points: impl Iterator<Item = (f64, f64, Outcome)>, lo: f64, hi: f64) -> Self {
         let (log_lo, log_hi) = (lo.log10(), hi.log10());
-        let mut grid = LatencyGrid {
-            cols: GRID_COLS,
-            rows: GRID_ROWS,
-            cells: std::array::from_fn(|_| vec![false; GRID_COLS * GRID_ROWS]),
-            log_lo,
-            log_hi,
-        };
+        let mut cells = vec![[0u32; 3]; GRID_COLS * GRID_ROWS];
         for (t, ms, outcome) in points {
             let col = ((t * GRID_COLS as f64) as usize).min(GRID_COLS - 1);
             let frac = (ms.log10() - log_lo) / (log_hi - log_lo);
-            let row = ((frac * GRID_ROWS as f64) as usize).min(GRID_ROWS - 1);
-            grid.cells[outcome as usize][row * GRID_COLS + col] = true;
+            let row = ((frac * GRID_ROWS as f64).max(0.0) as usize).min(GRID_ROWS - 1);
+            let cell = &mut cells[row * GRID_COLS + col][outcome as usize];
+            *cell = cell.saturating_add(1);
         }
-        while grid.occupied() > POINT_BUDGET && grid.cols > 8 && grid.rows > 8 {
-            grid = grid.halve();
-        }
-        grid
+        LatencyGrid { cells, log_lo, log_hi }
     }
 
     fn occupied(&self) -> usize {
-        self.cells.iter().map(|c| c.iter().filter(|&&b| b).count()).sum()
+        self.cells.iter().filter(|c| c.iter().any(|&n| n > 0)).count()
     }
 
-    fn halve(&self) -> Self {
-        let (cols, rows) = (self.cols.div_ceil(2), self.rows.div_ceil(2));
-        let cells = std::array::from_fn(|o| {
-            let mut out = vec![false; cols * rows];
-            for (i, _) in self.cells[o].iter().enumerate().filter(|(_, b)| **b) {
-                let (row, col) = (i / self.cols, i % self.cols);
-                out[(row / 2) * cols + col / 2] = true;
-            }
-            out
-        });
-        LatencyGrid { cols, rows, cells, log_lo: self.log_lo, log_hi: self.log_hi }
+    fn dominant(counts: &[u32; 3]) -> Option<Outcome> {
+        // max_by_key keeps the last of equal maxima: list the rarer outcomes last.
+        [Outcome::Ok, Outcome::Info, Outcome::Fail]
+            .into_iter()
+            .filter(|o| counts[*o as usize] > 0)
+            .max_by_key(|o| counts[*o as usize])
     }
 
-    /// Mark radius in pixels: about half a cell of the plot area.
-    fn mark_radius(&self) -> u32 {
-        let cell = (WIDTH as usize / self.cols) as u32 / 2;
-        // Sparse plots get bigger marks so single ops stay visible.
-        let floor = if self.occupied() < 4_000 { 2 } else { 1 };
-        cell.clamp(floor, 4)
+    /// Mark side in pixels: a cell of the plot area, bigger when the plot is sparse so
+    /// single ops stay visible.
+    fn mark_side(&self) -> i32 {
+        if self.occupied() < 4_000 {
+            4
+        } else {
+            3
+        }
     }
 
-    /// Centres of the occupied cells of `outcome`: (time fraction, latency ms).
+    /// Centres of the cells whose dominant outcome is `outcome`: (time fraction, latency ms).
     fn marks(&self, outcome: Outcome) -> impl Iterator<Item = (f64, f64)> + '_ {
-        let (cols, rows) = (self.cols as f64, self.rows as f64);
-        self.cells[outcome as usize].iter().enumerate().filter(|(_, b)| **b).map(move |(i, _)| {
-            let (row, col) = ((i / self.cols) as f64, (i % self.cols) as f64);
+        let (cols, rows) = (GRID_COLS as f64, GRID_ROWS as f64);
+        self.cells.iter().enumerate().filter(move |(_, c)| Self::dominant(c) == Some(outcome)).map(move |(i, _)| {
+            let (row, col) = ((i / GRID_COLS) as f64, (i % GRID_COLS) as f64);
             let log = self.log_lo + (row + 0.5) / rows * (self.log_hi - self.log_lo);
             ((col + 0.5) / cols, 10f64.powf(log))
         })
@@ -279,20 +275,23 @@ pub fn throughput_series(model: &RunModel) -> Vec<(Outcome, Vec<(f64, f64)>)> {
     // At most THROUGHPUT_BUCKETS buckets, and at least 20 ops-worth of time for short runs
     // (buckets no narrower than a second unless the run is shorter than 20 s).
     let width = end.div_ceil(THROUGHPUT_BUCKETS).max((end / 20).min(1_000_000_000)).max(1);
-    let buckets = (end.div_ceil(width) as usize).max(1);
+    // The last bucket absorbs the remainder, so no bucket is narrower than `width`.
+    let buckets = ((end / width) as usize).max(1);
     let mut counts = [vec![0u64; buckets], vec![0u64; buckets], vec![0u64; buckets]];
     for s in model.spans.iter().filter(|s| s.complete_index != PENDING) {
         let b = ((s.end / width) as usize).min(buckets - 1);
         counts[s.outcome as usize][b] += 1;
     }
     let width_s = seconds(width);
+    let last = buckets - 1;
+    let covered_s = |b: usize| if b == last { seconds(end - last as u64 * width).max(1e-9) } else { width_s };
     Outcome::ALL
         .into_iter()
         .map(|o| {
             let points = counts[o as usize]
                 .iter()
                 .enumerate()
-                .map(|(b, &c)| ((b as f64 + 0.5) * width_s, c as f64 / width_s))
+                .map(|(b, &c)| ((b as f64 + 0.5) * width_s, c as f64 / covered_s(b)))
                 .collect();
             (o, points)
         })
@@ -304,11 +303,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn latency_grid_respects_the_budget() {
+    fn latency_grid_marks_each_cell_once_with_its_dominant_outcome() {
+        // 200k ops spread over the whole grid: at most one mark per cell.
         let points = (0..200_000u64).map(|i| ((i % 1000) as f64 / 1000.0, 0.01 + (i % 977) as f64, Outcome::Ok));
         let grid = LatencyGrid::build(points, 0.005, 2000.0);
-        assert!(grid.occupied() <= POINT_BUDGET, "{} marks", grid.occupied());
-        assert!(grid.occupied() > POINT_BUDGET / 8, "coarsened too far: {}", grid.occupied());
+        let marks: usize = Outcome::ALL.iter().map(|&o| grid.marks(o).count()).sum();
+        assert!(marks <= GRID_COLS * GRID_ROWS && marks == grid.occupied(), "{marks} marks");
+        // One cell with 3 ok and 1 fail is ok; with 1 ok and 1 fail it is fail.
+        let cell = |o| (0.5, 10.0, o);
+        let grid = LatencyGrid::build([cell(Outcome::Ok), cell(Outcome::Ok), cell(Outcome::Ok), cell(Outcome::Fail)].into_iter(), 1.0, 100.0);
+        assert_eq!((grid.marks(Outcome::Ok).count(), grid.marks(Outcome::Fail).count()), (1, 0));
+        let grid = LatencyGrid::build([cell(Outcome::Ok), cell(Outcome::Fail)].into_iter(), 1.0, 100.0);
+        assert_eq!((grid.marks(Outcome::Ok).count(), grid.marks(Outcome::Fail).count()), (0, 1));
     }
 
     #[test]
@@ -333,5 +339,17 @@ mod tests {
         let total: f64 = ok.iter().map(|p| p.1 * 0.5).sum();
         assert!((total - 100.0).abs() < 1e-6, "ops recovered from rates: {total}");
         assert!(ok.iter().all(|p| (p.1 - 10.0).abs() < 1e-9), "{ok:?}");
+
+        // A run whose length is not a whole number of buckets: no sliver bucket at the end
+        // with an absurd rate.
+        model.end_time = 19_999_000_000;
+        for i in 100..200u64 {
+            let mut span = model.spans[0];
+            (span.start, span.end) = (i * 100_000_000, i * 100_000_000 + 1);
+            model.spans.push(span);
+        }
+        let series = throughput_series(&model);
+        let max = series[0].1.iter().map(|p| p.1).fold(0.0, f64::max);
+        assert!(max <= 11.0, "max rate {max}: {:?}", series[0].1);
     }
 }
