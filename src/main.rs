@@ -6,6 +6,7 @@
 
 mod cluster;
 mod cmd;
+mod db;
 mod docker;
 mod image;
 mod runner;

@@ -31,6 +31,8 @@ pub struct DockerSpec {
     pub server_args: Vec<String>,
     /// A fixed subnet instead of an automatically chosen one.
     pub subnet: Option<Cidr>,
+    /// The target whose node command line to run (`None`: refkv's [`server_command`]).
+    pub db: Option<std::sync::Arc<dyn crate::db::Db>>,
 }
 
 /// A started Docker cluster.
@@ -113,13 +115,24 @@ impl DockerCluster {
         args.extend(["--network".into(), format!("container:{}", self.sandbox_name(&node.name))]);
         args.extend(["-v".into(), format!("{}:/data", data.display())]);
         args.push(self.spec.image.clone());
-        args.extend(server_command(node, &self.nodes, &self.spec.server_args));
+        args.extend(self.command_of(node));
         docker_owned(&args).await.with_context(|| format!("starting the server of {}", node.name))?;
         Ok(())
     }
 
     pub fn network_name(&self) -> &str {
         &self.network
+    }
+
+    /// The server command line of `node` (the target's, or refkv's by default).
+    fn command_of(&self, node: &NodeInfo) -> Vec<String> {
+        match &self.spec.db {
+            Some(db) => {
+                let layout = crate::db::NodeLayout::image(db.kind().name());
+                db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
+            }
+            None => server_command(node, &self.nodes, &self.spec.server_args),
+        }
     }
 }
 
@@ -236,7 +249,7 @@ impl Cluster for DockerCluster {
             "server_args": self.spec.server_args,
             "nodes": self.nodes.iter().map(|n| serde_json::json!({
                 "name": n.name, "id": n.id, "addr": n.addr,
-                "command": server_command(n, &self.nodes, &self.spec.server_args),
+                "command": self.command_of(n),
             })).collect::<Vec<_>>(),
         })
     }
@@ -298,7 +311,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltest{}", std::process::id());
         let host_before = host_rules().await;
-        let spec = DockerSpec { run_id: run_id.clone(), nodes: 3, image, run_dir: dir.path().to_path_buf(), server_args: vec![], subnet: None };
+        let spec = DockerSpec { run_id: run_id.clone(), nodes: 3, image, run_dir: dir.path().to_path_buf(), server_args: vec![], subnet: None, db: None };
         let cluster = DockerCluster::start(spec).await.expect("cluster start");
         let result = async {
             let labelled = crate::docker::containers_with(&[LABEL, &format!("{RUN_LABEL}={run_id}")]).await?;

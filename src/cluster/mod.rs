@@ -5,6 +5,8 @@
 //! Docker, external clusters) and other servers (etcd, elastickv) implement the same trait.
 
 pub mod docker;
+pub mod external;
+pub mod netns;
 pub mod owner;
 pub mod subnet;
 pub mod sweep;

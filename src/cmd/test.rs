@@ -28,6 +28,21 @@ pub struct TestArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9), help_heading = "Cluster")]
     pub nodes: u8,
 
+    /// The store under test: `refkv` (built from this workspace), `etcd` (Debian's
+    /// etcd-server on the PATH, or --db-binary) or `elastickv` (--image or --db-binary).
+    #[arg(long, value_enum, default_value_t = crate::db::DbKind::Refkv, help_heading = "Cluster")]
+    pub db: crate::db::DbKind,
+
+    /// How nodes run: `docker` (containers), `netns` (plain processes, each in its own
+    /// network namespace; needs root, no Docker) or `external` (a cluster someone else runs,
+    /// at --endpoints; only the split nemesis).
+    #[arg(long, value_enum, default_value_t = crate::db::ClusterKind::Docker, help_heading = "Cluster")]
+    pub cluster: crate::db::ClusterKind,
+
+    /// With `--cluster external`: the nodes' client addresses, `host:port,...` (named n1, n2, ...).
+    #[arg(long, value_name = "HOST:PORT,...", help_heading = "Cluster")]
+    pub endpoints: Option<String>,
+
     /// Raft groups each refkv node hosts (passed as `--groups`).
     #[arg(long, default_value_t = 3, help_heading = "Cluster")]
     pub groups: u32,
@@ -127,7 +142,7 @@ impl TestArgs {
         self.test_name.clone().unwrap_or_else(|| {
             let nemesis = self.nemesis.replace(',', "+");
             let bug = self.bug.as_ref().map(|b| format!("-bug-{b}")).unwrap_or_default();
-            format!("refkv-{}-{}{bug}", self.workload, nemesis)
+            format!("{}-{}-{}{bug}", self.db.name(), self.workload, nemesis)
         })
     }
 }

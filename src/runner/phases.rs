@@ -8,20 +8,18 @@ use super::plan::Plan;
 use super::sink::JsonlSink;
 use super::store::{write_json, RunDir};
 use super::{logging, progress};
-use crate::cluster::docker::{DockerCluster, DockerSpec};
 use crate::cluster::{sweep, Cluster};
 use crate::image::{self, NodeImage};
 use analysis::history::History;
 use analysis::verdict::Validity;
 use anyhow::{Context, Result};
 use nemesis::faults::Ctx;
-use nemesis::{Nemesis, NemesisStatus, NodeControl};
+use nemesis::{Nemesis, NemesisStatus};
 use serde_json::json;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use workloads::client::grpc::GrpcConnector;
 use workloads::client::{Connector, NodeEndpoint};
 
 /// Runs `fut` unless `interrupt` fires first (then `None`).
@@ -67,7 +65,11 @@ fn install_interrupt_handler(token: CancellationToken) {
 pub async fn run(plan: Plan) -> Result<Validity> {
     let interrupt = CancellationToken::new();
     install_interrupt_handler(interrupt.clone());
-    let engine = crate::docker::check_engine().await?;
+    let docker_cluster = plan.args.cluster == crate::db::ClusterKind::Docker;
+    let engine = if docker_cluster { crate::docker::check_engine().await? } else { format!("not used (--cluster {})", plan.args.cluster.name()) };
+    if plan.args.cluster == crate::db::ClusterKind::Netns {
+        crate::cluster::netns::require_root()?;
+    }
     let run = RunDir::create(&plan.args.store, &plan.test_name)?;
     logging::init(&run.log())?;
     tracing::info!("run directory {}", run.dir.display());
@@ -80,30 +82,37 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     });
     write_json(&run.test_json(), &test_json)?;
 
-    let image = match unless_interrupted(&interrupt, resolve_image(&plan)).await {
-        Some(r) => r?,
-        None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
+    let image = if !docker_cluster {
+        None
+    } else if plan.args.db != crate::db::DbKind::Refkv {
+        match unless_interrupted(&interrupt, crate::db::launch::node_image(&plan)).await {
+            Some(r) => Some(r?),
+            None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
+        }
+    } else {
+        match unless_interrupted(&interrupt, resolve_image(&plan)).await {
+            Some(r) => Some(r?),
+            None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
+        }
     };
     test_json["image"] = serde_json::to_value(&image)?;
     write_json(&run.test_json(), &test_json)?;
 
-    let swept = sweep::sweep_stale().await.context("sweeping stale faultline resources")?;
-    if swept.containers + swept.networks > 0 {
-        tracing::info!("setup: removed {} stale containers and {} networks", swept.containers, swept.networks);
+    if docker_cluster {
+        let swept = sweep::sweep_stale().await.context("sweeping stale faultline resources")?;
+        if swept.containers + swept.networks > 0 {
+            tracing::info!("setup: removed {} stale containers and {} networks", swept.containers, swept.networks);
+        }
+    }
+    let stale_netns = crate::cluster::netns::sweep_stale().await.context("sweeping stale faultline namespaces")?;
+    if !stale_netns.is_empty() {
+        tracing::info!("setup: removed the network namespaces of stale runs {stale_netns:?}");
     }
     let sink = Arc::new(JsonlSink::create(&run.history()).with_context(|| format!("creating {}", run.history().display()))?);
     let run_id = format!("fl{:x}", (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff));
-    let spec = DockerSpec {
-        run_id,
-        nodes: usize::from(plan.args.nodes),
-        image: image.tag.clone(),
-        run_dir: run.dir.clone(),
-        server_args: plan.server_args.clone(),
-        subnet: plan.subnet,
-    };
-    tracing::info!("starting a {}-node cluster ({})", spec.nodes, image.tag);
-    let cluster = match unless_interrupted(&interrupt, DockerCluster::start(spec)).await {
-        Some(c) => Arc::new(c?),
+    tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.args.nodes, plan.args.db.name(), plan.args.cluster.name());
+    let cluster = match unless_interrupted(&interrupt, crate::db::launch::start(&plan, run_id, &run.dir, image.as_ref())).await {
+        Some(c) => c?,
         None => {
             sink.finish();
             return finish_without_cluster(&plan, &run, "interrupted while starting the cluster");
@@ -119,7 +128,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         tracing::warn!("collecting node logs: {e:#}");
     }
     if plan.args.leave_running && !interrupt.is_cancelled() {
-        tracing::info!("--leave-running: cluster left up (network {}); remove it with `faultline cleanup`", cluster.network_name());
+        tracing::info!("--leave-running: cluster left up ({}); remove it with `faultline cleanup`", cluster.describe());
     } else if let Err(e) = cluster.teardown().await {
         tracing::error!("tearing down the cluster: {e:#} (run `faultline cleanup`)");
     }
@@ -158,7 +167,7 @@ async fn git_commit() -> Option<String> {
 }
 
 fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
-    let verdict = analysis_phase::analyse(&History::default(), &facts(plan), &[why.to_string()]);
+    let verdict = crate::db::mark_not_applicable(plan.db.as_ref(), analysis_phase::analyse(&History::default(), &facts(plan), &[why.to_string()]));
     write_json(&run.results(), &verdict)?;
     eprintln!("faultline: {why}; verdict unknown ({})", run.results().display());
     Ok(verdict.valid)
@@ -176,7 +185,8 @@ async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::histor
     tracing::info!("analysing {} history entries", ops.len());
     let facts = facts(plan);
     let problems = problems.to_vec();
-    let verdict = tokio::task::spawn_blocking(move || analysis_phase::analyse(&History::new(ops), &facts, &problems))
+    let db = plan.db.clone();
+    let verdict = tokio::task::spawn_blocking(move || crate::db::mark_not_applicable(db.as_ref(), analysis_phase::analyse(&History::new(ops), &facts, &problems)))
         .await
         .context("the analysis panicked")?;
     write_json(&run.results(), &verdict)?;
@@ -212,15 +222,15 @@ struct PhaseReport {
 }
 
 /// setup (readiness) → main → heal → recovery → final reads. Teardown is the caller's.
-async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlSink>, interrupt: &CancellationToken) -> Result<PhaseReport> {
+async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSink>, interrupt: &CancellationToken) -> Result<PhaseReport> {
     let mut json = json!({});
     let mut problems = Vec::new();
     let nodes: Vec<NodeEndpoint> =
         cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
-    let groups: Vec<u64> = (1..=u64::from(plan.args.groups)).collect();
+    let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
     json["workload_config"] = serde_json::to_value(&cfg)?;
-    let connector: Arc<dyn Connector> = Arc::new(GrpcConnector { options: cfg.client_options() });
+    let connector: Arc<dyn Connector> = plan.db.connector(cfg.client_options());
 
     // Readiness.
     let t = Instant::now();
@@ -245,7 +255,12 @@ async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlS
     let watcher_cancel = CancellationToken::new();
     let watcher = tokio::spawn({
         let (connector, nodes, sink, cancel) = (connector.clone(), nodes.clone(), sink.clone(), watcher_cancel.clone());
+        let has_catalog = plan.db.reports().catalog;
         async move {
+            if !has_catalog {
+                cancel.cancelled().await;
+                return Ok(Default::default());
+            }
             workloads::watcher::run_catalog_watcher_with(connector, &nodes, sink, cancel, Default::default()).await
         }
     });
@@ -311,7 +326,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlS
     if !interrupt.is_cancelled() {
         let t = Instant::now();
         let recovery = Duration::from_secs(plan.args.recovery_timeout);
-        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery)).await;
+        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.reports().catalog)).await;
         match recovered {
             Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),
             Some(Err(e)) => {
@@ -343,9 +358,12 @@ async fn with_cluster(plan: &Plan, cluster: Arc<DockerCluster>, sink: Arc<JsonlS
 }
 
 /// Waits until every group has a leader again and no split job is still running.
-async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration) -> Result<()> {
+async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration, catalog: bool) -> Result<()> {
     let deadline = Instant::now() + timeout;
     workloads::cluster::wait_ready_with(connector, nodes, groups, timeout).await?;
+    if !catalog {
+        return Ok(()); // no split jobs to settle
+    }
     loop {
         let mut running = None;
         for n in nodes {
@@ -375,7 +393,7 @@ fn own_cpu_seconds() -> Option<f64> {
     Some((utime + stime) / 100.0)
 }
 
-async fn netem_available(cluster: &DockerCluster) -> bool {
+async fn netem_available(cluster: &dyn Cluster) -> bool {
     let Some(first) = cluster.nodes().first() else { return false };
     match cluster.netns(&first.name).await {
         Ok(ns) => {

@@ -54,6 +54,8 @@ pub struct Plan {
     pub subnet: Option<Cidr>,
     /// Flags appended to every server's command line.
     pub server_args: Vec<String>,
+    /// The store under test (`--db`): node command line, client, applicable checkers.
+    pub db: std::sync::Arc<dyn crate::db::Db>,
 }
 
 impl Plan {
@@ -85,7 +87,10 @@ impl Plan {
             Some(s) => Some(subnet::parse_subnet(s).map_err(|e| bad(format!("--subnet: {e:#}")))?),
             None => None,
         };
-        if let Some(p) = &args.db_binary {
+        let db = args.db.build(args.groups);
+        crate::db::validate(db.as_ref(), args.cluster, &args.workload, &nemesis, args.bug.as_deref()).map_err(bad)?;
+        let refkv_in_docker = args.db == crate::db::DbKind::Refkv && args.cluster == crate::db::ClusterKind::Docker;
+        if let Some(p) = args.db_binary.as_ref().filter(|_| refkv_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
         let seed = args.seed.unwrap_or_else(rand::random);
@@ -95,6 +100,9 @@ impl Plan {
         let mut server_args = vec!["--groups".to_string(), args.groups.to_string()];
         if !args.no_auto_split {
             server_args.push("--auto-split".to_string());
+        }
+        if args.db != crate::db::DbKind::Refkv {
+            server_args.clear(); // refkv's own flags; other targets get only --server-arg
         }
         if let Some(b) = &args.bug {
             server_args.extend(["--bug".to_string(), b.clone()]);
@@ -111,6 +119,7 @@ impl Plan {
             time_limit: Duration::from_secs(args.time_limit),
             subnet,
             server_args,
+            db,
         })
     }
 
@@ -120,6 +129,9 @@ impl Plan {
         serde_json::json!({
             "name": self.test_name,
             "seed": self.seed,
+            "db": a.db,
+            "cluster": a.cluster,
+            "endpoints": a.endpoints,
             "nodes": a.nodes,
             "groups": a.groups,
             "bug": a.bug,

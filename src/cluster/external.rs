@@ -1,0 +1,119 @@
+//! `--cluster external`: a cluster someone else runs, reached at `--endpoints`. faultline
+//! has no lifecycle over it — it neither starts, kills, pauses nor partitions its nodes, so
+//! only client-side faults (none yet beyond the workload itself) and the split nemesis,
+//! which goes through the store's API, apply; the plan refuses the others up front.
+
+use super::Cluster;
+use anyhow::{bail, Context, Result};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use nemesis::{NodeControl, NodeInfo};
+use std::net::{Ipv4Addr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+
+/// A cluster faultline only talks to.
+pub struct ExternalCluster {
+    nodes: Vec<NodeInfo>,
+}
+
+/// Parses `host:port,host:port,...` into nodes `n1`, `n2`, ... (host names are resolved
+/// once, now; the IPv4 address is what partitions would need, kept for the history).
+pub fn parse_endpoints(list: &str) -> Result<Vec<NodeInfo>> {
+    let mut nodes = Vec::new();
+    for (i, raw) in list.split(',').map(str::trim).filter(|s| !s.is_empty()).enumerate() {
+        let id = i as u64 + 1;
+        let (host, port) = raw.rsplit_once(':').with_context(|| format!("endpoint {raw:?}: expected host:port"))?;
+        let port: u16 = port.parse().with_context(|| format!("endpoint {raw:?}: bad port {port:?}"))?;
+        let ip = (host, port)
+            .to_socket_addrs()
+            .with_context(|| format!("endpoint {raw:?}: cannot resolve {host:?}"))?
+            .find_map(|a| match a.ip() {
+                std::net::IpAddr::V4(v4) => Some(v4),
+                std::net::IpAddr::V6(_) => None,
+            })
+            .unwrap_or(Ipv4Addr::UNSPECIFIED);
+        nodes.push(NodeInfo { name: format!("n{id}"), id, ip, addr: raw.to_string() });
+    }
+    if nodes.is_empty() {
+        bail!("--endpoints is empty: give the nodes' client addresses, host:port,...");
+    }
+    Ok(nodes)
+}
+
+impl ExternalCluster {
+    pub fn new(endpoints: &str) -> Result<ExternalCluster> {
+        Ok(ExternalCluster { nodes: parse_endpoints(endpoints)? })
+    }
+}
+
+fn refuse<'a, T: Send + 'a>(what: &'static str, node: &'a str) -> BoxFuture<'a, Result<T>> {
+    async move { bail!("cannot {what} {node}: --cluster external gives faultline no control over the nodes") }.boxed()
+}
+
+impl NodeControl for ExternalCluster {
+    fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+    fn kill<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        refuse("kill", node)
+    }
+    fn restart<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        refuse("restart", node)
+    }
+    fn pause<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        refuse("pause", node)
+    }
+    fn resume<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        refuse("resume", node)
+    }
+    fn netns<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<PathBuf>> {
+        refuse("partition", node)
+    }
+}
+
+impl Cluster for ExternalCluster {
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "external",
+            "nodes": self.nodes.iter().map(|n| serde_json::json!({"name": n.name, "addr": n.addr})).collect::<Vec<_>>(),
+        })
+    }
+
+    fn collect_logs<'a>(&'a self, _dir: &'a Path) -> BoxFuture<'a, Result<()>> {
+        async { Ok(()) }.boxed()
+    }
+
+    fn teardown(&self) -> BoxFuture<'_, Result<()>> {
+        async { Ok(()) }.boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_become_named_nodes() {
+        let nodes = parse_endpoints("127.0.0.1:2379, 127.0.0.2:2379").unwrap();
+        assert_eq!(nodes.len(), 2);
+        assert_eq!((nodes[1].name.as_str(), nodes[1].id, nodes[1].addr.as_str()), ("n2", 2, "127.0.0.2:2379"));
+        assert_eq!(nodes[1].ip, Ipv4Addr::new(127, 0, 0, 2));
+    }
+
+    #[test]
+    fn bad_endpoints_are_explained() {
+        for (bad, says) in [("", "empty"), ("localhost", "host:port"), ("127.0.0.1:http", "bad port")] {
+            let e = format!("{:#}", parse_endpoints(bad).unwrap_err());
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn node_control_is_refused_with_the_reason() {
+        let c = ExternalCluster::new("127.0.0.1:1").unwrap();
+        let e = c.kill("n1").await.unwrap_err().to_string();
+        assert!(e.contains("--cluster external"), "{e}");
+        assert!(c.netns("n1").await.is_err());
+        c.teardown().await.unwrap();
+    }
+}

@@ -1,0 +1,315 @@
+//! `--cluster netns`: every node a plain process in its own network namespace, for machines
+//! and CI runners without a Docker engine (root required).
+//!
+//! Layout of a run `R` with the short id `S` (interface names must fit 15 bytes):
+//! - a *switch* namespace `faultline-R-sw` holding the bridge `br0`, so the host's own
+//!   network and firewall are never touched;
+//! - per node a namespace `faultline-R-nK` whose `eth0` (a veth whose peer sits on the
+//!   bridge) has the static address `10.79.X.(10+K)/24`;
+//! - one veth `flS` on the host, peer on the bridge, address `10.79.X.1/24`, through which
+//!   the harness's clients reach the nodes — traffic stays on this machine; `X` is chosen
+//!   so that the /24 is not routed anywhere yet.
+//!
+//! The nemesis uses the same iptables chain as with Docker, in `/run/netns/faultline-R-nK`.
+//! Kill/pause/resume are signals (nix) to the server process, restart spawns it again with
+//! the same data dir (`<run dir>/data/nK`); server output goes to `<run dir>/data/nK.log`.
+//! Each run writes its owner (harness pid + start time) to `/run/faultline-netns/R.owner`;
+//! [`sweep_stale`] removes the namespaces (and their processes) of runs whose owner died.
+
+mod net;
+
+use super::owner;
+use super::Cluster;
+use crate::db::{Db, NodeLayout};
+use anyhow::{bail, Context, Result};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use nemesis::{NodeControl, NodeInfo};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use tokio::process::{Child, Command};
+use tokio::sync::Mutex;
+
+/// Prefix of every namespace faultline creates.
+pub const NS_PREFIX: &str = "faultline-";
+/// Where run owners are recorded.
+const OWNER_DIR: &str = "/run/faultline-netns";
+/// The client port every node listens on.
+pub const SERVER_PORT: u16 = 50051;
+
+/// Everything needed to start a netns cluster.
+#[derive(Debug, Clone)]
+pub struct NetnsSpec {
+    pub run_id: String,
+    pub nodes: usize,
+    /// The server binary on this machine.
+    pub binary: PathBuf,
+    /// Directory (absolute) under which `data/nK` dirs are created.
+    pub run_dir: PathBuf,
+    pub server_args: Vec<String>,
+    pub db: Arc<dyn Db>,
+}
+
+/// A started netns cluster.
+pub struct NetnsCluster {
+    spec: NetnsSpec,
+    subnet_octet: u8,
+    nodes: Vec<NodeInfo>,
+    servers: Mutex<HashMap<String, Child>>,
+}
+
+/// Fails unless this process runs as root.
+pub fn require_root() -> Result<()> {
+    if !nix::unistd::geteuid().is_root() {
+        bail!(
+            "--cluster netns needs root (it creates network namespaces, veth pairs and firewall rules inside them); \
+             run as root, or use --cluster docker"
+        );
+    }
+    Ok(())
+}
+
+impl NetnsCluster {
+    /// Creates the namespaces and links and starts every server (readiness is the
+    /// caller's to poll). On failure everything already created is removed again.
+    pub async fn start(spec: NetnsSpec) -> Result<NetnsCluster> {
+        require_root()?;
+        if spec.nodes == 0 || spec.nodes > 9 {
+            bail!("--nodes must be between 1 and 9, got {}", spec.nodes);
+        }
+        if !spec.binary.is_file() {
+            bail!("server binary {} does not exist", spec.binary.display());
+        }
+        let spec = NetnsSpec { run_dir: std::path::absolute(&spec.run_dir)?, ..spec };
+        let octet = net::free_octet(&spec.run_id).await?;
+        let nodes = (1..=spec.nodes as u64)
+            .map(|id| {
+                let ip = Ipv4Addr::new(10, 79, octet, 10 + id as u8);
+                NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:{SERVER_PORT}") }
+            })
+            .collect();
+        let cluster = NetnsCluster { spec, subnet_octet: octet, nodes, servers: Mutex::new(HashMap::new()) };
+        if let Err(e) = cluster.create().await {
+            let _ = cluster.teardown().await;
+            return Err(e);
+        }
+        Ok(cluster)
+    }
+
+    async fn create(&self) -> Result<()> {
+        write_owner(&self.spec.run_id)?;
+        let names: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+        net::create_network(&self.spec.run_id, self.subnet_octet, &names).await?;
+        for node in &self.nodes {
+            self.spawn(node).await?;
+        }
+        Ok(())
+    }
+
+    fn data_dir(&self, node: &str) -> PathBuf {
+        self.spec.run_dir.join("data").join(node)
+    }
+
+    fn log_path(&self, node: &str) -> PathBuf {
+        self.spec.run_dir.join("data").join(format!("{node}.log"))
+    }
+
+    /// The server command line of `node`.
+    pub fn command_of(&self, node: &NodeInfo) -> Vec<String> {
+        let layout = NodeLayout {
+            binary: self.spec.binary.display().to_string(),
+            data_dir: self.data_dir(&node.name).display().to_string(),
+        };
+        self.spec.db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
+    }
+
+    /// Starts the server of `node` inside its namespace (output appended to its log).
+    async fn spawn(&self, node: &NodeInfo) -> Result<()> {
+        let data = self.data_dir(&node.name);
+        std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path(&node.name))
+            .with_context(|| format!("opening the log of {}", node.name))?;
+        let cmd = self.command_of(node);
+        let child = Command::new("nsenter")
+            .arg(format!("--net={}", net::ns_path(&self.spec.run_id, &node.name).display()))
+            .arg("--")
+            .args(&cmd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log.try_clone()?))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .with_context(|| format!("starting {} in its namespace (nsenter {})", node.name, cmd.join(" ")))?;
+        self.servers.lock().await.insert(node.name.clone(), child);
+        Ok(())
+    }
+
+    async fn signal(&self, node: &str, sig: Signal) -> Result<()> {
+        NodeInfo::find(&self.nodes, node)?;
+        let servers = self.servers.lock().await;
+        let child = servers.get(node).with_context(|| format!("{node} has no server process"))?;
+        let pid = child.id().with_context(|| format!("the server of {node} has already exited"))?;
+        kill(Pid::from_raw(pid as i32), sig).with_context(|| format!("sending {sig} to {node} (pid {pid})"))
+    }
+
+    /// Kills every server (resuming paused ones first so they can die) and reaps them.
+    async fn stop_all(&self) {
+        let mut servers = self.servers.lock().await;
+        for (_, mut child) in servers.drain() {
+            if let Some(pid) = child.id() {
+                let _ = kill(Pid::from_raw(pid as i32), Signal::SIGCONT);
+            }
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+}
+
+impl NodeControl for NetnsCluster {
+    fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+
+    fn kill<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            NodeInfo::find(&self.nodes, node)?;
+            let mut servers = self.servers.lock().await;
+            let child = servers.get_mut(node).with_context(|| format!("{node} has no server process"))?;
+            child.start_kill().with_context(|| format!("killing {node}"))?;
+            child.wait().await.with_context(|| format!("reaping {node}"))?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn restart<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let info = NodeInfo::find(&self.nodes, node)?.clone();
+            {
+                let mut servers = self.servers.lock().await;
+                if let Some(child) = servers.get_mut(node) {
+                    if child.try_wait()?.is_none() {
+                        bail!("{node} is still running; kill it before restarting it");
+                    }
+                }
+                servers.remove(node);
+            }
+            self.spawn(&info).await
+        }
+        .boxed()
+    }
+
+    fn pause<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        self.signal(node, Signal::SIGSTOP).boxed()
+    }
+
+    fn resume<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
+        self.signal(node, Signal::SIGCONT).boxed()
+    }
+
+    fn netns<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<PathBuf>> {
+        async move {
+            NodeInfo::find(&self.nodes, node)?;
+            Ok(net::ns_path(&self.spec.run_id, node))
+        }
+        .boxed()
+    }
+}
+
+impl Cluster for NetnsCluster {
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kind": "netns",
+            "run_id": self.spec.run_id,
+            "subnet": format!("10.79.{}.0/24", self.subnet_octet),
+            "host_link": net::host_link(&self.spec.run_id),
+            "binary": self.spec.binary,
+            "server_args": self.spec.server_args,
+            "nodes": self.nodes.iter().map(|n| serde_json::json!({
+                "name": n.name, "id": n.id, "addr": n.addr,
+                "netns": net::ns_name(&self.spec.run_id, &n.name),
+                "command": self.command_of(n),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    fn collect_logs<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<()>> {
+        async move {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            for node in &self.nodes {
+                let from = self.log_path(&node.name);
+                if from.exists() {
+                    std::fs::copy(&from, dir.join(format!("{}.log", node.name)))
+                        .with_context(|| format!("copying {}", from.display()))?;
+                }
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn teardown(&self) -> BoxFuture<'_, Result<()>> {
+        async move {
+            self.stop_all().await;
+            remove_run(&self.spec.run_id).await
+        }
+        .boxed()
+    }
+}
+
+fn owner_file(run_id: &str) -> PathBuf {
+    Path::new(OWNER_DIR).join(format!("{run_id}.owner"))
+}
+
+fn write_owner(run_id: &str) -> Result<()> {
+    std::fs::create_dir_all(OWNER_DIR).with_context(|| format!("creating {OWNER_DIR}"))?;
+    std::fs::write(owner_file(run_id), owner::current_owner()).with_context(|| format!("writing the owner of {run_id}"))
+}
+
+/// Kills every process left in the run's namespaces and deletes them (the veth pairs go
+/// with them). Safe to call more than once.
+pub async fn remove_run(run_id: &str) -> Result<()> {
+    let mut first_err = None;
+    for ns in net::list_namespaces().await? {
+        if net::run_of(&ns) != Some(run_id) {
+            continue;
+        }
+        for pid in net::pids_in(&ns).await {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGCONT);
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        if let Err(e) = net::delete_namespace(&ns).await {
+            first_err.get_or_insert(e);
+        }
+    }
+    let _ = std::fs::remove_file(owner_file(run_id));
+    first_err.map_or(Ok(()), Err)
+}
+
+/// Removes the namespaces of runs whose harness is gone; returns the runs removed. Without
+/// root (or without `ip`) there is nothing faultline could have created: nothing to do.
+pub async fn sweep_stale() -> Result<Vec<String>> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(Vec::new());
+    }
+    let mut runs: Vec<String> = Vec::new();
+    for ns in net::list_namespaces().await.unwrap_or_default() {
+        if let Some(run) = net::run_of(&ns) {
+            let alive = std::fs::read_to_string(owner_file(run)).map(|o| owner::owner_alive(o.trim())).unwrap_or(false);
+            if !alive && !runs.iter().any(|r| r == run) {
+                runs.push(run.to_string());
+            }
+        }
+    }
+    for run in &runs {
+        remove_run(run).await?;
+    }
+    Ok(runs)
+}

@@ -1,0 +1,75 @@
+//! etcd (Debian's `etcd-server`, 3.4): three members bootstrapped statically
+//! (`--initial-cluster` with IP:port peer URLs), one Raft group, linearizable reads by
+//! default. No route catalog, no splits, no commit metadata in faultline's sense: the
+//! linearizability, set-full and vacuity checkers apply; epoch-authority and split are
+//! `not-applicable`.
+//!
+//! The node image holds `/etcd`, the C libraries it links (Debian builds it as a dynamic
+//! executable — checked with `ldd` and copied in), and the sandbox `/pause`, on an empty
+//! base; nothing is pulled. See `docs/etcd.md`.
+
+use super::{Db, DbKind, NodeLayout, Reports};
+use nemesis::{FaultKind, NodeInfo};
+use std::sync::Arc;
+use workloads::client::Connector;
+use workloads::etcd::EtcdConnector;
+use workloads::ClientOptions;
+
+/// etcd's peer (Raft) port on every member; the client port is the node address's port.
+pub const PEER_PORT: u16 = 2380;
+
+#[derive(Debug, Clone, Default)]
+pub struct Etcd;
+
+/// The member name of a node (`n1`, ...), used in `--initial-cluster`.
+fn peer_url(node: &NodeInfo) -> String {
+    format!("http://{}:{PEER_PORT}", node.ip)
+}
+
+impl Db for Etcd {
+    fn kind(&self) -> DbKind {
+        DbKind::Etcd
+    }
+
+    fn node_command(&self, node: &NodeInfo, all: &[NodeInfo], layout: &NodeLayout, extra: &[String]) -> Vec<String> {
+        let cluster: Vec<String> = all.iter().map(|n| format!("{}={}", n.name, peer_url(n))).collect();
+        let client_url = format!("http://{}", node.addr);
+        let mut cmd = vec![layout.binary.clone()];
+        for (flag, value) in [
+            ("--name", node.name.clone()),
+            ("--data-dir", format!("{}/etcd", layout.data_dir)),
+            ("--listen-client-urls", client_url.clone()),
+            ("--advertise-client-urls", client_url),
+            ("--listen-peer-urls", peer_url(node)),
+            ("--initial-advertise-peer-urls", peer_url(node)),
+            ("--initial-cluster", cluster.join(",")),
+            ("--initial-cluster-state", "new".into()),
+            ("--initial-cluster-token", "faultline".into()),
+            ("--logger", "zap".into()),
+        ] {
+            cmd.push(format!("{flag}={value}"));
+        }
+        cmd.extend(extra.iter().cloned());
+        cmd
+    }
+
+    fn groups(&self) -> Vec<u64> {
+        vec![1]
+    }
+
+    fn connector(&self, options: ClientOptions) -> Arc<dyn Connector> {
+        Arc::new(EtcdConnector { options })
+    }
+
+    fn reports(&self) -> Reports {
+        Reports { commit_meta: false, catalog: false, splits: false }
+    }
+
+    fn workloads(&self) -> &'static [&'static str] {
+        &["register", "set"]
+    }
+
+    fn faults(&self) -> &'static [FaultKind] {
+        &[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause, FaultKind::Loss]
+    }
+}

@@ -1,0 +1,180 @@
+//! Targets: Jepsen's *db* + *client* declaration for each store faultline can test. A
+//! [`Db`] says how a node is started (its command line, given where the binary and the
+//! data dir are), which Raft groups readiness waits for, which client speaks to it, which
+//! workloads and faults make sense, what the store reports (commit metadata, a route
+//! catalog) and therefore which checkers apply. A checker that cannot apply to a target is
+//! reported `not-applicable` with the reason, never `valid`.
+//!
+//! Three targets: [`refkv::Refkv`] (the reference store in this workspace), [`etcd::Etcd`]
+//! (Debian's etcd-server, one Raft group, no catalog) and [`elastickv::Elastickv`] (a
+//! user-provided image or binary; refkv's wire protocol without commit metadata).
+
+pub mod elastickv;
+pub mod etcd;
+pub mod image;
+pub mod launch;
+pub mod refkv;
+
+use analysis::verdict::{CheckerResult, Validity, Verdict};
+use nemesis::{FaultKind, NodeInfo};
+use std::fmt;
+use std::sync::Arc;
+use workloads::client::Connector;
+use workloads::ClientOptions;
+
+/// The `--db` choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DbKind {
+    #[default]
+    Refkv,
+    Etcd,
+    Elastickv,
+}
+
+impl DbKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DbKind::Refkv => "refkv",
+            DbKind::Etcd => "etcd",
+            DbKind::Elastickv => "elastickv",
+        }
+    }
+
+    /// The target's declaration; `groups` is `--groups` (refkv, elastickv).
+    pub fn build(self, groups: u32) -> Arc<dyn Db> {
+        match self {
+            DbKind::Refkv => Arc::new(refkv::Refkv { groups }),
+            DbKind::Etcd => Arc::new(etcd::Etcd),
+            DbKind::Elastickv => Arc::new(elastickv::Elastickv { groups }),
+        }
+    }
+}
+
+/// The `--cluster` choice: how the nodes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterKind {
+    /// Containers on a labelled Docker bridge network.
+    #[default]
+    Docker,
+    /// Plain processes, each in its own network namespace (root, no Docker).
+    Netns,
+    /// A cluster someone else runs: no lifecycle, client-side and split faults only.
+    External,
+}
+
+impl ClusterKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClusterKind::Docker => "docker",
+            ClusterKind::Netns => "netns",
+            ClusterKind::External => "external",
+        }
+    }
+
+    /// Faults this kind of cluster can inject at all.
+    pub fn allows(self, fault: FaultKind) -> bool {
+        self != ClusterKind::External || fault == FaultKind::Split
+    }
+}
+
+/// Where a node's files are, as the node's process sees them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeLayout {
+    /// The server binary (`/refkv` in the image, an absolute host path for `netns`).
+    pub binary: String,
+    /// The node's own data dir.
+    pub data_dir: String,
+}
+
+impl NodeLayout {
+    /// Inside a faultline node image: the binary at `/<name>`, data bind-mounted at `/data`.
+    pub fn image(binary_name: &str) -> NodeLayout {
+        NodeLayout { binary: format!("/{binary_name}"), data_dir: "/data".into() }
+    }
+}
+
+/// What a store reports besides values, which decides the checkers that apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Reports {
+    /// Commit metadata (group, term, log index, route epoch) on every response.
+    pub commit_meta: bool,
+    /// A versioned route catalog (ListRoutes / WatchCatalog).
+    pub catalog: bool,
+    /// Range splits (forced by the split nemesis or automatic).
+    pub splits: bool,
+}
+
+/// A store faultline can test.
+pub trait Db: Send + Sync + fmt::Debug {
+    fn kind(&self) -> DbKind;
+    /// The command line of `node` (argv, binary first). `extra` are `--server-arg`s etc.
+    fn node_command(&self, node: &NodeInfo, all: &[NodeInfo], layout: &NodeLayout, extra: &[String]) -> Vec<String>;
+    /// The Raft groups readiness and recovery wait for (each must have a leader).
+    fn groups(&self) -> Vec<u64>;
+    /// The client factory for the workloads, the final reads and leader discovery.
+    fn connector(&self, options: ClientOptions) -> Arc<dyn Connector>;
+    fn reports(&self) -> Reports;
+    /// Workloads that make sense against this store.
+    fn workloads(&self) -> &'static [&'static str];
+    /// Faults the store can be subjected to (the cluster kind may restrict them further).
+    fn faults(&self) -> &'static [FaultKind];
+    /// Checkers that cannot judge this store, with the reason.
+    fn not_applicable(&self) -> Vec<(&'static str, String)> {
+        let r = self.reports();
+        let mut out = Vec::new();
+        if !r.catalog || !r.commit_meta {
+            let why = match (r.catalog, r.commit_meta) {
+                (false, _) => format!("{} has no route catalog or route epochs", self.kind().name()),
+                _ => format!("{} reports no commit metadata (group, term, log index, route epoch)", self.kind().name()),
+            };
+            out.push((EPOCH_CHECKER, why));
+        }
+        if !r.splits {
+            out.push((SPLIT_CHECKER, format!("{} does not split ranges", self.kind().name())));
+        }
+        out
+    }
+}
+
+/// Registry names of the checkers a target may rule out.
+pub const EPOCH_CHECKER: &str = "epoch-authority";
+pub const SPLIT_CHECKER: &str = "split";
+
+/// Checks the run's options against what the target supports; the error names the flag.
+pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), String> {
+    let name = db.kind().name();
+    if !db.workloads().contains(&workload) {
+        return Err(format!("--workload {workload} is not supported with --db {name} (supported: {})", db.workloads().join(", ")));
+    }
+    if let Some(kind) = faults.iter().find(|k| !db.faults().contains(k)) {
+        return Err(format!("--nemesis {} is not supported with --db {name}", kind.name()));
+    }
+    if let Some(kind) = faults.iter().find(|k| !cluster.allows(**k)) {
+        return Err(format!(
+            "--nemesis {} needs control over the nodes; --cluster {} allows only `split` (or none)",
+            kind.name(),
+            cluster.name()
+        ));
+    }
+    if bug.is_some() && db.kind() != DbKind::Refkv {
+        return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
+    }
+    Ok(())
+}
+
+/// Marks the checkers that do not apply to `db` as `not-applicable` (replacing whatever
+/// they said: without the data they need their verdict means nothing) and merges again.
+pub fn mark_not_applicable(db: &dyn Db, verdict: Verdict) -> Verdict {
+    let mut checkers = verdict.checkers;
+    for (name, reason) in db.not_applicable() {
+        let mut r = CheckerResult::new(Validity::NotApplicable);
+        r.reason = Some(reason);
+        checkers.insert(name.to_string(), r);
+    }
+    Verdict::from_checkers(checkers)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+//! Node command lines, checker applicability, option validation and elastickv's error
+//! classification.
+
+use super::elastickv::{elastickv_rule, reclassify_mutation, Elastickv};
+use super::*;
+use analysis::verdict::CheckerResult;
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use workloads::{CallError, Certainty};
+
+fn nodes(n: u64) -> Vec<NodeInfo> {
+    (1..=n)
+        .map(|id| {
+            let ip = Ipv4Addr::new(10, 77, 5, 10 + id as u8);
+            NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:50051") }
+        })
+        .collect()
+}
+
+#[test]
+fn refkv_command_matches_the_docker_cluster_command() {
+    let all = nodes(3);
+    let extra = vec!["--groups".to_string(), "3".to_string()];
+    let db = DbKind::Refkv.build(3);
+    let cmd = db.node_command(&all[1], &all, &NodeLayout::image("refkv"), &extra);
+    assert_eq!(cmd, crate::cluster::docker::server_command(&all[1], &all, &extra));
+    let host = NodeLayout { binary: "/opt/refkv".into(), data_dir: "/store/run/data/n2".into() };
+    let cmd = db.node_command(&all[1], &all, &host, &[]);
+    assert_eq!(cmd[0], "/opt/refkv");
+    assert!(cmd.windows(2).any(|w| w == ["--data-dir", "/store/run/data/n2"]));
+}
+
+#[test]
+fn etcd_members_bootstrap_statically_with_ip_peer_urls() {
+    let all = nodes(3);
+    let cmd = DbKind::Etcd.build(3).node_command(&all[0], &all, &NodeLayout::image("etcd"), &[]);
+    assert_eq!(cmd[0], "/etcd");
+    for expected in [
+        "--name=n1",
+        "--data-dir=/data/etcd",
+        "--listen-client-urls=http://10.77.5.11:50051",
+        "--advertise-client-urls=http://10.77.5.11:50051",
+        "--listen-peer-urls=http://10.77.5.11:2380",
+        "--initial-advertise-peer-urls=http://10.77.5.11:2380",
+        "--initial-cluster=n1=http://10.77.5.11:2380,n2=http://10.77.5.12:2380,n3=http://10.77.5.13:2380",
+        "--initial-cluster-state=new",
+    ] {
+        assert!(cmd.iter().any(|a| a == expected), "{expected} missing from {cmd:?}");
+    }
+}
+
+#[test]
+fn elastickv_single_group_uses_bootstrap_members() {
+    let all = nodes(3);
+    let cmd = Elastickv { groups: 1 }.node_command(&all[2], &all, &NodeLayout::image("elastickv"), &[]);
+    assert_eq!(
+        cmd,
+        vec![
+            "/elastickv",
+            "--address=10.77.5.13:50051",
+            "--redisAddress=10.77.5.13:6379",
+            "--raftId=n3",
+            "--raftDataDir=/data",
+            "--raftBootstrapMembers=n1=10.77.5.11:50051,n2=10.77.5.12:50051,n3=10.77.5.13:50051",
+            "--raftRedisMap=10.77.5.11:50051=10.77.5.11:6379,10.77.5.12:50051=10.77.5.12:6379,10.77.5.13:50051=10.77.5.13:6379",
+        ]
+    );
+}
+
+#[test]
+fn elastickv_multi_group_uses_group_peers_and_shard_ranges() {
+    let all = nodes(3);
+    let cmd = Elastickv { groups: 3 }.node_command(&all[0], &all, &NodeLayout::image("elastickv"), &[]);
+    let get = |flag: &str| cmd.iter().find_map(|a| a.strip_prefix(&format!("--{flag}="))).map(str::to_string);
+    assert_eq!(get("raftGroups").as_deref(), Some("1=10.77.5.11:50051,2=10.77.5.11:50052,3=10.77.5.11:50053"));
+    let peers = get("raftGroupPeers").unwrap();
+    let groups: Vec<&str> = peers.split(';').collect();
+    assert_eq!(groups.len(), 3);
+    assert_eq!(groups[1], "2=n1@10.77.5.11:50052,n2@10.77.5.12:50052,n3@10.77.5.13:50052");
+    assert_eq!(get("shardRanges").as_deref(), Some(":i=1,i:r=2,r:=3"));
+    assert!(get("raftBootstrapMembers").is_none(), "the two bootstrap forms are mutually exclusive");
+    assert_eq!(get("raftRedisMap").unwrap().split(',').count(), 9, "every group address of every node");
+}
+
+#[test]
+fn shard_ranges_tile_the_keyspace() {
+    assert_eq!(Elastickv::shard_ranges(1), ":=1");
+    assert_eq!(Elastickv::shard_ranges(2), ":n=1,n:=2");
+}
+
+#[test]
+fn elastickv_error_texts() {
+    use Certainty::{Definite, Indeterminate};
+    let table = [
+        ("not leader", Some(("not-leader", Definite))),
+        ("rpc error: leader not found", Some(("leader-not-found", Definite))),
+        ("raft: leadership lost while committing log", Some(("leadership-lost", Indeterminate))),
+        ("leadership transfer in progress", Some(("leadership-transfer", Definite))),
+        ("no route for key", Some(("no-route", Definite))),
+        ("disk full", None),
+    ];
+    for (text, expected) in table {
+        assert_eq!(elastickv_rule(text), expected, "{text}");
+    }
+}
+
+#[test]
+fn client_side_failures_keep_their_classification() {
+    let server = CallError::new(Certainty::Indeterminate, "unknown", "not leader");
+    assert_eq!(reclassify_mutation(server).certainty, Certainty::Definite);
+    let timeout = CallError::new(Certainty::Indeterminate, "timed-out", "client deadline expired");
+    assert_eq!(reclassify_mutation(timeout.clone()), timeout);
+    let lost = CallError::new(Certainty::Definite, "unavailable", "leadership lost");
+    assert_eq!(reclassify_mutation(lost).certainty, Certainty::Indeterminate);
+}
+
+#[test]
+fn etcd_rules_out_epoch_and_split_checkers_and_refkv_none() {
+    let etcd = DbKind::Etcd.build(3);
+    let names: Vec<&str> = etcd.not_applicable().iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, [EPOCH_CHECKER, SPLIT_CHECKER]);
+    assert!(DbKind::Refkv.build(3).not_applicable().is_empty());
+    let ekv: Vec<&str> = DbKind::Elastickv.build(3).not_applicable().iter().map(|(n, _)| *n).collect();
+    assert_eq!(ekv, [EPOCH_CHECKER], "no commit metadata; splits are still judged");
+}
+
+#[test]
+fn not_applicable_replaces_a_checker_verdict_and_never_counts_as_valid() {
+    let etcd = DbKind::Etcd.build(3);
+    let mut checkers = BTreeMap::new();
+    checkers.insert("linearizable".to_string(), CheckerResult::new(Validity::Valid));
+    checkers.insert(EPOCH_CHECKER.to_string(), CheckerResult::new(Validity::Invalid));
+    let v = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(checkers));
+    assert_eq!(v.checkers[EPOCH_CHECKER].valid, Validity::NotApplicable);
+    assert!(v.checkers[SPLIT_CHECKER].reason.as_deref().unwrap().contains("does not split"));
+    assert_eq!(v.valid, Validity::Valid, "decided by the applicable checker");
+    let only_na = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(BTreeMap::new()));
+    assert_eq!(only_na.valid, Validity::Unknown, "nothing applicable tested nothing");
+}
+
+#[test]
+fn validation_names_the_unsupported_option() {
+    let etcd = DbKind::Etcd.build(3);
+    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause], None).is_ok());
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err();
+    assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::Split], None).unwrap_err();
+    assert!(e.contains("--nemesis split"), "{e}");
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err();
+    assert!(e.contains("--bug"), "{e}");
+    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", &FaultKind::ALL, Some("no-fence")).is_ok());
+}
+
+#[test]
+fn external_clusters_allow_only_the_split_nemesis() {
+    let refkv = DbKind::Refkv.build(3);
+    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Split], None).is_ok());
+    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Kill], None).unwrap_err();
+    assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
+    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", &FaultKind::ALL, None).is_ok());
+}
