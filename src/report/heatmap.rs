@@ -62,7 +62,7 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
     let max_rate = counts.per_route.iter().flatten().copied().max().unwrap_or(0).max(1) as f64 / col_s;
     let first_snapshot = model.catalog.first().map(|c| c.time).unwrap_or(0);
     let col_w = PLOT_W / COLUMNS as f64;
-    let height = TOP + rows.len() as f64 * ROW_H + 62.0;
+    let height = TOP + rows.len() as f64 * ROW_H + 72.0;
     let width = LABEL_W + PLOT_W + 20.0;
     let mut out = String::with_capacity(256 * 1024);
     let _ = write!(

@@ -161,7 +161,7 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
             r##"<a href="#{}"><rect class="op" data-row="{}" x="{x0:.1}" y="{y}" width="{:.1}" height="{}" fill="{fill}"{stroke}><title>{}</title></rect></a>"##,
             row.anchor,
             row.anchor,
-            (x1 - x0).max(2.0),
+            (x1 - x0).max(if row.highlighted { 5.0 } else { 2.0 }),
             LANE_H - 4.0,
             escape(&title(row))
         );
