@@ -262,18 +262,73 @@ fn nemesis_legend(model: &RunModel) -> Vec<(String, String)> {
 }
 
 fn option_rows(options: Option<&serde_json::Value>) -> Vec<(String, String)> {
-    const MAX_CHARS: usize = 200;
-    let Some(serde_json::Value::Object(map)) = options else { return vec![] };
-    map.iter()
-        .map(|(k, v)| {
-            let mut text = match v {
+    let Some(value) = options else { return vec![] };
+    let mut rows = Vec::new();
+    flatten_options("", value, 0, &mut rows);
+    rows
+}
+
+/// `test.json` as dotted keys (`test.concurrency`), nested objects flattened two levels
+/// deep; long values shortened; at most [`MAX_OPTION_ROWS`] rows.
+fn flatten_options(prefix: &str, value: &serde_json::Value, depth: usize, rows: &mut Vec<(String, String)>) {
+    const MAX_CHARS: usize = 160;
+    const MAX_OPTION_ROWS: usize = 120;
+    if rows.len() >= MAX_OPTION_ROWS {
+        return;
+    }
+    match value {
+        serde_json::Value::Object(map) if depth < 3 && !map.is_empty() => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten_options(&key, v, depth + 1, rows);
+            }
+        }
+        other => {
+            let mut text = match other {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
             if text.chars().count() > MAX_CHARS {
                 text = text.chars().take(MAX_CHARS).collect::<String>() + "…";
             }
-            (k.clone(), text)
-        })
-        .collect()
+            rows.push((prefix.to_string(), text));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn options_are_flattened_to_dotted_keys() {
+        let options = json!({"seed": 7, "test": {"concurrency": "5n", "nemesis": ["partition"]}, "name": "hotspot"});
+        let rows = option_rows(Some(&options));
+        assert_eq!(
+            rows,
+            vec![
+                ("name".to_string(), "hotspot".to_string()),
+                ("seed".to_string(), "7".to_string()),
+                ("test.concurrency".to_string(), "5n".to_string()),
+                ("test.nemesis".to_string(), "[\"partition\"]".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn plan_has_one_window_per_anomaly_with_refs_else_the_first_ops() {
+        let verdict: Verdict = serde_json::from_value(json!({
+            "valid": false,
+            "checkers": {"linearizable": {"valid": false, "anomalies": [{"type": "a", "op": 500}, {"type": "b", "note": "no refs"}]}}
+        }))
+        .unwrap();
+        let plan = Plan::from_verdict(Some(&verdict));
+        assert_eq!(plan.windows.len(), 1);
+        assert_eq!(plan.windows[0].0.range, 470..=530);
+        assert_eq!(plan.anomalies.len(), 2);
+        assert_eq!(plan.anomalies[1].window, None);
+        let empty = Plan::from_verdict(None);
+        assert_eq!(empty.windows[0].0.range, 0..=DEFAULT_WINDOW - 1);
+    }
 }
