@@ -163,11 +163,16 @@ fn reason(keys: &[KeyReport], counts: &PrepCounts, checked: u64, unsupported: u6
         let shown = unknown.iter().take(3).copied().collect::<Vec<_>>().join("; ");
         parts.push(format!("{} key(s) could not be decided: {shown}", unknown.len()));
     }
-    if checked == 0 {
+    let seen = counts.client_ops - unsupported - counts.malformed.min(counts.client_ops - unsupported);
+    if checked == 0 && seen == 0 {
         parts.push(format!(
             "no operation this model can check (model {} checks {})",
             model.name(),
             model.functions()
+        ));
+    } else if checked == 0 {
+        parts.push(format!(
+            "nothing left to check: all {seen} op(s) failed, were reads of unknown outcome or were pruned"
         ));
     }
     if unsupported > 0 {

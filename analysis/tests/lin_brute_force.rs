@@ -1,0 +1,160 @@
+//! The search against a brute-force oracle: on thousands of small random cas-register
+//! histories (random interleavings of random ops with random outcomes, most of them not
+//! linearizable), the checker's verdict must equal that of an exhaustive enumeration of
+//! every order of every allowed subset of ops. This exercises the search, its cache and
+//! its reductions (pruning, lazy indeterminate ops, twins, no-op skipping).
+
+use analysis::checkers::linearizable::{check, LinearizableOptions, NullReads};
+use analysis::history::{History, Op, OpType, Process};
+use analysis::verdict::Validity;
+use proptest::prelude::*;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use serde_json::{json, Value};
+
+/// One op as the oracle sees it: kind, values, outcome, positions.
+#[derive(Clone, Debug)]
+struct Rec {
+    f: &'static str,
+    value: Value,
+    outcome: OpType,
+    read: Value,
+    call: usize,
+    ret: usize,
+}
+
+fn random_value(rng: &mut Xoshiro256PlusPlus) -> Value {
+    match rng.random_range(0..4) {
+        0 => Value::Null,
+        v => json!(v - 1),
+    }
+}
+
+/// A random history of `n` ops over `procs` processes; every op completes.
+fn random_history(seed: u64, n: usize, procs: usize) -> (History, Vec<Rec>) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut ops: Vec<Op> = Vec::new();
+    let mut recs: Vec<Rec> = Vec::new();
+    let mut pending: Vec<Option<usize>> = vec![None; procs];
+    let mut started = 0;
+    let push = |ops: &mut Vec<Op>, kind, p: usize, f: &str, value: Value| {
+        ops.push(Op {
+            index: ops.len() as u64,
+            kind,
+            process: Process::Client(p as u64),
+            f: f.into(),
+            key: None,
+            value,
+            time: ops.len() as u64,
+            node: None,
+            error: None,
+            meta: None,
+        })
+    };
+    while started < n || pending.iter().any(Option::is_some) {
+        let p = rng.random_range(0..procs);
+        match pending[p] {
+            None if started < n => {
+                let (f, value) = match rng.random_range(0..3) {
+                    0 => ("read", Value::Null),
+                    1 => ("write", json!(rng.random_range(0..3))),
+                    _ => ("cas", json!([rng.random_range(0..3), rng.random_range(0..3)])),
+                };
+                pending[p] = Some(recs.len());
+                recs.push(Rec { f, value: value.clone(), outcome: OpType::Invoke, read: Value::Null, call: ops.len(), ret: 0 });
+                push(&mut ops, OpType::Invoke, p, f, value);
+                started += 1;
+            }
+            None => {}
+            Some(i) => {
+                let outcome = match rng.random_range(0..10) {
+                    0..6 => OpType::Ok,
+                    6..8 => OpType::Info,
+                    _ => OpType::Fail,
+                };
+                let rec = &mut recs[i];
+                rec.outcome = outcome;
+                rec.ret = ops.len();
+                let value = if rec.f == "read" && outcome == OpType::Ok { random_value(&mut rng) } else { rec.value.clone() };
+                rec.read = value.clone();
+                let f = rec.f;
+                push(&mut ops, outcome, p, f, value);
+                pending[p] = None;
+            }
+        }
+    }
+    (History::new(ops), recs)
+}
+
+/// The ops the oracle must place (`true`) or may place or leave out (`false`).
+fn oracle_ops(recs: &[Rec]) -> Vec<(Rec, bool)> {
+    recs.iter()
+        .filter(|r| r.outcome != OpType::Fail && !(r.f == "read" && r.outcome != OpType::Ok))
+        .map(|r| (r.clone(), r.outcome == OpType::Ok))
+        .collect()
+}
+
+fn step(state: &Value, r: &Rec) -> Option<Value> {
+    match r.f {
+        "read" => (r.read == *state).then(|| state.clone()),
+        "write" => Some(r.value.clone()),
+        _ if r.value[0] == *state => Some(r.value[1].clone()),
+        _ if r.outcome == OpType::Info => Some(state.clone()),
+        _ => None,
+    }
+}
+
+/// Exhaustive search: extend the order with any op that no unplaced determinate op must
+/// precede (returned before its call); indeterminate ops may also stay out forever.
+fn oracle(ops: &[(Rec, bool)], placed: &mut Vec<bool>, state: &Value) -> bool {
+    let all_required_placed = ops.iter().zip(placed.iter()).all(|((_, required), p)| *p || !required);
+    if all_required_placed {
+        return true;
+    }
+    for i in 0..ops.len() {
+        if placed[i] {
+            continue;
+        }
+        let call = ops[i].0.call;
+        let blocked = ops.iter().zip(placed.iter()).any(|((r, required), p)| !p && *required && r.ret < call);
+        if blocked {
+            continue;
+        }
+        if let Some(next) = step(state, &ops[i].0) {
+            placed[i] = true;
+            let ok = oracle(ops, placed, &next);
+            placed[i] = false;
+            if ok {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn verdicts_match_exhaustive_enumeration(seed in any::<u64>(), n in 1usize..10, procs in 1usize..5, initial in 0usize..2) {
+        let (history, recs) = random_history(seed, n, procs);
+        let initial = if initial == 0 { Value::Null } else { json!(0) };
+        let ops = oracle_ops(&recs);
+        let expected = oracle(&ops, &mut vec![false; ops.len()], &initial);
+        for exact_cache_max_ops in [usize::MAX, 0] {
+            let opts = LinearizableOptions {
+                initial: initial.clone(),
+                null_reads: NullReads::Absent,
+                exact_cache_max_ops,
+                ..Default::default()
+            };
+            let got = check(&history, &opts);
+            if got.counts["ops-checked"] == 0 {
+                prop_assert_eq!(got.valid, Validity::Unknown, "nothing checked is never valid");
+                continue;
+            }
+            let want = if expected { Validity::Valid } else { Validity::Invalid };
+            prop_assert_eq!(got.valid, want, "history {:?}", history.ops.iter().map(|o| serde_json::to_string(o).unwrap()).collect::<Vec<_>>());
+        }
+    }
+}
