@@ -131,10 +131,13 @@ pub fn prepare(history: &History, model: Model, initial: &Value, null_reads: Nul
 
 /// Pass 1 (sequential): pair invokes with completions and group the pairs by key, in
 /// call order.
-fn pair_by_key(history: &History) -> (Vec<(Option<String>, Vec<Pair>)>, PrepCounts) {
+/// The pairs of one key, in call order.
+type KeyPairs = (Option<String>, Vec<Pair>);
+
+fn pair_by_key(history: &History) -> (Vec<KeyPairs>, PrepCounts) {
     let mut counts = PrepCounts::default();
     let mut group_of: FxHashMap<Option<&str>, usize> = FxHashMap::default();
-    let mut groups: Vec<(Option<String>, Vec<Pair>)> = Vec::new();
+    let mut groups: Vec<KeyPairs> = Vec::new();
     let mut pending: FxHashMap<u64, (usize, usize)> = FxHashMap::default();
     for (pos, op) in history.ops.iter().enumerate() {
         let Some(process) = op.process.client() else {

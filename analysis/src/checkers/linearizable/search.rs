@@ -42,8 +42,10 @@ fn earlier_twins(key: &KeyHistory) -> Vec<u32> {
         .collect()
 }
 
-/// How often (in loop iterations) the clock is read.
+/// How often (in loop iterations, a power of two) the clock is read.
 const TIME_CHECK_EVERY: u64 = 4096;
+/// How often (in new configurations, a power of two) memory is measured.
+const MEMORY_CHECK_EVERY: u64 = 1024;
 
 pub enum SearchOutcome {
     Linearizable,
@@ -140,7 +142,7 @@ pub fn search<M: SequentialModel>(
             break SearchOutcome::Linearizable;
         }
         stats.steps += 1;
-        if stats.steps % TIME_CHECK_EVERY == 0 {
+        if stats.steps & (TIME_CHECK_EVERY - 1) == 0 {
             if let Err(e) = budget.check_time() {
                 break SearchOutcome::OutOfBudget(e);
             }
@@ -201,7 +203,7 @@ pub fn search<M: SequentialModel>(
             continue;
         }
         stats.configurations += 1;
-        if stats.configurations % 1024 == 0 {
+        if stats.configurations & (MEMORY_CHECK_EVERY - 1) == 0 {
             if let Err(e) = budget.check_memory(fixed_bytes + cache.bytes() + model.extra_bytes()) {
                 break SearchOutcome::OutOfBudget(e);
             }
