@@ -9,6 +9,8 @@ mod cmd;
 mod db;
 mod docker;
 mod image;
+mod junit;
+mod matrix;
 mod runner;
 mod report;
 

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cleanup;
 pub mod image;
 pub mod gen_history;
+pub mod matrix;
 pub mod report;
 pub mod serve;
 pub mod test;
@@ -46,6 +47,8 @@ pub enum Command {
     GenHistory(gen_history::GenHistoryArgs),
     /// Benchmark the checker core: labelled histories and a large synthetic history.
     Bench(bench::BenchArgs),
+    /// Detection matrix: clean refkv and each seeded bug, several runs, bug × checker table.
+    Matrix(matrix::MatrixArgs),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -58,5 +61,6 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::GenHistory(args) => gen_history::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Matrix(args) => matrix::run(args),
     }
 }

@@ -2,7 +2,7 @@
 //! recorded history and merges their results into the verdict (`results.json`). The list of
 //! checkers is a plain registry, so adding one is adding an entry.
 
-use analysis::checkers::{linearizable, set_full, vacuity};
+use analysis::checkers::{epoch_authority, linearizable, set_full, split, vacuity};
 use analysis::history::{History, Op, Process};
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::BTreeMap;
@@ -15,6 +15,74 @@ pub struct RunFacts {
     pub nemesis: Vec<String>,
     /// The store promises linearizable reads (refkv does).
     pub linearizable_reads: bool,
+    /// Keys of the hot range (the workload's hot prefix), for the split checker.
+    pub hot_prefix: Option<String>,
+    /// The store's split cooldown in seconds (refkv: `--split-cooldown`, default 30 s).
+    pub split_cooldown_s: Option<f64>,
+    /// Splits are expected: a hotspot workload with auto-split on, or the split nemesis.
+    pub splits_expected: bool,
+    /// The store reports route epochs, commit metadata and a catalog (refkv).
+    pub route_epochs: bool,
+}
+
+/// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
+pub const REFKV_DEFAULT_SPLIT_COOLDOWN_S: f64 = 30.0;
+
+impl RunFacts {
+    /// The facts of a run from its options as `test.json` records them (its `"test"`
+    /// object), so `faultline analyze` of a run directory judges exactly as the run did.
+    /// Missing fields take the defaults of `faultline test`.
+    pub fn from_test_json(test: &serde_json::Value, hot_prefix: Option<String>) -> RunFacts {
+        let workload = test["workload"].as_str().unwrap_or("hotspot").to_string();
+        let nemesis: Vec<String> =
+            test["nemesis"].as_array().map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect()).unwrap_or_default();
+        let server_args: Vec<String> =
+            test["server_args"].as_array().map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect()).unwrap_or_default();
+        let auto_split = test["auto_split"].as_bool().unwrap_or(true);
+        let db = test["db"].as_str().unwrap_or("refkv");
+        let splits_expected = nemesis.iter().any(|k| k == "split") || (workload == "hotspot" && auto_split);
+        RunFacts {
+            // refkv promises linearizable reads; a seeded bug breaks the promise, it does not
+            // withdraw it.
+            linearizable_reads: db == "refkv",
+            hot_prefix: hot_prefix.filter(|_| workload == "hotspot"),
+            split_cooldown_s: Some(flag_duration_s(&server_args, "--split-cooldown").unwrap_or(REFKV_DEFAULT_SPLIT_COOLDOWN_S)),
+            splits_expected,
+            route_epochs: db == "refkv",
+            workload,
+            nemesis,
+        }
+    }
+}
+
+/// The value of a duration flag (`--flag=30s` or `--flag 30s`; `s`, `ms`, `m` or plain
+/// seconds) among server arguments; the last occurrence wins.
+pub fn flag_duration_s(args: &[String], flag: &str) -> Option<f64> {
+    let mut found = None;
+    for (i, a) in args.iter().enumerate() {
+        let value = match a.strip_prefix(flag) {
+            Some(rest) if rest.starts_with('=') => Some(&rest[1..]),
+            Some("") => args.get(i + 1).map(String::as_str),
+            _ => None,
+        };
+        if let Some(v) = value.and_then(parse_duration_s) {
+            found = Some(v);
+        }
+    }
+    found
+}
+
+fn parse_duration_s(v: &str) -> Option<f64> {
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (v, 1.0)
+    };
+    num.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).map(|x| x * scale)
 }
 
 /// One checker of the registry.
@@ -35,6 +103,10 @@ pub fn registry() -> Vec<CheckerEntry> {
         },
         CheckerEntry { name: "set-full", applies: |f| f.workload == "hotspot" || f.workload == "set", run: check_set_full },
         CheckerEntry { name: vacuity::NAME, applies: |f| !f.nemesis.is_empty(), run: check_vacuity },
+        // Stores without route epochs or splits are marked not-applicable per target
+        // (`crate::db::mark_not_applicable`).
+        CheckerEntry { name: epoch_authority::NAME, applies: |f| f.route_epochs, run: check_epoch_authority },
+        CheckerEntry { name: split::NAME, applies: |_| true, run: check_split },
     ]
 }
 
@@ -62,6 +134,22 @@ fn check_set_full(history: &History, facts: &RunFacts) -> CheckerResult {
 fn check_vacuity(history: &History, facts: &RunFacts) -> CheckerResult {
     let opts = vacuity::VacuityOptions { nemesis: facts.nemesis.clone(), ..Default::default() };
     vacuity::check(history, &opts)
+}
+
+fn check_epoch_authority(history: &History, _facts: &RunFacts) -> CheckerResult {
+    epoch_authority::check(history, &epoch_authority::EpochAuthorityOptions::default())
+}
+
+/// Auto-splits (or forced ones) judged with the run's hot prefix and the store's cooldown;
+/// `not-applicable` where the run expects no split.
+fn check_split(history: &History, facts: &RunFacts) -> CheckerResult {
+    if !facts.splits_expected {
+        let mut r = CheckerResult::new(Validity::NotApplicable);
+        r.reason = Some("no split expected: neither a hotspot workload with auto-split nor the split nemesis".into());
+        return r;
+    }
+    let opts = split::SplitOptions { hot_prefix: facts.hot_prefix.clone(), cooldown_s: facts.split_cooldown_s, ..Default::default() };
+    split::check(history, &opts)
 }
 
 /// Runs the applicable checkers. `problems` are facts about the run itself (interrupted,
@@ -98,7 +186,15 @@ mod tests {
     }
 
     fn facts() -> RunFacts {
-        RunFacts { workload: "register".into(), nemesis: vec![], linearizable_reads: true }
+        RunFacts {
+            workload: "register".into(),
+            nemesis: vec![],
+            linearizable_reads: true,
+            hot_prefix: None,
+            split_cooldown_s: None,
+            splits_expected: false,
+            route_epochs: false,
+        }
     }
 
     #[test]

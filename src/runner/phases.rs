@@ -169,16 +169,22 @@ async fn git_commit() -> Option<String> {
 fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
     let verdict = crate::db::mark_not_applicable(plan.db.as_ref(), analysis_phase::analyse(&History::default(), &facts(plan), &[why.to_string()]));
     write_json(&run.results(), &verdict)?;
+    write_junit(plan, run, &verdict);
     eprintln!("faultline: {why}; verdict unknown ({})", run.results().display());
     Ok(verdict.valid)
 }
 
-fn facts(plan: &Plan) -> RunFacts {
-    RunFacts {
-        workload: plan.args.workload.clone(),
-        nemesis: plan.nemesis.iter().map(|k| k.name().to_string()).collect(),
-        linearizable_reads: plan.args.bug.as_deref() != Some("stale-read"),
+/// `results.junit.xml` beside `results.json` for CI dashboards; a failure is logged, the
+/// verdict stands.
+fn write_junit(plan: &Plan, run: &RunDir, verdict: &analysis::verdict::Verdict) {
+    if let Err(e) = crate::junit::write(&run.dir, &plan.test_name, verdict) {
+        tracing::warn!("writing {}: {e}", run.dir.join(crate::junit::FILE_NAME).display());
     }
+}
+
+/// From the options as test.json records them: `faultline analyze <run>` derives the same.
+fn facts(plan: &Plan) -> RunFacts {
+    RunFacts::from_test_json(&plan.to_json(), Some(plan.workload.hot_prefix.clone()))
 }
 
 async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::history::Op>, problems: &[String]) -> Result<Validity> {
@@ -190,6 +196,7 @@ async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::histor
         .await
         .context("the analysis panicked")?;
     write_json(&run.results(), &verdict)?;
+    write_junit(plan, run, &verdict);
     for (name, r) in &verdict.checkers {
         let reason = r.reason.as_deref().map(|r| format!(" — {r}")).unwrap_or_default();
         eprintln!("  {name:<14} {}{reason}", r.valid.as_str());

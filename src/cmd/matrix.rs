@@ -1,0 +1,139 @@
+//! `faultline matrix`: the detection matrix — clean refkv and each seeded bug under the
+//! nemeses that expose it, several runs each, tabulated bug × checker (see
+//! docs/detection-matrix.md).
+
+use super::exit;
+use crate::matrix::{self, configs, MatrixPlan};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const MATRIX_LONG_ABOUT: &str = "\
+Runs `faultline test` against clean refkv and against refkv with each seeded bug (--bug), \
+--runs times each, every run a child process with its own cluster and its own kept store \
+directory (store/matrix-<config>/<timestamp>/). Each bug runs under the faults that expose \
+it (see docs/detection-matrix.md) and counts as caught when the checker expected to catch it \
+says invalid.
+
+Writes <store>/matrix/<timestamp>/{rows.jsonl, rows.json, table.md, <config>-<run>.log} and, \
+with --out, the table with the command, date and machine into that Markdown file (between \
+<!-- matrix:begin --> and <!-- matrix:end --> when present).
+
+Ctrl-C stops the current run cleanly (it heals, tears down and writes its verdict), starts \
+no further run and still writes the table of what ran; a second Ctrl-C kills the run.
+
+Exit code: 0 when every bug was caught in every run and clean refkv was valid in every run, \
+1 otherwise, 2 when interrupted, 254 on bad arguments, 255 on an internal error.";
+
+#[derive(Args, Debug)]
+#[command(long_about = MATRIX_LONG_ABOUT)]
+pub struct MatrixArgs {
+    /// Runs per configuration.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+
+    /// Seconds of workload per run (`faultline test --time-limit`).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(5..=3600))]
+    pub time_limit: u64,
+
+    /// Seeded bugs to run: `all`, `none`, or a comma-separated list (no-fence,
+    /// early-cutover, stale-read, ack-before-commit, split-midpoint).
+    #[arg(long, default_value = "all")]
+    pub bugs: String,
+
+    /// Skip the clean-refkv configuration.
+    #[arg(long)]
+    pub no_clean: bool,
+
+    /// Seconds between fault changes (`faultline test --nemesis-interval`).
+    #[arg(long, default_value_t = 5.0)]
+    pub nemesis_interval: f64,
+
+    /// First seed; run i uses seed + i (default: each run picks and records its own).
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// Directory of the store (runs and the matrix's own files).
+    #[arg(long, default_value = "store")]
+    pub store: PathBuf,
+
+    /// Write the table (with command, date, machine) into this Markdown file.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Extra `faultline test` argument for every run, verbatim; repeat for several
+    /// (e.g. `--test-arg=--concurrency=3n`).
+    #[arg(long = "test-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub test_args: Vec<String>,
+}
+
+pub fn run(args: MatrixArgs) -> ExitCode {
+    let bugs = match configs::parse_bugs(&args.bugs) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("faultline matrix: {e}");
+            return ExitCode::from(exit::BAD_ARGS);
+        }
+    };
+    if !(args.nemesis_interval.is_finite() && args.nemesis_interval >= 0.5) {
+        eprintln!("faultline matrix: --nemesis-interval {} must be at least 0.5 seconds", args.nemesis_interval);
+        return ExitCode::from(exit::BAD_ARGS);
+    }
+    let mut selected: Vec<Option<&str>> = if args.no_clean { vec![] } else { vec![None] };
+    selected.extend(bugs.iter().map(|b| Some(*b)));
+    let configs: Vec<configs::Config> = selected.into_iter().filter_map(configs::config_for).collect();
+    if configs.is_empty() {
+        eprintln!("faultline matrix: nothing to run (--no-clean with --bugs none)");
+        return ExitCode::from(exit::BAD_ARGS);
+    }
+    let stamp = crate::runner::store::utc_timestamp(std::time::SystemTime::now());
+    let plan = MatrixPlan {
+        configs,
+        runs: args.runs,
+        time_limit: args.time_limit,
+        nemesis_interval: args.nemesis_interval,
+        store: args.store.clone(),
+        seed: args.seed,
+        test_args: args.test_args.clone(),
+        dir: args.store.join("matrix").join(stamp),
+    };
+    let outcome = match matrix::run_matrix(&plan) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("faultline matrix: {e:#}");
+            return ExitCode::from(exit::INTERNAL);
+        }
+    };
+    let command = command_line();
+    if let Err(e) = write_results(&plan, &args, &outcome, &command) {
+        eprintln!("faultline matrix: {e:#}");
+        return ExitCode::from(exit::INTERNAL);
+    }
+    eprintln!("\n{}", matrix::table::render(&outcome.rows));
+    eprintln!("matrix: rows and table in {}", plan.dir.display());
+    if outcome.interrupted {
+        return ExitCode::from(exit::UNKNOWN);
+    }
+    let all_good = outcome.rows.iter().all(|r| if r.config == "clean" { r.verdict == "valid" } else { r.caught() });
+    ExitCode::from(if all_good { exit::VALID } else { exit::INVALID })
+}
+
+fn write_results(plan: &MatrixPlan, args: &MatrixArgs, outcome: &matrix::MatrixOutcome, command: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let rows_json = plan.dir.join("rows.json");
+    std::fs::write(&rows_json, serde_json::to_string_pretty(&outcome.rows)? + "\n")
+        .with_context(|| format!("writing {}", rows_json.display()))?;
+    matrix::write_out(&plan.dir.join("table.md"), &outcome.rows, command, outcome.interrupted)?;
+    if let Some(out) = &args.out {
+        matrix::write_out(out, &outcome.rows, command, outcome.interrupted)?;
+        eprintln!("matrix: table written to {}", out.display());
+    }
+    Ok(())
+}
+
+/// This invocation as a person would type it.
+fn command_line() -> String {
+    let mut parts = vec!["faultline".to_string()];
+    parts.extend(std::env::args().skip(1).map(|a| if a.contains(' ') { format!("'{a}'") } else { a }));
+    parts.join(" ")
+}

@@ -1,0 +1,130 @@
+//! Which runs expose which seeded refkv bug: workload, nemesis and the checkers expected to
+//! catch it. The reasoning per bug is in docs/detection-matrix.md.
+
+/// One configuration of the matrix: clean refkv or one `--bug`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `clean` or the bug's name.
+    pub name: &'static str,
+    pub bug: Option<&'static str>,
+    pub workload: &'static str,
+    /// `--nemesis` value.
+    pub nemesis: &'static str,
+    /// Extra `faultline test` flags (e.g. the partition shape).
+    pub extra: &'static [&'static str],
+    /// Any of these checkers saying invalid catches the bug (empty: all must be valid).
+    pub expected: &'static [&'static str],
+}
+
+/// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs).
+pub const BUGS: [&str; 5] = ["no-fence", "early-cutover", "stale-read", "ack-before-commit", "split-midpoint"];
+
+/// The configuration for clean refkv (`None`) or a bug.
+pub fn config_for(bug: Option<&str>) -> Option<Config> {
+    let c = match bug {
+        // Every fault the bugs need, so a clean pass means no false positive under any of them.
+        None => Config {
+            name: "clean",
+            bug: None,
+            workload: "hotspot",
+            nemesis: "partition,kill,split",
+            extra: &[],
+            expected: &[],
+        },
+        // The source keeps accepting writes after cutover: forced cross-group splits move hot
+        // ranges (the split nemesis alternates same- and cross-group), kills make clients
+        // and forwarders keep stale routes longer.
+        Some("no-fence") => Config {
+            name: "no-fence",
+            bug: Some("no-fence"),
+            workload: "hotspot",
+            nemesis: "split,kill",
+            extra: &[],
+            expected: &["epoch-authority"],
+        },
+        // Writes accepted during the move are lost: inserts into the moved hot range vanish
+        // (set-full), register writes regress (linearizable).
+        Some("early-cutover") => Config {
+            name: "early-cutover",
+            bug: Some("early-cutover"),
+            workload: "hotspot",
+            nemesis: "split,kill",
+            extra: &[],
+            expected: &["set-full", "linearizable", "epoch-authority"],
+        },
+        // Reads served from local state: isolate the leader so followers (and the old leader)
+        // lag; register reads on a few keys see the stale value.
+        Some("stale-read") => Config {
+            name: "stale-read",
+            bug: Some("stale-read"),
+            workload: "register",
+            nemesis: "partition",
+            extra: &["--partition-modes", "leader"],
+            expected: &["linearizable"],
+        },
+        // Acked before a quorum commits: kills and partitions of the leader discard the
+        // uncommitted tail; the acked write disappears or its log slot is reused.
+        Some("ack-before-commit") => Config {
+            name: "ack-before-commit",
+            bug: Some("ack-before-commit"),
+            workload: "register",
+            nemesis: "kill,partition",
+            extra: &["--partition-modes", "leader,one"],
+            expected: &["linearizable", "epoch-authority"],
+        },
+        // An effectiveness bug: auto-split at the byte midpoint of the hot route, no faults.
+        Some("split-midpoint") => Config {
+            name: "split-midpoint",
+            bug: Some("split-midpoint"),
+            workload: "hotspot",
+            nemesis: "none",
+            extra: &[],
+            expected: &["split"],
+        },
+        Some(_) => return None,
+    };
+    Some(c)
+}
+
+/// Parses `--bugs`: `all`, `none`, or a comma-separated list of bug names.
+pub fn parse_bugs(s: &str) -> Result<Vec<&'static str>, String> {
+    match s.trim() {
+        "all" => return Ok(BUGS.to_vec()),
+        "none" | "" => return Ok(Vec::new()),
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let Some(&known) = BUGS.iter().find(|b| **b == name) else {
+            return Err(format!("--bugs: unknown bug {name:?} (known: {}, or all, none)", BUGS.join(", ")));
+        };
+        if !out.contains(&known) {
+            out.push(known);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bug_has_a_configuration_with_an_expected_checker() {
+        for bug in BUGS {
+            let c = config_for(Some(bug)).expect("configured");
+            assert_eq!(c.bug, Some(bug));
+            assert!(!c.expected.is_empty(), "{bug} names the checker that must catch it");
+        }
+        assert!(config_for(None).expect("clean").expected.is_empty());
+        assert!(config_for(Some("typo")).is_none());
+    }
+
+    #[test]
+    fn bug_lists_parse_and_unknown_names_are_refused() {
+        assert_eq!(parse_bugs("all").unwrap(), BUGS.to_vec());
+        assert!(parse_bugs("none").unwrap().is_empty());
+        assert_eq!(parse_bugs("stale-read, no-fence,stale-read").unwrap(), vec!["stale-read", "no-fence"]);
+        assert!(parse_bugs("no-fence,nofence").unwrap_err().contains("nofence"));
+    }
+}
