@@ -2,13 +2,17 @@
 //! Jepsen, Knossos and Porcupine formats — and print or write their verdicts.
 //!
 //! Each PATH is a history file or a directory searched recursively (a run directory
-//! holding `history.jsonl`, such as `store/latest`, contributes just that file). Inputs are
+//! holding `history.jsonl`, such as `store/latest`, contributes just that file, and is
+//! judged by the run's own checker registry with the facts of its `test.json`, see
+//! [`run_dir`]). Inputs are
 //! read and checked in parallel. The exit code is the worst verdict over all inputs
 //! (0 valid, 1 invalid, 2 unknown); 254 if an argument is bad or an input cannot be read,
 //! 255 on an internal error.
 
 mod inputs;
 mod output;
+mod run_checkers;
+mod run_dir;
 
 use super::exit;
 use analysis::analyze::{analyze, AnalyzeOptions, ModelChoice};
@@ -141,8 +145,17 @@ fn check_one(path: &Path, format: Option<Format>, opts: &AnalyzeOptions) -> Outc
         let source = path.display().to_string();
         let default_initial = loaded.format.default_initial();
         let initial = opts.initial.clone().unwrap_or(default_initial.clone());
+        if opts.model == Some(ModelChoice::Auto) && opts.initial.is_none() {
+            if let Some(judged) = run_dir::run_verdict(path, &loaded.history) {
+                let verdict = judged.map_err(|e| FormatError::new(&source, 0, e))?;
+                return Ok(Outcome::Checked { loaded: Box::new(loaded), verdict, initial });
+            }
+        }
         match analyze(&loaded.history, default_initial, opts) {
-            Ok(verdict) => Ok(Outcome::Checked { loaded: Box::new(loaded), verdict, initial }),
+            Ok(verdict) => {
+                let verdict = run_checkers::add_evidence_checkers(&loaded.history, verdict);
+                Ok(Outcome::Checked { loaded: Box::new(loaded), verdict, initial })
+            }
             Err(e) => {
                 let line = loaded.report.line_of(e.position).unwrap_or(0);
                 Err(FormatError::new(&source, line, e.message))
