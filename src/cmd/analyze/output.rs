@@ -79,8 +79,8 @@ fn print_checker(out: &mut impl Write, name: &str, r: &CheckerResult) {
     if let Some(reason) = &r.reason {
         let _ = writeln!(out, "    {reason}");
     }
-    if !r.counts.is_empty() {
-        let counts: Vec<String> = r.counts.iter().filter(|(_, &n)| n > 0).map(|(k, n)| format!("{k}={n}")).collect();
+    let counts: Vec<String> = r.counts.iter().filter(|(_, &n)| n > 0).map(|(k, n)| format!("{k}={n}")).collect();
+    if !counts.is_empty() {
         let _ = writeln!(out, "    counts: {}", counts.join(" "));
     }
     for a in r.anomalies.iter().take(SHOWN_ANOMALIES) {
