@@ -126,11 +126,16 @@ impl Ctx {
 }
 
 /// Applies a fault of `kind` and records `start-<kind>`; returns how to undo it.
-pub async fn start<R: rand::Rng>(ctx: &Ctx, kind: FaultKind, rng: &mut R) -> Active {
+///
+/// `nth` counts earlier faults of the same kind: the first partition, kill and pause of a
+/// run target the hot group's leader (when those modes are enabled), so that even a short
+/// run exercises leader failure; later ones choose at random.
+pub async fn start<R: rand::Rng>(ctx: &Ctx, kind: FaultKind, nth: u64, rng: &mut R) -> Active {
+    let first = nth == 0;
     let (targets, undo, value) = match kind {
-        FaultKind::Partition => start_partition(ctx, rng).await,
-        FaultKind::Kill => start_kill(ctx, rng).await,
-        FaultKind::Pause => start_pause(ctx, rng).await,
+        FaultKind::Partition => start_partition(ctx, first, rng).await,
+        FaultKind::Kill => start_kill(ctx, first, rng).await,
+        FaultKind::Pause => start_pause(ctx, first, rng).await,
         FaultKind::Loss => start_loss(ctx, rng).await,
         FaultKind::Split => (Vec::new(), Undo::Nothing, json!({"targets": [], "effective": false})),
     };
@@ -185,10 +190,14 @@ pub async fn undo(ctx: &Ctx, undo: &Undo) -> Vec<String> {
     errors
 }
 
-async fn start_partition<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> (Vec<String>, Undo, Value) {
+async fn start_partition<R: rand::Rng>(ctx: &Ctx, first: bool, rng: &mut R) -> (Vec<String>, Undo, Value) {
     let nodes = ctx.node_names();
     let modes = if ctx.partition_modes.is_empty() { PartitionMode::ALL.to_vec() } else { ctx.partition_modes.clone() };
-    let mode = *modes.choose(rng).unwrap_or(&PartitionMode::One);
+    let mode = if first && modes.contains(&PartitionMode::Leader) {
+        PartitionMode::Leader
+    } else {
+        *modes.choose(rng).unwrap_or(&PartitionMode::One)
+    };
     let leaders = ctx.leaders().await;
     let hot_leader = if mode == PartitionMode::Leader { ctx.hot_leader().await } else { None };
     let g = grudge::grudge(mode, &nodes, hot_leader.as_deref(), rng);
@@ -233,9 +242,9 @@ async fn apply_grudge(ctx: &Ctx, g: &Grudge) -> Vec<String> {
 
 /// Picks the node(s) for a kill or pause: a random one, the hot group's leader, or
 /// (`allow_all`) every node.
-async fn pick_victims<R: rand::Rng>(ctx: &Ctx, rng: &mut R, allow_all: bool) -> (String, Vec<String>) {
+async fn pick_victims<R: rand::Rng>(ctx: &Ctx, rng: &mut R, allow_all: bool, first: bool) -> (String, Vec<String>) {
     let nodes = ctx.node_names();
-    let roll: f64 = rng.random();
+    let roll: f64 = if first { 0.5 } else { rng.random() };
     if allow_all && roll < 0.2 {
         return ("all".into(), nodes);
     }
@@ -248,8 +257,8 @@ async fn pick_victims<R: rand::Rng>(ctx: &Ctx, rng: &mut R, allow_all: bool) -> 
     ("one".into(), vec![one])
 }
 
-async fn start_kill<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> (Vec<String>, Undo, Value) {
-    let (mode, victims) = pick_victims(ctx, rng, true).await;
+async fn start_kill<R: rand::Rng>(ctx: &Ctx, first: bool, rng: &mut R) -> (Vec<String>, Undo, Value) {
+    let (mode, victims) = pick_victims(ctx, rng, true, first).await;
     let leaders = ctx.leaders().await;
     let mut killed = Vec::new();
     let mut errors = Vec::new();
@@ -268,8 +277,8 @@ async fn start_kill<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> (Vec<String>, Undo,
     (victims, Undo::Restart(killed), value)
 }
 
-async fn start_pause<R: rand::Rng>(ctx: &Ctx, rng: &mut R) -> (Vec<String>, Undo, Value) {
-    let (mode, victims) = pick_victims(ctx, rng, false).await;
+async fn start_pause<R: rand::Rng>(ctx: &Ctx, first: bool, rng: &mut R) -> (Vec<String>, Undo, Value) {
+    let (mode, victims) = pick_victims(ctx, rng, false, first).await;
     let leaders = ctx.leaders().await;
     let mut paused = Vec::new();
     let mut errors = Vec::new();

@@ -15,6 +15,9 @@ pub mod net;
 pub mod oracle;
 pub mod schedule;
 
+#[cfg(test)]
+mod tests;
+
 pub use control::{NodeControl, NodeInfo};
 pub use faults::FaultKind;
 pub use grudge::PartitionMode;

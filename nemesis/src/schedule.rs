@@ -61,6 +61,7 @@ impl Nemesis {
         let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
         // Every kind gets its turn: rounds over all kinds, each round in a random order.
         let mut round: Vec<FaultKind> = Vec::new();
+        let mut started: std::collections::HashMap<FaultKind, u64> = std::collections::HashMap::new();
         loop {
             if sleep_or_cancel(self.interval, &cancel).await {
                 return;
@@ -70,7 +71,9 @@ impl Nemesis {
                 round.shuffle(&mut rng);
             }
             let Some(kind) = round.pop() else { return };
-            let active = faults::start(&self.ctx, kind, &mut rng).await;
+            let nth = started.entry(kind).or_insert(0);
+            let active = faults::start(&self.ctx, kind, *nth, &mut rng).await;
+            *nth += 1;
             self.status.faults_started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.status.set_active(Some(describe(&active)));
             let cancelled = sleep_or_cancel(self.interval, &cancel).await;

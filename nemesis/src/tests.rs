@@ -1,0 +1,198 @@
+//! Schedule and fault tests against a fake cluster that records what was done to it.
+
+use crate::faults::{self, Ctx, FaultKind};
+use crate::{Nemesis, NemesisStatus, NodeControl, NodeInfo, Oracle, PartitionMode, SplitOutcome};
+use analysis::history::{HistorySink, Op};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use rand::SeedableRng;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Default)]
+struct FakeCluster {
+    nodes: Vec<NodeInfo>,
+    log: Mutex<Vec<String>>,
+}
+
+impl FakeCluster {
+    fn new(n: u64) -> Arc<FakeCluster> {
+        let nodes = (1..=n)
+            .map(|id| NodeInfo { name: format!("n{id}"), id, ip: [10, 0, 0, id as u8].into(), addr: format!("10.0.0.{id}:1") })
+            .collect();
+        Arc::new(FakeCluster { nodes, log: Mutex::new(Vec::new()) })
+    }
+    fn note(&self, what: &str, node: &str) -> BoxFuture<'_, anyhow::Result<()>> {
+        self.log.lock().unwrap().push(format!("{what} {node}"));
+        async { Ok(()) }.boxed()
+    }
+    fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl NodeControl for FakeCluster {
+    fn nodes(&self) -> &[NodeInfo] {
+        &self.nodes
+    }
+    fn kill<'a>(&'a self, node: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.note("kill", node)
+    }
+    fn restart<'a>(&'a self, node: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.note("restart", node)
+    }
+    fn pause<'a>(&'a self, node: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.note("pause", node)
+    }
+    fn resume<'a>(&'a self, node: &'a str) -> BoxFuture<'a, anyhow::Result<()>> {
+        self.note("resume", node)
+    }
+    fn netns<'a>(&'a self, node: &'a str) -> BoxFuture<'a, anyhow::Result<PathBuf>> {
+        let node = node.to_string();
+        async move { anyhow::bail!("fake cluster: no namespace for {node}") }.boxed()
+    }
+}
+
+/// n2 leads every group; splits are accepted.
+struct FakeOracle;
+
+impl Oracle for FakeOracle {
+    fn leader_of(&self, _group: u64) -> BoxFuture<'_, Option<String>> {
+        async { Some("n2".to_string()) }.boxed()
+    }
+    fn hot_group(&self) -> BoxFuture<'_, u64> {
+        async { 1 }.boxed()
+    }
+    fn groups(&self) -> Vec<u64> {
+        vec![1, 2, 3]
+    }
+    fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>> {
+        async move {
+            Some(SplitOutcome {
+                key: "k".into(),
+                route_id: Some(1),
+                target_group: cross_group.then_some(2),
+                accepted: true,
+                detail: serde_json::json!({}),
+                job_id: cross_group.then_some(7),
+            })
+        }
+        .boxed()
+    }
+    fn job_phase(&self, _job: u64) -> BoxFuture<'_, Option<String>> {
+        async { Some("DONE".to_string()) }.boxed()
+    }
+}
+
+#[derive(Default)]
+struct VecSink(Mutex<Vec<Op>>);
+
+impl HistorySink for VecSink {
+    fn record(&self, mut op: Op) -> u64 {
+        let mut v = self.0.lock().unwrap();
+        op.index = v.len() as u64;
+        v.push(op);
+        op_index(&v)
+    }
+}
+
+fn op_index(v: &[Op]) -> u64 {
+    v.len() as u64 - 1
+}
+
+fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
+    Ctx {
+        control: cluster,
+        oracle: Arc::new(FakeOracle),
+        sink,
+        loss_probability: 0.2,
+        partition_modes: PartitionMode::ALL.to_vec(),
+        use_netem: false,
+    }
+}
+
+#[tokio::test]
+async fn the_first_kill_hits_the_leader_and_its_stop_restarts_it() {
+    let cluster = FakeCluster::new(3);
+    let sink = Arc::new(VecSink::default());
+    let c = ctx(cluster.clone(), sink.clone());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let active = faults::start(&c, FaultKind::Kill, 0, &mut rng).await;
+    faults::stop(&c, &active).await;
+    assert_eq!(cluster.log(), vec!["kill n2", "restart n2"]);
+    let ops = sink.0.lock().unwrap().clone();
+    assert_eq!(ops[0].f, "start-kill");
+    assert_eq!(ops[0].value["effective"], serde_json::json!(true));
+    assert_eq!(ops[0].value["leader"], serde_json::json!(true));
+    assert_eq!(ops[1].f, "stop-kill");
+    assert_eq!(ops[1].value["healed"], serde_json::json!(true));
+}
+
+#[tokio::test]
+async fn a_partition_that_cannot_be_applied_is_recorded_as_not_effective() {
+    let cluster = FakeCluster::new(3);
+    let sink = Arc::new(VecSink::default());
+    let c = ctx(cluster, sink.clone());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let active = faults::start(&c, FaultKind::Partition, 0, &mut rng).await;
+    faults::stop(&c, &active).await;
+    let ops = sink.0.lock().unwrap().clone();
+    assert_eq!(ops[0].value["mode"], serde_json::json!("leader"), "the first partition isolates the leader");
+    assert_eq!(ops[0].value["effective"], serde_json::json!(false), "rules could not be installed");
+    assert!(!ops[0].value["errors"].as_array().unwrap().is_empty());
+    assert_eq!(ops[1].value["healed"], serde_json::json!(false));
+}
+
+#[tokio::test]
+async fn the_schedule_brackets_every_fault_never_overlaps_kill_and_pause_and_heals_at_the_end() {
+    let cluster = FakeCluster::new(3);
+    let sink = Arc::new(VecSink::default());
+    let nemesis = Nemesis {
+        ctx: ctx(cluster.clone(), sink.clone()),
+        kinds: vec![FaultKind::Kill, FaultKind::Pause, FaultKind::Split],
+        interval: Duration::from_millis(100),
+        seed: 3,
+        status: Arc::new(NemesisStatus::default()),
+    };
+    let cancel = CancellationToken::new();
+    let stopper = {
+        let cancel = cancel.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(950)).await;
+            cancel.cancel();
+        }
+    };
+    tokio::join!(nemesis.run(cancel), stopper);
+    let ops = sink.0.lock().unwrap().clone();
+    for kind in ["kill", "pause", "split"] {
+        let starts = ops.iter().filter(|o| o.f == format!("start-{kind}")).count();
+        let stops = ops.iter().filter(|o| o.f == format!("stop-{kind}")).count();
+        assert!(starts >= 1, "{kind} never started: {ops:?}");
+        assert_eq!(starts, stops, "{kind}: every start has a stop");
+    }
+    // Faults on nodes are sequential: between a kill and its restart nothing is paused,
+    // and between a pause and its resume nothing is killed.
+    let log = cluster.log();
+    let heal_from = log.len() - 6; // heal_all: resume+restart of 3 nodes
+    let (mut killed, mut paused) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+    for entry in &log[..heal_from] {
+        let (verb, node) = entry.split_once(' ').unwrap();
+        match verb {
+            "kill" => assert!(paused.is_empty() && killed.insert(node), "kill while paused: {log:?}"),
+            "pause" => assert!(killed.is_empty() && paused.insert(node), "pause while killed: {log:?}"),
+            "restart" => assert!(killed.remove(node), "restart of a live node: {log:?}"),
+            "resume" => assert!(paused.remove(node), "resume of a running node: {log:?}"),
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert!(killed.is_empty() && paused.is_empty(), "the last fault was healed: {log:?}");
+    let tail: Vec<&str> = log[heal_from..].iter().map(String::as_str).collect();
+    assert_eq!(tail, vec!["resume n1", "restart n1", "resume n2", "restart n2", "resume n3", "restart n3"]);
+    let splits: Vec<&Op> = ops.iter().filter(|o| o.f == "start-split").collect();
+    assert_eq!(splits[0].value["cross_group"], serde_json::json!(false));
+    if splits.len() > 1 {
+        assert_eq!(splits[1].value["cross_group"], serde_json::json!(true), "splits alternate");
+    }
+}
