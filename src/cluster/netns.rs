@@ -293,6 +293,25 @@ pub async fn remove_run(run_id: &str) -> Result<()> {
     first_err.map_or(Ok(()), Err)
 }
 
+/// Removes the namespaces (and processes) of every faultline netns run; returns the runs.
+pub async fn remove_all() -> Result<Vec<String>> {
+    if !nix::unistd::geteuid().is_root() {
+        return Ok(Vec::new());
+    }
+    let mut runs: Vec<String> = Vec::new();
+    for ns in net::list_namespaces().await.unwrap_or_default() {
+        if let Some(run) = net::run_of(&ns) {
+            if !runs.iter().any(|r| r == run) {
+                runs.push(run.to_string());
+            }
+        }
+    }
+    for run in &runs {
+        remove_run(run).await?;
+    }
+    Ok(runs)
+}
+
 /// Removes the namespaces of runs whose harness is gone; returns the runs removed. Without
 /// root (or without `ip`) there is nothing faultline could have created: nothing to do.
 pub async fn sweep_stale() -> Result<Vec<String>> {

@@ -15,6 +15,11 @@ pub struct CleanupArgs {
 }
 
 pub async fn cleanup(args: CleanupArgs) -> anyhow::Result<()> {
+    // `--cluster netns` runs: network namespaces named faultline-<run>-* (root only).
+    let netns_runs = if args.stale { crate::cluster::netns::sweep_stale().await? } else { crate::cluster::netns::remove_all().await? };
+    if !netns_runs.is_empty() {
+        println!("removed the network namespaces of {} netns runs", netns_runs.len());
+    }
     crate::docker::check_engine().await?;
     let swept = if args.stale {
         crate::cluster::sweep::sweep_stale().await?

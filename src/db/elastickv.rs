@@ -12,7 +12,10 @@
 //! `--raftGroupPeers gid=id@host:port,...;...` + `--shardRanges start:end=gid,...` (several
 //! groups, each on its own port), plus `--raftRedisMap raftAddr=redisAddr,...`.
 
+pub mod leader_reads;
+
 use super::{Db, DbKind, NodeLayout, Reports};
+use leader_reads::LeaderDirectory;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
@@ -97,10 +100,12 @@ impl Db for Elastickv {
         (1..=u64::from(self.groups)).collect()
     }
 
-    fn connector(&self, mut options: ClientOptions) -> Arc<dyn Connector> {
+    fn connector(&self, mut options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector> {
         // grpc-go answers keep-alive pings more frequent than every 5 minutes with GOAWAY.
         options.keepalive = None;
-        Arc::new(ElastickvConnector { inner: GrpcConnector { options } })
+        let inner = GrpcConnector { options };
+        let clients = nodes.iter().filter_map(|n| inner.connect(n).ok()).collect();
+        Arc::new(ElastickvConnector { inner, leaders: Arc::new(LeaderDirectory::new(clients)) })
     }
 
     fn reports(&self) -> Reports {
@@ -156,19 +161,24 @@ pub fn reclassify_mutation(err: CallError) -> CallError {
     }
 }
 
-/// refkv's gRPC client with elastickv's error texts applied to mutations.
+/// refkv's gRPC client with elastickv's error texts applied to mutations and reads sent
+/// to the owning group's leader.
 pub struct ElastickvConnector {
     pub inner: GrpcConnector,
+    pub leaders: Arc<LeaderDirectory>,
 }
 
 impl Connector for ElastickvConnector {
     fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
-        Ok(Arc::new(ElastickvClient { inner: self.inner.connect(node)? }))
+        Ok(Arc::new(ElastickvClient { inner: self.inner.connect(node)?, leaders: self.leaders.clone() }))
     }
 }
 
-struct ElastickvClient {
-    inner: Arc<dyn KvTarget>,
+/// One process's client: mutations through its own node (elastickv forwards them to the
+/// leader), reads through the leader directory.
+pub struct ElastickvClient {
+    pub inner: Arc<dyn KvTarget>,
+    pub leaders: Arc<LeaderDirectory>,
 }
 
 fn mutation<T: Send + 'static>(fut: BoxFuture<'_, CallResult<T>>) -> BoxFuture<'_, CallResult<T>> {
@@ -180,7 +190,8 @@ impl KvTarget for ElastickvClient {
         self.inner.node()
     }
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
-        self.inner.read(key)
+        let key = key.to_vec();
+        async move { self.leaders.read(&key).await }.boxed()
     }
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         mutation(self.inner.write(key, value))

@@ -11,7 +11,7 @@
 use super::{Db, DbKind, NodeLayout, Reports};
 use nemesis::{FaultKind, NodeInfo};
 use std::sync::Arc;
-use workloads::client::Connector;
+use workloads::client::{Connector, NodeEndpoint};
 use workloads::etcd::EtcdConnector;
 use workloads::ClientOptions;
 
@@ -57,7 +57,7 @@ impl Db for Etcd {
         vec![1]
     }
 
-    fn connector(&self, options: ClientOptions) -> Arc<dyn Connector> {
+    fn connector(&self, options: ClientOptions, _nodes: &[NodeEndpoint]) -> Arc<dyn Connector> {
         Arc::new(EtcdConnector { options })
     }
 

@@ -19,7 +19,7 @@ use analysis::verdict::{CheckerResult, Validity, Verdict};
 use nemesis::{FaultKind, NodeInfo};
 use std::fmt;
 use std::sync::Arc;
-use workloads::client::Connector;
+use workloads::client::{Connector, NodeEndpoint};
 use workloads::ClientOptions;
 
 /// The `--db` choice.
@@ -113,8 +113,9 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn node_command(&self, node: &NodeInfo, all: &[NodeInfo], layout: &NodeLayout, extra: &[String]) -> Vec<String>;
     /// The Raft groups readiness and recovery wait for (each must have a leader).
     fn groups(&self) -> Vec<u64>;
-    /// The client factory for the workloads, the final reads and leader discovery.
-    fn connector(&self, options: ClientOptions) -> Arc<dyn Connector>;
+    /// The client factory for the workloads, the final reads and leader discovery, for a
+    /// cluster of `nodes`.
+    fn connector(&self, options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector>;
     fn reports(&self) -> Reports;
     /// Workloads that make sense against this store.
     fn workloads(&self) -> &'static [&'static str];

@@ -5,7 +5,7 @@
 use super::{Db, DbKind, NodeLayout, Reports};
 use nemesis::{FaultKind, NodeInfo};
 use std::sync::Arc;
-use workloads::client::Connector;
+use workloads::client::{Connector, NodeEndpoint};
 use workloads::{ClientOptions, GrpcConnector};
 
 #[derive(Debug, Clone)]
@@ -32,7 +32,7 @@ impl Db for Refkv {
         (1..=u64::from(self.groups)).collect()
     }
 
-    fn connector(&self, options: ClientOptions) -> Arc<dyn Connector> {
+    fn connector(&self, options: ClientOptions, _nodes: &[NodeEndpoint]) -> Arc<dyn Connector> {
         Arc::new(GrpcConnector { options })
     }
 

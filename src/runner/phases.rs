@@ -237,7 +237,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
     json["workload_config"] = serde_json::to_value(&cfg)?;
-    let connector: Arc<dyn Connector> = plan.db.connector(cfg.client_options());
+    let connector: Arc<dyn Connector> = plan.db.connector(cfg.client_options(), &nodes);
 
     // Readiness.
     let t = Instant::now();
