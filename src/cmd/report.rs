@@ -35,7 +35,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("faultline report: {e:#}");
-            ExitCode::from(exit::BAD_ARGS)
+            // An unreadable run directory is the caller's problem; a drawing failure is ours.
+            let internal = e.downcast_ref::<crate::report::RenderError>().is_some();
+            ExitCode::from(if internal { exit::INTERNAL } else { exit::BAD_ARGS })
         }
     }
 }

@@ -40,6 +40,18 @@ pub struct Generated {
     pub render_time: Duration,
 }
 
+/// Drawing or templating failed: a defect of faultline, not of the run directory.
+#[derive(Debug)]
+pub struct RenderError(pub String);
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "rendering the report failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for RenderError {}
+
 /// Renders the report of `run_dir` and writes it to `out` (default `run_dir/report.html`).
 pub fn generate(run_dir: &Path, out: Option<&Path>) -> Result<Generated> {
     if !run_dir.is_dir() {
@@ -56,7 +68,7 @@ pub fn generate(run_dir: &Path, out: Option<&Path>) -> Result<Generated> {
     let model = load::read_history(run_dir, &plan.keep_ranges())?;
     let read_time = started.elapsed();
     let inputs = page::Inputs { run_name: run_name(run_dir), verdict: verdict.as_ref(), options: options.as_ref() };
-    let html = page::render(&inputs, &model, &plan)?;
+    let html = page::render(&inputs, &model, &plan).map_err(|e| RenderError(format!("{e:#}")))?;
     let path = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.join(REPORT_FILE));
     std::fs::write(&path, &html).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(Generated {

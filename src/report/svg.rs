@@ -19,7 +19,7 @@ pub fn escape(text: &str) -> String {
 
 /// About `target` round tick values (1, 2 or 5 × 10^k apart) from 0 to `span`.
 pub fn nice_ticks(span: f64, target: usize) -> Vec<f64> {
-    if !(span > 0.0) || target == 0 {
+    if span.is_nan() || span <= 0.0 || target == 0 {
         return vec![0.0];
     }
     let raw = span / target as f64;
