@@ -128,10 +128,11 @@ impl Db for Elastickv {
 ///
 /// | text contains        | meaning                                        | certainty     |
 /// |----------------------|------------------------------------------------|---------------|
-/// | `leadership lost`    | proposed, then the leader stepped down         | indeterminate |
+/// | `leadership lost`    | proposed, then the leader stepped down (hashicorp raft `ErrLeadershipLost`) | indeterminate |
 /// | `leadership transfer`| refused: a transfer is in progress             | definite      |
-/// | `not leader`         | refused by a follower, nothing proposed        | definite      |
-/// | `leader not found`   | no leader known, nothing proposed              | definite      |
+/// | `not leader`, `not the leader` | refused by a follower, nothing proposed (`ErrNotLeader`) | definite |
+/// | `leader not found`   | no leader known, nothing proposed (`ErrLeaderNotFound`) | definite |
+/// | `proposal dropped`   | etcd raft dropped the proposal before appending it | definite   |
 /// | `no route`/`route not found` | no route owns the key, nothing proposed | definite      |
 pub fn elastickv_rule(message: &str) -> Option<(&'static str, Certainty)> {
     let m = message.to_ascii_lowercase();
@@ -139,10 +140,12 @@ pub fn elastickv_rule(message: &str) -> Option<(&'static str, Certainty)> {
         Some(("leadership-lost", Certainty::Indeterminate))
     } else if m.contains("leadership transfer") {
         Some(("leadership-transfer", Certainty::Definite))
-    } else if m.contains("not leader") {
+    } else if m.contains("not leader") || m.contains("not the leader") {
         Some(("not-leader", Certainty::Definite))
     } else if m.contains("leader not found") {
         Some(("leader-not-found", Certainty::Definite))
+    } else if m.contains("proposal dropped") {
+        Some(("proposal-dropped", Certainty::Definite))
     } else if m.contains("no route") || m.contains("route not found") {
         Some(("no-route", Certainty::Definite))
     } else {
@@ -209,6 +212,11 @@ impl KvTarget for ElastickvClient {
         self.inner.list_routes()
     }
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        if request.target_group.is_some() {
+            // elastickv's SplitRange is a catalog change within one group; no move plane.
+            let refused = CallError::new(Certainty::Definite, "unimplemented", "elastickv splits are same-group only (no cross-group move)");
+            return async move { Err(refused) }.boxed();
+        }
         mutation(self.inner.split(request))
     }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {

@@ -93,6 +93,8 @@ fn elastickv_error_texts() {
     use Certainty::{Definite, Indeterminate};
     let table = [
         ("not leader", Some(("not-leader", Definite))),
+        ("node is not the leader", Some(("not-leader", Definite))),
+        ("raft proposal dropped", Some(("proposal-dropped", Definite))),
         ("rpc error: leader not found", Some(("leader-not-found", Definite))),
         ("raft: leadership lost while committing log", Some(("leadership-lost", Indeterminate))),
         ("leadership transfer in progress", Some(("leadership-transfer", Definite))),
@@ -158,4 +160,16 @@ fn external_clusters_allow_only_the_split_nemesis() {
     let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Kill], None).unwrap_err();
     assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
     assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", &FaultKind::ALL, None).is_ok());
+}
+
+#[tokio::test]
+async fn elastickv_refuses_cross_group_splits_before_sending() {
+    use workloads::client::{Connector, NodeEndpoint, SplitRequest};
+    let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
+    let connector = Elastickv { groups: 3 }.connector(workloads::ClientOptions::default(), &nodes);
+    let client = connector.connect(&nodes[0]).unwrap();
+    let request = SplitRequest { expected_catalog_version: 1, route_id: 1, split_key: b"k".to_vec(), target_group: Some(2) };
+    let err = client.split(request).await.unwrap_err();
+    assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite));
+    assert!(err.message.contains("same-group"), "{err}");
 }
