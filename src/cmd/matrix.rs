@@ -61,6 +61,11 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
+    /// Run nothing: render the table of an earlier matrix from its rows (`rows.jsonl` or
+    /// `rows.json`) into --out and the terminal.
+    #[arg(long, value_name = "FILE")]
+    pub from_rows: Option<PathBuf>,
+
     /// Extra `faultline test` argument for every run, verbatim; repeat for several
     /// (e.g. `--test-arg=--concurrency=3n`).
     #[arg(long = "test-arg", value_name = "ARG", allow_hyphen_values = true)]
@@ -68,6 +73,9 @@ pub struct MatrixArgs {
 }
 
 pub fn run(args: MatrixArgs) -> ExitCode {
+    if let Some(path) = &args.from_rows {
+        return render_rows(path, args.out.as_deref());
+    }
     let bugs = match configs::parse_bugs(&args.bugs) {
         Ok(b) => b,
         Err(e) => {
@@ -97,6 +105,11 @@ pub fn run(args: MatrixArgs) -> ExitCode {
         test_args: args.test_args.clone(),
         dir: args.store.join("matrix").join(stamp),
     };
+    let command = command_line();
+    if let Err(e) = std::fs::create_dir_all(&plan.dir).and_then(|_| std::fs::write(plan.dir.join("command.txt"), format!("{command}\n"))) {
+        eprintln!("faultline matrix: cannot write {}: {e}", plan.dir.join("command.txt").display());
+        return ExitCode::from(exit::INTERNAL);
+    }
     let outcome = match matrix::run_matrix(&plan) {
         Ok(o) => o,
         Err(e) => {
@@ -104,7 +117,6 @@ pub fn run(args: MatrixArgs) -> ExitCode {
             return ExitCode::from(exit::INTERNAL);
         }
     };
-    let command = command_line();
     if let Err(e) = write_results(&plan, &args, &outcome, &command) {
         eprintln!("faultline matrix: {e:#}");
         return ExitCode::from(exit::INTERNAL);
@@ -123,9 +135,9 @@ fn write_results(plan: &MatrixPlan, args: &MatrixArgs, outcome: &matrix::MatrixO
     let rows_json = plan.dir.join("rows.json");
     std::fs::write(&rows_json, serde_json::to_string_pretty(&outcome.rows)? + "\n")
         .with_context(|| format!("writing {}", rows_json.display()))?;
-    matrix::write_out(&plan.dir.join("table.md"), &outcome.rows, command, outcome.interrupted)?;
+    matrix::write_out(&plan.dir.join("table.md"), &outcome.rows, command, outcome.interrupted, None)?;
     if let Some(out) = &args.out {
-        matrix::write_out(out, &outcome.rows, command, outcome.interrupted)?;
+        matrix::write_out(out, &outcome.rows, command, outcome.interrupted, None)?;
         eprintln!("matrix: table written to {}", out.display());
     }
     Ok(())
@@ -136,4 +148,49 @@ fn command_line() -> String {
     let mut parts = vec!["faultline".to_string()];
     parts.extend(std::env::args().skip(1).map(|a| if a.contains(' ') { format!("'{a}'") } else { a }));
     parts.join(" ")
+}
+
+/// `--from-rows`: re-renders a recorded matrix.
+fn render_rows(path: &std::path::Path, out: Option<&std::path::Path>) -> ExitCode {
+    let rows = match read_rows(path) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("faultline matrix: {e}");
+            return ExitCode::from(exit::BAD_ARGS);
+        }
+    };
+    let command = rows_command(path).unwrap_or_else(command_line);
+    if let Some(out) = out {
+        if let Err(e) = matrix::write_out(out, &rows, &command, false, measured_from_dir(path).as_deref()) {
+            eprintln!("faultline matrix: {e:#}");
+            return ExitCode::from(exit::INTERNAL);
+        }
+    }
+    println!("{}", matrix::table::render(&rows));
+    ExitCode::from(exit::VALID)
+}
+
+/// Rows from `rows.json` (an array) or `rows.jsonl` (one row a line); errors name the line.
+fn read_rows(path: &std::path::Path) -> Result<Vec<matrix::table::RunRow>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if text.trim_start().starts_with('[') {
+        return serde_json::from_str(&text).map_err(|e| format!("{}: not a list of matrix rows: {e}", path.display()));
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: not a matrix row: {e}", path.display(), i + 1)))
+        .collect()
+}
+
+/// The command recorded beside the rows (`command.txt`), if any.
+fn rows_command(path: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(path.parent()?.join("command.txt")).ok()?;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
+}
+
+/// "started <timestamp>" from a matrix directory named by its UTC start time.
+fn measured_from_dir(rows: &std::path::Path) -> Option<String> {
+    let name = rows.parent()?.file_name()?.to_str()?;
+    name.ends_with('Z').then(|| format!("runs started {name} (UTC)"))
 }

@@ -40,6 +40,9 @@ const RUN_OVERHEAD_BUDGET: Duration = Duration::from_secs(900);
 /// After an interrupt, a child gets this long to heal and write its verdict before SIGKILL.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(180);
 
+/// `faultline test`'s exit code for bad arguments.
+const BAD_ARGS: i32 = 254;
+
 /// Runs every configuration `runs` times, appending each row to `dir/rows.jsonl`.
 pub fn run_matrix(plan: &MatrixPlan) -> Result<MatrixOutcome> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the tokio runtime")?;
@@ -57,6 +60,11 @@ async fn run_all(plan: &MatrixPlan) -> Result<MatrixOutcome> {
         for i in 1..=plan.runs {
             k += 1;
             let (row, interrupted) = run_one(plan, config, i, k, total).await?;
+            if row.exit_code == Some(BAD_ARGS) && row.run_dir.is_none() {
+                // Every further run would be refused the same way.
+                let log = std::fs::read_to_string(plan.dir.join(format!("{}-{i}.log", config.name))).unwrap_or_default();
+                anyhow::bail!("`faultline test` refused its arguments for {}: {}", config.name, log.trim());
+            }
             writeln!(rows_file, "{}", serde_json::to_string(&row)?).with_context(|| format!("writing {}", rows_path.display()))?;
             rows.push(row);
             if interrupted {

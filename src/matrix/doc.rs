@@ -11,11 +11,13 @@ pub const BEGIN: &str = "<!-- matrix:begin -->";
 pub const END: &str = "<!-- matrix:end -->";
 
 /// The generated section.
-pub fn section(rows: &[RunRow], command: &str, interrupted: bool) -> String {
+/// `measured`: when the runs ran (default: now).
+pub fn section(rows: &[RunRow], command: &str, interrupted: bool, measured: Option<&str>) -> String {
     let total_s: f64 = rows.iter().map(|r| r.wall_s).sum();
     let mut s = String::new();
     s.push_str(&format!("Command: `{command}`\n\n"));
-    s.push_str(&format!("Measured: {} — machine: {}.\n", utc_now(), machine()));
+    let when = measured.map(str::to_string).unwrap_or_else(utc_now);
+    s.push_str(&format!("Measured: {when} — machine: {}.\n", machine()));
     s.push_str(&format!("{} runs, {:.1} min of wall time in all", rows.len(), total_s / 60.0));
     if interrupted {
         s.push_str(" (interrupted: the last configuration is incomplete)");
@@ -38,8 +40,8 @@ pub fn section(rows: &[RunRow], command: &str, interrupted: bool) -> String {
 }
 
 /// Writes the section into `out` (between the markers if present).
-pub fn write_out(out: &Path, rows: &[RunRow], command: &str, interrupted: bool) -> Result<()> {
-    let generated = section(rows, command, interrupted);
+pub fn write_out(out: &Path, rows: &[RunRow], command: &str, interrupted: bool, measured: Option<&str>) -> Result<()> {
+    let generated = section(rows, command, interrupted, measured);
     let existing = std::fs::read_to_string(out).ok();
     let text = match existing.as_deref().and_then(|t| splice(t, &generated)) {
         Some(t) => t,

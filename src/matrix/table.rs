@@ -151,7 +151,7 @@ pub fn render(rows: &[RunRow]) -> String {
         let _ = write!(out, " {c} |");
     }
     out.push_str(" other checkers invalid | unknown verdicts | errors | mean wall s |\n|");
-    for _ in 0..(cols.len() + 8) {
+    for _ in 0..(cols.len() + 9) {
         out.push_str("---|");
     }
     out.push('\n');

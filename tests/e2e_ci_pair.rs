@@ -1,0 +1,57 @@
+//! The CI end-to-end pair (issue 6): against a real 3-node refkv cluster in Docker, a clean
+//! run must be valid and a `--bug no-fence` run must be invalid by the epoch-authority
+//! checker. Both use the hotspot workload with forced splits (the split nemesis alternates
+//! same- and cross-group splits, so hot ranges move between groups) and refkv's auto-split.
+//! Each run's `results.junit.xml` must carry one test case per checker.
+
+mod test_support;
+use test_support::*;
+
+/// Seconds of workload per run: long enough for a cross-group move and traffic after it.
+const TIME_LIMIT: &str = "30";
+
+fn pair_run(name: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
+    let _one = lock();
+    let mut args = vec!["--nemesis", "split", "--nemesis-interval", "4", "--time-limit", TIME_LIMIT, "--test-name", name];
+    args.extend_from_slice(extra);
+    let (run, out) = run_test(&format!("ci-pair-{name}"), &args);
+    let results = results(&run);
+    (run, out, results)
+}
+
+/// Every checker of results.json appears once as a JUnit test case.
+fn assert_junit_matches(run: &std::path::Path, results: &serde_json::Value) {
+    let xml = std::fs::read_to_string(run.join("results.junit.xml")).expect("results.junit.xml beside results.json");
+    let checkers = results["checkers"].as_object().expect("checkers in results.json");
+    assert_eq!(xml.matches("<testcase ").count(), checkers.len(), "{xml}");
+    for (name, r) in checkers {
+        assert!(xml.contains(&format!("name=\"{name}\"")), "{name} has a test case: {xml}");
+        if r["valid"] == serde_json::json!(false) {
+            assert!(xml.contains("<failure "), "an invalid checker is a failure: {xml}");
+        }
+    }
+}
+
+#[test]
+fn clean_refkv_is_valid() {
+    let (run, out, results) = pair_run("clean", &[]);
+    assert_eq!(out.status.code(), Some(0), "clean run not valid: {results:#}\n{}", show(&out));
+    assert_eq!(results["valid"], serde_json::json!(true));
+    for checker in ["linearizable", "set-full", "epoch-authority", "split"] {
+        assert_eq!(results["checkers"][checker]["valid"], serde_json::json!(true), "{checker}: {:#}", results["checkers"][checker]);
+    }
+    assert_junit_matches(&run, &results);
+    let history = read_history(&run);
+    assert!(client_oks(&history) > 100, "too few successful ops");
+}
+
+#[test]
+fn no_fence_is_caught_by_epoch_authority() {
+    let (run, out, results) = pair_run("no-fence", &["--bug", "no-fence"]);
+    let epoch = &results["checkers"]["epoch-authority"];
+    assert_eq!(epoch["valid"], serde_json::json!(false), "no-fence not caught by epoch-authority: {epoch:#}\n{}", show(&out));
+    assert_eq!(out.status.code(), Some(1), "exit code 1 for an invalid run\n{}", show(&out));
+    let witnesses = epoch["anomalies"].as_array().expect("anomalies listed");
+    assert!(!witnesses.is_empty(), "an invalid verdict names its witnesses");
+    assert_junit_matches(&run, &results);
+}
