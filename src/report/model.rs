@@ -140,12 +140,17 @@ impl RouteInfo {
     }
 }
 
-/// Shortens a key for a label: long keys keep their head and tail.
+/// Shortens a key for a label: control characters (split keys often end in `\0`) shown as
+/// `\xNN`, and long keys keep their head and tail.
 pub fn short(key: &str) -> String {
     const MAX: usize = 18;
-    let chars: Vec<char> = key.chars().collect();
+    let visible: String = key
+        .chars()
+        .map(|c| if c.is_control() { format!("\\x{:02x}", c as u32) } else { c.to_string() })
+        .collect();
+    let chars: Vec<char> = visible.chars().collect();
     if chars.len() <= MAX {
-        return key.to_string();
+        return visible;
     }
     let head: String = chars[..10].iter().collect();
     let tail: String = chars[chars.len() - 6..].iter().collect();
@@ -159,5 +164,17 @@ impl RunModel {
 
     pub fn function_name(&self, f: u16) -> &str {
         self.functions.get(f as usize).map(String::as_str).unwrap_or("?")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_keys_show_control_characters_and_elide_the_middle() {
+        assert_eq!(short("reg/00001\u{0}"), "reg/00001\\x00");
+        assert_eq!(short("hot/000000000000012345"), "hot/000000…012345");
+        assert_eq!(short("k1"), "k1");
     }
 }
