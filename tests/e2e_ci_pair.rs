@@ -2,7 +2,8 @@
 //! run must be valid and a `--bug no-fence` run must be invalid by the epoch-authority
 //! checker. Both use the hotspot workload with forced splits (the split nemesis alternates
 //! same- and cross-group splits, so hot ranges move between groups) and refkv's auto-split.
-//! Each run's `results.junit.xml` must carry one test case per checker.
+//! Each run's `results.junit.xml` must carry one test case per checker, and
+//! `faultline analyze <run dir>` must reach the run's own verdict, checker by checker.
 
 mod test_support;
 use test_support::*;
@@ -32,6 +33,21 @@ fn assert_junit_matches(run: &std::path::Path, results: &serde_json::Value) {
     }
 }
 
+/// `faultline analyze <run>` re-checks the history with the run's facts: same verdicts.
+fn assert_analyze_agrees(run: &std::path::Path, results: &serde_json::Value) {
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    let out = faultline().arg("analyze").arg("--out").arg(out_dir.path()).arg(run).output().expect("faultline analyze runs");
+    let text = std::fs::read_to_string(out_dir.path().join("results.json")).expect("analyze wrote results.json");
+    let again: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(again["valid"], results["valid"], "overall verdict\n{}", show(&out));
+    let names = |v: &serde_json::Value| v["checkers"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    assert_eq!(names(&again), names(results), "same checkers");
+    for name in names(results) {
+        assert_eq!(again["checkers"][&name]["valid"], results["checkers"][&name]["valid"], "{name}");
+        assert_eq!(again["checkers"][&name]["counts"], results["checkers"][&name]["counts"], "{name} counts");
+    }
+}
+
 #[test]
 fn clean_refkv_is_valid() {
     let (run, out, results) = pair_run("clean", &[]);
@@ -41,6 +57,7 @@ fn clean_refkv_is_valid() {
         assert_eq!(results["checkers"][checker]["valid"], serde_json::json!(true), "{checker}: {:#}", results["checkers"][checker]);
     }
     assert_junit_matches(&run, &results);
+    assert_analyze_agrees(&run, &results);
     let history = read_history(&run);
     assert!(client_oks(&history) > 100, "too few successful ops");
 }
@@ -54,4 +71,5 @@ fn no_fence_is_caught_by_epoch_authority() {
     let witnesses = epoch["anomalies"].as_array().expect("anomalies listed");
     assert!(!witnesses.is_empty(), "an invalid verdict names its witnesses");
     assert_junit_matches(&run, &results);
+    assert_analyze_agrees(&run, &results);
 }
