@@ -72,11 +72,20 @@ fn value_text(v: &serde_json::Value) -> String {
     format!("{head}…")
 }
 
-/// The spans that overlap the window: invoked or completed inside it, or running across it.
+/// Most ops drawn that run across the whole window (invoked before it, completed after it
+/// or never): a run with many crashed clients must not add a lane per crash to every window.
+const MAX_ACROSS: usize = 30;
+
+/// The spans that overlap the window: invoked or completed inside it, or running across it
+/// (the latest [`MAX_ACROSS`] of those).
 fn spans_in<'m>(model: &'m RunModel, range: &RangeInclusive<u64>) -> Vec<&'m OpSpan> {
     let (lo, hi) = (*range.start(), *range.end());
     let first = model.spans.partition_point(|s| s.invoke_index < lo);
-    let mut out: Vec<&OpSpan> = model.spans[..first].iter().filter(|s| s.complete_index >= lo).collect();
+    let earlier = model.spans[..first].iter().filter(|s| s.complete_index >= lo);
+    let (ending_inside, across): (Vec<&OpSpan>, Vec<&OpSpan>) = earlier.partition(|s| s.complete_index <= hi);
+    let mut out: Vec<&OpSpan> = across[across.len().saturating_sub(MAX_ACROSS)..].to_vec();
+    out.extend(ending_inside);
+    out.sort_by_key(|s| s.invoke_index);
     out.extend(model.spans[first..].iter().take_while(|s| s.invoke_index <= hi));
     out
 }
@@ -250,4 +259,29 @@ fn axis(svg: &mut String, t0: u64, t1: u64, y: f64, plot_w: f64) {
 /// Outcome colours for the page legend.
 pub fn legend() -> Vec<(&'static str, String)> {
     Outcome::ALL.iter().map(|o| (o.name(), o.css())).chain([("pending", "#bbbbbb".to_string())]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::NO_ROUTE;
+
+    fn span(invoke_index: u64, complete_index: u64) -> OpSpan {
+        OpSpan { process: invoke_index, invoke_index, complete_index, start: invoke_index, end: invoke_index + 1, outcome: Outcome::Info, f: 0, route: NO_ROUTE }
+    }
+
+    #[test]
+    fn windows_hold_ops_inside_and_a_bounded_number_running_across() {
+        let mut model = RunModel::default();
+        // 100 ops that never complete, then ops 1000.. each completing right away.
+        model.spans.extend((0..100).map(|i| span(i, PENDING)));
+        model.spans.push(span(500, 1005));
+        model.spans.extend((1000..1100).step_by(2).map(|i| span(i, i + 1)));
+        let spans = spans_in(&model, &(1000..=1020));
+        let across = spans.iter().filter(|s| s.complete_index == PENDING).count();
+        assert_eq!(across, MAX_ACROSS, "crashed ops bounded");
+        assert!(spans.iter().any(|s| s.invoke_index == 500), "an op completing inside is kept");
+        assert_eq!(spans.iter().filter(|s| s.invoke_index >= 1000).count(), 11);
+        assert!(spans.windows(2).all(|w| w[0].invoke_index < w[1].invoke_index));
+    }
 }
