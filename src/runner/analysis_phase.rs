@@ -42,9 +42,9 @@ impl RunFacts {
         let db = test["db"].as_str().unwrap_or("refkv");
         let splits_expected = nemesis.iter().any(|k| k == "split") || (workload == "hotspot" && auto_split);
         RunFacts {
-            // refkv promises linearizable reads; a seeded bug breaks the promise, it does not
-            // withdraw it.
-            linearizable_reads: db == "refkv",
+            // refkv and etcd promise linearizable reads (a seeded bug breaks the promise, it
+            // does not withdraw it); elastickv's follower reads may be stale by design.
+            linearizable_reads: db != "elastickv",
             hot_prefix: hot_prefix.filter(|_| workload == "hotspot"),
             split_cooldown_s: Some(flag_duration_s(&server_args, "--split-cooldown").unwrap_or(REFKV_DEFAULT_SPLIT_COOLDOWN_S)),
             splits_expected,
@@ -223,5 +223,48 @@ mod tests {
         let v = analyse(&h, &facts(), &["interrupted".to_string()]);
         assert_eq!(v.valid, Validity::Unknown);
         assert_eq!(v.checkers["run"].reason.as_deref(), Some("interrupted"));
+    }
+
+    #[test]
+    fn facts_from_test_json_decide_which_checkers_judge() {
+        let hotspot = json!({"db": "refkv", "workload": "hotspot", "nemesis": ["partition"], "auto_split": true,
+            "bug": "stale-read", "server_args": ["--groups", "3", "--split-cooldown=12s"]});
+        let f = RunFacts::from_test_json(&hotspot, Some("hot/".into()));
+        assert!(f.splits_expected && f.route_epochs && f.linearizable_reads, "{f:?}");
+        assert_eq!(f.hot_prefix.as_deref(), Some("hot/"));
+        assert_eq!(f.split_cooldown_s, Some(12.0));
+
+        let register = json!({"db": "refkv", "workload": "register", "nemesis": ["kill"], "auto_split": true});
+        let f = RunFacts::from_test_json(&register, Some("hot/".into()));
+        assert!(!f.splits_expected, "register without the split nemesis expects no split");
+        assert_eq!(f.hot_prefix, None);
+        assert_eq!(f.split_cooldown_s, Some(REFKV_DEFAULT_SPLIT_COOLDOWN_S));
+        let h = History::new(vec![
+            op(0, 1, OpType::Invoke, "write", "k", json!(1)),
+            op(1, 1, OpType::Ok, "write", "k", json!(1)),
+        ]);
+        let v = analyse(&h, &f, &[]);
+        assert_eq!(v.checkers["split"].valid, Validity::NotApplicable);
+        assert_eq!(v.checkers["epoch-authority"].valid, Validity::Unknown, "no metadata is never valid: {:?}", v.checkers["epoch-authority"]);
+
+        let with_split = json!({"db": "refkv", "workload": "register", "nemesis": ["split"], "auto_split": false});
+        assert!(RunFacts::from_test_json(&with_split, None).splits_expected);
+        let no_auto = json!({"db": "refkv", "workload": "hotspot", "nemesis": [], "auto_split": false});
+        assert!(!RunFacts::from_test_json(&no_auto, None).splits_expected);
+        let etcd = json!({"db": "etcd", "workload": "register", "nemesis": []});
+        let f = RunFacts::from_test_json(&etcd, None);
+        assert!(!f.route_epochs && f.linearizable_reads);
+        assert!(!RunFacts::from_test_json(&json!({"db": "elastickv"}), None).linearizable_reads);
+        assert!(!analyse(&h, &f, &[]).checkers.contains_key("epoch-authority"));
+    }
+
+    #[test]
+    fn duration_flags_in_every_spelling() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown", "30s"]), "--split-cooldown"), Some(30.0));
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown=500ms"]), "--split-cooldown"), Some(0.5));
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown=2m", "--split-cooldown=7"]), "--split-cooldown"), Some(7.0));
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown-x=5s", "--split-cooldown"]), "--split-cooldown"), None);
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown=soon"]), "--split-cooldown"), None);
     }
 }
