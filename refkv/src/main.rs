@@ -117,7 +117,13 @@ fn main() {
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_writer(std::io::stderr)
                 .init();
-            node_config(args).and_then(|cfg| runtime().block_on(refkv::server::serve(cfg)))
+            node_config(args).and_then(|cfg| {
+                let rt = runtime();
+                let result = rt.block_on(refkv::server::serve(cfg));
+                // Background tasks (job driver, replication) are abandoned, not awaited.
+                rt.shutdown_timeout(std::time::Duration::from_secs(1));
+                result
+            })
         }
         Command::Ctl { addr, cmd } => runtime().block_on(refkv::ctl::run(&addr, cmd)),
     };

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tonic::{Request, Response, Status};
 
@@ -78,6 +79,7 @@ pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_service_status("", tonic_health::ServingStatus::Serving).await;
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(health_service)
@@ -85,13 +87,32 @@ pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
         .add_service(RaftAdminServer::new(api.clone()))
         .add_service(DistributionServer::new(api))
         .add_service(RefkvInternalServer::new(Internal { node: core.clone() }).max_decoding_message_size(256 << 20))
-        .serve_with_incoming_shutdown(incoming, shutdown_signal());
+        .serve_with_incoming_shutdown(incoming, async {
+            let _ = stop_rx.await;
+        });
+    let mut server = tokio::spawn(server);
     let boot_core = core.clone();
     tokio::spawn(async move { node::bootstrap(&boot_core, &pristine).await });
-    server.await.map_err(|e| anyhow::anyhow!("grpc server: {e}"))?;
+    tokio::select! {
+        result = &mut server => {
+            // The server stopped on its own: an error.
+            let result = result.map_err(|e| anyhow::anyhow!("grpc server task: {e}"))?;
+            result.map_err(|e| anyhow::anyhow!("grpc server: {e}"))?;
+        }
+        _ = shutdown_signal() => {
+            let _ = stop_tx.send(());
+            // Peers and watchers keep connections open; do not wait for them for long.
+            if tokio::time::timeout(Duration::from_secs(2), &mut server).await.is_err() {
+                tracing::info!("closing remaining client connections");
+                server.abort();
+            }
+        }
+    }
     for g in core.groups.values() {
-        if let Err(e) = g.raft.shutdown().await {
-            tracing::warn!(group = g.id, "raft shutdown: {e}");
+        match tokio::time::timeout(Duration::from_secs(3), g.raft.shutdown()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(group = g.id, "raft shutdown: {e}"),
+            Err(_) => tracing::warn!(group = g.id, "raft shutdown timed out"),
         }
     }
     tracing::info!("refkv node stopped");
