@@ -1,7 +1,201 @@
-//! The split-job driver (cross-group moves). Filled in with issue 4.
+//! The split-job driver: moves the right child of a cross-group split from its source group
+//! to its target group, one idempotent phase at a time, on whichever node leads the catalog
+//! group (so a job resumes after any kill or leader change).
+//!
+//! Phases and what the driver does in each before stepping the job (catalog CAS on the
+//! phase) to the next:
+//! - PLANNED: nothing (the route is already MIGRATING_SOURCE).
+//! - BACKFILL: copy the range from the source to the target (`Ingest`, throttled).
+//! - FENCE: commit `Fence` into the source: from then on it rejects writes to the range.
+//! - DELTA_COPY: copy again now that the source is frozen (with deletes), so the target is
+//!   an exact copy; then commit `Own(new epoch)` into the target.
+//! - CUTOVER (the catalog step into it re-points the route at the target, new epoch):
+//!   commit `Disown` into the source so it refuses even reads under any older epoch.
+//! - CLEANUP: after the grace period, delete the source's copy.
+//! - ABANDONING (before cutover, after repeated failures): unfence the source, delete the
+//!   target's partial copy; the source stays authoritative.
+//!
+//! Every data-group command is idempotent, so repeating a phase after a crash is safe.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
+use crate::catalog::{Job, JobPhase};
+use crate::exec::{ExecOp, ExecReply};
 use crate::node::NodeCore;
+use crate::sm::CATALOG_GROUP;
+use crate::types::{Command, CommandResult, Key};
 
-pub fn spawn_driver(_core: Arc<NodeCore>) {}
+const TICK: Duration = Duration::from_millis(100);
+/// A job that fails this many attempts in a row before cutover is abandoned.
+const MAX_FAILURES: u32 = 50;
+const COPY_BATCH: usize = 256;
+
+pub fn spawn_driver(core: Arc<NodeCore>) {
+    tokio::spawn(async move {
+        let mut failures: HashMap<u64, u32> = HashMap::new();
+        loop {
+            tokio::time::sleep(TICK).await;
+            let Some(g) = core.group(CATALOG_GROUP) else { return };
+            if !g.is_leader(core.id) {
+                failures.clear();
+                continue;
+            }
+            let catalog = g.shared.read().catalog.clone();
+            let Some(catalog) = catalog else { continue };
+            for job in catalog.jobs.values().filter(|j| !j.phase.is_terminal()) {
+                match drive(&core, job).await {
+                    Ok(()) => {
+                        failures.remove(&job.id);
+                    }
+                    Err(e) => {
+                        let n = failures.entry(job.id).or_default();
+                        *n += 1;
+                        tracing::warn!(job = job.id, phase = ?job.phase, attempt = *n, "split job step failed: {e}");
+                        if *n >= MAX_FAILURES && JobPhase::can_step_to(job.phase, JobPhase::Abandoning) {
+                            let _ = step(&core, job, JobPhase::Abandoning, Some(e)).await;
+                            failures.remove(&job.id);
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// Runs the work of the job's current phase, then steps it to the next phase.
+async fn drive(core: &NodeCore, job: &Job) -> Result<(), String> {
+    use JobPhase::*;
+    let early = core.bugs.early_cutover;
+    match job.phase {
+        Planned => step(core, job, Backfill, None).await,
+        Backfill => {
+            copy_range(core, job, false).await?;
+            step(core, job, Fence, None).await
+        }
+        Fence => {
+            if !early {
+                command(core, job.source_group, Command::Fence { start: job.start.clone(), end: job.end.clone() }).await?;
+            }
+            step(core, job, DeltaCopy, None).await
+        }
+        DeltaCopy => {
+            if !early {
+                copy_range(core, job, true).await?;
+            }
+            command(core, job.target_group, Command::Own { start: job.start.clone(), end: job.end.clone(), epoch: job.new_epoch }).await?;
+            step(core, job, Cutover, None).await
+        }
+        Cutover => {
+            let disown = Command::Disown {
+                start: job.start.clone(),
+                end: job.end.clone(),
+                new_epoch: job.new_epoch,
+                new_group: job.target_group,
+            };
+            command(core, job.source_group, disown).await?;
+            step(core, job, Cleanup, None).await
+        }
+        Cleanup => {
+            let grace = core.cfg.tunables.cleanup_grace_ms as i64;
+            if now_ms() < job.updated_ms + grace {
+                return Ok(());
+            }
+            command(core, job.source_group, Command::DeleteRange { start: job.start.clone(), end: job.end.clone() }).await?;
+            step(core, job, Done, None).await
+        }
+        Abandoning => {
+            command(core, job.source_group, Command::Unfence { start: job.start.clone(), end: job.end.clone() }).await?;
+            command(core, job.target_group, Command::DeleteRange { start: job.start.clone(), end: job.end.clone() }).await?;
+            step(core, job, Abandoned, None).await
+        }
+        Done | Abandoned => Ok(()),
+    }
+}
+
+/// Commits a job phase step into the catalog (CAS on the current phase).
+async fn step(core: &NodeCore, job: &Job, to: JobPhase, error: Option<String>) -> Result<(), String> {
+    let cmd = Command::JobStep { job_id: job.id, from: job.phase, to, error, now_ms: now_ms() };
+    match core.execute(CATALOG_GROUP, ExecOp::Write(cmd), true).await {
+        ExecReply::Committed { result: CommandResult::Job(Ok(())), .. } => {
+            tracing::info!(job = job.id, from = ?job.phase, ?to, "split job advanced");
+            Ok(())
+        }
+        ExecReply::Committed { result, .. } => Err(format!("step {:?} -> {to:?}: {result:?}", job.phase)),
+        other => Err(format!("step {:?} -> {to:?}: {other:?}", job.phase)),
+    }
+}
+
+/// Commits an internal command into a data group.
+async fn command(core: &NodeCore, group: u64, cmd: Command) -> Result<(), String> {
+    match core.execute(group, ExecOp::Write(cmd), true).await {
+        ExecReply::Committed { .. } => Ok(()),
+        other => Err(format!("group {group}: {other:?}")),
+    }
+}
+
+async fn read_range(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Result<Vec<(Key, Vec<u8>)>, String> {
+    match core.execute(group, ExecOp::RawRange { start: start.to_vec(), end: end.to_vec(), limit: COPY_BATCH }, false).await {
+        ExecReply::Pairs { pairs, .. } => Ok(pairs),
+        other => Err(format!("reading group {group}: {other:?}")),
+    }
+}
+
+/// Copies `[start, end)` from the source to the target in throttled batches. With `exact`,
+/// also deletes target keys the source does not have (the source is fenced by then).
+async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), String> {
+    let rate = core.cfg.tunables.copy_bytes_per_sec.max(1);
+    let mut cursor = job.start.clone();
+    loop {
+        let pairs = read_range(core, job.source_group, &cursor, &job.end).await?;
+        let batch_end: Key = match pairs.last() {
+            Some((k, _)) if pairs.len() == COPY_BATCH => {
+                let mut next = k.clone();
+                next.push(0);
+                next
+            }
+            _ => job.end.clone(),
+        };
+        let mut deletes = Vec::new();
+        if exact {
+            let theirs = read_all(core, job.target_group, &cursor, &batch_end).await?;
+            let ours: std::collections::BTreeSet<&Key> = pairs.iter().map(|(k, _)| k).collect();
+            deletes = theirs.into_iter().filter(|k| !ours.contains(k)).collect();
+        }
+        let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if !pairs.is_empty() || !deletes.is_empty() {
+            command(core, job.target_group, Command::Ingest { pairs, deletes }).await?;
+        }
+        tokio::time::sleep(Duration::from_secs_f64(bytes as f64 / rate as f64)).await;
+        if batch_end == job.end {
+            return Ok(());
+        }
+        cursor = batch_end;
+    }
+}
+
+/// Every key the target holds in `[start, end)`.
+async fn read_all(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Result<Vec<Key>, String> {
+    let mut out = Vec::new();
+    let mut cursor = start.to_vec();
+    loop {
+        let pairs = read_range(core, group, &cursor, end).await?;
+        let full = pairs.len() == COPY_BATCH;
+        match pairs.last() {
+            Some((k, _)) if full => {
+                cursor = k.clone();
+                cursor.push(0);
+            }
+            _ => {}
+        }
+        out.extend(pairs.into_iter().map(|(k, _)| k));
+        if !full {
+            return Ok(out);
+        }
+    }
+}
