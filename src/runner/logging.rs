@@ -92,6 +92,7 @@ pub fn init(log_file: &Path) -> anyhow::Result<()> {
         .with_filter(filter());
     let stderr_layer = tracing_subscriber::fmt::layer()
         .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(StderrMaker)
         .with_filter(filter());
     let _ = tracing_subscriber::registry().with(file_layer).with(stderr_layer).try_init();
