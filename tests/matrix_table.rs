@@ -22,6 +22,8 @@ fn row(config: &str, run: u32, verdict: &str, checkers: &[(&str, &str)]) -> RunR
         workload: c.workload.into(),
         nemesis: c.nemesis.into(),
         expected: c.expected.iter().map(|s| s.to_string()).collect(),
+        expected_kinds: c.expected_kinds.iter().map(|(c, k)| (c.to_string(), k.iter().map(|s| s.to_string()).collect())).collect(),
+        anomaly_kinds: BTreeMap::new(),
         seed: Some(u64::from(run)),
         exit_code: Some(0),
         verdict: verdict.into(),
@@ -50,12 +52,18 @@ fn cell(table: &str, config: &str, column: &str) -> String {
     line_of(table, config)[i].clone()
 }
 
+fn with_kinds(mut r: RunRow, checker: &str, kinds: &[&str]) -> RunRow {
+    r.anomaly_kinds.insert(checker.into(), kinds.iter().map(|k| k.to_string()).collect());
+    r
+}
+
 fn fixture() -> Vec<RunRow> {
     let ok = "valid";
+    let no_fence_1 = row("no-fence", 1, "invalid", &[("linearizable", ok), ("set-full", "invalid"), ("epoch-authority", "invalid"), ("split", ok), ("vacuity", ok)]);
     vec![
         row("clean", 1, "valid", &[("linearizable", ok), ("set-full", ok), ("epoch-authority", ok), ("split", ok), ("vacuity", ok)]),
         row("clean", 2, "invalid", &[("linearizable", ok), ("set-full", "invalid"), ("epoch-authority", ok), ("split", ok), ("vacuity", ok)]),
-        row("no-fence", 1, "invalid", &[("linearizable", ok), ("set-full", "invalid"), ("epoch-authority", "invalid"), ("split", ok), ("vacuity", ok)]),
+        with_kinds(no_fence_1, "epoch-authority", &["split-job-not-settled", "stale-epoch-write"]),
         row("no-fence", 2, "unknown", &[("linearizable", ok), ("set-full", ok), ("epoch-authority", "unknown"), ("split", ok), ("vacuity", ok)]),
         row("stale-read", 1, "invalid", &[("linearizable", "invalid"), ("split", "not-applicable"), ("vacuity", ok)]),
         row("stale-read", 2, "invalid", &[("linearizable", "invalid"), ("split", "not-applicable"), ("vacuity", ok)]),
@@ -106,6 +114,23 @@ fn errors_and_extra_checkers_get_columns_and_reasons() {
     assert!(reasons.contains("1× run error: no run directory was created"), "{reasons}");
     assert!(reasons.contains("1× set-full invalid"), "unexpected invalid checkers are listed: {reasons}");
     assert!(!reasons.contains("**stale-read**"), "a configuration with nothing to explain is left out");
+}
+
+#[test]
+fn an_anomaly_that_is_not_the_bugs_symptom_does_not_count_as_caught() {
+    let invalid = &[("epoch-authority", "invalid")];
+    let unsettled = with_kinds(row("no-fence", 1, "invalid", invalid), "epoch-authority", &["split-job-not-settled"]);
+    let stale = with_kinds(row("no-fence", 2, "invalid", invalid), "epoch-authority", &["stale-epoch-write"]);
+    assert!(!unsettled.caught() && stale.caught());
+    let lin = row("ack-before-commit", 1, "invalid", &[("linearizable", "invalid"), ("epoch-authority", "valid")]);
+    assert!(lin.caught(), "a checker without named kinds counts with any anomaly");
+    let rows = vec![unsettled, stale];
+    let t = table::render(&rows);
+    assert_eq!(cell(&t, "no-fence", "caught"), "1/2 ⚠");
+    assert_eq!(cell(&t, "no-fence", "epoch-authority"), "**2/2**", "the checker column still counts every invalid");
+    assert!(cell(&t, "no-fence", "expected checker").starts_with("epoch-authority (two-groups-one-epoch, "));
+    let reasons = table::render_reasons(&rows);
+    assert!(reasons.contains("1× epoch-authority invalid, but not with the bug's symptom: split-job-not-settled"), "{reasons}");
 }
 
 #[test]

@@ -159,6 +159,8 @@ fn render_rows(path: &std::path::Path, out: Option<&std::path::Path>) -> ExitCod
             return ExitCode::from(exit::BAD_ARGS);
         }
     };
+    // Re-read each run's results with today's configuration (e.g. symptom kinds).
+    let rows: Vec<matrix::table::RunRow> = rows.into_iter().map(refresh_row).collect();
     let command = rows_command(path).unwrap_or_else(command_line);
     if let Some(out) = out {
         if let Err(e) = matrix::write_out(out, &rows, &command, false, measured_from_dir(path).as_deref()) {
@@ -168,6 +170,20 @@ fn render_rows(path: &std::path::Path, out: Option<&std::path::Path>) -> ExitCod
     }
     println!("{}", matrix::table::render(&rows));
     ExitCode::from(exit::VALID)
+}
+
+/// The row re-read from its run directory when that still exists.
+fn refresh_row(row: matrix::table::RunRow) -> matrix::table::RunRow {
+    let config = configs::config_for(row.bug.as_deref());
+    match (config, row.run_dir.as_deref().map(std::path::Path::new).filter(|d| d.join("results.json").is_file())) {
+        (Some(config), Some(dir)) => {
+            let mut fresh = matrix::read_row(&config, row.run, Some(dir), row.exit_code, row.wall_s);
+            fresh.interrupted = row.interrupted;
+            fresh.error = fresh.error.or(row.error);
+            fresh
+        }
+        _ => row,
+    }
 }
 
 /// Rows from `rows.json` (an array) or `rows.jsonl` (one row a line); errors name the line.

@@ -201,6 +201,8 @@ pub fn read_row(config: &Config, run: u32, dir: Option<&Path>, exit_code: Option
         workload: config.workload.to_string(),
         nemesis: config.nemesis.to_string(),
         expected: config.expected.iter().map(|s| s.to_string()).collect(),
+        expected_kinds: config.expected_kinds.iter().map(|(c, k)| (c.to_string(), k.iter().map(|s| s.to_string()).collect())).collect(),
+        anomaly_kinds: BTreeMap::new(),
         seed: None,
         exit_code,
         verdict: "error".into(),
@@ -228,6 +230,10 @@ pub fn read_row(config: &Config, run: u32, dir: Option<&Path>, exit_code: Option
         Ok(v) => {
             row.verdict = v.valid.as_str().into();
             for (name, r) in v.checkers {
+                let kinds: BTreeSet<String> = r.anomalies.iter().filter_map(|a| a["kind"].as_str().map(str::to_string)).collect();
+                if !kinds.is_empty() {
+                    row.anomaly_kinds.insert(name.clone(), kinds.into_iter().collect());
+                }
                 if let Some(reason) = r.reason {
                     row.reasons.insert(name.clone(), reason);
                 }

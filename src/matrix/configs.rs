@@ -14,7 +14,15 @@ pub struct Config {
     pub extra: &'static [&'static str],
     /// Any of these checkers saying invalid catches the bug (empty: all must be valid).
     pub expected: &'static [&'static str],
+    /// For an expected checker listed here, only these anomaly kinds are the bug's symptom
+    /// (e.g. an unsettled split job is invalid by epoch-authority but is not `no-fence`).
+    pub expected_kinds: &'static [(&'static str, &'static [&'static str])],
 }
+
+/// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b)).
+pub const WRONG_OWNER_KINDS: &[&str] = &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write"];
+/// Epoch-authority witnesses of an acknowledged write that was not committed (rule (c)).
+pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index-reused-across-terms"];
 
 /// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs).
 pub const BUGS: [&str; 5] = ["no-fence", "early-cutover", "stale-read", "ack-before-commit", "split-midpoint"];
@@ -30,6 +38,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             nemesis: "partition,kill,split",
             extra: &[],
             expected: &[],
+            expected_kinds: &[],
         },
         // The source keeps accepting writes after cutover: forced cross-group splits move hot
         // ranges (the split nemesis alternates same- and cross-group), kills make clients
@@ -41,6 +50,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             nemesis: "split,kill",
             extra: &[],
             expected: &["epoch-authority"],
+            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
         },
         // Writes accepted during the move are lost: inserts into the moved hot range vanish
         // (set-full), register writes regress (linearizable).
@@ -51,6 +61,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             nemesis: "split,kill",
             extra: &[],
             expected: &["set-full", "linearizable", "epoch-authority"],
+            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
         },
         // Reads served from local state: isolate the leader so followers (and the old leader)
         // lag; register reads on a few keys see the stale value.
@@ -61,6 +72,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             nemesis: "partition",
             extra: &["--partition-modes", "leader"],
             expected: &["linearizable"],
+            expected_kinds: &[],
         },
         // Acked before a quorum commits: kills and partitions of the leader discard the
         // uncommitted tail; the acked write disappears or its log slot is reused.
@@ -71,6 +83,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             nemesis: "kill,partition",
             extra: &["--partition-modes", "leader,one"],
             expected: &["linearizable", "epoch-authority"],
+            expected_kinds: &[("epoch-authority", UNCOMMITTED_ACK_KINDS)],
         },
         // An effectiveness bug: auto-split at the byte midpoint of the hot route, no faults.
         Some("split-midpoint") => Config {
@@ -80,6 +93,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             nemesis: "none",
             extra: &[],
             expected: &["split"],
+            expected_kinds: &[],
         },
         Some(_) => return None,
     };

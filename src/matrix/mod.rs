@@ -12,5 +12,5 @@ pub mod table;
 mod child;
 mod doc;
 
-pub use child::{run_matrix, MatrixOutcome, MatrixPlan};
+pub use child::{read_row, run_matrix, MatrixOutcome, MatrixPlan};
 pub use doc::write_out;

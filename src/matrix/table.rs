@@ -26,6 +26,13 @@ pub struct RunRow {
     pub nemesis: String,
     /// Checkers of which any one being invalid counts as catching the bug (empty: clean).
     pub expected: Vec<String>,
+    /// Per expected checker, the anomaly kinds that are this bug's symptom (a checker not
+    /// listed counts with any anomaly).
+    #[serde(default)]
+    pub expected_kinds: BTreeMap<String, Vec<String>>,
+    /// Per checker, the distinct `kind`s of its anomalies.
+    #[serde(default)]
+    pub anomaly_kinds: BTreeMap<String, Vec<String>>,
     pub seed: Option<u64>,
     /// The child's exit code (None: killed by a signal or never started).
     pub exit_code: Option<i32>,
@@ -49,9 +56,15 @@ impl RunRow {
         self.checkers.get(name).map(String::as_str) == Some(validity)
     }
 
-    /// An expected checker said invalid.
+    /// An expected checker said invalid, with an anomaly of the bug's kind where kinds are
+    /// named.
     pub fn caught(&self) -> bool {
-        self.expected.iter().any(|c| self.checker_is(c, "invalid"))
+        self.expected.iter().any(|c| self.checker_is(c, "invalid") && self.symptom_kind_found(c))
+    }
+
+    fn symptom_kind_found(&self, checker: &str) -> bool {
+        let Some(wanted) = self.expected_kinds.get(checker) else { return true };
+        self.anomaly_kinds.get(checker).is_some_and(|found| found.iter().any(|k| wanted.contains(k)))
     }
 
     /// Checkers that said invalid although they are not expected to catch this
@@ -133,6 +146,19 @@ fn others_cell(runs: &[&RunRow]) -> String {
     counts.iter().map(|(c, k)| format!("{c} {k}/{}", runs.len())).collect::<Vec<_>>().join(", ")
 }
 
+/// `a or b (kind1, kind2)`: the expected checkers, with the anomaly kinds that count.
+fn expected_label(row: &RunRow) -> String {
+    let names: Vec<String> = row
+        .expected
+        .iter()
+        .map(|c| match row.expected_kinds.get(c) {
+            Some(kinds) => format!("{c} ({})", kinds.join(", ")),
+            None => c.clone(),
+        })
+        .collect();
+    names.join(" or ")
+}
+
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 {
@@ -157,7 +183,7 @@ pub fn render(rows: &[RunRow]) -> String {
     out.push('\n');
     for (config, runs) in group(rows) {
         let first = runs[0];
-        let expected = if first.expected.is_empty() { "— (all valid)".to_string() } else { first.expected.join(" or ") };
+        let expected = if first.expected.is_empty() { "— (all valid)".to_string() } else { expected_label(first) };
         let _ = write!(out, "| {config} | {} | {} | {expected} | {} |", first.workload, first.nemesis, caught_cell(config, &runs));
         for c in &cols {
             let _ = write!(out, " {} |", cell(&runs, c, first.expected.contains(c)));
@@ -182,6 +208,10 @@ pub fn render_reasons(rows: &[RunRow]) -> String {
                     let why = r.reasons.get(checker).map(String::as_str).unwrap_or("no reason given");
                     *reasons.entry(format!("{checker} {validity}: {}", truncate(why, 160))).or_default() += 1;
                 }
+            }
+            for c in r.expected.iter().filter(|c| r.checker_is(c, "invalid") && !r.symptom_kind_found(c)) {
+                let kinds = r.anomaly_kinds.get(c).map(|k| k.join(", ")).unwrap_or_default();
+                *reasons.entry(format!("{c} invalid, but not with the bug's symptom: {kinds}")).or_default() += 1;
             }
             if let Some(e) = &r.error {
                 *reasons.entry(format!("run error: {}", truncate(e, 160))).or_default() += 1;
