@@ -225,4 +225,8 @@ fn truncated_last_line_is_a_warning_and_still_checked() {
     let out = faultline().arg("analyze").arg(&h).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("warning: "), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = faultline().args(["analyze", "--summary"]).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(summary_lines(&out.stdout).len(), 1, "the summary stays one line per input");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dropped the unparseable last line"));
 }

@@ -13,13 +13,16 @@ const SHOWN_ANOMALIES: usize = 3;
 /// Longest JSON excerpt printed for one anomaly.
 const MAX_EXCERPT: usize = 600;
 
-/// `<path>\t<valid|invalid|unknown>` per checked input; errors go to stderr.
+/// `<path>\t<valid|invalid|unknown>` per checked input; errors and warnings go to stderr.
 pub fn print_summary(outcomes: &[(PathBuf, Outcome)]) {
     let mut out = std::io::stdout().lock();
     for (path, outcome) in outcomes {
         match outcome {
-            Outcome::Checked { verdict, .. } => {
+            Outcome::Checked { verdict, loaded, .. } => {
                 let _ = writeln!(out, "{}\t{}", path.display(), verdict.valid.as_str());
+                for w in &loaded.report.warnings {
+                    eprintln!("faultline analyze: warning: {w}");
+                }
             }
             Outcome::BadInput(msg) | Outcome::Internal(msg) => eprintln!("faultline analyze: {msg}"),
         }
