@@ -86,7 +86,6 @@ impl Validator {
         }
         Ok(())
     }
-
 }
 
 fn type_name(t: OpType) -> &'static str {
