@@ -82,6 +82,7 @@ fn invalid_history_exits_1_with_a_witness() {
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("INVALID") && stdout.contains("not-linearizable"), "{stdout}");
+    assert!(stdout.contains(&format!("op 2 at {}:3", h.display())), "the witness op's line: {stdout}");
 }
 
 #[test]

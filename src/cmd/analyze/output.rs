@@ -2,6 +2,7 @@
 //! account with each checker's reason and witness, and `results.json`.
 
 use super::Outcome;
+use analysis::formats::LoadedHistory;
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -46,8 +47,9 @@ pub fn print_readable(outcomes: &[(PathBuf, Outcome)], elapsed: Duration) {
                 for w in &loaded.report.warnings {
                     let _ = writeln!(out, "  warning: {w}");
                 }
+                let locate = OpLocator { path, loaded };
                 for (name, result) in &verdict.checkers {
-                    print_checker(&mut out, name, result);
+                    print_checker(&mut out, name, result, &locate);
                 }
             }
             Outcome::BadInput(msg) | Outcome::Internal(msg) => {
@@ -76,7 +78,35 @@ fn validity_slot(v: Validity) -> usize {
     }
 }
 
-fn print_checker(out: &mut impl Write, name: &str, r: &CheckerResult) {
+/// Finds the file line of an op named by its history index.
+struct OpLocator<'a> {
+    path: &'a Path,
+    loaded: &'a LoadedHistory,
+}
+
+impl OpLocator<'_> {
+    fn line_of_index(&self, index: u64) -> Option<usize> {
+        let ops = &self.loaded.history.ops;
+        let position = ops.binary_search_by_key(&index, |op| op.index).ok()?;
+        self.loaded.report.line_of(position)
+    }
+
+    /// `op 84 at file:85, ...` for the ops an anomaly names (`op.index`, `read`, `add`).
+    fn describe(&self, a: &Value) -> Option<String> {
+        let named = [("op", a.pointer("/op/index")), ("read", a.get("read")), ("add", a.get("add"))];
+        let parts: Vec<String> = named
+            .iter()
+            .filter_map(|(what, v)| {
+                let index = v.and_then(Value::as_u64)?;
+                let line = self.line_of_index(index)?;
+                Some(format!("{what} {index} at {}:{line}", self.path.display()))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+fn print_checker(out: &mut impl Write, name: &str, r: &CheckerResult, locate: &OpLocator) {
     let model = r.details.get("model").and_then(Value::as_str).map(|m| format!(" ({m})")).unwrap_or_default();
     let _ = writeln!(out, "  {name}{model}: {}", r.valid.as_str());
     if let Some(reason) = &r.reason {
@@ -88,6 +118,9 @@ fn print_checker(out: &mut impl Write, name: &str, r: &CheckerResult) {
     }
     for a in r.anomalies.iter().take(SHOWN_ANOMALIES) {
         print_anomaly(out, a);
+        if let Some(where_) = locate.describe(a) {
+            let _ = writeln!(out, "      ({where_})");
+        }
     }
     if r.anomalies.len() > SHOWN_ANOMALIES {
         let _ = writeln!(out, "    ... {} more anomalies in results.json (--out DIR)", r.anomalies.len() - SHOWN_ANOMALIES);
