@@ -91,9 +91,15 @@ impl OpLocator<'_> {
         self.loaded.report.line_of(position)
     }
 
-    /// `op 84 at file:85, ...` for the ops an anomaly names (`op.index`, `read`, `add`).
+    /// `op 84 at file:85, ...` for the ops an anomaly names.
     fn describe(&self, a: &Value) -> Option<String> {
-        let named = [("op", a.pointer("/op/index")), ("read", a.get("read")), ("add", a.get("add"))];
+        let named = [
+            ("op", a.pointer("/op/index")),
+            ("add", a.get("add")),
+            ("read", a.get("read")),
+            ("last read that saw it", a.get("last-present-read")),
+            ("read that missed it", a.get("last-absent-read")),
+        ];
         let parts: Vec<String> = named
             .iter()
             .filter_map(|(what, v)| {
