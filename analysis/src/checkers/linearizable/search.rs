@@ -10,7 +10,9 @@
 //! with the candidates after it. The search succeeds once every determinate op is
 //! linearized, the indeterminate ones left over having "never taken effect". Trying
 //! indeterminate ops last means they are linearized lazily, only where the determinate
-//! ones need them, which keeps histories with many crashed writes cheap.
+//! ones need them, which keeps histories with many crashed writes cheap. Before all
+//! that, a determinate read of the current value is taken without branching (see
+//! [`safe_move`]).
 //!
 //! Two reductions for indeterminate ops, both sound because such an op may take effect at
 //! any point after its call or never: an indeterminate op whose effect would leave the
@@ -22,7 +24,7 @@
 use super::budget::{Budget, Exceeded};
 use super::cache::{ConfigCache, Zobrist};
 use super::entries::EntryList;
-use super::model::SequentialModel;
+use super::model::{Action, SequentialModel};
 use super::pool::{Pool, NIL};
 use super::prepare::KeyHistory;
 use fixedbitset::FixedBitSet;
@@ -99,20 +101,51 @@ impl Deepest {
 }
 
 /// Where the search is in the order of candidates of the current configuration: first
-/// the determinate calls before the first pending return (main list), then the
-/// indeterminate ops called before that return (pool).
+/// a safe move if there is one, then the determinate calls before the first pending
+/// return (main list), then the indeterminate ops called before that return (pool).
 #[derive(Clone, Copy)]
 enum Cursor {
+    /// A new configuration: look for a safe move first.
+    Fresh,
     Main(u32),
     /// A pool slot, and the call position candidates must precede.
     Pool(u32, u32),
+    /// No candidate left: backtrack.
+    Exhausted,
 }
 
-/// One linearization on the stack: where its op was found and the state before it.
+/// One linearization on the stack: where its op was found, the state before it, and
+/// whether it was a safe move (then its configuration has no other option worth trying).
 struct Frame {
     op: u32,
     at: Cursor,
     state_before: u32,
+    safe: bool,
+}
+
+/// A determinate candidate that only observes the state — a read, or a cas from a value
+/// to itself — and succeeds in the current state. Linearizing it right away is safe:
+/// such an op succeeds only where the state equals its value and changes nothing, so in
+/// any linearization from here it can be taken out of its place (no state changes) and
+/// put first (it succeeds there, and nothing pending must precede it). Hence if the
+/// configuration after it fails, so does this one, and there is no need to branch.
+/// (A write of the current value is *not* safe: where the linearization had it, it may
+/// have changed the state.) This keeps read-heavy, highly concurrent histories linear.
+fn safe_move<M: SequentialModel>(list: &EntryList, key: &KeyHistory, model: &mut M, state: u32) -> Option<u32> {
+    let mut e = list.first();
+    while list.is_call(e) {
+        let action = key.ops[list.op(e) as usize].action;
+        let observes_only = match action {
+            Action::Read(_) => true,
+            Action::Cas { expected, new } => expected == new,
+            _ => false,
+        };
+        if observes_only && model.step(state, action) == Some(state) {
+            return Some(e);
+        }
+        e = list.next(e);
+    }
+    None
 }
 
 pub fn search<M: SequentialModel>(
@@ -135,7 +168,7 @@ pub fn search<M: SequentialModel>(
     let mut deepest = Deepest { ops: Vec::new(), common: 0 };
     let mut remaining = ops.iter().filter(|o| o.is_determinate()).count();
     let mut stats = SearchStats { cache_kind: cache.kind(), ..Default::default() };
-    let mut cursor = Cursor::Main(list.first());
+    let mut cursor = Cursor::Fresh;
 
     let outcome = loop {
         if remaining == 0 {
@@ -147,11 +180,15 @@ pub fn search<M: SequentialModel>(
                 break SearchOutcome::OutOfBudget(e);
             }
         }
-        // The candidate under the cursor, if any; advance the cursor past it.
+        // The candidate under the cursor, if any (op, where, safe?); advance the cursor.
         let candidate = match cursor {
+            Cursor::Fresh => {
+                cursor = Cursor::Main(list.first());
+                safe_move(&list, key, model, state).map(|e| (list.op(e), Cursor::Main(e), true))
+            }
             Cursor::Main(e) if list.is_call(e) => {
                 cursor = Cursor::Main(list.next(e));
-                Some((list.op(e), Cursor::Main(e)))
+                Some((list.op(e), Cursor::Main(e), false))
             }
             // The first pending return: the pool's turn, for ops called before it.
             Cursor::Main(e) => {
@@ -162,9 +199,9 @@ pub fn search<M: SequentialModel>(
                 cursor = Cursor::Pool(pool.next(slot), bound);
                 let op = pool.op(slot);
                 let twin = twins[op as usize];
-                (twin == NO_TWIN || linearized.contains(twin as usize)).then_some((op, Cursor::Pool(slot, bound)))
+                (twin == NO_TWIN || linearized.contains(twin as usize)).then_some((op, Cursor::Pool(slot, bound), false))
             }
-            Cursor::Pool(..) => {
+            Cursor::Pool(..) | Cursor::Exhausted => {
                 // Every candidate of this configuration failed: backtrack.
                 let Some(frame) = stack.pop() else {
                     break SearchOutcome::NotLinearizable(failure(key, model, &deepest.ops));
@@ -185,11 +222,15 @@ pub fn search<M: SequentialModel>(
                         pool.unlift(slot);
                         Cursor::Pool(pool.next(slot), bound)
                     }
+                    Cursor::Fresh | Cursor::Exhausted => Cursor::Exhausted,
                 };
+                if frame.safe {
+                    cursor = Cursor::Exhausted;
+                }
                 None
             }
         };
-        let Some((op, at)) = candidate else { continue };
+        let Some((op, at, safe)) = candidate else { continue };
         let determinate = ops[op as usize].is_determinate();
         // An indeterminate op that would change nothing is never needed.
         let Some(next_state) = model.step(state, ops[op as usize].action).filter(|s| determinate || *s != state) else {
@@ -200,6 +241,10 @@ pub fn search<M: SequentialModel>(
         linearized.insert(op as usize);
         if !cache.insert(next_hash, &linearized, next_state) {
             linearized.set(op as usize, false);
+            if safe {
+                // The configuration after the safe move was explored and failed.
+                cursor = Cursor::Exhausted;
+            }
             continue;
         }
         stats.configurations += 1;
@@ -214,12 +259,13 @@ pub fn search<M: SequentialModel>(
                 remaining -= 1;
             }
             Cursor::Pool(slot, _) => pool.lift(slot),
+            Cursor::Fresh | Cursor::Exhausted => unreachable!("candidates are in the list or the pool"),
         }
-        stack.push(Frame { op, at, state_before: state });
+        stack.push(Frame { op, at, state_before: state, safe });
         deepest.on_push(|i| stack[i].op, stack.len());
         state = next_state;
         hash = next_hash;
-        cursor = Cursor::Main(list.first());
+        cursor = Cursor::Fresh;
     };
     stats.cache_bytes = cache.bytes();
     stats.elapsed = budget.elapsed();
