@@ -22,7 +22,7 @@ pub enum ExecOp {
     Scan { start: Key, end: Key, limit: usize, epoch: u64 },
     ReadCatalog,
     /// Linearizable range read without ownership checks (move jobs copy with it).
-    RawRange { start: Key, end: Key, limit: usize },
+    RawRange { start: Key, end: Key, limit: usize, max_bytes: usize },
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -94,13 +94,25 @@ pub async fn exec_local(node: &NodeCore, group: u64, op: ExecOp) -> ExecReply {
                 None => ExecReply::Unavailable(format!("group {group} holds no catalog")),
             }
         }
-        ExecOp::RawRange { start, end, limit } => {
+        ExecOp::RawRange { start, end, limit, max_bytes } => {
             let index = match linearize(node, g).await {
                 Ok(i) => i,
                 Err(r) => return r,
             };
             let term = g.term();
-            let pairs = g.shared.read().range(&start, &end).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut bytes = 0;
+            let pairs = g
+                .shared
+                .read()
+                .range(&start, &end)
+                .take(limit)
+                .take_while(|(k, v)| {
+                    let first = bytes == 0;
+                    bytes += k.len() + v.len();
+                    first || bytes <= max_bytes
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             ExecReply::Pairs { pairs, term, index, node: node.id }
         }
     }

@@ -30,7 +30,9 @@ use crate::types::{Command, CommandResult, Key};
 const TICK: Duration = Duration::from_millis(100);
 /// A job that fails this many attempts in a row before cutover is abandoned.
 const MAX_FAILURES: u32 = 50;
+/// Copy batches stay small so that one Raft entry never holds more than ~32 KB of data.
 const COPY_BATCH: usize = 256;
+const COPY_BATCH_BYTES: usize = 32 << 10;
 
 pub fn spawn_driver(core: Arc<NodeCore>) {
     tokio::spawn(async move {
@@ -140,7 +142,7 @@ async fn command(core: &NodeCore, group: u64, cmd: Command) -> Result<(), String
 }
 
 async fn read_range(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Result<Vec<(Key, Vec<u8>)>, String> {
-    match core.execute(group, ExecOp::RawRange { start: start.to_vec(), end: end.to_vec(), limit: COPY_BATCH }, false).await {
+    match core.execute(group, ExecOp::RawRange { start: start.to_vec(), end: end.to_vec(), limit: COPY_BATCH, max_bytes: COPY_BATCH_BYTES }, false).await {
         ExecReply::Pairs { pairs, .. } => Ok(pairs),
         other => Err(format!("reading group {group}: {other:?}")),
     }
@@ -153,13 +155,14 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), Strin
     let mut cursor = job.start.clone();
     loop {
         let pairs = read_range(core, job.source_group, &cursor, &job.end).await?;
+        // An empty read means the range is exhausted; otherwise continue after the last key.
         let batch_end: Key = match pairs.last() {
-            Some((k, _)) if pairs.len() == COPY_BATCH => {
+            Some((k, _)) => {
                 let mut next = k.clone();
                 next.push(0);
                 next
             }
-            _ => job.end.clone(),
+            None => job.end.clone(),
         };
         let mut deletes = Vec::new();
         if exact {
@@ -185,17 +188,13 @@ async fn read_all(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Resu
     let mut cursor = start.to_vec();
     loop {
         let pairs = read_range(core, group, &cursor, end).await?;
-        let full = pairs.len() == COPY_BATCH;
         match pairs.last() {
-            Some((k, _)) if full => {
+            Some((k, _)) => {
                 cursor = k.clone();
                 cursor.push(0);
             }
-            _ => {}
+            None => return Ok(out),
         }
         out.extend(pairs.into_iter().map(|(k, _)| k));
-        if !full {
-            return Ok(out);
-        }
     }
 }

@@ -148,6 +148,7 @@ fn raft_config(t: &Tunables) -> anyhow::Result<Arc<Config>> {
         snapshot_policy: SnapshotPolicy::LogsSinceLast(t.snapshot_every_logs),
         max_in_snapshot_log_to_keep: 1000,
         install_snapshot_timeout: 5000,
+        max_payload_entries: 64,
         ..Default::default()
     };
     Ok(Arc::new(config.validate()?))

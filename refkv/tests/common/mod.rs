@@ -12,7 +12,12 @@ use refkv::proto::api::raw_kv_client::RawKvClient;
 use refkv::proto::api::*;
 use tonic::transport::Channel;
 
+/// Clusters in one test binary run one at a time: several 3-node clusters at once starve
+/// this 2-core machine and turn timing assumptions into noise.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 pub struct Cluster {
+    _turn: tokio::sync::MutexGuard<'static, ()>,
     pub dir: tempfile::TempDir,
     pub addrs: Vec<String>,
     pub extra: Vec<String>,
@@ -28,14 +33,16 @@ fn free_port() -> u16 {
 impl Cluster {
     /// Starts `n` nodes with `extra` serve flags and waits until every group has a leader.
     pub async fn start(n: usize, extra: &[&str]) -> Cluster {
+        let turn = ONE_AT_A_TIME.lock().await;
         let dir = tempfile::tempdir().expect("tempdir");
         let addrs: Vec<String> = (0..n).map(|_| format!("127.0.0.1:{}", free_port())).collect();
-        let c = Cluster { dir, addrs, extra: extra.iter().map(|s| s.to_string()).collect(), children: Default::default(), groups: 3 };
+        let c = Cluster {
+            _turn: turn, dir, addrs, extra: extra.iter().map(|s| s.to_string()).collect(), children: Default::default(), groups: 3 };
         for i in 0..n {
             let child = c.spawn(i);
             c.lock().push(Some(child));
         }
-        c.wait_ready(Duration::from_secs(30)).await;
+        c.wait_ready(Duration::from_secs(60)).await;
         c
     }
 
@@ -89,6 +96,17 @@ impl Cluster {
 
     pub fn log(&self, i: usize) -> String {
         std::fs::read_to_string(self.dir.path().join(format!("node{}.log", i + 1))).unwrap_or_default()
+    }
+
+    /// Lines of every node's log containing `pattern`, prefixed by the node number.
+    pub fn grep_logs(&self, pattern: &str) -> String {
+        let mut out = String::new();
+        for i in 0..self.addrs.len() {
+            for line in self.log(i).lines().filter(|l| l.contains(pattern)) {
+                out.push_str(&format!("n{}: {line}\n", i + 1));
+            }
+        }
+        out
     }
 
     pub async fn channel(&self, i: usize) -> Option<Channel> {
@@ -148,7 +166,17 @@ impl Cluster {
             if ready {
                 return;
             }
-            assert!(Instant::now() < deadline, "cluster not ready within {within:?}; node 1 log:\n{}", self.log(0));
+            if Instant::now() >= deadline {
+                let mut report = String::new();
+                for i in 0..self.addrs.len() {
+                    for g in 1..=self.groups {
+                        let s = self.status(i, g).await;
+                        report.push_str(&format!("node {} group {g}: {:?}\n", i + 1, s.map(|s| (s.state, s.leader_id, s.term, s.applied_index, s.last_log_index))));
+                    }
+                }
+                let errors: String = self.grep_logs("ERROR").lines().rev().take(30).collect::<Vec<_>>().join("\n");
+                panic!("cluster not ready within {within:?}:\n{report}last errors:\n{errors}");
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
