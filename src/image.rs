@@ -182,16 +182,49 @@ fn copy_executable(from: &Path, to: &Path) -> Result<()> {
 /// Checks that a user-supplied server binary is a static executable the image can run.
 pub fn check_static_binary(path: &Path) -> Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" {
-        bail!("{} is not an ELF executable", path.display());
-    }
-    // A dynamically linked binary names its loader in a PT_INTERP segment.
-    if bytes.windows(14).any(|w| w == b"ld-linux-x86-6") {
-        bail!(
+    match elf_interpreter(&bytes) {
+        None => bail!("{} is not a 64-bit little-endian ELF executable", path.display()),
+        Some(true) => bail!(
             "{} is dynamically linked; the node image has no libc. Build it with \
              RUSTFLAGS='-C target-feature=+crt-static' --target {TARGET}",
             path.display()
-        );
+        ),
+        Some(false) => Ok(()),
     }
-    Ok(())
+}
+
+/// Whether an ELF64 LE file asks for a program interpreter (PT_INTERP = dynamically
+/// linked); `None` if it is not such a file.
+fn elf_interpreter(bytes: &[u8]) -> Option<bool> {
+    const PT_INTERP: u32 = 3;
+    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" || bytes[4] != 2 || bytes[5] != 1 {
+        return None;
+    }
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let phoff = usize::try_from(u64::from_le_bytes(bytes.get(0x20..0x28)?.try_into().ok()?)).ok()?;
+    let (entsize, count) = (usize::from(u16_at(0x36)?), usize::from(u16_at(0x38)?));
+    let mut dynamic = false;
+    for i in 0..count {
+        let at = phoff.checked_add(i.checked_mul(entsize)?)?;
+        let p_type = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?);
+        dynamic |= p_type == PT_INTERP;
+    }
+    Some(dynamic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn static_and_dynamic_binaries_are_told_apart() {
+        let root = workspace_root().expect("workspace");
+        let pause = build_pause(&root).await.expect("sandbox binary");
+        assert!(check_static_binary(&pause).is_ok(), "the static sandbox is accepted");
+        let own = std::env::current_exe().expect("test binary");
+        let err = check_static_binary(&own).expect_err("a dynamically linked test binary is refused");
+        assert!(err.to_string().contains("dynamically linked"), "{err}");
+        let text = root.join("Cargo.toml");
+        assert!(check_static_binary(&text).unwrap_err().to_string().contains("not a 64-bit"));
+    }
 }
