@@ -243,6 +243,15 @@ fn a_search_over_budget_is_unknown_and_names_its_key() {
 }
 
 #[test]
+fn the_total_time_budget_bounds_a_check_of_many_keys() {
+    let synth = generate(&SynthConfig { ops: 40_000, keys: 4, concurrency: 10, seed: 6, ..Default::default() }).unwrap();
+    let r = check(&synth.history, &LinearizableOptions { total_time: Duration::ZERO, ..Default::default() });
+    assert_eq!(r.valid, Validity::Unknown);
+    assert_eq!(r.counts["keys-unknown"], 4, "every key ran out of the shared budget");
+    assert!(r.reason.unwrap().contains("total time budget ran out"));
+}
+
+#[test]
 fn both_caches_reach_the_same_verdicts() {
     for seed in 0..20 {
         let cfg = SynthConfig { ops: 300, keys: 2, concurrency: 6, indeterminate: 0.2, seed, ..Default::default() };

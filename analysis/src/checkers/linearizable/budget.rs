@@ -7,18 +7,26 @@ pub struct Budget {
     started: Instant,
     time: Duration,
     memory_bytes: u64,
+    /// The time limit is what remained of the whole check's budget, not the key's own.
+    time_is_remainder: bool,
 }
 
 /// Which limit a search ran into.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Exceeded {
-    Time { limit: Duration },
+    Time { limit: Duration, remainder_of_total: bool },
     Memory { limit_bytes: u64, used_bytes: u64 },
 }
 
 impl Budget {
     pub fn start(time: Duration, memory_bytes: u64) -> Self {
-        Budget { started: Instant::now(), time, memory_bytes }
+        Budget { started: Instant::now(), time, memory_bytes, time_is_remainder: false }
+    }
+
+    /// A budget of `per_key` time, cut short if the whole check's `deadline` comes first.
+    pub fn start_until(per_key: Duration, deadline: Instant, memory_bytes: u64) -> Self {
+        let left = deadline.saturating_duration_since(Instant::now());
+        Budget { time_is_remainder: left < per_key, ..Budget::start(per_key.min(left), memory_bytes) }
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -27,7 +35,7 @@ impl Budget {
 
     pub fn check_time(&self) -> Result<(), Exceeded> {
         if self.started.elapsed() > self.time {
-            return Err(Exceeded::Time { limit: self.time });
+            return Err(Exceeded::Time { limit: self.time, remainder_of_total: self.time_is_remainder });
         }
         Ok(())
     }
@@ -43,7 +51,14 @@ impl Budget {
 impl std::fmt::Display for Exceeded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Exceeded::Time { limit } => write!(f, "the search exceeded its time budget of {:.3} s", limit.as_secs_f64()),
+            Exceeded::Time { limit, remainder_of_total: false } => {
+                write!(f, "the search exceeded its time budget of {:.3} s", limit.as_secs_f64())
+            }
+            Exceeded::Time { limit, remainder_of_total: true } => write!(
+                f,
+                "the check's total time budget ran out ({:.3} s were left for this key)",
+                limit.as_secs_f64()
+            ),
             Exceeded::Memory { limit_bytes, used_bytes } => write!(
                 f,
                 "the search exceeded its memory budget of {} MiB (used {} MiB)",

@@ -90,6 +90,9 @@ pub struct LinearizableOptions {
     pub initial: serde_json::Value,
     /// Wall-time budget of one key's search; past it the key is `unknown`.
     pub per_key_time: Duration,
+    /// Wall-time budget of the whole check: once spent, keys still searching (or not yet
+    /// started) are `unknown`, so many hard keys cannot add up to a hang.
+    pub total_time: Duration,
     /// Memory budget of one key's search (cache, model, entry list).
     pub per_key_memory_bytes: u64,
     /// Keys with at most this many ops use the exact configuration cache; larger keys use
@@ -106,6 +109,7 @@ impl Default for LinearizableOptions {
             model: Model::CasRegister,
             initial: serde_json::Value::Null,
             per_key_time: Duration::from_secs(60),
+            total_time: Duration::from_secs(600),
             per_key_memory_bytes: 512 << 20,
             exact_cache_max_ops: 4096,
             prune: true,
@@ -126,6 +130,8 @@ pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
     let mut keys = prepared.keys;
     // Largest first, so the longest searches start early and the pool stays busy.
     keys.sort_by_key(|k| std::cmp::Reverse(k.ops.len()));
-    let reports: Vec<report::KeyReport> = keys.into_par_iter().map(|k| report::check_key(history, k, opts)).collect();
+    let deadline = std::time::Instant::now() + opts.total_time;
+    let reports: Vec<report::KeyReport> =
+        keys.into_par_iter().map(|k| report::check_key(history, k, opts, deadline)).collect();
     report::assemble(opts, prepared.counts, reports)
 }

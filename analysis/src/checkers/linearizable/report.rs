@@ -11,6 +11,7 @@ use super::{prune, witness, LinearizableOptions, Model};
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity};
 use serde_json::{json, Value};
+use std::time::Instant;
 
 /// Per-key details are listed for every key up to this many keys; beyond, only the keys
 /// that are not valid and the largest ones.
@@ -29,10 +30,10 @@ pub struct KeyReport {
     pub stats: SearchStats,
 }
 
-/// Prunes and searches one key.
-pub fn check_key(history: &History, mut key: KeyHistory, opts: &LinearizableOptions) -> KeyReport {
+/// Prunes and searches one key, within its own budget and the check's `deadline`.
+pub fn check_key(history: &History, mut key: KeyHistory, opts: &LinearizableOptions, deadline: Instant) -> KeyReport {
     let pruned = if opts.prune { prune::prune_unobserved_writes(&mut key) } else { 0 };
-    let budget = Budget::start(opts.per_key_time, opts.per_key_memory_bytes);
+    let budget = Budget::start_until(opts.per_key_time, deadline, opts.per_key_memory_bytes);
     match opts.model {
         Model::Kv => {
             let mut model = KvModel::new(key.initial, &key.values);
