@@ -85,7 +85,10 @@ fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
     args.extend(["--test-name".into(), test_name(config), "--no-progress".into()]);
     args.extend(["--workload".into(), config.workload.into(), "--nemesis".into(), config.nemesis.into()]);
     args.extend(["--time-limit".into(), plan.time_limit.to_string()]);
-    args.extend(["--nemesis-interval".into(), plan.nemesis_interval.to_string()]);
+    // A configuration that needs its own fault pace says so in its extra flags.
+    if !config.extra.contains(&"--nemesis-interval") {
+        args.extend(["--nemesis-interval".into(), plan.nemesis_interval.to_string()]);
+    }
     if let Some(b) = config.bug {
         args.extend(["--bug".into(), b.into()]);
     }
