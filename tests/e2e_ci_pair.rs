@@ -13,7 +13,7 @@ const TIME_LIMIT: &str = "30";
 
 fn pair_run(name: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
     let _one = lock();
-    let mut args = vec!["--nemesis", "split", "--nemesis-interval", "4", "--time-limit", TIME_LIMIT, "--test-name", name];
+    let mut args = vec!["--nemesis", "split", "--nemesis-interval", "3", "--time-limit", TIME_LIMIT, "--test-name", name];
     args.extend_from_slice(extra);
     let (run, out) = run_test(&format!("ci-pair-{name}"), &args);
     let results = results(&run);
