@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use crate::autosplit::AccessKind;
 use crate::exec::ExecReply;
 use crate::node::NodeCore;
 use crate::proto::api::raft_admin_server::RaftAdmin;
@@ -79,6 +80,7 @@ impl RawKv for Api {
             (true, false) => Some(Cas::Expect(r.expected)),
         };
         let routed = self.node.put(&r.key, &r.value, cas).await;
+        self.node.sampler.record(routed.route.id, &r.key, AccessKind::Write);
         let (commit_index, success, meta) = written(&self.node, routed)?;
         Ok(Response::new(RawPutResponse { commit_index, success, meta: Some(meta) }))
     }
@@ -87,6 +89,7 @@ impl RawKv for Api {
         let r = req.into_inner();
         need_key(&r.key)?;
         let routed = self.node.get(&r.key).await;
+        self.node.sampler.record(routed.route.id, &r.key, AccessKind::Read);
         match &routed.reply {
             ExecReply::Value { value, term, index, node } => {
                 let meta = meta(&self.node, &routed, *term, *index, *node);
@@ -105,6 +108,7 @@ impl RawKv for Api {
         let r = req.into_inner();
         need_key(&r.key)?;
         let routed = self.node.delete(&r.key).await;
+        self.node.sampler.record(routed.route.id, &r.key, AccessKind::Write);
         let (commit_index, _existed, meta) = written(&self.node, routed)?;
         Ok(Response::new(RawDeleteResponse { commit_index, success: true, meta: Some(meta) }))
     }

@@ -25,5 +25,6 @@ pub mod proto;
 pub mod router;
 pub mod server;
 pub mod sm;
+pub mod splitter;
 pub mod store;
 pub mod types;

@@ -61,6 +61,27 @@ struct ServeArgs {
     /// Move-job copy throttle in bytes/s.
     #[arg(long)]
     copy_bytes_per_sec: Option<u64>,
+    /// Auto-split sampling window (e.g. 2s, 500ms).
+    #[arg(long, value_parser = refkv::autosplit::parse_duration)]
+    split_window: Option<std::time::Duration>,
+    /// Weighted load (4×writes + 1×reads, ops/min) that makes a route hot.
+    #[arg(long)]
+    split_threshold: Option<f64>,
+    /// Consecutive hot windows before a route becomes a split candidate.
+    #[arg(long)]
+    split_hysteresis: Option<u32>,
+    /// Per-route cooldown after a split (e.g. 30s).
+    #[arg(long, value_parser = refkv::autosplit::parse_duration)]
+    split_cooldown: Option<std::time::Duration>,
+    /// Maximum splits issued per window.
+    #[arg(long)]
+    split_per_cycle: Option<usize>,
+    /// Maximum number of routes in the catalog.
+    #[arg(long)]
+    split_max_routes: Option<usize>,
+    /// Keep auto-split children in the source group (no cross-group move).
+    #[arg(long)]
+    split_no_move: bool,
 }
 
 fn parse_peers(s: &str) -> anyhow::Result<BTreeMap<u64, String>> {
@@ -96,6 +117,28 @@ fn node_config(a: ServeArgs) -> anyhow::Result<NodeConfig> {
     }
     if let Some(c) = a.copy_bytes_per_sec {
         tunables.copy_bytes_per_sec = c;
+    }
+    let split = &mut tunables.auto_split;
+    if let Some(w) = a.split_window {
+        split.window = w;
+    }
+    if let Some(t) = a.split_threshold {
+        split.threshold_ops_per_min = t;
+    }
+    if let Some(h) = a.split_hysteresis {
+        split.hysteresis_windows = h;
+    }
+    if let Some(c) = a.split_cooldown {
+        split.cooldown = c;
+    }
+    if let Some(n) = a.split_per_cycle {
+        split.splits_per_cycle = n;
+    }
+    if let Some(n) = a.split_max_routes {
+        split.max_routes = n;
+    }
+    if a.split_no_move {
+        split.move_to_least_loaded = false;
     }
     let peers = parse_peers(&a.peers)?;
     if !peers.contains_key(&a.id) {

@@ -40,6 +40,8 @@ pub struct Tunables {
     pub copy_bytes_per_sec: u64,
     /// Grace period before a moved range's old copy is deleted at the source.
     pub cleanup_grace_ms: u64,
+    /// Auto-split sampler/detector/scheduler settings (see refkv/src/autosplit/mod.rs).
+    pub auto_split: crate::autosplit::AutoSplitConfig,
 }
 
 impl Default for Tunables {
@@ -55,6 +57,7 @@ impl Default for Tunables {
             snapshot_every_logs: 5000,
             copy_bytes_per_sec: 4 << 20,
             cleanup_grace_ms: 2000,
+            auto_split: crate::autosplit::AutoSplitConfig::default(),
         }
     }
 }
@@ -107,6 +110,9 @@ pub struct NodeCore {
     /// The routing view: the newest catalog this node has seen (local apply or refresh).
     pub catalog_tx: watch::Sender<Arc<Catalog>>,
     pub auto_split: AtomicBool,
+    /// This node's request sampler (auto-split), fed on the request path.
+    pub sampler: crate::autosplit::Sampler,
+    pub split_cfg: crate::autosplit::AutoSplitConfig,
 }
 
 impl NodeCore {
@@ -181,7 +187,13 @@ pub async fn start(cfg: &NodeConfig) -> anyhow::Result<(Arc<NodeCore>, Vec<u64>)
     }
     let initial_catalog = groups[&CATALOG_GROUP].shared.read().catalog.clone().unwrap_or(genesis);
     let (catalog_tx, _) = watch::channel(Arc::new(initial_catalog));
+    let mut split_cfg = t.auto_split.clone();
+    split_cfg.enabled = cfg.auto_split;
+    split_cfg.split_midpoint_bug = cfg.bugs.split_midpoint;
+    split_cfg.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     let core = NodeCore {
+        sampler: crate::autosplit::Sampler::new(cfg.id, &split_cfg, std::time::Instant::now()),
+        split_cfg,
         id: cfg.id,
         peers,
         groups,

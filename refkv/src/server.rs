@@ -51,6 +51,12 @@ impl RefkvInternal for Internal {
         tracing::info!(enabled = on, "auto-split switched");
         Ok(Response::new(SetAutoSplitReply { enabled: on }))
     }
+
+    async fn pull_stats(&self, _: Request<PullStatsRequest>) -> Result<Response<PullStatsReply>, Status> {
+        let window = self.node.sampler.snapshot_and_reset(std::time::Instant::now());
+        let payload = serde_json::to_vec(&window).map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(PullStatsReply { payload }))
+    }
 }
 
 async fn shutdown_signal() {
@@ -75,6 +81,7 @@ pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
     tracing::info!(node = cfg.id, %addr, groups = core.groups.len(), bugs = ?cfg.bugs.names(), pristine = ?pristine, "refkv node starting");
     node::spawn_catalog_follower(core.clone());
     crate::jobs::spawn_driver(core.clone());
+    crate::splitter::spawn(core.clone());
     let api = Api { node: core.clone() };
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_service_status("", tonic_health::ServingStatus::Serving).await;
