@@ -133,14 +133,7 @@ async fn run_move_scenario(extra: &[&str], kill_source_leader: bool) -> Outcome 
 
     let moved_route = cluster.list_routes(0).await.routes.into_iter().find(|r| r.route_id == moved_id).expect("moved route");
     let acks = std::mem::take(&mut *acks.lock().unwrap());
-    let mut clients = Clients::new(&cluster);
-    let mut lost = Vec::new();
-    for (k, a) in &acks {
-        match clients.get((k.len()) % 3, k).await {
-            Ok(Some(v)) if v == a.value => {}
-            _ => lost.push(String::from_utf8_lossy(k).to_string()),
-        }
-    }
+    let lost = read_back(&cluster, &acks).await;
     let stale_owner_acks = acks
         .iter()
         .filter(|(k, a)| {
@@ -151,6 +144,32 @@ async fn run_move_scenario(extra: &[&str], kill_source_leader: bool) -> Outcome 
         .map(|(k, _)| String::from_utf8_lossy(k).to_string())
         .collect();
     Outcome { lost, stale_owner_acks, final_phase, moved_route, acked: acks.len() }
+}
+
+/// Keys whose acknowledged value cannot be read back (8 readers in parallel).
+async fn read_back(cluster: &Arc<Cluster>, acks: &BTreeMap<Vec<u8>, Ack>) -> Vec<String> {
+    let all: Vec<(Vec<u8>, Vec<u8>)> = acks.iter().map(|(k, a)| (k.clone(), a.value.clone())).collect();
+    let chunks: Vec<Vec<(Vec<u8>, Vec<u8>)>> = all.chunks(all.len() / 8 + 1).map(|c| c.to_vec()).collect();
+    let mut tasks = Vec::new();
+    for (n, chunk) in chunks.into_iter().enumerate() {
+        let c = cluster.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut clients = Clients::new(&c);
+            let mut lost = Vec::new();
+            for (k, v) in chunk {
+                match clients.get(n % 3, &k).await {
+                    Ok(Some(got)) if got == v => {}
+                    _ => lost.push(String::from_utf8_lossy(&k).to_string()),
+                }
+            }
+            lost
+        }));
+    }
+    let mut lost = Vec::new();
+    for t in tasks {
+        lost.extend(t.await.unwrap());
+    }
+    lost
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -171,4 +190,12 @@ async fn no_fence_bug_loses_acknowledged_writes() {
     eprintln!("no-fence: acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert!(!out.lost.is_empty() || !out.stale_owner_acks.is_empty(), "the seeded bug must be observable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn early_cutover_bug_loses_writes_accepted_during_the_move() {
+    let out = run_move_scenario(&["--bug", "early-cutover"], false).await;
+    eprintln!("early-cutover: acked {} writes, lost {}", out.acked, out.lost.len());
+    assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
+    assert!(!out.lost.is_empty(), "writes accepted by the source during the move must be lost");
 }

@@ -88,6 +88,16 @@ impl Cluster {
         child.wait().map(|s| s.success()).unwrap_or(false)
     }
 
+    /// SIGSTOP (`pause = true`) or SIGCONT a node.
+    pub fn pause(&self, i: usize, pause: bool) {
+        let guard = self.lock();
+        if let Some(child) = guard[i].as_ref() {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let sig = if pause { nix::sys::signal::Signal::SIGSTOP } else { nix::sys::signal::Signal::SIGCONT };
+            let _ = nix::sys::signal::kill(pid, sig);
+        }
+    }
+
     pub fn restart(&self, i: usize) {
         self.kill(i);
         let child = self.spawn(i);
