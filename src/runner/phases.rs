@@ -111,9 +111,15 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let sink = Arc::new(JsonlSink::create(&run.history()).with_context(|| format!("creating {}", run.history().display()))?);
     let run_id = format!("fl{:x}", (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff));
     tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.args.nodes, plan.args.db.name(), plan.args.cluster.name());
-    let cluster = match unless_interrupted(&interrupt, crate::db::launch::start(&plan, run_id, &run.dir, image.as_ref())).await {
+    let cluster = match unless_interrupted(&interrupt, crate::db::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
         Some(c) => c?,
         None => {
+            // The start was abandoned half-way: remove whatever it had created.
+            if docker_cluster {
+                if let Err(e) = sweep::remove_run(&run_id).await {
+                    tracing::error!("removing the half-started cluster: {e:#} (run `faultline cleanup`)");
+                }
+            }
             sink.finish();
             return finish_without_cluster(&plan, &run, "interrupted while starting the cluster");
         }
