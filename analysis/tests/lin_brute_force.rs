@@ -23,15 +23,16 @@ struct Rec {
     ret: usize,
 }
 
-fn random_value(rng: &mut Xoshiro256PlusPlus) -> Value {
-    match rng.random_range(0..4) {
+fn random_value(rng: &mut Xoshiro256PlusPlus, values: i64) -> Value {
+    match rng.random_range(0..=values) {
         0 => Value::Null,
         v => json!(v - 1),
     }
 }
 
-/// A random history of `n` ops over `procs` processes; every op completes.
-fn random_history(seed: u64, n: usize, procs: usize) -> (History, Vec<Rec>) {
+/// A random history of `n` ops over `procs` processes writing `values` distinct values
+/// (many values make unobserved writes, which pruning removes); every op completes.
+fn random_history(seed: u64, n: usize, procs: usize, values: i64) -> (History, Vec<Rec>) {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut ops: Vec<Op> = Vec::new();
     let mut recs: Vec<Rec> = Vec::new();
@@ -57,8 +58,8 @@ fn random_history(seed: u64, n: usize, procs: usize) -> (History, Vec<Rec>) {
             None if started < n => {
                 let (f, value) = match rng.random_range(0..3) {
                     0 => ("read", Value::Null),
-                    1 => ("write", json!(rng.random_range(0..3))),
-                    _ => ("cas", json!([rng.random_range(0..3), rng.random_range(0..3)])),
+                    1 => ("write", json!(rng.random_range(0..values))),
+                    _ => ("cas", json!([rng.random_range(0..values), rng.random_range(0..values)])),
                 };
                 pending[p] = Some(recs.len());
                 recs.push(Rec { f, value: value.clone(), outcome: OpType::Invoke, read: Value::Null, call: ops.len(), ret: 0 });
@@ -75,7 +76,7 @@ fn random_history(seed: u64, n: usize, procs: usize) -> (History, Vec<Rec>) {
                 let rec = &mut recs[i];
                 rec.outcome = outcome;
                 rec.ret = ops.len();
-                let value = if rec.f == "read" && outcome == OpType::Ok { random_value(&mut rng) } else { rec.value.clone() };
+                let value = if rec.f == "read" && outcome == OpType::Ok { random_value(&mut rng, values) } else { rec.value.clone() };
                 rec.read = value.clone();
                 let f = rec.f;
                 push(&mut ops, outcome, p, f, value);
@@ -136,8 +137,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
-    fn verdicts_match_exhaustive_enumeration(seed in any::<u64>(), n in 1usize..10, procs in 1usize..5, initial in 0usize..2) {
-        let (history, recs) = random_history(seed, n, procs);
+    fn verdicts_match_exhaustive_enumeration(
+        seed in any::<u64>(), n in 1usize..10, procs in 1usize..5, initial in 0usize..2, values in prop_oneof![Just(3i64), Just(8i64)],
+    ) {
+        let (history, recs) = random_history(seed, n, procs, values);
         let initial = if initial == 0 { Value::Null } else { json!(0) };
         let ops = oracle_ops(&recs);
         let expected = oracle(&ops, &mut vec![false; ops.len()], &initial);
