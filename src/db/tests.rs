@@ -164,7 +164,7 @@ fn external_clusters_allow_only_the_split_nemesis() {
 
 #[tokio::test]
 async fn elastickv_refuses_cross_group_splits_before_sending() {
-    use workloads::client::{Connector, NodeEndpoint, SplitRequest};
+    use workloads::client::SplitRequest;
     let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
     let connector = Elastickv { groups: 3 }.connector(workloads::ClientOptions::default(), &nodes);
     let client = connector.connect(&nodes[0]).unwrap();
