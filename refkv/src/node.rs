@@ -36,6 +36,8 @@ pub struct Tunables {
     /// "outcome unknown".
     pub commit_timeout_ms: u64,
     pub snapshot_every_logs: u64,
+    /// Log entries kept behind a snapshot (a follower further behind gets the snapshot).
+    pub snapshot_keep_logs: u64,
     /// Move-job copy throttle.
     pub copy_bytes_per_sec: u64,
     /// Grace period before a moved range's old copy is deleted at the source.
@@ -55,6 +57,7 @@ impl Default for Tunables {
             retry_budget_ms: 5000,
             commit_timeout_ms: 3000,
             snapshot_every_logs: 5000,
+            snapshot_keep_logs: 1000,
             copy_bytes_per_sec: 4 << 20,
             cleanup_grace_ms: 2000,
             auto_split: crate::autosplit::AutoSplitConfig::default(),
@@ -152,7 +155,7 @@ fn raft_config(t: &Tunables) -> anyhow::Result<Arc<Config>> {
         election_timeout_min: t.election_min_ms,
         election_timeout_max: t.election_max_ms,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(t.snapshot_every_logs),
-        max_in_snapshot_log_to_keep: 1000,
+        max_in_snapshot_log_to_keep: t.snapshot_keep_logs,
         install_snapshot_timeout: 5000,
         max_payload_entries: 64,
         ..Default::default()

@@ -218,3 +218,45 @@ async fn split_errors_metadata_and_catalog_watch() {
     assert!(cluster.terminate(2), "clean exit on SIGTERM");
     assert!(cluster.log(2).contains("refkv node stopped"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn restarted_follower_catches_up_from_a_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("refkv.json");
+    std::fs::write(&config, r#"{"snapshot_every_logs": 100, "snapshot_keep_logs": 10}"#).unwrap();
+    let cluster = Cluster::start(3, &["--config", config.to_str().unwrap()]).await;
+    let lagger = (cluster.leader_of(1).await.unwrap() + 1) % 3;
+    cluster.kill(lagger);
+    let mut clients = Clients::new(&cluster);
+    let mut acked = BTreeMap::new();
+    let live: Vec<usize> = (0..3).filter(|i| *i != lagger).collect();
+    for i in 0..400 {
+        let (k, v) = (key(i), format!("s{i}").into_bytes());
+        assert!(clients.put_until_acked(live[i % 2], &k, &v, Instant::now() + Duration::from_secs(30)).await.is_some());
+        acked.insert(k, v);
+    }
+    cluster.restart(lagger);
+    cluster.wait_ready(Duration::from_secs(60)).await;
+    // The lagging node must have installed a snapshot (its log was purged on the leader).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let s = cluster.status(lagger, 1).await;
+        if s.as_ref().is_some_and(|s| s.last_snapshot_index > 0 && s.applied_index >= 400) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no snapshot installed on node {}: {s:?}", lagger + 1);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Make it the leader so that reads are served from its own state machine.
+    let mut admin = refkv::proto::api::raft_admin_client::RaftAdminClient::new(cluster.channel(0).await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cluster.leader_of(1).await != Some(lagger) {
+        let req = RaftAdminTransferLeadershipRequest { target_id: (lagger + 1).to_string(), target_address: String::new(), group_id: 1 };
+        let _ = admin.transfer_leadership(req).await;
+        assert!(Instant::now() < deadline, "leadership did not move to node {}", lagger + 1);
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+    }
+    assert_all_readable_everywhere(&cluster, &acked).await;
+    let routes = cluster.list_routes(lagger).await;
+    assert_eq!(routes.catalog_version, 1);
+}
