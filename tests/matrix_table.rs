@@ -83,6 +83,8 @@ fn counts_per_configuration_and_checker() {
     assert_eq!(cell(&t, "clean", "set-full"), "1/2");
     assert_eq!(cell(&t, "clean", "other checkers invalid"), "set-full 1/2", "a clean invalid is a false positive");
     assert_eq!(cell(&t, "no-fence", "caught"), "1/2 ⚠", "below 9/10 is marked");
+    assert_eq!(cell(&t, "no-fence", "any checker invalid"), "1/2");
+    assert_eq!(cell(&t, "clean", "any checker invalid"), "1/2");
     assert_eq!(cell(&t, "no-fence", "epoch-authority"), "**1/2** (1?)", "expected checker bold, unknowns counted");
     assert_eq!(cell(&t, "no-fence", "other checkers invalid"), "set-full 1/2");
     assert_eq!(cell(&t, "no-fence", "unknown verdicts"), "1/2");

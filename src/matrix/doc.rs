@@ -28,7 +28,8 @@ pub fn section(rows: &[RunRow], command: &str, interrupted: bool, measured: Opti
         "\nCells: runs in which the checker said **invalid** / runs; `(n?)` = n runs where it said unknown; \
          `n/a` = not applicable to these runs; bold = the checker expected to catch the bug. \
          *caught* = runs where an expected checker said invalid (⚠ = below the 9/10 target; for clean: \
-         runs whose verdict was valid). *other checkers invalid*: on a bug row, further detections; on the \
+         runs whose verdict was valid). *any checker invalid*: runs in which at least one checker \
+         said invalid, expected or not. *other checkers invalid*: on a bug row, further detections; on the \
          clean row, false positives. *unknown verdicts*: runs whose overall verdict was unknown.\n",
     );
     let reasons = table::render_reasons(rows);

@@ -172,19 +172,20 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 pub fn render(rows: &[RunRow]) -> String {
     let cols = columns(rows);
     let mut out = String::new();
-    let _ = write!(out, "| configuration | workload | nemesis | expected checker | caught |");
+    let _ = write!(out, "| configuration | workload | nemesis | expected checker | caught | any checker invalid |");
     for c in &cols {
         let _ = write!(out, " {c} |");
     }
     out.push_str(" other checkers invalid | unknown verdicts | errors | mean wall s |\n|");
-    for _ in 0..(cols.len() + 9) {
+    for _ in 0..(cols.len() + 10) {
         out.push_str("---|");
     }
     out.push('\n');
     for (config, runs) in group(rows) {
         let first = runs[0];
         let expected = if first.expected.is_empty() { "— (all valid)".to_string() } else { expected_label(first) };
-        let _ = write!(out, "| {config} | {} | {} | {expected} | {} |", first.workload, first.nemesis, caught_cell(config, &runs));
+        let any = runs.iter().filter(|r| r.checkers.values().any(|v| v == "invalid")).count();
+        let _ = write!(out, "| {config} | {} | {} | {expected} | {} | {any}/{} |", first.workload, first.nemesis, caught_cell(config, &runs), runs.len());
         for c in &cols {
             let _ = write!(out, " {} |", cell(&runs, c, first.expected.contains(c)));
         }
