@@ -277,6 +277,9 @@ fn write_owner(run_id: &str) -> Result<()> {
 /// with them). Safe to call more than once.
 pub async fn remove_run(run_id: &str) -> Result<()> {
     let mut first_err = None;
+    // The kernel destroys a deleted namespace's devices asynchronously; delete the host's
+    // end of the link explicitly so it is gone when teardown returns.
+    net::delete_host_link(run_id).await;
     for ns in net::list_namespaces().await? {
         if net::run_of(&ns) != Some(run_id) {
             continue;
@@ -331,4 +334,138 @@ pub async fn sweep_stale() -> Result<Vec<String>> {
         remove_run(run).await?;
     }
     Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Lifecycle against real namespaces (root), with a shell script standing in for the
+    //! server (it ignores its arguments and sleeps), so no server build is needed.
+    use super::*;
+    use crate::db::DbKind;
+
+    /// The sweep tests remove other runs' namespaces: one test at a time.
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+    fn sleeper(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("sleeper");
+        std::fs::write(&path, "#!/bin/sh\nexec sleep 1000\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    fn state_of(pid: u32) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rfind(')').and_then(|i| stat[i + 1..].trim().chars().next()).unwrap_or('?')
+    }
+
+    /// Whether `ip` answers a TCP connection to a closed port (a reset = reachable; silence
+    /// = cut off), from the host or from inside namespace `ns`.
+    async fn reachable(ns: Option<&Path>, ip: Ipv4Addr) -> bool {
+        let probe = format!("exec 3<>/dev/tcp/{ip}/1");
+        let mut cmd = match ns {
+            Some(ns) => {
+                let mut c = Command::new("nsenter");
+                c.arg(format!("--net={}", ns.display())).args(["timeout", "2", "bash", "-c", &probe]);
+                c
+            }
+            None => {
+                let mut c = Command::new("timeout");
+                c.args(["2", "bash", "-c", &probe]);
+                c
+            }
+        };
+        let out = cmd.output().await.expect("bash and timeout run");
+        String::from_utf8_lossy(&out.stderr).contains("refused")
+    }
+
+    async fn server_pid(c: &NetnsCluster, node: &str) -> u32 {
+        c.servers.lock().await.get(node).and_then(|ch| ch.id()).expect("a running server")
+    }
+
+    #[tokio::test]
+    async fn namespaces_keep_rules_across_kill_restart_and_pause_and_teardown_leaves_nothing() {
+        let _one = ONE_AT_A_TIME.lock().await;
+        require_root().expect("this test needs root");
+        let dir = tempfile::tempdir().unwrap();
+        let run_id = format!("fltestns{}", std::process::id());
+        let spec = NetnsSpec {
+            run_id: run_id.clone(),
+            nodes: 3,
+            binary: sleeper(dir.path()),
+            run_dir: dir.path().to_path_buf(),
+            server_args: vec![],
+            db: DbKind::Refkv.build(1),
+        };
+        let cluster = NetnsCluster::start(spec).await.expect("cluster start");
+        let result = async {
+            assert_eq!(net::list_namespaces().await?.iter().filter(|n| n.contains(&run_id)).count(), 4, "3 nodes + switch");
+            let ns = cluster.netns("n1").await?;
+            let addrs = nemesis::net::in_netns(&ns, "ip", &["-4", "-o", "addr", "show", "eth0"]).await?;
+            assert!(addrs.contains(&cluster.nodes()[0].ip.to_string()), "{addrs}");
+            // The host reaches a node over the run's private link; nodes reach each other.
+            assert!(reachable(None, cluster.nodes()[2].ip).await, "the host reaches n3");
+            assert!(reachable(Some(&ns), cluster.nodes()[1].ip).await, "n1 reaches n2 over the bridge");
+            let ping = |ns: PathBuf, ip: Ipv4Addr| async move { reachable(Some(&ns), ip).await };
+
+            nemesis::net::ensure_chain(&ns).await?;
+            nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
+            assert!(!ping(ns.clone(), cluster.nodes()[1].ip).await, "the rule cuts n1 off from n2");
+            let before = server_pid(&cluster, "n1").await;
+            cluster.kill("n1").await?;
+            cluster.restart("n1").await?;
+            assert_ne!(server_pid(&cluster, "n1").await, before, "a fresh process");
+            assert_eq!(nemesis::net::rules(&ns).await?.len(), 1, "the rule survived the kill");
+
+            let pid = server_pid(&cluster, "n2").await;
+            cluster.pause("n2").await?;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            assert_eq!(state_of(pid), 'T', "paused = stopped");
+            cluster.resume("n2").await?;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            assert_ne!(state_of(pid), 'T');
+            cluster.pause("n3").await?; // teardown must cope with a stopped process
+            anyhow::Ok(())
+        }
+        .await;
+        cluster.teardown().await.expect("teardown");
+        result.expect("lifecycle");
+        assert!(net::list_namespaces().await.unwrap().iter().all(|n| !n.contains(&run_id)), "namespaces left");
+        let links = Command::new("ip").args(["-br", "link"]).output().await.unwrap();
+        assert!(!String::from_utf8_lossy(&links.stdout).contains(&net::host_link(&run_id)), "host link left");
+    }
+
+    #[tokio::test]
+    async fn a_run_whose_harness_died_is_swept_with_its_processes() {
+        let _one = ONE_AT_A_TIME.lock().await;
+        require_root().expect("this test needs root");
+        let run_id = format!("fltestsw{}", std::process::id());
+        std::fs::create_dir_all(OWNER_DIR).unwrap();
+        std::fs::write(owner_file(&run_id), "4194304999:1").unwrap(); // a pid that cannot exist
+        net::create_network(&run_id, net::free_octet(&run_id).await.unwrap(), &["n1".to_string()]).await.unwrap();
+        let mut orphan = Command::new("nsenter")
+            .arg(format!("--net={}", net::ns_path(&run_id, "n1").display()))
+            .args(["sleep", "1000"])
+            .spawn()
+            .unwrap();
+        let swept = sweep_stale().await.unwrap();
+        assert!(swept.contains(&run_id), "{swept:?}");
+        assert!(net::list_namespaces().await.unwrap().iter().all(|n| !n.contains(&run_id)));
+        let status = tokio::time::timeout(std::time::Duration::from_secs(5), orphan.wait()).await.expect("the orphan was killed");
+        assert!(!status.unwrap().success());
+        assert!(!owner_file(&run_id).exists());
+    }
+
+    #[tokio::test]
+    async fn a_live_run_is_not_swept() {
+        let _one = ONE_AT_A_TIME.lock().await;
+        require_root().expect("this test needs root");
+        let run_id = format!("fltestlive{}", std::process::id());
+        write_owner(&run_id).unwrap();
+        net::create_network(&run_id, net::free_octet(&run_id).await.unwrap(), &[]).await.unwrap();
+        let swept = sweep_stale().await.unwrap();
+        let still_there = net::list_namespaces().await.unwrap().iter().any(|n| n.contains(&run_id));
+        remove_run(&run_id).await.unwrap();
+        assert!(!swept.contains(&run_id) && still_there, "a run whose harness lives must stay");
+    }
 }

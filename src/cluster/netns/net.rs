@@ -89,6 +89,11 @@ pub async fn create_network(run_id: &str, octet: u8, nodes: &[String]) -> Result
     Ok(())
 }
 
+/// Deletes the host's end of the run's link (and with it the peer), if it exists.
+pub async fn delete_host_link(run_id: &str) {
+    let _ = ip(&["link", "del", &host_link(run_id)]).await;
+}
+
 /// Every faultline namespace on this machine.
 pub async fn list_namespaces() -> Result<Vec<String>> {
     let out = ip(&["netns", "list"]).await?;
