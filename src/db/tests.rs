@@ -173,3 +173,40 @@ async fn elastickv_refuses_cross_group_splits_before_sending() {
     assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite));
     assert!(err.message.contains("same-group"), "{err}");
 }
+
+mod plans {
+    use crate::cmd::test::TestArgs;
+    use crate::runner::plan::Plan;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: TestArgs,
+    }
+
+    fn plan(argv: &[&str]) -> Result<Plan, String> {
+        let mut full = vec!["test"];
+        full.extend_from_slice(argv);
+        Plan::from_args(&Wrap::try_parse_from(full).map_err(|e| e.to_string())?.args).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn other_targets_get_only_the_users_server_args_and_their_own_name() {
+        let p = plan(&["--db", "etcd", "--workload", "register", "--server-arg=--heartbeat-interval=50"]).unwrap();
+        assert_eq!(p.server_args, vec!["--heartbeat-interval=50"], "refkv's --groups/--auto-split are not etcd flags");
+        assert_eq!(p.test_name, "etcd-register-none");
+        assert_eq!(p.db.groups(), vec![1]);
+        assert_eq!(p.to_json()["db"], "etcd");
+    }
+
+    #[test]
+    fn a_dynamic_db_binary_is_fine_outside_refkv_in_docker() {
+        // Debian's etcd is dynamic: refused only where the image has no libc (refkv's).
+        let etcd = super::super::image::find_etcd(None).expect("etcd on the PATH");
+        let path = etcd.to_str().unwrap();
+        assert!(plan(&["--db", "etcd", "--workload", "set", "--db-binary", path]).is_ok());
+        let err = plan(&["--db-binary", path]).unwrap_err();
+        assert!(err.contains("dynamically linked"), "{err}");
+    }
+}
