@@ -67,7 +67,17 @@ pub fn spawn(core: Arc<NodeCore>) {
             let auto = match &mut auto {
                 Some(a) => a,
                 None => match AutoSplit::new(cfg.clone()) {
-                    Ok(a) => auto.insert(a),
+                    Ok(mut a) => {
+                        // A new leader has no memory of when earlier splits happened: give
+                        // every split child a fresh cooldown rather than none.
+                        if let Some(c) = g.shared.read().catalog.as_ref() {
+                            let now = Instant::now();
+                            for r in c.routes.values().filter(|r| r.parent != 0) {
+                                a.start_cooldown(r.id, now);
+                            }
+                        }
+                        auto.insert(a)
+                    }
                     Err(e) => {
                         tracing::error!("auto-split disabled: {e}");
                         return;

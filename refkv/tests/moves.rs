@@ -25,13 +25,29 @@ struct Outcome {
     stale_owner_acks: Vec<String>,
     final_phase: i32,
     moved_route: RouteDescriptor,
+    target: u64,
     acked: usize,
 }
 
 const SPLIT_KEY: &str = "m";
 
+/// How the move starts: an explicit cross-group SplitRange, or the auto-splitter noticing
+/// the writers' hot range.
+#[derive(PartialEq)]
+enum Trigger {
+    Manual,
+    Auto,
+}
+
 async fn run_move_scenario(extra: &[&str], kill_source_leader: bool) -> Outcome {
+    run_scenario(extra, kill_source_leader, Trigger::Manual).await
+}
+
+async fn run_scenario(extra: &[&str], kill_source_leader: bool, trigger: Trigger) -> Outcome {
     let mut args = vec!["--copy-bytes-per-sec", "200000"];
+    if trigger == Trigger::Auto {
+        args.extend_from_slice(&["--auto-split", "--split-window", "1s", "--split-hysteresis", "2", "--split-threshold", "20000"]);
+    }
     args.extend_from_slice(extra);
     let cluster = Arc::new(Cluster::start(3, &args).await);
 
@@ -76,22 +92,41 @@ async fn run_move_scenario(extra: &[&str], kill_source_leader: bool) -> Outcome 
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
 
-    // Move [m, ∞) from group 1 to group 2.
     let routes = cluster.list_routes(0).await;
     let parent = routes.routes[0].clone();
-    let mut dist = cluster.dist(1).await.unwrap();
-    let split = dist
-        .split_range(SplitRangeRequest {
-            expected_catalog_version: routes.catalog_version,
-            route_id: parent.route_id,
-            split_key: SPLIT_KEY.as_bytes().to_vec(),
-            target_group_id: 2,
-        })
-        .await
-        .expect("cross-group split")
-        .into_inner();
-    assert!(split.job_id > 0, "a cross-group split opens a job");
-    let moved_id = split.right.unwrap().route_id;
+    let (job_id, moved_id, split_key, target) = match trigger {
+        Trigger::Manual => {
+            // Move [m, ∞) from group 1 to group 2.
+            let mut dist = cluster.dist(1).await.unwrap();
+            let split = dist
+                .split_range(SplitRangeRequest {
+                    expected_catalog_version: routes.catalog_version,
+                    route_id: parent.route_id,
+                    split_key: SPLIT_KEY.as_bytes().to_vec(),
+                    target_group_id: 2,
+                })
+                .await
+                .expect("cross-group split")
+                .into_inner();
+            assert!(split.job_id > 0, "a cross-group split opens a job");
+            (split.job_id, split.right.unwrap().route_id, SPLIT_KEY.as_bytes().to_vec(), 2)
+        }
+        Trigger::Auto => {
+            // Wait for the auto-splitter to split the hot route and start moving a child.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let r = cluster.list_routes(0).await;
+                if let Some(job) = r.jobs.first() {
+                    let moved = r.routes.iter().find(|x| x.start == job.split_key).expect("moving child");
+                    break (job.job_id, moved.route_id, job.split_key.clone(), job.target_group_id);
+                }
+                assert!(Instant::now() < deadline, "no auto-split within 60s; logs:\n{}", cluster.grep_logs("auto-split"));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    assert_ne!(target, parent.raft_group_id);
+    let split = SplitRangeResponse { job_id, ..Default::default() };
 
     // Kill the source group's leader (group 1: also the catalog group and job driver)
     // while the job is in its first phases, restart it a little later.
@@ -131,19 +166,26 @@ async fn run_move_scenario(extra: &[&str], kill_source_leader: bool) -> Outcome 
     }
     cluster.wait_ready(Duration::from_secs(30)).await;
 
-    let moved_route = cluster.list_routes(0).await.routes.into_iter().find(|r| r.route_id == moved_id).expect("moved route");
+    // The route now holding the split key (the moved child, or — with auto-split — one of
+    // its own children if it was split again since).
+    let final_routes = cluster.list_routes(0).await;
+    eprintln!("final catalog v{}: {:?}", final_routes.catalog_version,
+        final_routes.routes.iter().map(|r| (r.route_id, String::from_utf8_lossy(&r.start).to_string(), r.raft_group_id, r.epoch, r.parent_route_id)).collect::<Vec<_>>());
+    let moved_route = final_routes.routes.iter().find(|r| r.route_id == moved_id || (r.start <= split_key && (r.end.is_empty() || split_key < r.end)))
+        .cloned().expect("a route holds the split key");
+    let _ = moved_id;
     let acks = std::mem::take(&mut *acks.lock().unwrap());
     let lost = read_back(&cluster, &acks).await;
     let stale_owner_acks = acks
         .iter()
         .filter(|(k, a)| {
-            k.starts_with(SPLIT_KEY.as_bytes())
+            k.as_slice() >= split_key.as_slice()
                 && cutover_seen.is_some_and(|t| a.invoked > t)
                 && a.meta.group_id == parent.raft_group_id
         })
         .map(|(k, _)| String::from_utf8_lossy(k).to_string())
         .collect();
-    Outcome { lost, stale_owner_acks, final_phase, moved_route, acked: acks.len() }
+    Outcome { lost, stale_owner_acks, final_phase, moved_route, target, acked: acks.len() }
 }
 
 /// Keys whose acknowledged value cannot be read back (8 readers in parallel).
@@ -178,6 +220,7 @@ async fn move_with_source_leader_kill_loses_nothing_and_fences_the_old_owner() {
     eprintln!("acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert_eq!(out.moved_route.raft_group_id, 2, "the right child now lives in group 2");
+    assert_eq!(out.target, 2);
     assert!(out.moved_route.epoch > 1, "under a new epoch");
     assert!(out.acked > 200, "the writers made progress ({})", out.acked);
     assert!(out.lost.is_empty(), "lost acknowledged writes: {:?}", &out.lost[..out.lost.len().min(10)]);
@@ -198,4 +241,15 @@ async fn early_cutover_bug_loses_writes_accepted_during_the_move() {
     eprintln!("early-cutover: acked {} writes, lost {}", out.acked, out.lost.len());
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert!(!out.lost.is_empty(), "writes accepted by the source during the move must be lost");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn hot_range_is_auto_split_and_moved_while_source_leader_is_killed() {
+    let out = run_scenario(&[], true, Trigger::Auto).await;
+    eprintln!("auto: acked {} writes, lost {}, stale-owner acks {}, moved to group {}", out.acked, out.lost.len(), out.stale_owner_acks.len(), out.target);
+    assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
+    assert_eq!(out.moved_route.raft_group_id, out.target);
+    assert!(out.moved_route.epoch > 1);
+    assert!(out.lost.is_empty(), "lost acknowledged writes: {:?}", &out.lost[..out.lost.len().min(10)]);
+    assert!(out.stale_owner_acks.is_empty(), "old owner committed after cutover: {:?}", out.stale_owner_acks);
 }
