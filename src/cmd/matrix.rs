@@ -8,7 +8,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const MATRIX_LONG_ABOUT: &str = "\
+pub const MATRIX_LONG_ABOUT: &str = "\
 Runs `faultline test` against clean refkv and against refkv with each seeded bug (--bug), \
 --runs times each, every run a child process with its own cluster and its own kept store \
 directory (store/matrix-<config>/<timestamp>/). Each bug runs under the faults that expose \

@@ -48,6 +48,7 @@ pub enum Command {
     /// Benchmark the checker core: labelled histories and a large synthetic history.
     Bench(bench::BenchArgs),
     /// Detection matrix: clean refkv and each seeded bug, several runs, bug × checker table.
+    #[command(long_about = matrix::MATRIX_LONG_ABOUT)]
     Matrix(matrix::MatrixArgs),
 }
 
