@@ -75,6 +75,8 @@ pub struct Active {
     pub kind: FaultKind,
     pub targets: Vec<String>,
     pub undo: Undo,
+    /// Short description for people, e.g. `partition leader` or `kill n2`.
+    pub summary: String,
 }
 
 /// Everything a fault needs to act and to record.
@@ -139,8 +141,15 @@ pub async fn start<R: rand::Rng>(ctx: &Ctx, kind: FaultKind, nth: u64, rng: &mut
         FaultKind::Loss => start_loss(ctx, rng).await,
         FaultKind::Split => (Vec::new(), Undo::Nothing, json!({"targets": [], "effective": false})),
     };
+    let mode = value.get("mode").and_then(Value::as_str).map(str::to_string);
     ctx.record(format!("start-{}", kind.name()), value);
-    Active { kind, targets, undo }
+    let summary = match (kind, mode.as_deref()) {
+        (FaultKind::Partition, Some(mode)) => format!("partition {mode}"),
+        (FaultKind::Loss, _) => format!("loss {:.0}%", 100.0 * ctx.loss_probability),
+        _ if targets.is_empty() => kind.name().to_string(),
+        _ => format!("{} {}", kind.name(), targets.join(",")),
+    };
+    Active { kind, targets, undo, summary }
 }
 
 /// Undoes a fault and records `stop-<kind>` with what the undo achieved.

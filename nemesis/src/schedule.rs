@@ -126,11 +126,7 @@ impl Nemesis {
 }
 
 fn describe(a: &Active) -> String {
-    if a.targets.is_empty() {
-        a.kind.name().to_string()
-    } else {
-        format!("{} {}", a.kind.name(), a.targets.join(","))
-    }
+    a.summary.clone()
 }
 
 /// Sleeps for `d`; returns true if cancelled first.
