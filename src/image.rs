@@ -115,8 +115,9 @@ async fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex)
 }
 
-/// The content tag for an image made of these two binaries and the embedded build files.
-async fn content_tag(server: &Path, pause: &Path) -> Result<String> {
+/// The content tag (`<repo>:<hash>`) for an image made of these two binaries and the
+/// embedded build files.
+async fn content_tag(repo: &str, server: &Path, pause: &Path) -> Result<String> {
     let a = sha256_file(server).await?;
     let b = sha256_file(pause).await?;
     // The build files are tiny and compiled in; fold them into the tag with the binaries'.
@@ -124,19 +125,44 @@ async fn content_tag(server: &Path, pause: &Path) -> Result<String> {
         (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
     });
     let combined = format!("{}{}{:016x}", &a[..16], &b[..8], extra);
-    Ok(format!("{IMAGE_REPO}:{}", &combined[..20]))
+    Ok(format!("{repo}:{}", &combined[..20]))
 }
 
-/// Makes sure an image with these binaries exists, building it if not; tags it `:latest`.
-pub async fn ensure_image(server: &Path, pause: &Path) -> Result<NodeImage> {
-    let tag = content_tag(server, pause).await?;
+/// Makes sure an image `<repo>:<content hash>` with these binaries exists, building it if
+/// not. Does not touch any `:latest` tag.
+pub async fn ensure_content_image(repo: &str, server: &Path, pause: &Path) -> Result<NodeImage> {
+    let tag = content_tag(repo, server, pause).await?;
     let existing = docker(&["image", "inspect", "--format", "{{.Id}}", &tag]).await;
     let (id, built) = match existing {
         Ok(id) => (id, false),
         Err(_) => (build_image(&tag, server, pause).await?, true),
     };
-    docker(&["tag", &tag, &format!("{IMAGE_REPO}:latest")]).await?;
     Ok(NodeImage { tag, id, server_binary: Some(server.to_path_buf()), built })
+}
+
+/// The refkv node image: [`ensure_content_image`] in `faultline-refkv`, also tagged
+/// `faultline-refkv:latest` for docker-compose.yml.
+pub async fn ensure_image(server: &Path, pause: &Path) -> Result<NodeImage> {
+    let image = ensure_content_image(IMAGE_REPO, server, pause).await?;
+    docker(&["tag", &image.tag, &format!("{IMAGE_REPO}:latest")]).await?;
+    prune_old_images(IMAGE_REPO, KEEP_IMAGES).await;
+    Ok(image)
+}
+
+/// Content-tagged images kept per repository (a new one appears whenever a binary changes).
+const KEEP_IMAGES: usize = 3;
+
+/// Removes all but the `keep` newest content-tagged images of `repo`; images still used by
+/// a container (or the `:latest` one) are left alone, and failures are only logged.
+async fn prune_old_images(repo: &str, keep: usize) {
+    // `docker image ls` lists the newest first.
+    let Ok(listing) = docker(&["image", "ls", repo, "--format", "{{.Tag}}"]).await else { return };
+    let tags: Vec<&str> = listing.lines().map(str::trim).filter(|t| !t.is_empty() && *t != "latest" && *t != "<none>").collect();
+    for old in tags.iter().skip(keep) {
+        if let Err(e) = docker(&["rmi", &format!("{repo}:{old}")]).await {
+            tracing::debug!("keeping {repo}:{old}: {e:#}");
+        }
+    }
 }
 
 /// Uses an image someone else built (`--image`), after checking it exists locally.
