@@ -103,6 +103,9 @@ impl Db for Elastickv {
     fn connector(&self, mut options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector> {
         // grpc-go answers keep-alive pings more frequent than every 5 minutes with GOAWAY.
         options.keepalive = None;
+        // elastickv ignores refkv's compare-and-set extension of RawPut (it would write
+        // unconditionally), so cas is never sent: it fails definitely as `unimplemented`.
+        options.cas_supported = false;
         let inner = GrpcConnector { options };
         let clients = nodes.iter().filter_map(|n| inner.connect(n).ok()).collect();
         Arc::new(ElastickvConnector { inner, leaders: Arc::new(LeaderDirectory::new(clients)) })

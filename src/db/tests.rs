@@ -172,6 +172,8 @@ async fn elastickv_refuses_cross_group_splits_before_sending() {
     let err = client.split(request).await.unwrap_err();
     assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite));
     assert!(err.message.contains("same-group"), "{err}");
+    let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
+    assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite), "cas is never sent to elastickv");
 }
 
 mod plans {
