@@ -49,8 +49,24 @@ async fn main() {
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let hist = Arc::new(std::sync::Mutex::new(hdrhistogram::Histogram::<u64>::new(3).expect("histogram")));
     let errors = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    // Per-second acknowledged writes, to see dips (e.g. during a move).
+    let acked_now = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    {
+        let acked_now = acked_now.clone();
+        tokio::spawn(async move {
+            let start = Instant::now();
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let n = acked_now.swap(0, std::sync::atomic::Ordering::Relaxed);
+                eprintln!("t={:>3}s {n} writes/s", start.elapsed().as_secs());
+            }
+        });
+    }
     let mut tasks = Vec::new();
     for w in 0..args.concurrency {
+        let acked_now = acked_now.clone();
         let addr = args.addrs[w % args.addrs.len()].clone();
         let (hist, errors) = (hist.clone(), errors.clone());
         let value = vec![b'x'; args.value_size];
@@ -70,6 +86,7 @@ async fn main() {
                 let t0 = Instant::now();
                 match client.raw_put(RawPutRequest { key, value: value.clone(), ..Default::default() }).await {
                     Ok(_) => {
+                        acked_now.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let _ = local.record(t0.elapsed().as_micros() as u64);
                     }
                     Err(_) => {
