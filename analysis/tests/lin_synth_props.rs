@@ -8,7 +8,7 @@ use analysis::verdict::Validity;
 use proptest::prelude::*;
 
 fn configs() -> impl Strategy<Value = SynthConfig> {
-    (1u64..400, 1u32..6, 1u32..9, 0.0f64..0.3, any::<u64>(), prop_oneof![Just(KeyDist::Uniform), (0.5f64..2.0).prop_map(KeyDist::Zipf)])
+    (20u64..400, 1u32..6, 1u32..9, 0.0f64..0.3, any::<u64>(), prop_oneof![Just(KeyDist::Uniform), (0.5f64..2.0).prop_map(KeyDist::Zipf)])
         .prop_map(|(ops, keys, concurrency, indeterminate, seed, key_dist)| SynthConfig {
             ops,
             keys,

@@ -90,6 +90,12 @@ impl EntryList {
         self.op[e as usize]
     }
 
+    /// The return entry of call entry `e`.
+    #[inline]
+    pub fn return_of(&self, e: u32) -> u32 {
+        self.ret_of[e as usize]
+    }
+
     /// History position of entry `e` (its op's call or return).
     #[inline]
     pub fn position(&self, e: u32) -> u32 {

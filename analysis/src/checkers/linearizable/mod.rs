@@ -15,6 +15,7 @@
 
 pub mod budget;
 pub mod cache;
+pub mod dead;
 pub mod entries;
 pub mod kv;
 pub mod model;

@@ -11,10 +11,11 @@ use super::model::Action;
 use super::prepare::KeyHistory;
 use fixedbitset::FixedBitSet;
 
-/// Drops irrelevant indeterminate ops from `key`; returns how many were dropped.
-pub fn prune_unobserved_writes(key: &mut KeyHistory) -> u64 {
+/// The values some op observes: returned by a read, or expected by a cas (of any
+/// outcome). `None` if the key has appends, whose effects show up inside other values.
+pub fn observed_values(key: &KeyHistory) -> Option<FixedBitSet> {
     if key.ops.iter().any(|op| matches!(op.action, Action::Append(_))) {
-        return 0;
+        return None;
     }
     let mut observed = FixedBitSet::with_capacity(key.values.len());
     for op in &key.ops {
@@ -24,6 +25,12 @@ pub fn prune_unobserved_writes(key: &mut KeyHistory) -> u64 {
             Action::Write(_) | Action::Append(_) => {}
         }
     }
+    Some(observed)
+}
+
+/// Drops irrelevant indeterminate ops from `key`; returns how many were dropped.
+pub fn prune_unobserved_writes(key: &mut KeyHistory) -> u64 {
+    let Some(observed) = observed_values(key) else { return 0 };
     let before = key.ops.len();
     key.ops.retain(|op| {
         let written = match op.action {

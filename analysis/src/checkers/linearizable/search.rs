@@ -23,7 +23,8 @@
 
 use super::budget::{Budget, Exceeded};
 use super::cache::{ConfigCache, Zobrist};
-use super::entries::EntryList;
+use super::entries::{EntryList, HEAD};
+use super::dead::dead_writes;
 use super::model::{Action, SequentialModel};
 use super::pool::{Pool, NIL};
 use super::prepare::KeyHistory;
@@ -75,28 +76,31 @@ pub struct SearchStats {
     pub elapsed: Duration,
 }
 
-/// The deepest stack seen so far, maintained with amortised O(1) work per push.
+/// The longest linearization path seen so far, maintained with amortised O(1) work per
+/// linearized op.
 struct Deepest {
     ops: Vec<u32>,
-    /// Length of the common prefix of `ops` and the current stack.
+    /// Length of the common prefix of `ops` and the current path.
     common: usize,
 }
 
 impl Deepest {
-    fn on_push(&mut self, stack_ops: impl Fn(usize) -> u32, depth_after: usize) {
-        let at = depth_after - 1;
-        if self.common == at && self.ops.get(at) == Some(&stack_ops(at)) {
-            self.common += 1;
+    /// The path grew from `before` ops to `path.len()`.
+    fn on_push(&mut self, path: &[u32], before: usize) {
+        for (i, op) in path.iter().enumerate().skip(before) {
+            if self.common == i && self.ops.get(i) == Some(op) {
+                self.common += 1;
+            }
         }
-        if depth_after > self.ops.len() {
+        if path.len() > self.ops.len() {
             self.ops.truncate(self.common);
-            self.ops.extend((self.common..depth_after).map(&stack_ops));
-            self.common = depth_after;
+            self.ops.extend_from_slice(&path[self.common..]);
+            self.common = path.len();
         }
     }
 
-    fn on_pop(&mut self, depth_after: usize) {
-        self.common = self.common.min(depth_after);
+    fn on_pop(&mut self, len_after: usize) {
+        self.common = self.common.min(len_after);
     }
 }
 
@@ -114,13 +118,15 @@ enum Cursor {
     Exhausted,
 }
 
-/// One linearization on the stack: where its op was found, the state before it, and
-/// whether it was a safe move (then its configuration has no other option worth trying).
+/// One step on the stack: the op linearized, where it was found, the state before it,
+/// whether it was a safe move (then its configuration has no other option worth trying),
+/// and how many dead writes were swept in just before it (see [`super::dead`]).
 struct Frame {
     op: u32,
     at: Cursor,
     state_before: u32,
     safe: bool,
+    swept: u32,
 }
 
 /// A determinate candidate that only observes the state — a read, or a cas from a value
@@ -148,6 +154,15 @@ fn safe_move<M: SequentialModel>(list: &EntryList, key: &KeyHistory, model: &mut
     None
 }
 
+/// The first pending return entry of the list.
+fn first_return(list: &EntryList) -> u32 {
+    let mut e = list.first();
+    while list.is_call(e) {
+        e = list.next(e);
+    }
+    e
+}
+
 pub fn search<M: SequentialModel>(
     key: &KeyHistory,
     model: &mut M,
@@ -158,17 +173,25 @@ pub fn search<M: SequentialModel>(
     let mut list = EntryList::new(ops);
     let mut pool = Pool::new(ops);
     let twins = earlier_twins(key);
+    let dead = dead_writes(key);
     let zobrist = Zobrist::new(ops.len());
     let mut cache = ConfigCache::for_ops(ops.len(), exact_max_ops);
-    let fixed_bytes = list.bytes() + pool.bytes() + ops.len() as u64 * 40;
+    let fixed_bytes = list.bytes() + pool.bytes() + ops.len() as u64 * 48;
     let mut linearized = FixedBitSet::with_capacity(ops.len());
     let mut hash = (0u64, 0u64);
     let mut state = model.initial();
     let mut stack: Vec<Frame> = Vec::new();
+    // The linearized ops in order, and the list entries of swept dead writes.
+    let mut path: Vec<u32> = Vec::new();
+    let mut swept: Vec<u32> = Vec::new();
     let mut deepest = Deepest { ops: Vec::new(), common: 0 };
     let mut remaining = ops.iter().filter(|o| o.is_determinate()).count();
     let mut stats = SearchStats { cache_kind: cache.kind(), ..Default::default() };
     let mut cursor = Cursor::Fresh;
+    let toggle = |hash: &mut (u64, u64), op: u32| {
+        let k = zobrist.key(op as usize);
+        *hash = (hash.0 ^ k.0, hash.1 ^ k.1);
+    };
 
     let outcome = loop {
         if remaining == 0 {
@@ -184,11 +207,18 @@ pub fn search<M: SequentialModel>(
         let candidate = match cursor {
             Cursor::Fresh => {
                 cursor = Cursor::Main(list.first());
-                safe_move(&list, key, model, state).map(|e| (list.op(e), Cursor::Main(e), true))
+                safe_move(&list, key, model, state).map(|e| {
+                    // If the configuration after it was already explored, this one fails.
+                    cursor = Cursor::Exhausted;
+                    (list.op(e), Cursor::Main(e), true)
+                })
             }
             Cursor::Main(e) if list.is_call(e) => {
                 cursor = Cursor::Main(list.next(e));
-                Some((list.op(e), Cursor::Main(e), false))
+                let op = list.op(e);
+                // A dead write goes alone only when its return is the first pending one.
+                let allowed = !dead.contains(op as usize) || first_return(&list) == list.return_of(e);
+                allowed.then_some((op, Cursor::Main(e), false))
             }
             // The first pending return: the pool's turn, for ops called before it.
             Cursor::Main(e) => {
@@ -207,21 +237,24 @@ pub fn search<M: SequentialModel>(
                     break SearchOutcome::NotLinearizable(failure(key, model, &deepest.ops));
                 };
                 stats.backtracks += 1;
-                deepest.on_pop(stack.len());
-                let k = zobrist.key(frame.op as usize);
-                hash = (hash.0 ^ k.0, hash.1 ^ k.1);
+                toggle(&mut hash, frame.op);
                 linearized.set(frame.op as usize, false);
                 state = frame.state_before;
-                cursor = match frame.at {
+                match frame.at {
                     Cursor::Main(e) => {
                         list.unlift(e);
                         remaining += 1;
-                        Cursor::Main(list.next(e))
                     }
-                    Cursor::Pool(slot, bound) => {
-                        pool.unlift(slot);
-                        Cursor::Pool(pool.next(slot), bound)
-                    }
+                    Cursor::Pool(slot, _) => pool.unlift(slot),
+                    Cursor::Fresh | Cursor::Exhausted => {}
+                }
+                path.pop();
+                unsweep(frame.swept, &mut swept, &mut list, &mut linearized, &mut hash, &mut remaining, &mut path, &toggle);
+                deepest.on_pop(path.len());
+                // Resume after the op, in the list as it was before the step.
+                cursor = match frame.at {
+                    Cursor::Main(e) => Cursor::Main(list.next(e)),
+                    Cursor::Pool(slot, bound) => Cursor::Pool(pool.next(slot), bound),
                     Cursor::Fresh | Cursor::Exhausted => Cursor::Exhausted,
                 };
                 if frame.safe {
@@ -231,20 +264,24 @@ pub fn search<M: SequentialModel>(
             }
         };
         let Some((op, at, safe)) = candidate else { continue };
+        let action = ops[op as usize].action;
         let determinate = ops[op as usize].is_determinate();
         // An indeterminate op that would change nothing is never needed.
-        let Some(next_state) = model.step(state, ops[op as usize].action).filter(|s| determinate || *s != state) else {
+        let Some(next_state) = model.step(state, action).filter(|s| determinate || *s != state) else {
             continue;
         };
-        let k = zobrist.key(op as usize);
-        let next_hash = (hash.0 ^ k.0, hash.1 ^ k.1);
+        let path_before = path.len();
+        let swept_now = if matches!(action, Action::Write(_)) && !dead.contains(op as usize) {
+            sweep(&dead, &mut swept, &mut list, &mut linearized, &mut hash, &mut remaining, &mut path, &toggle)
+        } else {
+            0
+        };
+        toggle(&mut hash, op);
         linearized.insert(op as usize);
-        if !cache.insert(next_hash, &linearized, next_state) {
+        if !cache.insert(hash, &linearized, next_state) {
+            toggle(&mut hash, op);
             linearized.set(op as usize, false);
-            if safe {
-                // The configuration after the safe move was explored and failed.
-                cursor = Cursor::Exhausted;
-            }
+            unsweep(swept_now, &mut swept, &mut list, &mut linearized, &mut hash, &mut remaining, &mut path, &toggle);
             continue;
         }
         stats.configurations += 1;
@@ -261,15 +298,73 @@ pub fn search<M: SequentialModel>(
             Cursor::Pool(slot, _) => pool.lift(slot),
             Cursor::Fresh | Cursor::Exhausted => unreachable!("candidates are in the list or the pool"),
         }
-        stack.push(Frame { op, at, state_before: state, safe });
-        deepest.on_push(|i| stack[i].op, stack.len());
+        stack.push(Frame { op, at, state_before: state, safe, swept: swept_now });
+        path.push(op);
+        deepest.on_push(&path, path_before);
         state = next_state;
-        hash = next_hash;
         cursor = Cursor::Fresh;
     };
     stats.cache_bytes = cache.bytes();
     stats.elapsed = budget.elapsed();
     (outcome, stats)
+}
+
+/// Linearizes every dead write that is a candidate now (one pass suffices: lifting a
+/// dead write's return only makes entries further on reachable). Returns how many.
+#[allow(clippy::too_many_arguments)]
+fn sweep(
+    dead: &FixedBitSet,
+    swept: &mut Vec<u32>,
+    list: &mut EntryList,
+    linearized: &mut FixedBitSet,
+    hash: &mut (u64, u64),
+    remaining: &mut usize,
+    path: &mut Vec<u32>,
+    toggle: &impl Fn(&mut (u64, u64), u32),
+) -> u32 {
+    let mut count = 0;
+    let mut before = HEAD;
+    let mut e = list.first();
+    while list.is_call(e) {
+        let op = list.op(e);
+        if dead.contains(op as usize) {
+            list.lift(e);
+            linearized.insert(op as usize);
+            toggle(hash, op);
+            *remaining -= 1;
+            swept.push(e);
+            path.push(op);
+            count += 1;
+        } else {
+            before = e;
+        }
+        // After a lift, the entry after `before` is the next one still in the list.
+        e = list.next(before);
+    }
+    count
+}
+
+/// Undoes the last `count` sweeps, in reverse order.
+#[allow(clippy::too_many_arguments)]
+fn unsweep(
+    count: u32,
+    swept: &mut Vec<u32>,
+    list: &mut EntryList,
+    linearized: &mut FixedBitSet,
+    hash: &mut (u64, u64),
+    remaining: &mut usize,
+    path: &mut Vec<u32>,
+    toggle: &impl Fn(&mut (u64, u64), u32),
+) {
+    for _ in 0..count {
+        let Some(e) = swept.pop() else { return };
+        let op = list.op(e);
+        list.unlift(e);
+        linearized.set(op as usize, false);
+        toggle(hash, op);
+        *remaining += 1;
+        path.pop();
+    }
 }
 
 /// Describes the failure from the deepest prefix: its final state and the first op by
