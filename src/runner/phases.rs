@@ -188,6 +188,17 @@ fn write_junit(plan: &Plan, run: &RunDir, verdict: &analysis::verdict::Verdict) 
     }
 }
 
+/// `report.html` beside `results.json`; a failure is logged (and `faultline report <run>`
+/// can retry), the verdict stands.
+async fn write_report(run: &RunDir) {
+    let dir = run.dir.clone();
+    match tokio::task::spawn_blocking(move || crate::report::generate(&dir, None)).await {
+        Ok(Ok(g)) => tracing::info!("report: {} ({} bytes)", g.path.display(), g.bytes),
+        Ok(Err(e)) => tracing::warn!("writing the report of {}: {e:#}", run.dir.display()),
+        Err(e) => tracing::warn!("the report generator panicked: {e}"),
+    }
+}
+
 /// From the options as test.json records them: `faultline analyze <run>` derives the same.
 fn facts(plan: &Plan) -> RunFacts {
     RunFacts::from_test_json(&plan.to_json(), Some(plan.workload.hot_prefix.clone()))
@@ -203,6 +214,7 @@ async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::histor
         .context("the analysis panicked")?;
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
+    write_report(run).await;
     for (name, r) in &verdict.checkers {
         let reason = r.reason.as_deref().map(|r| format!(" — {r}")).unwrap_or_default();
         eprintln!("  {name:<14} {}{reason}", r.valid.as_str());
