@@ -8,9 +8,9 @@
 //!   drop what took no effect (`fail`) or returned nothing (indeterminate reads);
 //! - [`prune`]: drop indeterminate writes nobody could have observed;
 //! - [`search`]: Wing & Gong / Lowe search per key over the entry list ([`entries`]) with
-//!   a configuration cache ([`cache`]), indeterminate ops in a [`pool`], under a per-key
-//!   [`budget`], keys in parallel (rayon), against a sequential [`model`] ([`register`],
-//!   [`kv`]);
+//!   a configuration cache ([`cache`]), indeterminate ops in a [`pool`], dead writes
+//!   swept ([`dead`]), under a per-key [`budget`], keys in parallel (rayon), against a
+//!   sequential [`model`] ([`register`], [`kv`]);
 //! - [`witness`] and [`report`]: the `CheckerResult`.
 
 pub mod budget;
