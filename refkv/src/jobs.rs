@@ -88,7 +88,11 @@ async fn drive(core: &NodeCore, job: &Job) -> Result<(), String> {
         }
         DeltaCopy => {
             if !early {
-                copy_range(core, job, true).await?;
+                match copy_range(core, job, true).await {
+                    // A previous attempt already got as far as `Own`: the copy is complete.
+                    Err(e) if e.contains("already serves") => {}
+                    other => other?,
+                }
             }
             command(core, job.target_group, Command::Own { start: job.start.clone(), end: job.end.clone(), epoch: job.new_epoch }).await?;
             step(core, job, Cutover, None).await

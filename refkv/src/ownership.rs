@@ -77,6 +77,11 @@ impl Ownership {
         }
     }
 
+    /// Does this group currently serve `key` (own it, fenced or not)?
+    pub fn serves(&self, key: &[u8]) -> bool {
+        self.entry_for(key).is_some_and(|(_, o)| o.moved_to.is_none())
+    }
+
     /// Makes `key` a range boundary (splitting the entry that contains it).
     fn cut_at(&mut self, key: &[u8]) {
         if key.is_empty() {

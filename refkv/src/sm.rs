@@ -107,6 +107,14 @@ impl GroupState {
                 self.ownership_change(dirty, |o| o.disown(start, end, *new_epoch, *new_group))
             }
             Command::Ingest { pairs, deletes } => {
+                // A copy is only for a range this group does not serve yet: a late copy
+                // from a driver that lost leadership must not overwrite live data.
+                if let Some(k) = pairs.iter().map(|(k, _)| k).chain(deletes.iter()).find(|k| self.ownership.serves(k)) {
+                    return CommandResult::Rejected {
+                        current_epoch: self.ownership.check_read(k, 0).err().map(|r| r.current_epoch).unwrap_or(0),
+                        reason: "copy into a range this group already serves".into(),
+                    };
+                }
                 for (k, v) in pairs {
                     self.kv.insert(k.clone(), v.clone());
                     dirty.keys.insert(k.clone());

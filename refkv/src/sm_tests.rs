@@ -53,3 +53,16 @@ fn ingest_and_delete_range_ignore_ownership() {
     assert_eq!(s.read(b"p", 3).unwrap(), None);
     assert_eq!(s.read(b"q", 3).unwrap(), Some(b"2".to_vec()));
 }
+
+#[test]
+fn ingest_is_refused_once_the_range_is_served() {
+    let mut s = GroupState::genesis(2, &Catalog::genesis(3, &[]).unwrap());
+    let mut d = Dirty::default();
+    let bugs = Bugs::default();
+    let ingest = |v: &str| Command::Ingest { pairs: vec![("p".into(), v.into())], deletes: vec![] };
+    assert_eq!(s.apply(&ingest("old"), &bugs, &mut d), CommandResult::Done);
+    s.apply(&Command::Own { start: "m".into(), end: vec![], epoch: 3 }, &bugs, &mut d);
+    s.apply(&put("p", "new", 3), &bugs, &mut d);
+    assert!(matches!(s.apply(&ingest("old"), &bugs, &mut d), CommandResult::Rejected { .. }));
+    assert_eq!(s.read(b"p", 3).unwrap(), Some(b"new".to_vec()));
+}
