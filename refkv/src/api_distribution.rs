@@ -178,10 +178,8 @@ impl Distribution for Api {
         let (tx, out) = tokio::sync::mpsc::channel(64);
         tokio::spawn(async move {
             let mut last = rx.borrow_and_update().clone();
-            if after == 0 || after != last.version {
-                if tx.send(Ok(snapshot_event(&last))).await.is_err() {
-                    return;
-                }
+            if (after == 0 || after != last.version) && tx.send(Ok(snapshot_event(&last))).await.is_err() {
+                return;
             }
             while rx.changed().await.is_ok() {
                 let now = rx.borrow_and_update().clone();

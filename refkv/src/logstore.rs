@@ -9,6 +9,9 @@
 //! towards a quorum only once it is on disk, and one fsync covers every append, truncate,
 //! purge and vote that arrived meanwhile. Truncate, purge and vote wait for their commit.
 
+// openraft's StorageError is large by its own design; boxing it here would not help.
+#![allow(clippy::result_large_err)]
+
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;

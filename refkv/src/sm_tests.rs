@@ -23,7 +23,7 @@ fn put_cas_delete() {
     assert_eq!(s.read(b"a", 1).unwrap(), Some(b"3".to_vec()));
     s.apply(&Command::Delete { key: "a".into(), epoch: 1 }, &bugs, &mut d);
     assert_eq!(s.read(b"a", 1).unwrap(), None);
-    assert!(d.keys.contains(&b"a".to_vec()));
+    assert!(d.keys.contains(b"a".as_slice()));
 }
 
 #[test]

@@ -12,6 +12,9 @@
 //! it is ahead of the applied state). Every later Immediate commit on the same file makes
 //! the earlier None commits durable too.
 
+// openraft's StorageError is large by its own design; boxing it here would not help.
+#![allow(clippy::result_large_err)]
+
 use std::io::Cursor;
 use std::path::Path;
 use std::sync::{Arc, RwLock};

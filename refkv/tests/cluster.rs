@@ -80,7 +80,7 @@ async fn no_acknowledged_write_lost_when_each_group_leader_is_killed() {
     eprintln!("killed (group, node): {killed:?}");
     for (_, node) in &killed {
         let log = cluster.log(node - 1);
-        let last_start = log.lines().filter(|l| l.contains("refkv node starting")).last().unwrap_or_default().to_string();
+        let last_start = log.lines().rfind(|l| l.contains("refkv node starting")).unwrap_or_default().to_string();
         assert!(last_start.contains("pristine=[]"), "a restarted node must not re-bootstrap: {last_start}");
     }
     for t in writers {
