@@ -20,7 +20,8 @@ async fn stale_read_after_restart(extra: &[&str]) -> bool {
     tokio::time::sleep(Duration::from_millis(500)).await;
     cluster.kill(2);
     assert!(clients.put_until_acked(0, b"x", b"new", far).await.is_some());
-    for i in 0..300 {
+    // Enough missed entries that catching up takes a while after the restart.
+    for i in 0..600 {
         let k = format!("filler-{i}").into_bytes();
         assert!(clients.put_until_acked(i % 2, &k, b"f", far).await.is_some());
     }
