@@ -66,7 +66,17 @@ fn clean_refkv_is_valid() {
 fn no_fence_is_caught_by_epoch_authority() {
     let (run, out, results) = pair_run("no-fence", &["--bug", "no-fence"]);
     let epoch = &results["checkers"]["epoch-authority"];
-    assert_eq!(epoch["valid"], serde_json::json!(false), "no-fence not caught by epoch-authority: {epoch:#}\n{}", show(&out));
+    // Known gap (docs/detection-matrix.md, "no-fence"): refkv's no-fence loses the writes the
+    // source accepted while the route was fenced, invoked before the watcher saw the
+    // cutover, which rule (b) cannot prove; the linearizability checker usually sees the loss.
+    assert_eq!(
+        epoch["valid"],
+        serde_json::json!(false),
+        "no-fence not caught by epoch-authority (verdict {}, linearizable {}): {epoch:#}\n{}",
+        results["valid"],
+        results["checkers"]["linearizable"]["valid"],
+        show(&out)
+    );
     assert_eq!(out.status.code(), Some(1), "exit code 1 for an invalid run\n{}", show(&out));
     // The no-fence symptom: a write committed by an owner the catalog had replaced — not
     // some other epoch-authority violation (e.g. a split job that never settled).
