@@ -30,7 +30,7 @@ fn clean_move() -> HistoryBuilder {
 fn clean_move_is_valid_on_every_rule() {
     let r = run(&clean_move());
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
-    for rule in ["a", "b", "c", "d", "e"] {
+    for rule in ["a", "b", "c", "d", "e", "f"] {
         assert_eq!(rule_validity(&r, rule), json!(true), "rule {rule}");
     }
     assert_eq!(r.counts["a-checked"], 4);
@@ -366,4 +366,47 @@ fn rule_e_does_not_judge_lineage_across_skipped_versions() {
     strict.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     strict.catalog(2, vec![child(2, "", "m", 1, 1, 1), child(4, "m", "t", 1, 1, 3), child(5, "t", "", 1, 1, 3)], vec![]);
     assert!(catalog_kinds(&run(&strict)).contains(&"parent-never-existed".to_string()));
+}
+
+// --- rule (f) ---------------------------------------------------------------------------
+
+/// A move of `["m", ∞)` from group 1 to group 2 whose job is in `phase`, the right child
+/// fenced at the source.
+fn fenced_move(phase: &str) -> HistoryBuilder {
+    let mut h = HistoryBuilder::new();
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    let mut fenced = child(3, "m", "", 1, 1, 1);
+    fenced.state = "WRITE_FENCED".into();
+    h.at_ms(50).catalog(2, vec![child(2, "", "m", 1, 1, 1), fenced], vec![job(1, 1, "m", 1, 2, phase)]);
+    h
+}
+
+#[test]
+fn rule_f_accepts_writes_while_the_fence_is_still_being_applied_and_outside_the_range() {
+    let mut h = fenced_move("FENCE");
+    // Invoked while the job is in FENCE: may land before the fence; the delta copy carries it.
+    h.at_ms(60).put(0, "q", 1, meta(1, 1, 20, 3, 1));
+    let mut outside = fenced_move("DELTA_COPY");
+    // The left child stays with the source: not fenced.
+    outside.at_ms(60).put(0, "c", 1, meta(1, 1, 20, 2, 1));
+    for h in [h, outside] {
+        let r = run(&h);
+        assert_eq!(rule_validity(&r, "f"), json!(true), "{:?}", r.anomalies);
+        assert_eq!(r.counts["f-checked"], 1);
+    }
+}
+
+#[test]
+fn rule_f_flags_a_write_committed_by_the_source_after_its_fence_completed() {
+    // no-fence: the source keeps committing writes to the range it is handing over.
+    let mut h = fenced_move("DELTA_COPY");
+    let late = h.at_ms(60).put(0, "q", 1, meta(1, 1, 20, 3, 1));
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Invalid);
+    assert_eq!(rule_validity(&r, "f"), json!(false));
+    let w = r.anomalies.iter().find(|a| a["rule"] == "f").expect("write-after-fence witness");
+    assert_eq!(w["kind"], "write-after-fence");
+    assert_eq!(w["op"].as_u64(), Some(late));
+    assert_eq!((w["group"].as_u64(), w["route"].as_u64(), w["job"].as_u64()), (Some(1), Some(3), Some(1)));
+    assert_eq!(w["catalog_version"], 2);
 }

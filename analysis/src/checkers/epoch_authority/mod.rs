@@ -11,7 +11,9 @@
 //! - (c) no two distinct acknowledged writes report the same (group, log index);
 //! - (d) per process and key, reported epochs never go backwards;
 //! - (e) catalog invariants: versions increase, routes tile the keyspace, lineage is
-//!   consistent, split keys are interior, split jobs settle.
+//!   consistent, split keys are interior, split jobs settle;
+//! - (f) no write was committed by a move's source group after its fence was complete
+//!   (the catalog showed the job in `DELTA_COPY` before the write was invoked).
 //!
 //! A rule that lacks what it needs (no metadata — stock elastickv — or no watcher events)
 //! is `unknown` with the reason, and so is the checker unless another rule is violated:
@@ -48,7 +50,7 @@ impl Default for EpochAuthorityOptions {
     }
 }
 
-/// Check `history` against rules (a)–(e).
+/// Check `history` against rules (a)–(f).
 pub fn check(history: &History, opts: &EpochAuthorityOptions) -> CheckerResult {
     let timeline = CatalogTimeline::from_history(history);
     check_with_timeline(history, &timeline, opts)
@@ -64,12 +66,14 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     let mut c = RuleReport::new("c", "no two acknowledged writes share a (group, log index) commit slot", w);
     let mut d = RuleReport::new("d", "per process and key, epochs never go backwards", w);
     let mut e = RuleReport::new("e", "catalog invariants: versions, tiling, lineage, split keys, settled jobs", w);
+    let mut f = RuleReport::new("f", "no write committed by a move's source after its fence was complete", w);
     write_rules::one_group_per_epoch(&acked, timeline, &mut a);
     write_rules::no_stale_epoch_writes(&acked, timeline, &lineage, &mut b);
     write_rules::unique_commit_slots(&acked, &mut c);
     write_rules::epochs_monotonic_per_process(&acked, &lineage, &mut d);
+    write_rules::no_writes_after_fence(&acked, timeline, &mut f);
     let catalog_details = catalog_rules::catalog_invariants(timeline, &mut e);
-    let rules = [a, b, c, d, e];
+    let rules = [a, b, c, d, e, f];
     assemble(&acked, timeline, &rules, catalog_details)
 }
 

@@ -196,3 +196,63 @@ pub fn epochs_monotonic_per_process(acked: &[AckedOp], lineage: &Lineage, report
     }
     report.unknown_if_nothing_checked("no acknowledged operation reports a route epoch");
 }
+
+/// Job phases at which the source group's fence is complete: the move design fences the
+/// source (it rejects writes to the moving range) before the delta copy begins.
+const FENCE_COMPLETE_PHASES: &[&str] = &["DELTA_COPY"];
+
+/// Rule (f): once a move's fence is complete, the source group has lost write authority over
+/// the moving range. A write is a violation when the catalog observed *before it was invoked*
+/// shows its key's route `WRITE_FENCED` at the group that committed it, with that group's
+/// split job for the range already past its fence (in `DELTA_COPY`): the source must have
+/// rejected it. (Writes invoked while the job is still in `FENCE` may legitimately land
+/// before the fence and are carried over by the delta copy, so they are not judged.)
+pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, report: &mut RuleReport) {
+    if timeline.is_empty() {
+        report.unknown_reason = Some("no catalog observations in the history: cannot tell when ranges were fenced".into());
+        return;
+    }
+    for op in acked.iter().filter(|op| op.is_write) {
+        let (Some(m), Some(key)) = (op.meta, op.key) else {
+            report.skipped += 1;
+            continue;
+        };
+        let Some(group) = m.group else {
+            report.skipped += 1;
+            continue;
+        };
+        let Some(obs) = timeline.observed_before(op.invoke_time) else {
+            report.skipped += 1;
+            continue;
+        };
+        let Some(current) = obs.route_for(key) else {
+            report.skipped += 1;
+            continue;
+        };
+        report.checked += 1;
+        if current.state != "WRITE_FENCED" || current.group != group {
+            continue;
+        }
+        let fenced_job = obs.snapshot.jobs.iter().find(|j| {
+            j.source_group == group
+                && FENCE_COMPLETE_PHASES.contains(&j.phase.as_str())
+                && j.split_key.as_str() <= key
+                && j.split_key.as_str() <= current.start.as_str()
+        });
+        let Some(job) = fenced_job else { continue };
+        report.violation(json!({
+            "kind": "write-after-fence",
+            "op": op.index, "invoke": op.invoke_index, "key": key,
+            "route": current.id, "epoch": m.route_epoch, "group": group, "job": job.id, "job_phase": job.phase,
+            "catalog_version": obs.snapshot.version, "catalog_op": obs.op_index,
+            "explanation": format!(
+                "write {} to {key:?} was acknowledged by group {group}, but catalog version {} (watcher op {}, \
+                 observed before the write was invoked at op {}) shows route {} fenced for split job {} in {}: \
+                 the source's fence was complete and it had to reject the write",
+                op.index, obs.snapshot.version, obs.op_index, op.invoke_index, current.id, job.id, job.phase),
+        }));
+    }
+    report.unknown_if_nothing_checked(
+        "no acknowledged write with a committing group was invoked after a catalog observation covering its key",
+    );
+}
