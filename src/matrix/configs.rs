@@ -19,8 +19,8 @@ pub struct Config {
     pub expected_kinds: &'static [(&'static str, &'static [&'static str])],
 }
 
-/// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b)).
-pub const WRONG_OWNER_KINDS: &[&str] = &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write"];
+/// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b), (f)).
+pub const WRONG_OWNER_KINDS: &[&str] = &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write", "write-after-fence"];
 /// Epoch-authority witnesses of an acknowledged write that was not committed (rule (c)).
 pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index-reused-across-terms"];
 
