@@ -184,10 +184,16 @@ async fn build_image(tag: &str, server: &Path, pause: &Path) -> Result<String> {
     std::fs::write(ctx.path().join("Dockerfile"), DOCKERFILE)?;
     copy_executable(server, &rootfs.join("refkv"))?;
     copy_executable(pause, &rootfs.join("pause"))?;
+    docker_build(ctx.path(), tag).await
+}
+
+/// `docker build` of a prepared context directory (no BuildKit: this Docker has no buildx),
+/// labelled `faultline=1`; returns the image id.
+pub async fn docker_build(context: &Path, tag: &str) -> Result<String> {
     let out = Command::new("docker")
         .env("DOCKER_BUILDKIT", "0")
         .args(["build", "-q", "--label", "faultline=1", "-t", tag])
-        .arg(ctx.path())
+        .arg(context)
         .stdin(Stdio::null())
         .output()
         .await

@@ -115,18 +115,7 @@ async fn build(tag: &str, files: &[(String, PathBuf)]) -> Result<String> {
         std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755))?;
     }
     std::fs::write(ctx.path().join("Dockerfile"), DOCKERFILE)?;
-    let out = Command::new("docker")
-        .env("DOCKER_BUILDKIT", "0")
-        .args(["build", "-q", "--label", "faultline=1", "-t", tag])
-        .arg(ctx.path())
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .context("could not run `docker build`")?;
-    if !out.status.success() {
-        bail!("`docker build` of {tag} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
-    }
-    docker(&["image", "inspect", "--format", "{{.Id}}", tag]).await
+    crate::image::docker_build(ctx.path(), tag).await
 }
 
 #[cfg(test)]
