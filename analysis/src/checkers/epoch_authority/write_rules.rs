@@ -8,7 +8,8 @@
 
 use super::acked::AckedOp;
 use super::report::RuleReport;
-use crate::catalog::{CatalogTimeline, Lineage};
+use crate::catalog::{CatalogObservation, CatalogTimeline, Lineage};
+use crate::history::{CommitMeta, RouteRecord};
 use rustc_hash::FxHashMap;
 use serde_json::json;
 
@@ -87,20 +88,8 @@ pub fn no_stale_epoch_writes(acked: &[AckedOp], timeline: &CatalogTimeline, line
             Some("no catalog observations in the history: cannot tell when routes moved".into());
         return;
     }
-    for op in acked.iter().filter(|op| op.is_write) {
-        let (Some(m), Some(key)) = (op.meta, op.key) else {
-            report.skipped += 1;
-            continue;
-        };
+    for ObservedWrite { op, key, meta: m, obs, current } in writes_in_observed_catalog(acked, timeline, report) {
         let (Some(route), Some(epoch), Some(group)) = (m.route_id, m.route_epoch, m.group) else {
-            report.skipped += 1;
-            continue;
-        };
-        let Some(obs) = timeline.observed_before(op.invoke_time) else {
-            report.skipped += 1;
-            continue;
-        };
-        let Some(current) = obs.route_for(key) else {
             report.skipped += 1;
             continue;
         };
@@ -212,20 +201,8 @@ pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, repo
         report.unknown_reason = Some("no catalog observations in the history: cannot tell when ranges were fenced".into());
         return;
     }
-    for op in acked.iter().filter(|op| op.is_write) {
-        let (Some(m), Some(key)) = (op.meta, op.key) else {
-            report.skipped += 1;
-            continue;
-        };
+    for ObservedWrite { op, key, meta: m, obs, current } in writes_in_observed_catalog(acked, timeline, report) {
         let Some(group) = m.group else {
-            report.skipped += 1;
-            continue;
-        };
-        let Some(obs) = timeline.observed_before(op.invoke_time) else {
-            report.skipped += 1;
-            continue;
-        };
-        let Some(current) = obs.route_for(key) else {
             report.skipped += 1;
             continue;
         };
@@ -255,4 +232,33 @@ pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, repo
     report.unknown_if_nothing_checked(
         "no acknowledged write with a committing group was invoked after a catalog observation covering its key",
     );
+}
+
+/// An acknowledged write placed in the catalog observed before it was invoked.
+struct ObservedWrite<'a> {
+    op: &'a AckedOp<'a>,
+    key: &'a str,
+    meta: &'a CommitMeta,
+    obs: &'a CatalogObservation,
+    current: &'a RouteRecord,
+}
+
+/// The acknowledged writes with metadata and a key that a catalog observation preceding their
+/// invoke covers (rules (b) and (f) judge writes against that catalog); the others are
+/// counted as skipped.
+fn writes_in_observed_catalog<'a>(acked: &'a [AckedOp<'a>], timeline: &'a CatalogTimeline, report: &mut RuleReport) -> Vec<ObservedWrite<'a>> {
+    let mut out = Vec::new();
+    for op in acked.iter().filter(|op| op.is_write) {
+        let placed = (|| {
+            let (meta, key) = (op.meta?, op.key?);
+            let obs = timeline.observed_before(op.invoke_time)?;
+            let current = obs.route_for(key)?;
+            Some(ObservedWrite { op, key, meta, obs, current })
+        })();
+        match placed {
+            Some(w) => out.push(w),
+            None => report.skipped += 1,
+        }
+    }
+    out
 }
