@@ -120,10 +120,6 @@ impl DockerCluster {
         Ok(())
     }
 
-    pub fn network_name(&self) -> &str {
-        &self.network
-    }
-
     /// The server command line of `node` (the target's, or refkv's by default).
     fn command_of(&self, node: &NodeInfo) -> Vec<String> {
         match &self.spec.db {
