@@ -47,8 +47,8 @@ fn every_labelled_shared_history_gets_its_label_through_the_cli() {
     let out = faultline().args(["analyze", "--summary"]).arg(testdata()).output().expect("runs");
     assert_eq!(out.status.code(), Some(1), "some labelled histories are invalid; stderr: {}", String::from_utf8_lossy(&out.stderr));
     let verdicts = summary_lines(&out.stdout);
-    assert_eq!(verdicts.len(), 115, "one line per labelled history");
-    for folder in ["etcd-jepsen", "kv", "knossos-cas"] {
+    assert_eq!(verdicts.len(), 118, "one line per labelled history");
+    for folder in ["etcd-jepsen", "kv", "knossos-cas", "elastickv"] {
         let labels = std::fs::read_to_string(testdata().join(folder).join("labels.tsv")).expect("labels");
         for row in labels.lines().skip(1).filter(|l| !l.is_empty()) {
             let f: Vec<&str> = row.split('\t').collect();

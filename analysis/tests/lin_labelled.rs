@@ -91,3 +91,8 @@ fn porcupine_kv_histories_match_their_labels() {
 fn knossos_cas_histories_match_their_labels() {
     check_folder("knossos-cas", 61);
 }
+
+#[test]
+fn elastickv_histories_match_their_labels() {
+    check_folder("elastickv", 3);
+}

@@ -30,7 +30,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 /// (folder, file, model, initial, expected) rows of every `labels.tsv`.
 fn labels() -> Vec<(String, String, String, String, String)> {
     let mut rows = Vec::new();
-    for folder in ["etcd-jepsen", "kv", "knossos-cas"] {
+    for folder in ["etcd-jepsen", "kv", "knossos-cas", "elastickv"] {
         let text = std::fs::read_to_string(testdata().join(folder).join("labels.tsv")).expect("labels.tsv");
         for line in text.lines().skip(1).filter(|l| !l.trim().is_empty()) {
             let f: Vec<&str> = line.split('\t').collect();
@@ -58,10 +58,13 @@ fn copy_is_byte_identical_to_shared_histories_when_present() {
 }
 
 #[test]
-fn there_are_115_labelled_histories_50_etcd_4_kv_61_knossos() {
+fn there_are_118_labelled_histories_50_etcd_4_kv_61_knossos_3_elastickv() {
     let rows = labels();
     let count = |folder: &str| rows.iter().filter(|r| r.0 == folder).count();
-    assert_eq!((rows.len(), count("etcd-jepsen"), count("kv"), count("knossos-cas")), (115, 50, 4, 61));
+    assert_eq!(
+        (rows.len(), count("etcd-jepsen"), count("kv"), count("knossos-cas"), count("elastickv")),
+        (118, 50, 4, 61, 3)
+    );
 }
 
 #[test]
@@ -72,6 +75,7 @@ fn every_labelled_history_parses_in_its_detected_format() {
         let expected = match folder.as_str() {
             "etcd-jepsen" => Format::JepsenLog,
             "kv" => Format::PorcupineKv,
+            "elastickv" => Format::Jsonl,
             _ => Format::Edn,
         };
         assert_eq!(loaded.format, expected, "{}", path.display());
