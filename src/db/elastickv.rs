@@ -127,6 +127,11 @@ impl Db for Elastickv {
         true
     }
 
+    fn catch_up_before_final_reads(&self) -> bool {
+        // A node reads at its own LastCommitTS (adapter/ts.go ~40, kv/shard_store.go ~2291).
+        true
+    }
+
     fn reports(&self) -> Reports {
         Reports { commit_meta: false, catalog: true, splits: true }
     }

@@ -79,6 +79,42 @@ pub async fn wait_ready_with(connector: &dyn Connector, nodes: &[NodeEndpoint], 
     }
 }
 
+/// The highest commit index a leader of `group` reports, if one answers.
+async fn leader_commit(clients: &[(NodeEndpoint, Arc<dyn KvTarget>)], group: u64) -> Option<u64> {
+    let views = group_views(clients, group).await;
+    views.iter().filter_map(|(_, v)| v.as_ref().ok().filter(|s| s.is_leader).map(|s| s.commit_index)).max()
+}
+
+/// Waits until every node has applied, in every group, what the group's leader had
+/// committed when the wait began, so that reads served from a node's own state (elastickv)
+/// see at least that. The error after `timeout` names the nodes still behind.
+pub async fn wait_caught_up_with(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration) -> anyhow::Result<()> {
+    let clients = connect_all(connector, nodes)?;
+    let deadline = Instant::now() + timeout;
+    for &group in groups {
+        let Some(target) = leader_commit(&clients, group).await else { bail!("group {group} has no leader") };
+        loop {
+            let behind: Vec<String> = group_views(&clients, group)
+                .await
+                .into_iter()
+                .filter_map(|(n, v)| match v {
+                    Ok(s) if s.applied_index >= target => None,
+                    Ok(s) => Some(format!("{n} applied {}", s.applied_index)),
+                    Err(e) => Some(format!("{n}: {e}")),
+                })
+                .collect();
+            if behind.is_empty() {
+                break;
+            }
+            if Instant::now() + READY_POLL > deadline {
+                bail!("group {group}: not every node applied the leader's commit index {target}: {}", behind.join("; "));
+            }
+            tokio::time::sleep(READY_POLL).await;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
