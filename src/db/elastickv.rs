@@ -8,9 +8,9 @@
 //! Node flags, as elastickv's `main.go` declares them (~60–140): `--address` (gRPC + Raft of
 //! group 1), `--redisAddress`, `--dynamoAddress`, `--metricsAddress`, `--pprofAddress`,
 //! `--raftId`, `--raftDataDir`, and either `--raftBootstrapMembers id=host:port,...` (one
-//! group) or `--raftGroups gid=host:port,...` + `--raftGroupPeers gid=id@host:port,...;...`
-//! + `--shardRanges start:end=gid,...` (several groups, each on its own port), plus
-//! `--raftRedisMap raftAddr=redisAddr,...`.
+//! group) or `--raftGroups gid=host:port,...` with `--raftGroupPeers
+//! gid=id@host:port,...;...` and `--shardRanges start:end=gid,...` (several groups, each on
+//! its own port), plus `--raftRedisMap raftAddr=redisAddr,...`.
 //!
 //! Invariant: every listening address a node is given contains its own IP, so nodes that
 //! share a network namespace never collide; metrics and pprof are switched off (empty

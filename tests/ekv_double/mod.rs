@@ -152,7 +152,7 @@ impl raw_kv_server::RawKv for Svc {
         let r = req.into_inner();
         let d = &self.double;
         let n = d.calls.puts.fetch_add(1, Ordering::SeqCst) + 1;
-        let every = |k: u64| k > 0 && n % k == 0;
+        let every = |k: u64| k > 0 && n.is_multiple_of(k);
         if every(d.opts.circuit_open_every) {
             return Err(Status::unknown("forward to leader: leader proxy circuit open"));
         }
@@ -294,7 +294,10 @@ impl raft_admin_server::RaftAdmin for Svc {
         }))
     }
 
-    async fn transfer_leadership(&self, _: Request<kv::RaftAdminTransferLeadershipRequest>) -> Result<Response<kv::RaftAdminTransferLeadershipResponse>, Status> {
+    async fn transfer_leadership(
+        &self,
+        _: Request<kv::RaftAdminTransferLeadershipRequest>,
+    ) -> Result<Response<kv::RaftAdminTransferLeadershipResponse>, Status> {
         Err(Status::unimplemented("not in the double"))
     }
 }

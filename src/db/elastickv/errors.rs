@@ -63,13 +63,7 @@ pub const RULES: [Rule; 9] = [
         Indeterminate,
         "internal/raftengine/etcd/engine.go ~128 errNotLeader: also failPending (~3699, ~3817) for proposals already appended when the leader steps down",
     ),
-    rule(
-        "leader proxy circuit open",
-        Suffix,
-        "leader-proxy-circuit-open",
-        Definite,
-        "kv/leader_proxy_breaker.go ~23: refused before forwarding",
-    ),
+    rule("leader proxy circuit open", Suffix, "leader-proxy-circuit-open", Definite, "kv/leader_proxy_breaker.go ~23: refused before forwarding"),
     rule(
         "hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp",
         Suffix,
@@ -105,13 +99,7 @@ pub const RULES: [Rule; 9] = [
         Definite,
         "internal/raftengine/etcd/engine.go ~1958: etcd raft's Propose refused it, nothing appended",
     ),
-    rule(
-        "leader not found",
-        Suffix,
-        "leader-not-found",
-        Definite,
-        "kv/coordinator.go ~1250 ErrLeaderNotFound: no leader to send to, nothing proposed",
-    ),
+    rule("leader not found", Suffix, "leader-not-found", Definite, "kv/coordinator.go ~1250 ErrLeaderNotFound: no leader to send to, nothing proposed"),
 ];
 
 /// The first rule whose phrase one line carries, if any.
