@@ -63,7 +63,13 @@ pub const RULES: [Rule; 9] = [
         Indeterminate,
         "internal/raftengine/etcd/engine.go ~128 errNotLeader: also failPending (~3699, ~3817) for proposals already appended when the leader steps down",
     ),
-    rule("leader proxy circuit open", Suffix, "leader-proxy-circuit-open", Definite, "kv/leader_proxy_breaker.go ~23: refused before forwarding"),
+    rule(
+        "leader proxy circuit open",
+        Suffix,
+        "leader-proxy-circuit-open",
+        Indeterminate,
+        "kv/leader_proxy_breaker.go ~23, ~172: refused before *this* forward, but kv/leader_proxy.go ~98–150 retries one request, so an earlier attempt may have reached the leader (seen on d9a031d: a write failed so was read back)",
+    ),
     rule(
         "hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp",
         Suffix,
@@ -154,8 +160,8 @@ mod tests {
     }
 
     #[test]
-    fn an_open_leader_proxy_circuit_is_definite() {
-        assert_eq!(classify("forward to n2: leader proxy circuit open"), ("leader-proxy-circuit-open", Definite));
+    fn an_open_leader_proxy_circuit_is_indeterminate_because_an_earlier_attempt_may_have_landed() {
+        assert_eq!(classify("forward to n2: leader proxy circuit open"), ("leader-proxy-circuit-open", Indeterminate));
     }
 
     #[test]
@@ -171,7 +177,7 @@ mod tests {
         assert_eq!(classify(m), ("hlc-ceiling-exhausted", Definite));
         let unknown_line = "hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp\nsomething else";
         assert_eq!(classify(unknown_line), ("unknown", Indeterminate), "one line without a rule keeps it generic");
-        let mixed = "leader proxy circuit open\netcd raft engine is not leader";
+        let mixed = "leader not found\netcd raft engine is not leader";
         assert_eq!(classify(mixed), ("not-leader", Indeterminate));
     }
 
@@ -198,7 +204,7 @@ mod tests {
     #[test]
     fn a_phrase_inside_a_key_is_not_a_definite_verdict() {
         // A key quoted before the cause may contain any phrase; only the end counts.
-        let m = r#"write "k: leader proxy circuit open" failed: connection reset"#;
+        let m = r#"write "k: leader not found" failed: connection reset"#;
         assert_eq!(classify(m), ("unknown", Indeterminate));
     }
 
