@@ -13,6 +13,7 @@ pub mod elastickv;
 pub mod etcd;
 pub mod image;
 pub mod launch;
+pub mod leader_reads;
 pub mod refkv;
 
 use analysis::verdict::{CheckerResult, Validity, Verdict};
@@ -121,6 +122,22 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn workloads(&self) -> &'static [&'static str];
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
+    /// Whether the store can do a compare-and-set; without one the register workload is
+    /// reads and writes only.
+    fn supports_cas(&self) -> bool {
+        true
+    }
+    /// Whether `--read-path leader` means something (the client can aim reads at a group
+    /// leader instead of the process's own node).
+    fn read_paths(&self) -> bool {
+        false
+    }
+    /// Whether recovery must wait for every node to apply what the leaders committed before
+    /// the final reads: a store whose nodes serve reads from their own, possibly lagging,
+    /// state would otherwise report a lagging node's final read as lost writes.
+    fn catch_up_before_final_reads(&self) -> bool {
+        false
+    }
     /// Checkers that cannot judge this store, with the reason.
     fn not_applicable(&self) -> Vec<(&'static str, String)> {
         let r = self.reports();

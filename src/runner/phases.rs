@@ -73,6 +73,10 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let run = RunDir::create(&plan.args.store, &plan.test_name)?;
     logging::init(&run.log())?;
     tracing::info!("run directory {}", run.dir.display());
+    for warning in plan.warnings() {
+        tracing::warn!("{warning}");
+        eprintln!("faultline: warning: {warning}");
+    }
     let started = Instant::now();
     let mut test_json = json!({
         "test": plan.to_json(),
@@ -255,7 +259,8 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
     json["workload_config"] = serde_json::to_value(&cfg)?;
-    let connector: Arc<dyn Connector> = plan.db.connector(cfg.client_options(), &nodes);
+    let options = workloads::ClientOptions { read_path: plan.args.read_path, ..cfg.client_options() };
+    let connector: Arc<dyn Connector> = plan.db.connector(options, &nodes);
 
     // Readiness.
     let t = Instant::now();
@@ -351,7 +356,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     if !interrupt.is_cancelled() {
         let t = Instant::now();
         let recovery = Duration::from_secs(plan.args.recovery_timeout);
-        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.reports().catalog)).await;
+        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.as_ref())).await;
         match recovered {
             Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),
             Some(Err(e)) => {
@@ -382,11 +387,15 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     Ok(PhaseReport { json, problems })
 }
 
-/// Waits until every group has a leader again and no split job is still running.
-async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration, catalog: bool) -> Result<()> {
+/// Waits until every group has a leader again, (for stores that read from a node's own
+/// state) every node has caught up, and no split job is still running.
+async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration, db: &dyn crate::db::Db) -> Result<()> {
     let deadline = Instant::now() + timeout;
     workloads::cluster::wait_ready_with(connector, nodes, groups, timeout).await?;
-    if !catalog {
+    if db.catch_up_before_final_reads() {
+        workloads::cluster::wait_caught_up_with(connector, nodes, groups, timeout).await?;
+    }
+    if !db.reports().catalog {
         return Ok(()); // no split jobs to settle
     }
     loop {
