@@ -13,6 +13,7 @@
 //! groups, each on its own port), plus `--raftRedisMap raftAddr=redisAddr,...`.
 
 pub mod leader_reads;
+pub mod versions;
 
 use super::{Db, DbKind, NodeLayout, Reports};
 use leader_reads::LeaderDirectory;
@@ -119,6 +120,10 @@ impl Db for Elastickv {
         &["hotspot", "register", "set"]
     }
 
+    fn probes_versions(&self) -> bool {
+        true
+    }
+
     fn faults(&self) -> &'static [FaultKind] {
         &FaultKind::ALL
     }
@@ -210,6 +215,12 @@ impl KvTarget for ElastickvClient {
     }
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.inner.scan(start, end, limit)
+    }
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        self.inner.read_at(key, ts)
+    }
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        self.inner.latest_commit_ts(key)
     }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<analysis::history::CatalogSnapshot>> {
         self.inner.list_routes()

@@ -121,6 +121,11 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn workloads(&self) -> &'static [&'static str];
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
+    /// Whether, after the run, the store can be asked which versions it holds for a key
+    /// (`KvTarget::latest_commit_ts` and `read_at`; see `crate::runner::store_versions`).
+    fn probes_versions(&self) -> bool {
+        false
+    }
     /// Checkers that cannot judge this store, with the reason.
     fn not_applicable(&self) -> Vec<(&'static str, String)> {
         let r = self.reports();
