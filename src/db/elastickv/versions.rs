@@ -115,7 +115,7 @@ fn version_json(v: &Version, start_unix_ns: u64) -> Value {
         "hlc_ms": ms,
         "hlc_logical": v.commit_ts & ((1 << HLC_LOGICAL_BITS) - 1),
         // The HLC's wall-clock part on the history's clock (same host, same clock).
-        "at_s": (ms as f64 * 1e6 - start_unix_ns as f64) / 1e9,
+        "at_s": (i128::from(ms) * 1_000_000 - i128::from(start_unix_ns)) as f64 / 1e9,
         "value": text.map(|t| serde_json::from_str::<Value>(&t).unwrap_or(Value::String(t))),
     })
 }

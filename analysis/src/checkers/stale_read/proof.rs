@@ -50,13 +50,6 @@ impl Cause<'_, '_> {
             Cause::ReadOfUnwrittenValue { .. } => "read-of-unwritten-value",
         }
     }
-
-    pub fn read(&self) -> &Read<'_> {
-        match self {
-            Cause::StaleRead(s) => s.read,
-            Cause::ReadOfFailedWrite { read, .. } | Cause::ReadOfUnwrittenValue { read } => read,
-        }
-    }
 }
 
 /// The earliest-acknowledged write of a value other than `value`, invoked after `after`
