@@ -125,6 +125,39 @@ impl Nemesis {
     }
 }
 
+/// Why the schedule cannot give every requested fault its turn within `time_limit`, if it
+/// cannot. The fault loop runs the kinds other than `split` one after another, each after a
+/// quiet interval, in a random order: the last kind of the first round starts
+/// (2k − 1) intervals in and is healed after 2k. The split loop's first split comes 1.5
+/// intervals in (1 when it runs alone).
+pub fn schedule_shortfall(kinds: &[FaultKind], interval: Duration, time_limit: Duration) -> Option<String> {
+    let others = kinds.iter().filter(|k| **k != FaultKind::Split).count() as u32;
+    let mut problems = Vec::new();
+    if others > 0 {
+        let last_start = interval * (2 * others - 1);
+        if last_start >= time_limit {
+            problems.push(format!(
+                "{others} fault kinds one after another need {:.0} s before the last one starts (quiet and fault interval each)",
+                last_start.as_secs_f64()
+            ));
+        }
+    }
+    if kinds.contains(&FaultKind::Split) {
+        let first = if others > 0 { interval.mul_f64(1.5) } else { interval };
+        if first >= time_limit {
+            problems.push(format!("the first forced split comes {:.0} s in", first.as_secs_f64()));
+        }
+    }
+    (!problems.is_empty()).then(|| {
+        format!(
+            "the nemesis schedule cannot fit every requested fault in --time-limit {:.0}: {}; raise --time-limit or lower --nemesis-interval ({:.1} s), or vacuity will say a fault never started",
+            time_limit.as_secs_f64(),
+            problems.join("; "),
+            interval.as_secs_f64()
+        )
+    })
+}
+
 fn describe(a: &Active) -> String {
     a.summary.clone()
 }

@@ -196,3 +196,16 @@ async fn the_schedule_brackets_every_fault_never_overlaps_kill_and_pause_and_hea
         assert_eq!(splits[1].value["cross_group"], serde_json::json!(true), "splits alternate");
     }
 }
+
+#[test]
+fn a_schedule_that_cannot_start_every_fault_is_reported() {
+    use crate::schedule::schedule_shortfall;
+    use std::time::Duration;
+    let s = |n| Duration::from_secs(n);
+    // The Docker run: partition then kill, 10 s interval, 30 s: the kill would start at 30 s.
+    let w = schedule_shortfall(&[FaultKind::Partition, FaultKind::Kill], s(10), s(30)).expect("kill never starts");
+    assert!(w.contains("--time-limit 30"), "{w}");
+    assert!(schedule_shortfall(&[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause, FaultKind::Split], s(10), s(60)).is_none());
+    assert!(schedule_shortfall(&[FaultKind::Split], s(10), s(10)).is_some(), "the first split comes at the limit");
+    assert!(schedule_shortfall(&[], s(10), s(1)).is_none());
+}

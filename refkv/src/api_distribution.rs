@@ -157,6 +157,14 @@ impl Distribution for Api {
         }
     }
 
+    async fn start_split_migration(
+        &self,
+        _: Request<StartSplitMigrationRequest>,
+    ) -> Result<Response<StartSplitMigrationResponse>, Status> {
+        // refkv moves ranges through SplitRange's target_group_id extension.
+        Err(Status::unimplemented("refkv moves ranges through SplitRange with target_group_id"))
+    }
+
     async fn get_catalog_capabilities(
         &self,
         _: Request<CatalogCapabilitiesRequest>,

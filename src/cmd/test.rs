@@ -95,6 +95,12 @@ pub struct TestArgs {
     #[arg(long, value_name = "OPS", help_heading = "Workload")]
     pub rate: Option<f64>,
 
+    /// Where single-key reads go: `node` (through the process's own node, as the store's
+    /// clients read) or `leader` (to the leader of the key's group, found through RaftAdmin
+    /// Status). elastickv and refkv honour it; etcd has no such choice (see docs/etcd.md).
+    #[arg(long, value_name = "node|leader", default_value = "node", help_heading = "Workload")]
+    pub read_path: workloads::ReadPath,
+
     /// Seconds of workload (the main phase).
     #[arg(long, default_value_t = 60, help_heading = "Workload")]
     pub time_limit: u64,

@@ -13,6 +13,7 @@ pub mod elastickv;
 pub mod etcd;
 pub mod image;
 pub mod launch;
+pub mod leader_reads;
 pub mod refkv;
 
 use analysis::verdict::{CheckerResult, Validity, Verdict};
@@ -124,6 +125,16 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// Whether, after the run, the store can be asked which versions it holds for a key
     /// (`KvTarget::latest_commit_ts` and `read_at`; see `crate::runner::store_versions`).
     fn probes_versions(&self) -> bool {
+        false
+    }
+    /// Whether the store can do a compare-and-set; without one the register workload is
+    /// reads and writes only.
+    fn supports_cas(&self) -> bool {
+        true
+    }
+    /// Whether `--read-path leader` means something (the client can aim reads at a group
+    /// leader instead of the process's own node).
+    fn read_paths(&self) -> bool {
         false
     }
     /// Checkers that cannot judge this store, with the reason.

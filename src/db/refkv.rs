@@ -5,7 +5,8 @@
 use super::{Db, DbKind, NodeLayout, Reports};
 use nemesis::{FaultKind, NodeInfo};
 use std::sync::Arc;
-use workloads::client::{Connector, NodeEndpoint};
+use super::leader_reads::LeaderReadConnector;
+use workloads::client::{Connector, NodeEndpoint, ReadPath};
 use workloads::{ClientOptions, GrpcConnector};
 
 #[derive(Debug, Clone)]
@@ -32,8 +33,16 @@ impl Db for Refkv {
         (1..=u64::from(self.groups)).collect()
     }
 
-    fn connector(&self, options: ClientOptions, _nodes: &[NodeEndpoint]) -> Arc<dyn Connector> {
-        Arc::new(GrpcConnector { options })
+    fn connector(&self, options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector> {
+        let plain: Arc<dyn Connector> = Arc::new(GrpcConnector { options });
+        match options.read_path {
+            ReadPath::Node => plain,
+            ReadPath::Leader => Arc::new(LeaderReadConnector::new(plain, nodes)),
+        }
+    }
+
+    fn read_paths(&self) -> bool {
+        true
     }
 
     fn reports(&self) -> Reports {

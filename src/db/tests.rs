@@ -1,12 +1,11 @@
-//! Node command lines, checker applicability, option validation and elastickv's error
-//! classification.
+//! Node command lines, checker applicability and option validation.
 
-use super::elastickv::{elastickv_rule, reclassify_mutation, Elastickv};
+use super::elastickv::Elastickv;
 use super::*;
 use analysis::verdict::CheckerResult;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
-use workloads::{CallError, Certainty};
+use workloads::Certainty;
 
 fn nodes(n: u64) -> Vec<NodeInfo> {
     (1..=n)
@@ -59,6 +58,9 @@ fn elastickv_single_group_uses_bootstrap_members() {
             "/elastickv",
             "--address=10.77.5.13:50051",
             "--redisAddress=10.77.5.13:6379",
+            "--dynamoAddress=10.77.5.13:8000",
+            "--metricsAddress=",
+            "--pprofAddress=",
             "--raftId=n3",
             "--raftDataDir=/data",
             "--raftBootstrapMembers=n1=10.77.5.11:50051,n2=10.77.5.12:50051,n3=10.77.5.13:50051",
@@ -86,34 +88,6 @@ fn elastickv_multi_group_uses_group_peers_and_shard_ranges() {
 fn shard_ranges_tile_the_keyspace() {
     assert_eq!(Elastickv::shard_ranges(1), ":=1");
     assert_eq!(Elastickv::shard_ranges(2), ":n=1,n:=2");
-}
-
-#[test]
-fn elastickv_error_texts() {
-    use Certainty::{Definite, Indeterminate};
-    let table = [
-        ("not leader", Some(("not-leader", Definite))),
-        ("node is not the leader", Some(("not-leader", Definite))),
-        ("raft proposal dropped", Some(("proposal-dropped", Definite))),
-        ("rpc error: leader not found", Some(("leader-not-found", Definite))),
-        ("raft: leadership lost while committing log", Some(("leadership-lost", Indeterminate))),
-        ("leadership transfer in progress", Some(("leadership-transfer", Definite))),
-        ("no route for key", Some(("no-route", Definite))),
-        ("disk full", None),
-    ];
-    for (text, expected) in table {
-        assert_eq!(elastickv_rule(text), expected, "{text}");
-    }
-}
-
-#[test]
-fn client_side_failures_keep_their_classification() {
-    let server = CallError::new(Certainty::Indeterminate, "unknown", "not leader");
-    assert_eq!(reclassify_mutation(server).certainty, Certainty::Definite);
-    let timeout = CallError::new(Certainty::Indeterminate, "timed-out", "client deadline expired");
-    assert_eq!(reclassify_mutation(timeout.clone()), timeout);
-    let lost = CallError::new(Certainty::Definite, "unavailable", "leadership lost");
-    assert_eq!(reclassify_mutation(lost).certainty, Certainty::Indeterminate);
 }
 
 #[test]
@@ -163,15 +137,10 @@ fn external_clusters_allow_only_the_split_nemesis() {
 }
 
 #[tokio::test]
-async fn elastickv_refuses_cross_group_splits_before_sending() {
-    use workloads::client::SplitRequest;
+async fn elastickv_never_sends_a_cas() {
     let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
     let connector = Elastickv { groups: 3 }.connector(workloads::ClientOptions::default(), &nodes);
     let client = connector.connect(&nodes[0]).unwrap();
-    let request = SplitRequest { expected_catalog_version: 1, route_id: 1, split_key: b"k".to_vec(), target_group: Some(2) };
-    let err = client.split(request).await.unwrap_err();
-    assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite));
-    assert!(err.message.contains("same-group"), "{err}");
     let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
     assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite), "cas is never sent to elastickv");
 }

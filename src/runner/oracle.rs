@@ -117,9 +117,17 @@ impl Oracle for StoreOracle {
                         "catalog_version": reply.catalog_version, "job_id": reply.job_id,
                         "left": reply.left.map(|r| r.id), "right": reply.right.map(|r| r.id),
                         "expected_catalog_version": catalog.version,
+                        "resolved_from": reply.resolved_from,
                     }),
                 ),
-                Err(e) => (false, None, serde_json::json!({"error": e.history_text(), "expected_catalog_version": catalog.version})),
+                Err(e) => {
+                    let mut detail = serde_json::json!({"error": e.history_text(), "expected_catalog_version": catalog.version});
+                    if e.tag == "unimplemented" {
+                        // The store has no such split at all: unsupported, not a failed move.
+                        detail["unsupported"] = serde_json::json!(true);
+                    }
+                    (false, None, detail)
+                }
             };
             Some(SplitOutcome { key: split_key, route_id: Some(route.id), target_group, accepted, detail, job_id })
         }

@@ -73,6 +73,10 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let run = RunDir::create(&plan.args.store, &plan.test_name)?;
     logging::init(&run.log())?;
     tracing::info!("run directory {}", run.dir.display());
+    for warning in plan.warnings() {
+        tracing::warn!("{warning}");
+        eprintln!("faultline: warning: {warning}");
+    }
     let started = Instant::now();
     let mut test_json = json!({
         "test": plan.to_json(),
@@ -270,7 +274,8 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
     json["workload_config"] = serde_json::to_value(&cfg)?;
-    let connector: Arc<dyn Connector> = plan.db.connector(cfg.client_options(), &nodes);
+    let options = workloads::ClientOptions { read_path: plan.args.read_path, ..cfg.client_options() };
+    let connector: Arc<dyn Connector> = plan.db.connector(options, &nodes);
 
     // Readiness.
     let t = Instant::now();

@@ -88,13 +88,20 @@ impl Plan {
             None => None,
         };
         let db = args.db.build(args.groups);
+        if args.read_path == workloads::ReadPath::Leader && !db.read_paths() {
+            return Err(bad(format!("--read-path leader has no meaning for --db {}: its reads are served as it decides", args.db.name())));
+        }
         crate::db::validate(db.as_ref(), args.cluster, &args.workload, &nemesis, args.bug.as_deref()).map_err(bad)?;
         let refkv_in_docker = args.db == crate::db::DbKind::Refkv && args.cluster == crate::db::ClusterKind::Docker;
         if let Some(p) = args.db_binary.as_ref().filter(|_| refkv_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
         let seed = args.seed.unwrap_or_else(rand::random);
-        let workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
+        let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
+        if !db.supports_cas() {
+            // A workload never generates an op its target cannot do: reads and writes only.
+            workload.cas_fraction = 0.0;
+        }
         let test_name = args.name();
         super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
         let mut server_args = vec!["--groups".to_string(), args.groups.to_string()];
@@ -123,6 +130,20 @@ impl Plan {
         })
     }
 
+    /// What the run should be told before it starts (it runs anyway).
+    pub fn warnings(&self) -> Vec<String> {
+        nemesis::schedule::schedule_shortfall(&self.nemesis, self.nemesis_interval, self.time_limit).into_iter().collect()
+    }
+
+    /// The operations the register part of the workload generates.
+    pub fn register_ops(&self) -> Vec<&'static str> {
+        let mut ops = vec!["read", "write"];
+        if self.workload.cas_fraction > 0.0 {
+            ops.push("cas");
+        }
+        ops
+    }
+
     /// The options as recorded in `test.json`.
     pub fn to_json(&self) -> serde_json::Value {
         let a = &self.args;
@@ -139,6 +160,8 @@ impl Plan {
             "image": a.image,
             "server_args": self.server_args,
             "workload": a.workload,
+            "read_path": a.read_path,
+            "register_ops": self.register_ops(),
             "key_dist": a.key_dist,
             "concurrency": self.workload.concurrency.to_string(),
             "processes": self.workload.concurrency.processes(usize::from(a.nodes)),
@@ -153,6 +176,7 @@ impl Plan {
             "leave_running": a.leave_running,
             "store": a.store,
             "subnet": a.subnet,
+            "warnings": self.warnings(),
         })
     }
 }
@@ -193,6 +217,31 @@ mod tests {
         assert_eq!(p.nemesis, vec![FaultKind::Partition, FaultKind::Kill]);
         assert!(p.server_args.ends_with(&["--bug".to_string(), "no-fence".to_string()]));
         assert_eq!(p.test_name, "refkv-register-kill+partition-bug-no-fence");
+    }
+
+    #[test]
+    fn a_target_without_cas_gets_reads_and_writes_only() {
+        let p = plan(&["--db", "elastickv", "--workload", "register"]).unwrap();
+        assert_eq!(p.workload.cas_fraction, 0.0);
+        assert_eq!(p.to_json()["register_ops"], serde_json::json!(["read", "write"]));
+        let refkv = plan(&["--workload", "register"]).unwrap();
+        assert_eq!(refkv.to_json()["register_ops"], serde_json::json!(["read", "write", "cas"]));
+    }
+
+    #[test]
+    fn a_schedule_too_long_for_the_time_limit_is_warned_about() {
+        let p = plan(&["--nemesis", "partition,kill", "--time-limit", "30"]).unwrap();
+        assert_eq!(p.warnings().len(), 1, "the kill would start at 30 s");
+        assert_eq!(p.to_json()["warnings"].as_array().map(Vec::len), Some(1));
+        assert!(plan(&["--nemesis", "partition,kill", "--time-limit", "60"]).unwrap().warnings().is_empty());
+    }
+
+    #[test]
+    fn the_read_path_defaults_to_node_and_is_recorded() {
+        assert_eq!(plan(&["--db", "elastickv"]).unwrap().to_json()["read_path"], "node");
+        assert_eq!(plan(&["--db", "elastickv", "--read-path", "leader"]).unwrap().to_json()["read_path"], "leader");
+        let etcd = plan(&["--db", "etcd", "--workload", "register", "--read-path", "leader"]).err().expect("etcd has no read path");
+        assert!(etcd.0.contains("--read-path"), "{}", etcd.0);
     }
 
     #[test]

@@ -23,6 +23,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
 
+/// Keys asked for per RawScanAt: elastickv rejects a limit above 1025 (`adapter/grpc.go`
+/// ~287–301, `maxGRPCScanLimit`) and returns nothing for 0 (`kv/shard_store.go` ~302), so a
+/// whole range is read in pages and 0 is never sent.
+pub const SCAN_PAGE: u64 = 1024;
+
 /// Largest response accepted (scans of a whole hot range can be large).
 const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
 
@@ -43,6 +48,9 @@ pub struct ClientOptions {
     /// not: it would ignore the fields and write unconditionally, so with `false` every
     /// cas fails definitely (`unimplemented`) without being sent.
     pub cas_supported: bool,
+    /// Where single-key reads go (`--read-path`); targets that route reads themselves
+    /// (elastickv, refkv) honour it, the plain [`KvClient`] always reads through its node.
+    pub read_path: super::ReadPath,
 }
 
 impl Default for ClientOptions {
@@ -52,6 +60,7 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_millis(1000),
             keepalive: Some(Duration::from_secs(2)),
             cas_supported: true,
+            read_path: super::ReadPath::Node,
         }
     }
 }
@@ -164,7 +173,7 @@ impl KvClient {
         Ok(WriteReply { applied: resp.success, meta: write_meta(resp.meta.as_ref(), resp.commit_index) })
     }
 
-    async fn scan_range(&self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> CallResult<ScanReply> {
+    async fn scan_page(&self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> CallResult<ScanReply> {
         let mut c = self.kv.clone();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let req = self.request(kv::RawScanAtRequest { start_key: start, end_key: end, limit, ..Default::default() });
@@ -173,6 +182,31 @@ impl KvClient {
             pairs: resp.kv.into_iter().map(|p| (p.key, p.value)).collect(),
             metas: resp.meta.iter().filter_map(|m| commit_meta(Some(m))).collect(),
         })
+    }
+
+    /// The range in pages of at most [`SCAN_PAGE`] keys, each from the key after the last
+    /// one read, until a short page or `limit` keys.
+    async fn scan_range(&self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> CallResult<ScanReply> {
+        let wanted = if limit == 0 { u64::MAX } else { limit };
+        let mut out = ScanReply::default();
+        let mut from = start;
+        loop {
+            let page_limit = (wanted - out.pairs.len() as u64).min(SCAN_PAGE);
+            let page = self.scan_page(from.clone(), end.clone(), page_limit).await?;
+            let short = (page.pairs.len() as u64) < page_limit;
+            out.metas.extend(page.metas);
+            if let Some((last, _)) = page.pairs.last() {
+                if *last < from {
+                    return Err(CallError::bad_response(CallKind::Read, "RawScanAt returned a key before the page's start"));
+                }
+                from = last.clone();
+                from.push(0);
+            }
+            out.pairs.extend(page.pairs);
+            if short || out.pairs.len() as u64 >= wanted {
+                return Ok(out);
+            }
+        }
     }
 
     async fn routes(&self) -> CallResult<CatalogSnapshot> {
@@ -195,6 +229,26 @@ impl KvClient {
             left: resp.left.as_ref().map(route_record),
             right: resp.right.as_ref().map(route_record),
             job_id: (resp.job_id != 0).then_some(resp.job_id),
+            resolved_from: None,
+        })
+    }
+
+    async fn split_migration(&self, r: SplitRequest) -> CallResult<SplitReply> {
+        let mut c = self.dist.clone();
+        let req = self.request(kv::StartSplitMigrationRequest {
+            expected_catalog_version: r.expected_catalog_version,
+            route_id: r.route_id,
+            split_key: r.split_key,
+            target_group_id: r.target_group.unwrap_or(0),
+            options: Default::default(),
+        });
+        let resp = self.call(CallKind::Mutation, c.start_split_migration(req)).await?;
+        Ok(SplitReply {
+            catalog_version: resp.catalog_version,
+            left: None,
+            right: None,
+            job_id: (resp.job_id != 0).then_some(resp.job_id),
+            resolved_from: None,
         })
     }
 
@@ -282,6 +336,10 @@ impl KvTarget for KvClient {
 
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         Box::pin(self.split_range(request))
+    }
+
+    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        Box::pin(self.split_migration(request))
     }
 
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {

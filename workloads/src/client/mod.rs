@@ -18,6 +18,39 @@ use std::sync::Arc;
 
 pub use classify::{CallError, CallKind, Certainty};
 
+/// Which node a process's single-key reads go to (`--read-path`).
+///
+/// `Node`: through the node the process is bound to, as a store's own clients read (the
+/// node serves or forwards the read as the store decides). `Leader`: to the leader of the
+/// key's group, found by the harness (for stores where that differs from `Node`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadPath {
+    #[default]
+    Node,
+    Leader,
+}
+
+impl ReadPath {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadPath::Node => "node",
+            ReadPath::Leader => "leader",
+        }
+    }
+}
+
+impl std::str::FromStr for ReadPath {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ReadPath, String> {
+        match s {
+            "node" => Ok(ReadPath::Node),
+            "leader" => Ok(ReadPath::Leader),
+            other => Err(format!("unknown read path {other:?}: expected node or leader")),
+        }
+    }
+}
+
 /// Where a test talks to: a node's name (as the history records it) and its client address.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NodeEndpoint {
@@ -88,6 +121,9 @@ pub struct SplitReply {
     pub right: Option<RouteRecord>,
     /// The split job moving the right child, for cross-group splits.
     pub job_id: Option<u64>,
+    /// The store's answer was an error after the commit point and the split was found in
+    /// the catalog afterwards: the error, as the store sent it.
+    pub resolved_from: Option<String>,
 }
 
 /// One event of a catalog watch stream.
@@ -121,11 +157,20 @@ pub trait KvTarget: Send + Sync {
     /// key must be absent). `applied == false` means the comparison failed.
     fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
-    /// Keys in `[start, end)`; an empty `end` means unbounded; `limit` 0 = no limit.
+    /// Keys in `[start, end)`; an empty `end` means unbounded; `limit` 0 = no limit. A
+    /// client may read the range in pages (each page a separate request), so a scan is
+    /// atomic only per page.
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>>;
     /// The whole route catalog (with split jobs where the store reports them).
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>>;
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>>;
+    /// elastickv's cross-group split (`StartSplitMigration`, its milestone-2 RPC): the
+    /// right child moves to `request.target_group` through a split job. Stores without it
+    /// answer a definite `unimplemented`.
+    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        let _ = request;
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no StartSplitMigration")) })
+    }
     /// Raft status of `group` as this node sees it (0 = the default group).
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>>;
     /// `key` as of the store's own timestamp `ts` (elastickv: an HLC timestamp, RawGet with

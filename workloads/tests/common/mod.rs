@@ -216,6 +216,10 @@ impl distribution_server::Distribution for Svc {
         Err(Status::failed_precondition("not the catalog leader"))
     }
 
+    async fn start_split_migration(&self, _: Request<kv::StartSplitMigrationRequest>) -> Result<Response<kv::StartSplitMigrationResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn get_catalog_capabilities(&self, _: Request<kv::CatalogCapabilitiesRequest>) -> Result<Response<kv::CatalogCapabilitiesResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }

@@ -1,10 +1,13 @@
-//! Reads sent to the owning group's leader. elastickv serves `RawGet` on followers from
-//! local state, which may be stale; faultline's register checks are about the store's
-//! linearizable path, so reads go to the leader of the group whose route holds the key
-//! (route from `ListRoutes`, leader from RaftAdmin `Status` of every node, highest term
-//! wins; both cached for [`TTL`] and forgotten when a read through them fails). When no
+//! `--read-path leader`: single-key reads sent to the leader of the key's group instead of
+//! through the process's own node. The group comes from the route catalog (`ListRoutes`),
+//! the leader from RaftAdmin `Status` of every node (the claimant with the highest term
+//! wins); both are cached for [`TTL`] and forgotten when a read through them fails. When no
 //! leader is known the read fails definitely (`leader-not-found`): a read that did not
-//! happen is harmless, a follower read would not be what is being tested.
+//! happen is harmless.
+//!
+//! Invariant: the directory's node clients must answer `status(g)` for group `g` itself
+//! (elastickv: each group's RaftAdmin at its own address, see `elastickv::node`), otherwise
+//! one group's leader is taken for all.
 
 use crate::runner::oracle::route_of;
 use analysis::history::{CommitMeta, RouteRecord};
@@ -12,7 +15,12 @@ use futures::future::join_all;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use workloads::client::{CallResult, KvTarget, ReadReply};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use workloads::client::{
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
+    SplitRequest, WriteReply,
+};
 use workloads::{CallError, Certainty};
 
 /// How long a route table or a leader stays trusted without a failure.
@@ -82,6 +90,12 @@ impl LeaderDirectory {
         Some(leader)
     }
 
+    /// The client of the node leading `group`, if some node claims it.
+    pub async fn leader_node(&self, group: u64) -> Option<Arc<dyn KvTarget>> {
+        let i = self.leader(group).await?;
+        self.nodes.get(i).cloned()
+    }
+
     /// Forgets what is known about `group` (after a failed read through it).
     pub fn forget(&self, group: u64) {
         let mut cache = self.cache();
@@ -110,14 +124,81 @@ fn served_by(mut reply: ReadReply, node: &str) -> ReadReply {
     reply
 }
 
+/// A node's client whose reads go through a [`LeaderDirectory`]; everything else goes to
+/// the node itself.
+pub struct LeaderReadClient {
+    pub inner: Arc<dyn KvTarget>,
+    pub leaders: Arc<LeaderDirectory>,
+}
+
+impl KvTarget for LeaderReadClient {
+    fn node(&self) -> &str {
+        self.inner.node()
+    }
+    fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
+        let key = key.to_vec();
+        async move { self.leaders.read(&key).await }.boxed()
+    }
+    fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        self.inner.write(key, value)
+    }
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        self.inner.cas(key, expected, new)
+    }
+    fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        self.inner.delete(key)
+    }
+    fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
+        self.inner.scan(start, end, limit)
+    }
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        self.inner.read_at(key, ts)
+    }
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        self.inner.latest_commit_ts(key)
+    }
+    fn list_routes(&self) -> BoxFuture<'_, CallResult<analysis::history::CatalogSnapshot>> {
+        self.inner.list_routes()
+    }
+    fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        self.inner.split(request)
+    }
+    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        self.inner.start_split_migration(request)
+    }
+    fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
+        self.inner.status(group)
+    }
+    fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
+        self.inner.watch_catalog(after_version)
+    }
+}
+
+/// Wraps a connector so that every client it makes reads through one shared directory.
+pub struct LeaderReadConnector {
+    pub inner: Arc<dyn Connector>,
+    pub leaders: Arc<LeaderDirectory>,
+}
+
+impl LeaderReadConnector {
+    /// A directory over one client per node of `nodes`, made by `inner`.
+    pub fn new(inner: Arc<dyn Connector>, nodes: &[NodeEndpoint]) -> LeaderReadConnector {
+        let clients = nodes.iter().filter_map(|n| inner.connect(n).ok()).collect();
+        LeaderReadConnector { inner, leaders: Arc::new(LeaderDirectory::new(clients)) }
+    }
+}
+
+impl Connector for LeaderReadConnector {
+    fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
+        Ok(Arc::new(LeaderReadClient { inner: self.inner.connect(node)?, leaders: self.leaders.clone() }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use analysis::history::CatalogSnapshot;
-    use futures::future::BoxFuture;
-    use futures::FutureExt;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    use workloads::client::{GroupStatus, ScanReply, SplitReply, SplitRequest, WriteReply};
 
     /// A node that leads the groups it is told to and answers reads with its own name.
     struct FakeNode {
