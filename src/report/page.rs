@@ -236,7 +236,7 @@ fn versions(anomaly: &serde_json::Value) -> Vec<String> {
     let probe = &anomaly["store_versions"];
     let mut lines: Vec<String> = probe["versions"]
         .as_array()
-        .map(|vs| vs.iter().map(|v| format!("commit ts {} (HLC {} ms): value {}", v["commit_ts"], v["hlc_ms"], v["value"])).collect())
+        .map(|vs| vs.iter().map(|v| format!("value {} — commit ts {} (HLC {} ms + {})", v["value"], v["commit_ts"], v["hlc_ms"], v["hlc_logical"])).collect())
         .unwrap_or_default();
     if let Some(note) = probe["note"].as_str() {
         lines.push(note.to_string());

@@ -9,7 +9,7 @@
 //! is evidence beside the history, never an input to any verdict.
 
 use super::sink::JsonlSink;
-use crate::db::elastickv::versions::{probe_key, ProbeRequest};
+use crate::db::elastickv::versions::{probe_key, ProbeRequest, HLC_LOGICAL_BITS};
 use analysis::checkers::stale_read::first_stale_reads;
 use analysis::history::History;
 use analysis::verdict::Verdict;
@@ -22,10 +22,12 @@ use workloads::client::{Connector, NodeEndpoint};
 pub const FILE: &str = "store-versions.json";
 /// Keys probed at most.
 pub const MAX_KEYS: usize = 16;
-/// How long after the missed write's acknowledgement the first anchor looks.
-const AFTER_ACK_NS: u64 = 5_000_000;
 /// Wall-time budget of the whole probe.
 const BUDGET: Duration = Duration::from_secs(60);
+
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
 
 pub fn path(run_dir: &Path) -> PathBuf {
     run_dir.join(FILE)
@@ -47,9 +49,14 @@ pub async fn probe_and_write(sink: &JsonlSink, connector: &dyn Connector, nodes:
     let mut keys = Vec::new();
     let probes = async {
         for s in stale.iter().filter_map(|s| s.key.clone().map(|k| (k, s))) {
-            let (key, times) = s;
-            let request = ProbeRequest { key, anchors_ns: vec![times.missed_ack_ns + AFTER_ACK_NS, times.read_invoke_ns] };
-            keys.push(probe_key(target.as_ref(), &request, start).await);
+            let (key, stale) = s;
+            let request = ProbeRequest { key, values: vec![stale.read_value.clone(), stale.missed_value.clone()] };
+            let mut probe = probe_key(target.as_ref(), &request).await;
+            // How far the store's HLC runs ahead of this host's clock (negative: behind).
+            if let Some(latest) = probe["latest_commit_ts"].as_u64() {
+                probe["hlc_ahead_of_wall_ms"] = ((latest >> HLC_LOGICAL_BITS) as i64 - unix_ms()).into();
+            }
+            keys.push(probe);
         }
     };
     if tokio::time::timeout(BUDGET, probes).await.is_err() {

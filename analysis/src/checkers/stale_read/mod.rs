@@ -59,26 +59,25 @@ pub fn annotate(history: &History, result: &mut CheckerResult) {
     }
 }
 
-/// When a proven stale read happened, in history nanoseconds: what a store probe after the
-/// run needs to look at the versions around it.
+/// A proven stale read reduced to what a store probe after the run looks for: the value
+/// read and the value of the acknowledged write it missed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StaleReadTimes {
+pub struct ProvenStaleRead {
     pub key: Option<String>,
-    /// The acknowledgement of the write the read missed.
-    pub missed_ack_ns: u64,
-    pub read_invoke_ns: u64,
+    pub read_value: Value,
+    pub missed_value: Value,
 }
 
 /// The first proven stale read of each key (by read invoke), for at most `max_keys` keys.
-pub fn first_stale_reads(history: &History, initial: &Value, max_keys: usize) -> Vec<StaleReadTimes> {
+pub fn first_stale_reads(history: &History, initial: &Value, max_keys: usize) -> Vec<ProvenStaleRead> {
     all_keys(history)
         .into_iter()
         .filter_map(|(key, ops)| {
-            let stale = ops.reads.iter().find_map(|r| match cause_of(&ops, initial, r) {
-                Some(Cause::StaleRead(s)) => Some((s.missed.ack_time()?, s.read.invoke.time)),
+            let (read_value, missed_value) = ops.reads.iter().find_map(|r| match cause_of(&ops, initial, r) {
+                Some(Cause::StaleRead(s)) => Some((s.read.value().clone(), s.missed.value.clone())),
                 _ => None,
             })?;
-            Some(StaleReadTimes { key: key.map(str::to_string), missed_ack_ns: stale.0, read_invoke_ns: stale.1 })
+            Some(ProvenStaleRead { key: key.map(str::to_string), read_value, missed_value })
         })
         .take(max_keys)
         .collect()
