@@ -238,6 +238,9 @@ fn versions(anomaly: &serde_json::Value) -> Vec<String> {
         .as_array()
         .map(|vs| vs.iter().map(|v| format!("value {} — commit ts {} (HLC {} ms + {})", v["value"], v["commit_ts"], v["hlc_ms"], v["hlc_logical"])).collect())
         .unwrap_or_default();
+    for missing in probe["not_found"].as_array().into_iter().flatten() {
+        lines.push(format!("value {missing}: no version of it among those around it"));
+    }
     if let Some(note) = probe["note"].as_str() {
         lines.push(note.to_string());
     }

@@ -81,9 +81,20 @@ pub fn attach(verdict: &mut Verdict, run_dir: &Path) {
     for anomaly in &mut result.anomalies {
         let probe = doc["keys"].as_array().and_then(|ks| ks.iter().find(|k| k["key"] == anomaly["key"]));
         if let Some(probe) = probe {
-            anomaly["store_versions"] = probe.clone();
+            let mut probe = probe.clone();
+            probe["not_found"] = not_found(&probe).into();
+            anomaly["store_versions"] = probe;
         }
     }
+}
+
+/// The values sought that are not among the versions listed around them: an acknowledged
+/// write the store holds no version of there (it may still sit elsewhere in the key's
+/// history, out of the probe's reach).
+fn not_found(probe: &Value) -> Vec<Value> {
+    let listed: Vec<&Value> = probe["versions"].as_array().map(|vs| vs.iter().map(|v| &v["value"]).collect()).unwrap_or_default();
+    let sought = probe["sought"].as_array().cloned().unwrap_or_default();
+    sought.into_iter().filter(|s| !listed.contains(&s)).collect()
 }
 
 #[cfg(test)]
@@ -95,7 +106,7 @@ mod tests {
     #[test]
     fn attaches_the_probe_of_the_anomalys_key_only() {
         let dir = tempfile::tempdir().unwrap();
-        let doc = json!({"keys": [{"key": "reg/1", "versions": [{"commit_ts": 7}]}]});
+        let doc = json!({"keys": [{"key": "reg/1", "sought": [5, 6], "versions": [{"commit_ts": 7, "value": 5}]}]});
         std::fs::write(path(dir.path()), doc.to_string()).unwrap();
         let mut lin = CheckerResult::new(Validity::Invalid);
         lin.anomalies = vec![json!({"key": "reg/1"}), json!({"key": "reg/2"})];
@@ -103,6 +114,7 @@ mod tests {
         attach(&mut verdict, dir.path());
         let a = &verdict.checkers["linearizable"].anomalies;
         assert_eq!(a[0]["store_versions"]["versions"][0]["commit_ts"], 7);
+        assert_eq!(a[0]["store_versions"]["not_found"], json!([6]), "6 was sought and is not listed");
         assert!(a[1].get("store_versions").is_none());
     }
 }

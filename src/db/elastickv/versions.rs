@@ -19,12 +19,13 @@
 
 use serde_json::{json, Value};
 use workloads::client::KvTarget;
-use workloads::CallError;
 
 /// Bits of the HLC's logical counter.
 pub const HLC_LOGICAL_BITS: u32 = 16;
 /// Versions listed before and after each value sought.
 pub const VERSIONS_AROUND: usize = 3;
+/// elastickv's text for a read below the compaction horizon (`store.ErrReadTSCompacted`).
+const COMPACTED: &str = "read timestamp has been compacted";
 /// Most calls one key's probe may make.
 pub const CALLS_PER_KEY: usize = 3000;
 
@@ -53,6 +54,8 @@ struct Walker<'a> {
     key: &'a [u8],
     calls: usize,
     latest: u64,
+    /// Some timestamp asked for was below the store's compaction horizon.
+    compacted: bool,
 }
 
 impl Walker<'_> {
@@ -61,7 +64,16 @@ impl Walker<'_> {
         if self.calls > CALLS_PER_KEY {
             return Err(format!("stopped after {CALLS_PER_KEY} calls"));
         }
-        self.target.read_at(self.key, ts).await.map(|r| r.value).map_err(|e: CallError| format!("RawGet at ts {ts}: {}", e.message))
+        match self.target.read_at(self.key, ts).await {
+            Ok(r) => Ok(r.value),
+            // Below the compaction horizon nothing can be seen: treat it as before the
+            // first version (`store.ErrReadTSCompacted`, `adapter/grpc.go` ~122–124).
+            Err(e) if e.message.contains(COMPACTED) => {
+                self.compacted = true;
+                Ok(None)
+            }
+            Err(e) => Err(format!("RawGet at ts {ts}: {}", e.message)),
+        }
     }
 
     /// The smallest timestamp in `(lo, hi]` showing `value`, given that `lo` does not and
@@ -200,7 +212,7 @@ pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
         }
     };
     out["latest_commit_ts"] = latest.into();
-    let mut walker = Walker { target, key, calls: 1, latest: latest.unwrap_or(0) };
+    let mut walker = Walker { target, key, calls: 1, latest: latest.unwrap_or(0), compacted: false };
     let mut versions = Vec::new();
     let mut note = None;
     if latest.is_some() {
@@ -219,6 +231,8 @@ pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
     versions.sort_by_key(|v| std::cmp::Reverse(v.commit_ts));
     out["versions"] = versions.iter().map(version_json).collect::<Vec<_>>().into();
     out["calls"] = walker.calls.into();
+    // Older versions may exist but can no longer be read: the list starts at the horizon.
+    out["compaction_reached"] = walker.compacted.into();
     if let Some(n) = note {
         out["note"] = n.into();
     }
@@ -228,12 +242,13 @@ pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use workloads::CallError;
     use futures::future::BoxFuture;
     use futures::FutureExt;
     use workloads::client::{CallResult, CatalogStream, GroupStatus, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply};
 
     /// A versioned register: (commit ts, value) pairs, answering reads as of a timestamp;
-    /// with `down`, every call fails.
+    /// with `down`, every call fails. Versions before the first are compacted.
     struct Mvcc(Vec<(u64, &'static str)>, bool);
 
     fn nope<T>() -> BoxFuture<'static, CallResult<T>> {
@@ -249,6 +264,11 @@ mod tests {
         }
         fn read_at(&self, _: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
             let v = self.0.iter().filter(|(t, _)| *t <= ts).max_by_key(|(t, _)| *t).map(|(_, v)| v.as_bytes().to_vec());
+            let horizon = self.0.first().map_or(0, |(t, _)| *t);
+            if ts < horizon / 2 {
+                let compacted = CallError::new(workloads::Certainty::Definite, "failed-precondition", COMPACTED);
+                return async move { Err(compacted) }.boxed();
+            }
             async move { Ok(ReadReply { value: v, meta: None }) }.boxed()
         }
         fn latest_commit_ts(&self, _: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
@@ -303,6 +323,7 @@ mod tests {
         assert_eq!(out["latest_commit_ts"], ts(9000, 3));
         assert_eq!(out["versions"][2]["hlc_logical"], 7);
         assert!(out.get("note").is_none());
+        assert_eq!(out["compaction_reached"], true, "the search below the first version met the horizon");
     }
 
     #[tokio::test]
