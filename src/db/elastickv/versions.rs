@@ -248,7 +248,7 @@ mod tests {
     use workloads::client::{CallResult, CatalogStream, GroupStatus, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply};
 
     /// A versioned register: (commit ts, value) pairs, answering reads as of a timestamp;
-    /// with `down`, every call fails. Versions before the first are compacted.
+    /// with `down`, every call fails. Timestamps before the first version are compacted.
     struct Mvcc(Vec<(u64, &'static str)>, bool);
 
     fn nope<T>() -> BoxFuture<'static, CallResult<T>> {
@@ -264,8 +264,8 @@ mod tests {
         }
         fn read_at(&self, _: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
             let v = self.0.iter().filter(|(t, _)| *t <= ts).max_by_key(|(t, _)| *t).map(|(_, v)| v.as_bytes().to_vec());
-            let horizon = self.0.first().map_or(0, |(t, _)| *t);
-            if ts < horizon / 2 {
+            let horizon = self.0.iter().map(|(t, _)| *t).min().unwrap_or(0);
+            if ts < horizon {
                 let compacted = CallError::new(workloads::Certainty::Definite, "failed-precondition", COMPACTED);
                 return async move { Err(compacted) }.boxed();
             }
