@@ -86,6 +86,16 @@ fn invalid_history_exits_1_with_a_witness() {
 }
 
 #[test]
+fn a_stored_elastickv_history_shows_its_stale_read_witness() {
+    let h = testdata().join("elastickv/register-3groups-nofaults-nodereads.jsonl");
+    let out = faultline().args(["analyze", "--model", "cas-register"]).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = "stale read: read 2929 through n3 at 10.146 s returned 728, a value overwritten by acknowledged write 2915 (value 729";
+    assert!(stdout.contains(line), "{stdout}");
+}
+
+#[test]
 fn initial_value_comes_from_the_format_or_from_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     // A read of 0 before any write: wrong if the register starts absent (jsonl's default).

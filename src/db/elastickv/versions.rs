@@ -4,7 +4,7 @@
 //! explicit timestamps (elastickv `proto/service.proto` ~7–9, `adapter/grpc.go` ~101–156).
 //!
 //! elastickv's timestamps are HLC values: milliseconds shifted left by 16 bits plus a
-//! logical counter (`kv/hlc.go` ~20–24), and `RawGet` at `ts` returns the newest version
+//! logical counter (`kv/hlc.go` ~32), and `RawGet` at `ts` returns the newest version
 //! committed at or before `ts`. The HLC's physical part is not the wall clock (in our runs
 //! it was seconds ahead), so versions are found by value, not by time: the register
 //! workload writes increasing integers per key, so a binary search over timestamps for the
@@ -67,7 +67,7 @@ impl Walker<'_> {
         match self.target.read_at(self.key, ts).await {
             Ok(r) => Ok(r.value),
             // Below the compaction horizon nothing can be seen: treat it as before the
-            // first version (`store.ErrReadTSCompacted`, `adapter/grpc.go` ~122–124).
+            // first version (`store.ErrReadTSCompacted`, `adapter/grpc.go` ~121–122).
             Err(e) if e.message.contains(COMPACTED) => {
                 self.compacted = true;
                 Ok(None)
