@@ -91,8 +91,12 @@ pub fn attach(verdict: &mut Verdict, run_dir: &Path) {
 /// The values sought that are not among the versions listed around them: an acknowledged
 /// write the store holds no version of there (it may still sit elsewhere in the key's
 /// history, out of the probe's reach).
+/// Nothing is claimed when the probe stopped early or listed nothing.
 fn not_found(probe: &Value) -> Vec<Value> {
     let listed: Vec<&Value> = probe["versions"].as_array().map(|vs| vs.iter().map(|v| &v["value"]).collect()).unwrap_or_default();
+    if listed.is_empty() || probe.get("note").is_some() {
+        return Vec::new();
+    }
     let sought = probe["sought"].as_array().cloned().unwrap_or_default();
     sought.into_iter().filter(|s| !listed.contains(&s)).collect()
 }
@@ -106,15 +110,18 @@ mod tests {
     #[test]
     fn attaches_the_probe_of_the_anomalys_key_only() {
         let dir = tempfile::tempdir().unwrap();
-        let doc = json!({"keys": [{"key": "reg/1", "sought": [5, 6], "versions": [{"commit_ts": 7, "value": 5}]}]});
+        let doc = json!({"keys": [
+            {"key": "reg/1", "sought": [5, 6], "versions": [{"commit_ts": 7, "value": 5}]},
+            {"key": "reg/3", "sought": [5], "versions": [], "note": "RawGet failed"}]});
         std::fs::write(path(dir.path()), doc.to_string()).unwrap();
         let mut lin = CheckerResult::new(Validity::Invalid);
-        lin.anomalies = vec![json!({"key": "reg/1"}), json!({"key": "reg/2"})];
+        lin.anomalies = vec![json!({"key": "reg/1"}), json!({"key": "reg/2"}), json!({"key": "reg/3"})];
         let mut verdict = Verdict::from_checkers(BTreeMap::from([("linearizable".to_string(), lin)]));
         attach(&mut verdict, dir.path());
         let a = &verdict.checkers["linearizable"].anomalies;
         assert_eq!(a[0]["store_versions"]["versions"][0]["commit_ts"], 7);
         assert_eq!(a[0]["store_versions"]["not_found"], json!([6]), "6 was sought and is not listed");
         assert!(a[1].get("store_versions").is_none());
+        assert_eq!(a[2]["store_versions"]["not_found"], json!([]), "a probe that failed proves nothing missing");
     }
 }
