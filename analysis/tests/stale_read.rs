@@ -140,7 +140,12 @@ fn a_read_of_an_overwritten_acknowledged_value_is_a_stale_read() {
 
 #[test]
 fn a_read_of_the_initial_value_after_an_acknowledged_write_is_a_stale_read() {
-    let h = history(&[(0, Invoke, "write", json!(1), 0), (0, Ok, "write", json!(1), 5), (1, Invoke, "read", Value::Null, 9), (1, Ok, "read", Value::Null, 10)]);
+    let h = history(&[
+        (0, Invoke, "write", json!(1), 0),
+        (0, Ok, "write", json!(1), 5),
+        (1, Invoke, "read", Value::Null, 9),
+        (1, Ok, "read", Value::Null, 10),
+    ]);
     let result = linearizable(&h);
     let s = &anomaly(&result, "k")["stale_read"];
     assert_eq!(s["value_written_by"], "initial");
@@ -204,14 +209,24 @@ fn an_overwrite_concurrent_with_the_value_read_proves_nothing() {
 
 #[test]
 fn reads_of_failed_and_unwritten_values_are_named_and_not_stale() {
-    let failed = history(&[(0, Invoke, "write", json!(7), 0), (0, Fail, "write", json!(7), 5), (1, Invoke, "read", Value::Null, 9), (1, Ok, "read", json!(7), 10)]);
+    let failed = history(&[
+        (0, Invoke, "write", json!(7), 0),
+        (0, Fail, "write", json!(7), 5),
+        (1, Invoke, "read", Value::Null, 9),
+        (1, Ok, "read", json!(7), 10),
+    ]);
     let result = linearizable(&failed);
     let a = anomaly(&result, "k");
     assert_eq!(a["cause"], "read-of-failed-write", "{a:#}");
     assert_eq!(a["read_of_failed_write"]["failed_write"]["index"], 0);
     assert!(a.get("stale_read").is_none());
 
-    let unwritten = history(&[(0, Invoke, "write", json!(7), 0), (0, Ok, "write", json!(7), 5), (1, Invoke, "read", Value::Null, 9), (1, Ok, "read", json!(8), 10)]);
+    let unwritten = history(&[
+        (0, Invoke, "write", json!(7), 0),
+        (0, Ok, "write", json!(7), 5),
+        (1, Invoke, "read", Value::Null, 9),
+        (1, Ok, "read", json!(8), 10),
+    ]);
     let a = anomaly(&linearizable(&unwritten), "k").clone();
     assert_eq!(a["cause"], "read-of-unwritten-value", "{a:#}");
 }

@@ -242,10 +242,10 @@ pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use workloads::CallError;
     use futures::future::BoxFuture;
     use futures::FutureExt;
     use workloads::client::{CallResult, CatalogStream, GroupStatus, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply};
+    use workloads::CallError;
 
     /// A versioned register: (commit ts, value) pairs, answering reads as of a timestamp;
     /// with `down`, every call fails. Timestamps before the first version are compacted.
@@ -310,11 +310,13 @@ mod tests {
 
     #[tokio::test]
     async fn lists_the_versions_around_each_value_sought_with_exact_commit_ts() {
-        let versions = vec![(ts(100, 3), "1"), (ts(110, 0), "2"), (ts(110, 7), "3"), (ts(5000, 1), "4"), (ts(9000, 2), "5"), (ts(9000, 3), "6")];
+        let versions =
+            vec![(ts(100, 3), "1"), (ts(110, 0), "2"), (ts(110, 7), "3"), (ts(5000, 1), "4"), (ts(9000, 2), "5"), (ts(9000, 3), "6")];
         let store = Mvcc(versions, false);
         let request = ProbeRequest { key: "k".into(), values: vec![json!(2)] };
         let out = probe_key(&store, &request).await;
-        let got: Vec<(u64, Value)> = out["versions"].as_array().unwrap().iter().map(|v| (v["commit_ts"].as_u64().unwrap(), v["value"].clone())).collect();
+        let got: Vec<(u64, Value)> =
+            out["versions"].as_array().unwrap().iter().map(|v| (v["commit_ts"].as_u64().unwrap(), v["value"].clone())).collect();
         assert_eq!(
             got,
             vec![(ts(9000, 2), json!(5)), (ts(5000, 1), json!(4)), (ts(110, 7), json!(3)), (ts(110, 0), json!(2)), (ts(100, 3), json!(1))],
