@@ -241,3 +241,17 @@ fn truncated_last_line_is_a_warning_and_still_checked() {
     assert_eq!(summary_lines(&out.stdout).len(), 1, "the summary stays one line per input");
     assert!(String::from_utf8_lossy(&out.stderr).contains("dropped the unparseable last line"));
 }
+
+#[test]
+fn a_history_without_commit_metadata_gets_epoch_authority_not_applicable() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = testdata().join("elastickv/register-1group-partition-kill-pause-leaderreads.jsonl");
+    let out = faultline().arg("analyze").arg("--out").arg(dir.path()).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap()).unwrap();
+    let epoch = &results["checkers"]["epoch-authority"];
+    assert_eq!(epoch["valid"], "not-applicable", "{epoch}");
+    assert!(epoch["reason"].as_str().unwrap().contains("commit metadata"), "{epoch}");
+    assert_eq!(results["checkers"]["linearizable"]["valid"], true);
+}

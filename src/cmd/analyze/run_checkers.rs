@@ -3,11 +3,16 @@
 //! added when the history holds its evidence — commit metadata or catalog observations
 //! (epoch-authority), a split in the catalog or a forced split (split), nemesis events
 //! (vacuity, for the kinds that were started).
+//!
+//! A history with catalog observations but no commit metadata (a store that sends none,
+//! such as elastickv) can only break epoch-authority's catalog rule; anything short of
+//! `invalid` is then `not-applicable` (nothing to attribute writes to epochs with), never
+//! `unknown` — the same verdict a run against such a store gets.
 
 use analysis::catalog::is_catalog_event;
 use analysis::checkers::{epoch_authority, split, vacuity};
 use analysis::history::{History, Process};
-use analysis::verdict::Verdict;
+use analysis::verdict::{Validity, Verdict};
 use std::collections::BTreeSet;
 
 /// `verdict` plus the run-level checkers whose evidence the history holds.
@@ -16,7 +21,12 @@ pub fn add_evidence_checkers(history: &History, verdict: Verdict) -> Verdict {
     let has_meta = history.ops.iter().any(|o| o.meta.is_some());
     let has_catalog = history.ops.iter().any(is_catalog_event);
     if has_meta || has_catalog {
-        checkers.insert(epoch_authority::NAME.into(), epoch_authority::check(history, &Default::default()));
+        let mut result = epoch_authority::check(history, &Default::default());
+        if !has_meta && result.valid != Validity::Invalid {
+            result.valid = Validity::NotApplicable;
+            result.reason = Some("no operation carries commit metadata (group, term, log index, route epoch), so writes cannot be attributed to ownership epochs; the catalog observations broke no catalog rule".into());
+        }
+        checkers.insert(epoch_authority::NAME.into(), result);
     }
     let started = started_fault_kinds(history);
     if has_catalog && (started.contains("split") || catalog_changed(history)) {
