@@ -32,7 +32,7 @@ async fn run_against(opts: Options, name: &'static str, extra: &'static [&'stati
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_set_run_with_splits_and_elastickv_errors_is_valid() {
-    let opts = Options { not_leader_after_apply_every: 40, circuit_open_every: 57, ..Default::default() };
+    let opts = Options { not_leader_after_apply_every: 40, hlc_refused_every: 57, circuit_open_after_apply_every: 71, ..Default::default() };
     let args = &["--workload", "set", "--nemesis", "split", "--nemesis-interval", "2", "--time-limit", "8"];
     let (run, out) = run_against(opts, "ekv-double-set", args).await;
     let verdict = results(&run);
@@ -45,7 +45,8 @@ async fn a_set_run_with_splits_and_elastickv_errors_is_valid() {
         h.ops.iter().filter(|o| o.kind == kind && o.error.as_deref().is_some_and(|e| e.starts_with(text))).count()
     };
     assert!(errors("not-leader", analysis::history::OpType::Info) > 0, "applied-then-not-leader puts are indeterminate");
-    assert!(errors("leader-proxy-circuit-open", analysis::history::OpType::Fail) > 0, "refused puts are definite");
+    assert!(errors("hlc-ceiling-exhausted", analysis::history::OpType::Fail) > 0, "puts refused before proposal are definite");
+    assert!(errors("leader-proxy-circuit-open", analysis::history::OpType::Info) > 0, "circuit-open after a landed attempt is indeterminate");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,9 +8,9 @@
 //! Node flags, as elastickv's `main.go` declares them (~60–140): `--address` (gRPC + Raft of
 //! group 1), `--redisAddress`, `--dynamoAddress`, `--metricsAddress`, `--pprofAddress`,
 //! `--raftId`, `--raftDataDir`, and either `--raftBootstrapMembers id=host:port,...` (one
-//! group) or `--raftGroups gid=host:port,...` + `--raftGroupPeers gid=id@host:port,...;...`
-//! + `--shardRanges start:end=gid,...` (several groups, each on its own port), plus
-//! `--raftRedisMap raftAddr=redisAddr,...`.
+//! group) or `--raftGroups gid=host:port,...` with `--raftGroupPeers
+//! gid=id@host:port,...;...` and `--shardRanges start:end=gid,...` (several groups, each on
+//! its own port), plus `--raftRedisMap raftAddr=redisAddr,...`.
 //!
 //! Invariant: every listening address a node is given contains its own IP, so nodes that
 //! share a network namespace never collide; metrics and pprof are switched off (empty
@@ -129,6 +129,11 @@ impl Db for Elastickv {
     }
 
     fn probes_versions(&self) -> bool {
+        true
+    }
+
+    fn catch_up_before_final_reads(&self) -> bool {
+        // A node reads at its own LastCommitTS (adapter/ts.go ~40, kv/shard_store.go ~2291).
         true
     }
 

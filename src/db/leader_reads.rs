@@ -1,7 +1,7 @@
 //! `--read-path leader`: single-key reads sent to the leader of the key's group instead of
 //! through the process's own node. The group comes from the route catalog (`ListRoutes`),
-//! the leader from RaftAdmin `Status` of every node (the claimant with the highest term
-//! wins); both are cached for [`TTL`] and forgotten when a read through them fails. When no
+//! the leader from RaftAdmin `Status` of every node (a claimant at the highest term any
+//! node reports; a deposed claimant at a lower term is never chosen); both are cached for [`TTL`] and forgotten when a read through them fails. When no
 //! leader is known the read fails definitely (`leader-not-found`): a read that did not
 //! happen is harmless.
 //!
@@ -80,12 +80,8 @@ impl LeaderDirectory {
             }
         }
         let views = join_all(self.nodes.iter().map(|n| n.status(group))).await;
-        let leader = views
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.as_ref().ok().filter(|s| s.is_leader).map(|s| (s.term, i)))
-            .max()
-            .map(|(_, i)| i)?;
+        let answered: Vec<(usize, &GroupStatus)> = views.iter().enumerate().filter_map(|(i, v)| v.as_ref().ok().map(|s| (i, s))).collect();
+        let leader = answered[workloads::cluster::current_leader(answered.iter().map(|(_, s)| *s))?].0;
         self.cache().leaders.insert(group, (Instant::now(), leader));
         Some(leader)
     }

@@ -137,6 +137,12 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn read_paths(&self) -> bool {
         false
     }
+    /// Whether recovery must wait for every node to apply what the leaders committed before
+    /// the final reads: a store whose nodes serve reads from their own, possibly lagging,
+    /// state would otherwise report a lagging node's final read as lost writes.
+    fn catch_up_before_final_reads(&self) -> bool {
+        false
+    }
     /// Checkers that cannot judge this store, with the reason.
     fn not_applicable(&self) -> Vec<(&'static str, String)> {
         let r = self.reports();

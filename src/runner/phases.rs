@@ -371,7 +371,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     if !interrupt.is_cancelled() {
         let t = Instant::now();
         let recovery = Duration::from_secs(plan.args.recovery_timeout);
-        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.reports().catalog)).await;
+        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.as_ref())).await;
         match recovered {
             Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),
             Some(Err(e)) => {
@@ -402,11 +402,15 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     Ok(PhaseReport { json, problems })
 }
 
-/// Waits until every group has a leader again and no split job is still running.
-async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration, catalog: bool) -> Result<()> {
+/// Waits until every group has a leader again, (for stores that read from a node's own
+/// state) every node has caught up, and no split job is still running.
+async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration, db: &dyn crate::db::Db) -> Result<()> {
     let deadline = Instant::now() + timeout;
     workloads::cluster::wait_ready_with(connector, nodes, groups, timeout).await?;
-    if !catalog {
+    if db.catch_up_before_final_reads() {
+        workloads::cluster::wait_caught_up_with(connector, nodes, groups, timeout).await?;
+    }
+    if !db.reports().catalog {
         return Ok(()); // no split jobs to settle
     }
     loop {

@@ -240,7 +240,7 @@ mod tests {
     fn the_read_path_defaults_to_node_and_is_recorded() {
         assert_eq!(plan(&["--db", "elastickv"]).unwrap().to_json()["read_path"], "node");
         assert_eq!(plan(&["--db", "elastickv", "--read-path", "leader"]).unwrap().to_json()["read_path"], "leader");
-        let etcd = plan(&["--db", "etcd", "--workload", "register", "--read-path", "leader"]).err().expect("etcd has no read path");
+        let etcd = plan(&["--db", "etcd", "--workload", "register", "--read-path", "leader"]).expect_err("etcd has no read path");
         assert!(etcd.0.contains("--read-path"), "{}", etcd.0);
     }
 

@@ -14,7 +14,9 @@
 //!   `StartSplitMigration` UNIMPLEMENTED (absent at d9a031d);
 //! - `RawPut`: optionally every n-th put is applied *and then* answered "etcd raft engine
 //!   is not leader" (a proposal appended before the leader stepped down, `engine.go` ~3699),
-//!   and every m-th refused before anything with "leader proxy circuit open";
+//!   every m-th refused before anything with the HLC ceiling text (`kv/hlc.go` ~29), and
+//!   every l-th applied and then answered "leader proxy circuit open" (an earlier forward
+//!   attempt landed, `kv/leader_proxy.go` ~98–150);
 //! - `RawGet` on a node that does not lead the key's group answers as of a lagging
 //!   timestamp (`follower_lag`): the newest version committed at least that long ago, the
 //!   shape of `globalSnapshotTS` using the node's own `LastCommitTS` (`adapter/ts.go` ~40).
@@ -45,8 +47,10 @@ pub struct Options {
     pub follower_lag: Duration,
     /// Every n-th put is applied and then answered "not leader" (0 = never).
     pub not_leader_after_apply_every: u64,
-    /// Every m-th put is refused with "leader proxy circuit open" (0 = never).
-    pub circuit_open_every: u64,
+    /// Every m-th put is refused with the HLC ceiling text (0 = never).
+    pub hlc_refused_every: u64,
+    /// Every l-th put is applied and then answered "leader proxy circuit open" (0 = never).
+    pub circuit_open_after_apply_every: u64,
     /// SplitRange answers Internal after committing.
     pub split_internal_after_commit: bool,
 }
@@ -152,13 +156,16 @@ impl raw_kv_server::RawKv for Svc {
         let r = req.into_inner();
         let d = &self.double;
         let n = d.calls.puts.fetch_add(1, Ordering::SeqCst) + 1;
-        let every = |k: u64| k > 0 && n % k == 0;
-        if every(d.opts.circuit_open_every) {
-            return Err(Status::unknown("forward to leader: leader proxy circuit open"));
+        let every = |k: u64| k > 0 && n.is_multiple_of(k);
+        if every(d.opts.hlc_refused_every) {
+            return Err(Status::unknown("allocate sharded raw log ts: hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp"));
         }
         d.state().versions.entry(r.key).or_default().push((Instant::now(), r.value));
         if every(d.opts.not_leader_after_apply_every) {
             return Err(Status::unknown("etcd raft engine is not leader"));
+        }
+        if every(d.opts.circuit_open_after_apply_every) {
+            return Err(Status::unknown("leader id=\"n2\" term=2 unavailable until 12:00: leader proxy circuit open"));
         }
         Ok(Response::new(kv::RawPutResponse { commit_index: n, success: true, meta: None }))
     }
@@ -294,7 +301,10 @@ impl raft_admin_server::RaftAdmin for Svc {
         }))
     }
 
-    async fn transfer_leadership(&self, _: Request<kv::RaftAdminTransferLeadershipRequest>) -> Result<Response<kv::RaftAdminTransferLeadershipResponse>, Status> {
+    async fn transfer_leadership(
+        &self,
+        _: Request<kv::RaftAdminTransferLeadershipRequest>,
+    ) -> Result<Response<kv::RaftAdminTransferLeadershipResponse>, Status> {
         Err(Status::unimplemented("not in the double"))
     }
 }

@@ -19,10 +19,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::client::{
-    CallResult, CatalogStream, GroupStatus, KvTarget, ReadPath, ReadReply, ScanReply, SplitReply, SplitRequest,
-    WriteReply,
-};
+use workloads::client::{CallResult, CatalogStream, GroupStatus, KvTarget, ReadPath, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply};
 use workloads::{CallError, Certainty};
 
 /// The group holding elastickv's route catalog.
@@ -46,9 +43,10 @@ pub struct ElastickvClient {
 impl ElastickvClient {
     /// The catalog leader's client, or a definite failure when no node leads group 1.
     async fn catalog_leader(&self) -> CallResult<Arc<dyn KvTarget>> {
-        self.leaders.leader_node(CATALOG_GROUP).await.ok_or_else(|| {
-            CallError::new(Certainty::Definite, "leader-not-found", format!("no node leads the catalog group {CATALOG_GROUP}"))
-        })
+        self.leaders
+            .leader_node(CATALOG_GROUP)
+            .await
+            .ok_or_else(|| CallError::new(Certainty::Definite, "leader-not-found", format!("no node leads the catalog group {CATALOG_GROUP}")))
     }
 
     /// Sends a catalog change to the catalog leader, finding it again after a refusal.
@@ -63,11 +61,7 @@ impl ElastickvClient {
                     continue;
                 }
             };
-            let result = if request.target_group.is_some() {
-                leader.start_split_migration(request.clone()).await
-            } else {
-                leader.split(request.clone()).await
-            };
+            let result = if request.target_group.is_some() { leader.start_split_migration(request.clone()).await } else { leader.split(request.clone()).await };
             match result {
                 Err(e) if e.message.ends_with(NOT_CATALOG_LEADER) => {
                     self.leaders.forget(CATALOG_GROUP);
@@ -104,13 +98,7 @@ pub fn split_in_catalog(catalog: &CatalogSnapshot, request: &SplitRequest, err: 
     let find = |f: &dyn Fn(&RouteRecord) -> bool| catalog.routes.iter().find(|r| f(r)).cloned();
     let left = find(&|r| r.end == key && r.parent == Some(request.route_id))?;
     let right = find(&|r| r.start == key && r.parent == Some(request.route_id))?;
-    Some(SplitReply {
-        catalog_version: catalog.version,
-        left: Some(left),
-        right: Some(right),
-        job_id: None,
-        resolved_from: Some(err.history_text()),
-    })
+    Some(SplitReply { catalog_version: catalog.version, left: Some(left), right: Some(right), job_id: None, resolved_from: Some(err.history_text()) })
 }
 
 impl KvTarget for ElastickvClient {

@@ -86,14 +86,17 @@ async fn item4_an_internal_after_the_commit_is_resolved_from_the_catalog() {
 
 #[tokio::test]
 async fn item5_error_texts_decide_certainty() {
-    let opts = Options { not_leader_after_apply_every: 2, circuit_open_every: 3, ..three_groups() };
+    let opts = Options { not_leader_after_apply_every: 2, hlc_refused_every: 3, circuit_open_after_apply_every: 5, ..three_groups() };
     let (_d, nodes, connector) = cluster(opts, ReadPath::Node).await;
     let c = first(&connector, &nodes);
     c.write(b"k", b"1").await.expect("put 1 is fine");
     let applied = c.write(b"k", b"2").await.expect_err("put 2 is applied, then answered not leader");
     assert_eq!((applied.tag, applied.certainty), ("not-leader", Certainty::Indeterminate));
-    let refused = c.write(b"k", b"3").await.expect_err("put 3 is refused before forwarding");
-    assert_eq!((refused.tag, refused.certainty), ("leader-proxy-circuit-open", Certainty::Definite));
+    let refused = c.write(b"k", b"3").await.expect_err("put 3 is refused while allocating its timestamp");
+    assert_eq!((refused.tag, refused.certainty), ("hlc-ceiling-exhausted", Certainty::Definite));
+    c.write(b"k", b"4").await.expect_err("put 4: not leader again");
+    let circuit = c.write(b"k", b"5").await.expect_err("put 5 is applied, then answered circuit open");
+    assert_eq!((circuit.tag, circuit.certainty), ("leader-proxy-circuit-open", Certainty::Indeterminate));
 }
 
 #[tokio::test]

@@ -10,6 +10,9 @@
 //!   sentinel's text at the end, and a key quoted earlier in the message may contain any
 //!   phrase. A false "definite" could create a violation; a false "indeterminate" cannot.
 //! - Indeterminate rules come first, so that a message matching both is indeterminate.
+//! - A message of several lines is an `errors.Join` (e.g. `kv/tso.go` ~212–216): each line
+//!   is matched on its own; an indeterminate line makes the whole indeterminate, and the
+//!   whole is definite only when *every* line ends with a definite phrase.
 //! - Errors the client made itself (timeouts, connection failures) keep their generic
 //!   classification: elastickv's texts only come from the server.
 
@@ -45,7 +48,7 @@ use Certainty::{Definite, Indeterminate};
 use Match::{Contains, Suffix};
 
 /// The table, in the order it is applied.
-pub const RULES: [Rule; 8] = [
+pub const RULES: [Rule; 9] = [
     rule(
         "leader forward failed after",
         Contains,
@@ -64,8 +67,8 @@ pub const RULES: [Rule; 8] = [
         "leader proxy circuit open",
         Suffix,
         "leader-proxy-circuit-open",
-        Definite,
-        "kv/leader_proxy_breaker.go ~23: refused before forwarding",
+        Indeterminate,
+        "kv/leader_proxy_breaker.go ~23, ~172: refused before *this* forward, but kv/leader_proxy.go ~98–150 retries one request, so an earlier attempt may have reached the leader (seen on d9a031d: a write failed so was read back)",
     ),
     rule(
         "hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp",
@@ -73,6 +76,13 @@ pub const RULES: [Rule; 8] = [
         "hlc-ceiling-exhausted",
         Definite,
         "kv/hlc.go ~29, raised while allocating the write's timestamp (kv/sharded_coordinator.go ~2140), before any proposal",
+    ),
+    rule(
+        "hlc lease recovery unavailable",
+        Suffix,
+        "hlc-lease-recovery-unavailable",
+        Definite,
+        "kv/tso.go ~20, joined to the ceiling error when timestamp allocation could not renew the HLC lease (~201–216), before any proposal",
     ),
     rule(
         "startup rotation has not completed",
@@ -95,22 +105,28 @@ pub const RULES: [Rule; 8] = [
         Definite,
         "internal/raftengine/etcd/engine.go ~1958: etcd raft's Propose refused it, nothing appended",
     ),
-    rule(
-        "leader not found",
-        Suffix,
-        "leader-not-found",
-        Definite,
-        "kv/coordinator.go ~1250 ErrLeaderNotFound: no leader to send to, nothing proposed",
-    ),
+    rule("leader not found", Suffix, "leader-not-found", Definite, "kv/coordinator.go ~1250 ErrLeaderNotFound: no leader to send to, nothing proposed"),
 ];
 
-/// The first rule whose phrase the message carries, if any.
-pub fn rule_for(message: &str) -> Option<&'static Rule> {
-    let m = message.trim_end().to_ascii_lowercase();
+/// The first rule whose phrase one line carries, if any.
+fn rule_for_line(line: &str) -> Option<&'static Rule> {
+    let m = line.trim_end().to_ascii_lowercase();
     RULES.iter().find(|r| match r.how {
         Suffix => m.ends_with(r.phrase),
         Contains => m.contains(r.phrase),
     })
+}
+
+/// The rule the whole message falls under, if any (see the invariants above).
+pub fn rule_for(message: &str) -> Option<&'static Rule> {
+    let lines: Vec<Option<&'static Rule>> = message.lines().filter(|l| !l.trim().is_empty()).map(rule_for_line).collect();
+    if let Some(r) = lines.iter().flatten().find(|r| r.certainty == Indeterminate) {
+        return Some(r);
+    }
+    if lines.iter().all(Option::is_some) {
+        return lines.first().copied().flatten();
+    }
+    None
 }
 
 /// Re-classifies a failed mutation by elastickv's texts.
@@ -144,14 +160,25 @@ mod tests {
     }
 
     #[test]
-    fn an_open_leader_proxy_circuit_is_definite() {
-        assert_eq!(classify("forward to n2: leader proxy circuit open"), ("leader-proxy-circuit-open", Definite));
+    fn an_open_leader_proxy_circuit_is_indeterminate_because_an_earlier_attempt_may_have_landed() {
+        assert_eq!(classify("forward to n2: leader proxy circuit open"), ("leader-proxy-circuit-open", Indeterminate));
     }
 
     #[test]
     fn an_exhausted_hlc_ceiling_is_definite() {
         let m = "allocate sharded raw log ts: hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp";
         assert_eq!(classify(m), ("hlc-ceiling-exhausted", Definite));
+    }
+
+    #[test]
+    fn a_joined_hlc_lease_failure_is_definite_when_every_line_is() {
+        // Seen on d9a031d under partitions (errors.Join of kv/tso.go ~212–216).
+        let m = "allocate sharded raw log ts: on-demand HLC lease renewal failed: hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp\nhlc lease recovery: hlc lease recovery unavailable";
+        assert_eq!(classify(m), ("hlc-ceiling-exhausted", Definite));
+        let unknown_line = "hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp\nsomething else";
+        assert_eq!(classify(unknown_line), ("unknown", Indeterminate), "one line without a rule keeps it generic");
+        let mixed = "leader not found\netcd raft engine is not leader";
+        assert_eq!(classify(mixed), ("not-leader", Indeterminate));
     }
 
     #[test]
@@ -177,7 +204,7 @@ mod tests {
     #[test]
     fn a_phrase_inside_a_key_is_not_a_definite_verdict() {
         // A key quoted before the cause may contain any phrase; only the end counts.
-        let m = r#"write "k: leader proxy circuit open" failed: connection reset"#;
+        let m = r#"write "k: leader not found" failed: connection reset"#;
         assert_eq!(classify(m), ("unknown", Indeterminate));
     }
 

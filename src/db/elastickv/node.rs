@@ -13,8 +13,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use std::sync::Arc;
 use workloads::client::{
-    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
-    SplitRequest, WriteReply,
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply,
 };
 use workloads::{CallError, Certainty};
 
