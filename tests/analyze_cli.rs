@@ -86,6 +86,16 @@ fn invalid_history_exits_1_with_a_witness() {
 }
 
 #[test]
+fn a_stored_elastickv_history_shows_its_stale_read_witness() {
+    let h = testdata().join("elastickv/register-3groups-nofaults-nodereads.jsonl");
+    let out = faultline().args(["analyze", "--model", "cas-register"]).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = "stale read: read 2929 through n3 at 10.146 s returned 728, a value overwritten by acknowledged write 2915 (value 729";
+    assert!(stdout.contains(line), "{stdout}");
+}
+
+#[test]
 fn initial_value_comes_from_the_format_or_from_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     // A read of 0 before any write: wrong if the register starts absent (jsonl's default).
@@ -244,4 +254,29 @@ fn a_history_without_commit_metadata_gets_epoch_authority_not_applicable() {
     assert_eq!(epoch["valid"], "not-applicable", "{epoch}");
     assert!(epoch["reason"].as_str().unwrap().contains("commit metadata"), "{epoch}");
     assert_eq!(results["checkers"]["linearizable"]["valid"], true);
+}
+
+#[test]
+fn a_log_index_alone_is_no_commit_metadata_for_epoch_authority() {
+    // elastickv's writes record RawPut's commit_index as `meta.log_index`, reads through the
+    // leader directory the serving `meta.node`: neither attributes a write to an epoch.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(testdata().join("elastickv/register-1group-partition-kill-pause-leaderreads.jsonl")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut op: serde_json::Value = serde_json::from_str(line).unwrap();
+            if op["type"] == "ok" {
+                op["meta"] = if op["f"] == "write" { serde_json::json!({"log_index": i}) } else { serde_json::json!({"node": "n1"}) };
+            }
+            op.to_string()
+        })
+        .collect();
+    let file = write(dir.path(), "with-log-index.jsonl", &(lines.join("\n") + "\n"));
+    let out = faultline().arg("analyze").arg("--out").arg(dir.path()).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["checkers"]["epoch-authority"]["valid"], "not-applicable", "{}", results["checkers"]["epoch-authority"]);
 }

@@ -57,6 +57,11 @@ async fn lagging_reads_through_the_own_node_are_found() {
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(1), "stale reads not found: {verdict:#}\n{}", show(&out));
     assert_eq!(verdict["checkers"]["linearizable"]["valid"], false, "{verdict:#}");
+    // Each invalid key is a proven stale read naming the node that served it.
+    for a in verdict["checkers"]["linearizable"]["anomalies"].as_array().unwrap() {
+        assert_eq!(a["cause"], "stale-read", "{a:#}");
+        assert!(a["stale_read"]["read"]["node"].is_string() && a["stale_read"]["writes_acked_since"].as_u64() >= Some(1), "{a:#}");
+    }
     assert_eq!(test_json(&run)["test"]["read_path"], "node");
     assert_eq!(test_json(&run)["test"]["register_ops"], serde_json::json!(["read", "write"]));
 }

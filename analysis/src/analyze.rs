@@ -7,6 +7,7 @@
 
 use crate::checkers::linearizable::{self, LinearizableOptions, Model};
 use crate::checkers::set_full::{self, SetFullOptions};
+use crate::checkers::stale_read;
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
@@ -124,6 +125,7 @@ pub fn analyze(
             ..opts.linearizable.clone()
         };
         let mut result = linearizable::check(history, &lin_opts);
+        stale_read::annotate(history, &mut result);
         note_model(&mut result, model);
         checkers.insert("linearizable".to_string(), result);
     }

@@ -19,6 +19,7 @@
 pub mod client;
 pub mod errors;
 pub mod node;
+pub mod versions;
 
 use super::leader_reads::LeaderDirectory;
 use super::{Db, DbKind, NodeLayout, Reports};
@@ -124,6 +125,10 @@ impl Db for Elastickv {
     }
 
     fn read_paths(&self) -> bool {
+        true
+    }
+
+    fn probes_versions(&self) -> bool {
         true
     }
 

@@ -10,7 +10,7 @@
 //! one group's leader is taken for all.
 
 use crate::runner::oracle::route_of;
-use analysis::history::RouteRecord;
+use analysis::history::{CommitMeta, RouteRecord};
 use futures::future::join_all;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -105,12 +105,19 @@ impl LeaderDirectory {
         let Some(i) = self.leader(group).await else {
             return Err(CallError::new(Certainty::Definite, "leader-not-found", format!("no node leads group {group}")));
         };
-        let result = self.nodes[i].read(key).await;
+        let result = self.nodes[i].read(key).await.map(|r| served_by(r, self.nodes[i].node()));
         if result.is_err() {
             self.forget(group);
         }
         result
     }
+}
+
+/// Names the node that answered in the reply's metadata (the history's `node` is the
+/// process's own node, not the leader the read went to), unless the store named one.
+fn served_by(mut reply: ReadReply, node: &str) -> ReadReply {
+    reply.meta.get_or_insert_with(CommitMeta::default).node.get_or_insert_with(|| node.to_string());
+    reply
 }
 
 /// A node's client whose reads go through a [`LeaderDirectory`]; everything else goes to
@@ -139,6 +146,12 @@ impl KvTarget for LeaderReadClient {
     }
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.inner.scan(start, end, limit)
+    }
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        self.inner.read_at(key, ts)
+    }
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        self.inner.latest_commit_ts(key)
     }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<analysis::history::CatalogSnapshot>> {
         self.inner.list_routes()
@@ -255,6 +268,8 @@ mod tests {
         let dir = directory(&nodes);
         assert_eq!(dir.read(b"a").await.unwrap().value.as_deref(), Some(&b"n1"[..]), "group 1 is led by n1");
         assert_eq!(dir.read(b"x").await.unwrap().value.as_deref(), Some(&b"n2"[..]), "group 2 is led by n2");
+        let served = dir.read(b"x").await.unwrap().meta.and_then(|m| m.node);
+        assert_eq!(served.as_deref(), Some("n2"), "the reply names the node that served it");
         assert_eq!(nodes[2].reads.load(Ordering::SeqCst), 0, "the follower never serves a read");
     }
 

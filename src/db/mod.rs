@@ -122,6 +122,11 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn workloads(&self) -> &'static [&'static str];
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
+    /// Whether, after the run, the store can be asked which versions it holds for a key
+    /// (`KvTarget::latest_commit_ts` and `read_at`; see `crate::runner::store_versions`).
+    fn probes_versions(&self) -> bool {
+        false
+    }
     /// Whether the store can do a compare-and-set; without one the register workload is
     /// reads and writes only.
     fn supports_cas(&self) -> bool {

@@ -65,6 +65,31 @@ pub fn window_for(refs: &[u64]) -> Option<RangeInclusive<u64>> {
     Some(lo..=hi)
 }
 
+/// The ops a stale-read witness (`stale_read`, see `docs/checkers.md`) is about: the
+/// acknowledged write the read missed and the read itself, invoke and completion of each.
+pub fn stale_read_refs(anomaly: &Value) -> Option<Vec<u64>> {
+    let s = anomaly.get("stale_read")?;
+    let mut refs: Vec<u64> = ["missed_write", "read"]
+        .iter()
+        .flat_map(|k| ["index", "completion_index"].map(|f| s[k][f].as_u64()))
+        .flatten()
+        .collect();
+    refs.sort_unstable();
+    (!refs.is_empty()).then_some(refs)
+}
+
+/// The window for a stale read: all of `refs` when they fit, else the entries leading up
+/// to the read (its last ref), which is where the missed write should have been visible.
+pub fn window_ending_at_last(refs: &[u64]) -> Option<RangeInclusive<u64>> {
+    let window = window_for(refs)?;
+    let last = *refs.last()?;
+    if window.contains(&last) {
+        return Some(window);
+    }
+    let hi = last.saturating_add(WINDOW_PAD);
+    Some(hi.saturating_sub(WINDOW_MAX - 1)..=hi)
+}
+
 /// A short title for an anomaly: its `type`/`kind`/`anomaly` field, else "anomaly".
 pub fn kind_of(anomaly: &Value) -> String {
     ["type", "kind", "anomaly", "name"]
@@ -93,6 +118,18 @@ mod tests {
             "count": 8
         });
         assert_eq!(op_refs(&a), vec![3, 4, 7, 12, 40, 41, 42]);
+    }
+
+    #[test]
+    fn a_stale_read_window_keeps_the_read_when_the_missed_write_is_far_back() {
+        let a = json!({"op": {"index": 10}, "stale_read": {
+            "missed_write": {"index": 100, "completion_index": 101}, "read": {"index": 5000, "completion_index": 5003}}});
+        let refs = stale_read_refs(&a).unwrap();
+        assert_eq!(refs, vec![100, 101, 5000, 5003]);
+        let w = window_ending_at_last(&refs).unwrap();
+        assert_eq!((*w.start(), *w.end()), (5033 - (WINDOW_MAX - 1), 5033));
+        assert_eq!(window_ending_at_last(&[100, 120]), window_for(&[100, 120]), "a short one is the usual window");
+        assert_eq!(stale_read_refs(&json!({"op": 3})), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Assembles the page: the verdict, plots, heat map and timelines rendered into the
 //! minijinja template `templates/report.html`.
 
-use super::anomaly::{kind_of, op_refs, window_for, DEFAULT_WINDOW};
+use super::anomaly::{kind_of, op_refs, stale_read_refs, window_ending_at_last, window_for, DEFAULT_WINDOW};
 use super::catalog::{changes, CatalogChange};
 use super::model::{Outcome, RunModel, PENDING};
 use super::plots::nemesis_rgb;
@@ -44,11 +44,17 @@ impl Plan {
         for (name, result) in verdict.iter().flat_map(|v| v.checkers.iter()) {
             for (position, anomaly) in result.anomalies.iter().enumerate().take(ANOMALIES_LISTED) {
                 let refs = op_refs(anomaly);
-                let window = match window_for(&refs) {
+                // A stale read's timeline shows the missed write and the read, not the
+                // whole witness (whose prefix may start seconds earlier).
+                let (range, highlight) = match stale_read_refs(anomaly) {
+                    Some(focus) => (window_ending_at_last(&focus), focus),
+                    None => (window_for(&refs), refs.clone()),
+                };
+                let window = match range {
                     Some(range) if windows.len() < MAX_WINDOWS => {
                         let id = format!("w{}", windows.len());
                         let title = format!("{name} — anomaly {} ({})", position + 1, kind_of(anomaly));
-                        windows.push((Window { id, range, highlight: refs.clone() }, title));
+                        windows.push((Window { id, range, highlight }, title));
                         Some(windows.len() - 1)
                     }
                     _ => None,
@@ -81,6 +87,11 @@ struct CheckerView {
 #[derive(Serialize)]
 struct AnomalyView {
     kind: String,
+    /// The proven cause in one sentence (a stale read's `summary`), shown above the JSON.
+    headline: Option<String>,
+    /// What the store itself held for the key after the run (`store_versions`), one line
+    /// per version.
+    versions: Vec<String>,
     json: String,
     refs: Vec<RefView>,
     window: Option<String>,
@@ -211,7 +222,29 @@ fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Pl
         json.truncate(cut);
         json.push_str("\n…");
     }
-    AnomalyView { kind: kind_of(anomaly), json, refs, window: window_id }
+    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id }
+}
+
+fn headline(anomaly: &serde_json::Value) -> Option<String> {
+    if let Some(summary) = anomaly["stale_read"]["summary"].as_str() {
+        return Some(format!("Stale read: {summary}"));
+    }
+    anomaly["cause"].as_str().map(|c| format!("Cause: {c}"))
+}
+
+fn versions(anomaly: &serde_json::Value) -> Vec<String> {
+    let probe = &anomaly["store_versions"];
+    let mut lines: Vec<String> = probe["versions"]
+        .as_array()
+        .map(|vs| vs.iter().map(|v| format!("value {} — commit ts {} (HLC {} ms + {})", v["value"], v["commit_ts"], v["hlc_ms"], v["hlc_logical"])).collect())
+        .unwrap_or_default();
+    for missing in probe["not_found"].as_array().into_iter().flatten() {
+        lines.push(format!("value {missing}: no version of it among those around it"));
+    }
+    if let Some(note) = probe["note"].as_str() {
+        lines.push(note.to_string());
+    }
+    lines
 }
 
 fn stats(model: &RunModel, catalog_changes: &[CatalogChange]) -> Vec<(String, String)> {

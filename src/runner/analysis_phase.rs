@@ -2,7 +2,7 @@
 //! recorded history and merges their results into the verdict (`results.json`). The list of
 //! checkers is a plain registry, so adding one is adding an entry.
 
-use analysis::checkers::{epoch_authority, linearizable, set_full, split, vacuity};
+use analysis::checkers::{epoch_authority, linearizable, set_full, split, stale_read, vacuity};
 use analysis::history::{History, Op, Process};
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::BTreeMap;
@@ -113,7 +113,7 @@ pub fn registry() -> Vec<CheckerEntry> {
 const REGISTER_FNS: &[&str] = &["read", "write", "cas", "get", "put"];
 
 /// Linearizability per key of the register operations, cas-register model, keys absent at
-/// the start.
+/// the start; each anomaly's proven cause (a stale read, ...) from the whole history.
 fn check_linearizable(history: &History, _facts: &RunFacts) -> CheckerResult {
     let ops: Vec<Op> = history
         .ops
@@ -122,7 +122,9 @@ fn check_linearizable(history: &History, _facts: &RunFacts) -> CheckerResult {
         .cloned()
         .collect();
     let opts = linearizable::LinearizableOptions { model: linearizable::Model::CasRegister, ..Default::default() };
-    linearizable::check(&History::new(ops), &opts)
+    let mut result = linearizable::check(&History::new(ops), &opts);
+    stale_read::annotate(history, &mut result);
+    result
 }
 
 fn check_set_full(history: &History, facts: &RunFacts) -> CheckerResult {

@@ -11,6 +11,7 @@ pub mod plan;
 pub mod progress;
 pub mod sink;
 pub mod store;
+pub mod store_versions;
 pub mod phases;
 
 use crate::cmd::exit;

@@ -132,6 +132,9 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     write_json(&run.test_json(), &test_json)?;
 
     let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
+    if plan.db.probes_versions() && !interrupt.is_cancelled() {
+        probe_store_versions(&plan, cluster.as_ref(), &sink, &run).await;
+    }
 
     // Teardown happens whatever the phases did.
     if let Err(e) = cluster.collect_logs(&run.nodes()).await {
@@ -167,6 +170,17 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     }
     write_json(&run.test_json(), &test_json)?;
     analyse_and_report(&plan, &run, sink.snapshot(), &problems).await
+}
+
+/// Asks the still running cluster which versions it holds for each key the history proves
+/// stale (`store-versions.json`, attached to the anomalies by the analysis).
+async fn probe_store_versions(plan: &Plan, cluster: &dyn Cluster, sink: &JsonlSink, run: &RunDir) {
+    let nodes: Vec<NodeEndpoint> = cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
+    let connector = plan.db.connector(plan.workload.client_options(), &nodes);
+    let probed = super::store_versions::probe_and_write(sink, connector.as_ref(), &nodes, &run.dir).await;
+    if probed > 0 {
+        tracing::info!("store versions: probed {probed} key(s) with a stale read ({})", super::store_versions::FILE);
+    }
 }
 
 /// The commit of the workspace this binary was built from, if it is a git checkout.
@@ -213,9 +227,10 @@ async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::histor
     let facts = facts(plan);
     let problems = problems.to_vec();
     let db = plan.db.clone();
-    let verdict = tokio::task::spawn_blocking(move || crate::db::mark_not_applicable(db.as_ref(), analysis_phase::analyse(&History::new(ops), &facts, &problems)))
+    let mut verdict = tokio::task::spawn_blocking(move || crate::db::mark_not_applicable(db.as_ref(), analysis_phase::analyse(&History::new(ops), &facts, &problems)))
         .await
         .context("the analysis panicked")?;
+    super::store_versions::attach(&mut verdict, &run.dir);
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
     write_report(run).await;

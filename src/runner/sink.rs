@@ -70,6 +70,9 @@ struct Inner {
 pub struct JsonlSink {
     path: PathBuf,
     start: Instant,
+    /// Wall-clock time (Unix nanoseconds) of `start`, to relate history times to a store's
+    /// wall-clock-based timestamps (elastickv's HLC).
+    start_unix_ns: u64,
     inner: Mutex<Inner>,
 }
 
@@ -80,6 +83,9 @@ impl JsonlSink {
         Ok(JsonlSink {
             path: path.to_path_buf(),
             start: Instant::now(),
+            start_unix_ns: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
             inner: Mutex::new(Inner {
                 counters: Counters::default(),
                 recent_keys: std::collections::VecDeque::with_capacity(RECENT_KEYS),
@@ -96,6 +102,11 @@ impl JsonlSink {
     /// Nanoseconds since the test started.
     pub fn now_ns(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Wall-clock time (Unix nanoseconds) at history time 0.
+    pub fn start_unix_ns(&self) -> u64 {
+        self.start_unix_ns
     }
 
     /// Number of entries recorded so far.

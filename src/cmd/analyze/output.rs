@@ -142,6 +142,9 @@ fn print_anomaly(out: &mut impl Write, a: &Value) {
             let _ = writeln!(out, "      {line}");
         }
     }
+    if let Some(summary) = a["stale_read"]["summary"].as_str() {
+        let _ = writeln!(out, "      stale read: {summary}");
+    }
     let mut rest = a.clone();
     if let Some(map) = rest.as_object_mut() {
         map.remove("kind");

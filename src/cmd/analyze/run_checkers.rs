@@ -4,21 +4,22 @@
 //! (epoch-authority), a split in the catalog or a forced split (split), nemesis events
 //! (vacuity, for the kinds that were started).
 //!
-//! A history with catalog observations but no commit metadata (a store that sends none,
-//! such as elastickv) can only break epoch-authority's catalog rule; anything short of
+//! A history with catalog observations but no commit metadata that names groups, terms,
+//! routes or epochs (a store that sends none, such as elastickv: its writes carry only a
+//! log index) can only break epoch-authority's catalog rule; anything short of
 //! `invalid` is then `not-applicable` (nothing to attribute writes to epochs with), never
 //! `unknown` — the same verdict a run against such a store gets.
 
 use analysis::catalog::is_catalog_event;
 use analysis::checkers::{epoch_authority, split, vacuity};
-use analysis::history::{History, Process};
+use analysis::history::{CommitMeta, History, Process};
 use analysis::verdict::{Validity, Verdict};
 use std::collections::BTreeSet;
 
 /// `verdict` plus the run-level checkers whose evidence the history holds.
 pub fn add_evidence_checkers(history: &History, verdict: Verdict) -> Verdict {
     let mut checkers = verdict.checkers;
-    let has_meta = history.ops.iter().any(|o| o.meta.is_some());
+    let has_meta = history.ops.iter().any(|o| o.meta.as_ref().is_some_and(attributes_epochs));
     let has_catalog = history.ops.iter().any(is_catalog_event);
     if has_meta || has_catalog {
         let mut result = epoch_authority::check(history, &Default::default());
@@ -37,6 +38,12 @@ pub fn add_evidence_checkers(history: &History, verdict: Verdict) -> Verdict {
         checkers.insert(vacuity::NAME.into(), vacuity::check(history, &opts));
     }
     Verdict::from_checkers(checkers)
+}
+
+/// Commit metadata epoch-authority can use: a log index or a serving node alone (what
+/// elastickv's RawPut and faultline's leader reads record) attributes nothing to an epoch.
+fn attributes_epochs(meta: &CommitMeta) -> bool {
+    meta.group.is_some() || meta.term.is_some() || meta.route_id.is_some() || meta.route_epoch.is_some() || meta.catalog_version.is_some()
 }
 
 /// Kinds of the nemesis's `start-<kind>` events.

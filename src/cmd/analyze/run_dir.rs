@@ -31,7 +31,11 @@ fn verdict_from(test_json_path: &Path, text: &str, history: &History) -> Result<
     let db = db_kind(test["db"].as_str().unwrap_or("refkv"))
         .ok_or_else(|| format!("{}: unknown db {}", test_json_path.display(), test["db"]))?;
     let groups = test["groups"].as_u64().and_then(|g| u32::try_from(g).ok()).unwrap_or(3);
-    Ok(crate::db::mark_not_applicable(db.build(groups).as_ref(), verdict))
+    let mut verdict = crate::db::mark_not_applicable(db.build(groups).as_ref(), verdict);
+    if let Some(dir) = test_json_path.parent() {
+        crate::runner::store_versions::attach(&mut verdict, dir);
+    }
+    Ok(verdict)
 }
 
 fn db_kind(name: &str) -> Option<DbKind> {

@@ -126,6 +126,12 @@ impl KvTarget for ElastickvClient {
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.node.scan(start, end, limit)
     }
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        self.node.read_at(key, ts)
+    }
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        self.node.latest_commit_ts(key)
+    }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
         self.node.list_routes()
     }

@@ -73,6 +73,12 @@ impl KvTarget for EkvNode {
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.rpc.scan(start, end, limit)
     }
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        self.rpc.read_at(key, ts)
+    }
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        self.rpc.latest_commit_ts(key)
+    }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<analysis::history::CatalogSnapshot>> {
         self.rpc.list_routes()
     }

@@ -28,6 +28,13 @@ pub fn commit_meta(meta: Option<&kv::CommitMeta>) -> Option<CommitMeta> {
     (out != CommitMeta::default()).then_some(out)
 }
 
+/// The metadata of a write's reply: the extension's when the store sends it (refkv), else
+/// the plain `commit_index` of `RawPutResponse`/`RawDeleteResponse` field 1 as `log_index`
+/// (elastickv: the Raft log index of the write's entry in its group; 0 = not reported).
+pub fn write_meta(meta: Option<&kv::CommitMeta>, commit_index: u64) -> Option<CommitMeta> {
+    commit_meta(meta).or_else(|| (commit_index != 0).then(|| CommitMeta { log_index: Some(commit_index), ..CommitMeta::default() }))
+}
+
 pub fn route_state_name(state: i32) -> &'static str {
     match kv::RouteState::try_from(state) {
         Ok(kv::RouteState::Active) => "ACTIVE",
@@ -151,6 +158,14 @@ mod tests {
         assert_eq!(out.log_index, Some(77));
         assert_eq!(out.node.as_deref(), Some("n1"));
         assert_eq!(out.route_epoch, None);
+    }
+
+    #[test]
+    fn a_write_without_the_extension_keeps_its_commit_index() {
+        assert_eq!(write_meta(None, 0), None, "0 = not reported");
+        assert_eq!(write_meta(None, 412), Some(CommitMeta { log_index: Some(412), ..CommitMeta::default() }));
+        let m = kv::CommitMeta { group_id: 2, log_index: 77, ..Default::default() };
+        assert_eq!(write_meta(Some(&m), 412).and_then(|m| m.log_index), Some(77), "the extension wins");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `grpc-timeout` and enforced locally) and every failure comes back classified.
 
 use super::classify::{classify, CallError, CallKind};
-use super::convert::{catalog_event, commit_meta, raft_state_name, route_record, snapshot_from_list};
+use super::convert::{catalog_event, commit_meta, raft_state_name, route_record, snapshot_from_list, write_meta};
 use super::{
     CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
     SplitRequest, WriteReply,
@@ -71,6 +71,7 @@ pub struct KvClient {
     node: String,
     timeout: Duration,
     cas_supported: bool,
+    channel: Channel,
     kv: RawKvClient<Channel>,
     dist: DistributionClient<Channel>,
     admin: RaftAdminClient<Channel>,
@@ -93,6 +94,7 @@ impl KvClient {
             node: node.name.clone(),
             timeout: opts.call_timeout,
             cas_supported: opts.cas_supported,
+            channel: channel.clone(),
             kv: RawKvClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
             dist: DistributionClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
             admin: RaftAdminClient::new(channel.clone()),
@@ -130,7 +132,7 @@ impl KvClient {
     async fn put(&self, req: kv::RawPutRequest) -> CallResult<WriteReply> {
         let mut c = self.kv.clone();
         let resp = self.call(CallKind::Mutation, c.raw_put(self.request(req))).await?;
-        Ok(WriteReply { applied: resp.success, meta: commit_meta(resp.meta.as_ref()) })
+        Ok(WriteReply { applied: resp.success, meta: write_meta(resp.meta.as_ref(), resp.commit_index) })
     }
 
     async fn get(&self, key: Vec<u8>) -> CallResult<ReadReply> {
@@ -141,11 +143,34 @@ impl KvClient {
         Ok(ReadReply { value: resp.exists.then_some(resp.value), meta })
     }
 
+    /// `key` as of the store timestamp `ts` (RawGet with `ts` set).
+    async fn get_at(&self, key: Vec<u8>, ts: u64) -> CallResult<ReadReply> {
+        let mut c = self.kv.clone();
+        let req = self.request(kv::RawGetRequest { key, ts, ..Default::default() });
+        let resp = self.call(CallKind::Read, c.raw_get(req)).await?;
+        Ok(ReadReply { value: resp.exists.then_some(resp.value), meta: commit_meta(resp.meta.as_ref()) })
+    }
+
+    /// elastickv's `RawLatestCommitTS` for one key, called by path: it is not part of the
+    /// RawKV service refkv serves (`proto/kv.proto`).
+    async fn latest_ts(&self, key: Vec<u8>) -> CallResult<Option<u64>> {
+        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static("/RawKV/RawLatestCommitTS");
+        let codec = tonic_prost::ProstCodec::<kv::RawLatestCommitTsRequest, kv::RawLatestCommitTsResponse>::default();
+        let req = self.request(kv::RawLatestCommitTsRequest { key });
+        let call = async move {
+            grpc.ready().await.map_err(|e| tonic::Status::unavailable(format!("connection failed before sending: {e}")))?;
+            grpc.unary(req, path, codec).await
+        };
+        let resp = self.call(CallKind::Read, call).await?;
+        Ok(resp.exists.then_some(resp.ts))
+    }
+
     async fn remove(&self, key: Vec<u8>) -> CallResult<WriteReply> {
         let mut c = self.kv.clone();
         let req = self.request(kv::RawDeleteRequest { key });
         let resp = self.call(CallKind::Mutation, c.raw_delete(req)).await?;
-        Ok(WriteReply { applied: resp.success, meta: commit_meta(resp.meta.as_ref()) })
+        Ok(WriteReply { applied: resp.success, meta: write_meta(resp.meta.as_ref(), resp.commit_index) })
     }
 
     async fn scan_page(&self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> CallResult<ScanReply> {
@@ -291,6 +316,14 @@ impl KvTarget for KvClient {
 
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         Box::pin(self.remove(key.to_vec()))
+    }
+
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        Box::pin(self.get_at(key.to_vec(), ts))
+    }
+
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        Box::pin(self.latest_ts(key.to_vec()))
     }
 
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {

@@ -173,6 +173,18 @@ pub trait KvTarget: Send + Sync {
     }
     /// Raft status of `group` as this node sees it (0 = the default group).
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>>;
+    /// `key` as of the store's own timestamp `ts` (elastickv: an HLC timestamp, RawGet with
+    /// `ts`). Stores without versioned reads return a definite `unimplemented` error.
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        let _ = (key, ts);
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no versioned reads")) })
+    }
+    /// The commit timestamp of the newest version of `key` (`None` = absent; elastickv's
+    /// RawLatestCommitTS). Stores without one return a definite `unimplemented` error.
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        let _ = key;
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no commit timestamps")) })
+    }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
