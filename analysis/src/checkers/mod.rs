@@ -5,10 +5,12 @@
 //! - [`set_full`]: lost writes with Jepsen's set-full semantics;
 //! - [`epoch_authority`]: single write authority per route epoch, catalog invariants;
 //! - [`split`]: were auto-splits observed, timely, justified and relieving;
-//! - [`vacuity`]: did the requested faults take effect and the workload reach its floor.
+//! - [`vacuity`]: did the requested faults take effect and the workload reach its floor;
+//! - [`crashes`]: did a server process exit while no kill fault was aimed at it.
 
 pub mod linearizable;
 pub mod set_full;
 pub mod epoch_authority;
 pub mod split;
 pub mod vacuity;
+pub mod crashes;

@@ -1,12 +1,12 @@
-//! The run-level checkers (epoch-authority, split, vacuity) for histories that are not a
-//! run directory's (those are judged by the run's own registry, see `run_dir`): each is
-//! added when the history holds its evidence — commit metadata or catalog observations
+//! The run-level checkers (epoch-authority, split, vacuity, crashes) for histories that are
+//! not a run directory's (those are judged by the run's own registry, see `run_dir`): each
+//! is added when the history holds its evidence — commit metadata or catalog observations
 //! (epoch-authority), a split in the catalog or a forced split (split), nemesis events
-//! (vacuity, for the kinds that were started).
+//! (vacuity, for the kinds that were started), node-watch or node-exit events (crashes).
 
 use analysis::catalog::is_catalog_event;
-use analysis::checkers::{epoch_authority, split, vacuity};
-use analysis::history::{History, Process};
+use analysis::checkers::{crashes, epoch_authority, split, vacuity};
+use analysis::history::{events, History, Process};
 use analysis::verdict::Verdict;
 use std::collections::BTreeSet;
 
@@ -25,6 +25,10 @@ pub fn add_evidence_checkers(history: &History, verdict: Verdict) -> Verdict {
     if !started.is_empty() {
         let opts = vacuity::VacuityOptions { nemesis: started.into_iter().collect(), ..Default::default() };
         checkers.insert(vacuity::NAME.into(), vacuity::check(history, &opts));
+    }
+    let lifecycle_event = |f: &str| f == events::NODE_WATCH || f == events::NODE_EXIT;
+    if history.ops.iter().any(|o| o.process == Process::Watcher && lifecycle_event(&o.f)) {
+        checkers.insert(crashes::NAME.into(), crashes::check(history, &Default::default()));
     }
     Verdict::from_checkers(checkers)
 }
