@@ -503,6 +503,68 @@ mod tests {
         assert!(!String::from_utf8_lossy(&links.stdout).contains(&net::host_link(&run_id)), "host link left");
     }
 
+    /// A server script: node 2 prints a Go-style panic and exits 2 after 300 ms; the others sleep.
+    fn crasher(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("crasher");
+        let script = "#!/bin/sh\ncase \"$*\" in *'--id 2 '*) echo serving; sleep 0.3; echo 'panic: runtime error: makeslice: cap out of range' >&2; echo 'goroutine 1 [running]:' >&2; exit 2;; esac\nexec sleep 1000\n";
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    async fn exits_within(cluster: &NetnsCluster, wait: std::time::Duration) -> Vec<NodeExit> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let exits = cluster.poll_exits().await.expect("a look at the processes");
+            if !exits.is_empty() || std::time::Instant::now() > deadline {
+                return exits;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn an_exit_on_its_own_is_reported_once_with_its_panic_and_a_kill_is_expected() {
+        let _one = ONE_AT_A_TIME.lock().await;
+        require_root().expect("this test needs root");
+        let dir = tempfile::tempdir().unwrap();
+        let run_id = format!("fltestcr{}", std::process::id());
+        let spec = NetnsSpec {
+            run_id: run_id.clone(),
+            nodes: 3,
+            binary: crasher(dir.path()),
+            run_dir: dir.path().to_path_buf(),
+            server_args: vec![],
+            db: DbKind::Refkv.build(1),
+        };
+        let cluster = NetnsCluster::start(spec).await.expect("cluster start");
+        let result = async {
+            let exits = exits_within(&cluster, std::time::Duration::from_secs(5)).await;
+            assert_eq!(exits.len(), 1, "{exits:?}");
+            let crash = &exits[0];
+            assert_eq!((crash.node.as_str(), crash.expected, crash.exit_code), ("n2", false, Some(2)));
+            assert_eq!(crash.crash_line.as_deref(), Some("panic: runtime error: makeslice: cap out of range"));
+            assert_eq!(crash.log_tail.first().map(String::as_str), Some("serving"));
+            assert!(cluster.poll_exits().await?.is_empty(), "reported once");
+            assert_eq!(cluster.down_nodes(), ["n2"]);
+
+            cluster.kill("n1").await?;
+            let killed = cluster.poll_exits().await?;
+            assert_eq!(killed.len(), 1);
+            assert_eq!((killed[0].node.as_str(), killed[0].expected, killed[0].signal.as_deref()), ("n1", true, Some("SIGKILL")));
+            cluster.kill("n2").await.expect("killing a crashed node is done at once");
+            cluster.restart("n2").await?;
+            let again = exits_within(&cluster, std::time::Duration::from_secs(5)).await;
+            assert_eq!(again.len(), 1, "the restarted n2 crashes again: {again:?}");
+            assert_eq!(again[0].log_tail.iter().filter(|l| l.starts_with("panic:")).count(), 1, "only its own process's log lines");
+            anyhow::Ok(())
+        }
+        .await;
+        cluster.teardown().await.expect("teardown");
+        result.expect("exits");
+    }
+
     #[tokio::test]
     async fn a_run_whose_harness_died_is_swept_with_its_processes() {
         let _one = ONE_AT_A_TIME.lock().await;
