@@ -447,6 +447,11 @@ mod tests {
         String::from_utf8_lossy(&out.stderr).contains("refused")
     }
 
+    /// A 3-node cluster of `binary` (a script standing in for refkv) under `dir`.
+    fn three_nodes(run_id: &str, binary: PathBuf, dir: &Path) -> NetnsSpec {
+        NetnsSpec { run_id: run_id.into(), nodes: 3, binary, run_dir: dir.to_path_buf(), server_args: vec![], db: DbKind::Refkv.build(1) }
+    }
+
     async fn server_pid(c: &NetnsCluster, node: &str) -> u32 {
         c.servers.lock().await.get(node).and_then(|ch| ch.id()).expect("a running server")
     }
@@ -457,15 +462,7 @@ mod tests {
         require_root().expect("this test needs root");
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltestns{}", std::process::id());
-        let spec = NetnsSpec {
-            run_id: run_id.clone(),
-            nodes: 3,
-            binary: sleeper(dir.path()),
-            run_dir: dir.path().to_path_buf(),
-            server_args: vec![],
-            db: DbKind::Refkv.build(1),
-        };
-        let cluster = NetnsCluster::start(spec).await.expect("cluster start");
+        let cluster = NetnsCluster::start(three_nodes(&run_id, sleeper(dir.path()), dir.path())).await.expect("cluster start");
         let result = async {
             assert_eq!(net::list_namespaces().await?.iter().filter(|n| n.contains(&run_id)).count(), 4, "3 nodes + switch");
             let ns = cluster.netns("n1").await?;
@@ -530,15 +527,7 @@ mod tests {
         require_root().expect("this test needs root");
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltestcr{}", std::process::id());
-        let spec = NetnsSpec {
-            run_id: run_id.clone(),
-            nodes: 3,
-            binary: crasher(dir.path()),
-            run_dir: dir.path().to_path_buf(),
-            server_args: vec![],
-            db: DbKind::Refkv.build(1),
-        };
-        let cluster = NetnsCluster::start(spec).await.expect("cluster start");
+        let cluster = NetnsCluster::start(three_nodes(&run_id, crasher(dir.path()), dir.path())).await.expect("cluster start");
         let result = async {
             let exits = exits_within(&cluster, std::time::Duration::from_secs(5)).await;
             assert_eq!(exits.len(), 1, "{exits:?}");
