@@ -86,6 +86,8 @@ fn crash_lines_of_go_and_rust() {
         Some("thread 'main' panicked at refkv/src/main.rs:12:5: refkv: --panic-after: node 2 panics as asked")
     );
     assert_eq!(crash_line(&["INFO all good", "WARN slow"]), None);
+    let backtrace = [rust[1], rust[2], "stack backtrace:", "   5: std::panic::catch_unwind", "             at /rustc/library/std/src/panic.rs:359:14"];
+    assert_eq!(crash_line(&backtrace).as_deref(), crash_line(&rust).as_deref(), "a backtrace frame is no crash line");
     let nested = ["panic: first [recovered]", "\tpanic: second"];
     assert_eq!(crash_line(&nested).as_deref(), Some("panic: second"), "the last panic is the one that killed it");
 }

@@ -23,21 +23,29 @@ use serde_json::{json, Value};
 /// Checker name in `results.json`.
 pub const NAME: &str = "crashes";
 
-/// Markers of the line that says why a process died: Go's `panic:` and `fatal error:`,
-/// Rust's `panicked at`.
-const CRASH_MARKERS: &[&str] = &["panic:", "fatal error:", " panicked at "];
+/// How the line that says why a process died begins (Go's `panic: …` and `fatal error: …`,
+/// leading blanks aside) or what it contains (Rust's `thread '…' panicked at …`).
+const CRASH_PREFIXES: &[&str] = &["panic: ", "fatal error: "];
+const CRASH_INFIX: &str = " panicked at ";
+
+fn is_crash_line(line: &str) -> bool {
+    let line = line.trim_start();
+    CRASH_PREFIXES.iter().any(|p| line.starts_with(p)) || line.contains(CRASH_INFIX)
+}
 
 /// No options yet; the struct keeps the checkers' `check(&History, &Opts)` shape.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CrashesOptions {}
 
-/// The last line of `lines` that says why a process died, if any. A Rust panic puts its
-/// message on the line after `panicked at <file>:<line>:<col>:`; that line is appended.
+/// The last line of `lines` that says why a process died, if any: one that begins with
+/// `panic: ` or `fatal error: ` (Go) or contains ` panicked at ` (Rust; its message, on the
+/// next line after `panicked at <file>:<line>:<col>:`, is appended). Backtrace frames such
+/// as `std::panic::catch_unwind` are not crash lines.
 pub fn crash_line<S: AsRef<str>>(lines: &[S]) -> Option<String> {
-    let at = lines.iter().rposition(|l| CRASH_MARKERS.iter().any(|m| l.as_ref().contains(m)))?;
+    let at = lines.iter().rposition(|l| is_crash_line(l.as_ref()))?;
     let line = lines[at].as_ref().trim();
     match lines.get(at + 1) {
-        Some(next) if line.contains(" panicked at ") && line.ends_with(':') => {
+        Some(next) if line.contains(CRASH_INFIX) && line.ends_with(':') => {
             Some(format!("{line} {}", next.as_ref().trim()))
         }
         _ => Some(line.to_string()),
