@@ -52,7 +52,10 @@ fn assert_crash_is_a_finding(run: &Path, out: &std::process::Output) -> History 
 
     let junit = std::fs::read_to_string(run.join("results.junit.xml")).expect("results.junit.xml");
     let case = &junit[junit.find("name=\"crashes\"").expect("a crashes test case")..];
-    assert!(case.starts_with("name=\"crashes\"") && case[..case.find("</testcase>").unwrap_or(case.len())].contains("n2 exited on its own"), "{junit}");
+    assert!(
+        case.starts_with("name=\"crashes\"") && case[..case.find("</testcase>").unwrap_or(case.len())].contains("n2 exited on its own"),
+        "{junit}"
+    );
     let log = std::fs::read_to_string(run.join("faultline.log")).expect("faultline.log");
     assert!(log.contains("n2 exited on its own") && log.contains("the run goes on"), "logged at once");
     let report = std::fs::read_to_string(run.join("report.html")).expect("report.html");

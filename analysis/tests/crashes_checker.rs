@@ -7,7 +7,8 @@ use analysis::formats::jsonl::read_history;
 use analysis::history::History;
 use analysis::verdict::Validity;
 
-const WATCH: &str = r#"{"type":"info","process":"watcher","f":"node-watch","value":{"nodes":["n1","n2","n3"],"cluster":"netns"},"time":1000000}"#;
+const WATCH: &str =
+    r#"{"type":"info","process":"watcher","f":"node-watch","value":{"nodes":["n1","n2","n3"],"cluster":"netns"},"time":1000000}"#;
 const WATCH_END: &str = r#"{"type":"info","process":"watcher","f":"node-watch-end","value":{"final_poll_ok":true,"polls":40,"failed_polls":0},"time":20000000000}"#;
 const WRITE: &str = r#"{"type":"invoke","process":0,"f":"write","key":"k","value":1,"time":2000000}
 {"type":"ok","process":0,"f":"write","key":"k","value":1,"time":3000000}"#;
@@ -79,14 +80,23 @@ fn a_watch_that_never_ended_or_whose_last_look_failed_is_unknown() {
 
 #[test]
 fn crash_lines_of_go_and_rust() {
-    assert_eq!(crash_line(&["ok", "fatal error: concurrent map writes", "goroutine 1"]).as_deref(), Some("fatal error: concurrent map writes"));
-    let rust = ["INFO serving", "thread 'main' panicked at refkv/src/main.rs:12:5:", "refkv: --panic-after: node 2 panics as asked", "note: run with `RUST_BACKTRACE=1`"];
+    assert_eq!(
+        crash_line(&["ok", "fatal error: concurrent map writes", "goroutine 1"]).as_deref(),
+        Some("fatal error: concurrent map writes")
+    );
+    let rust = [
+        "INFO serving",
+        "thread 'main' panicked at refkv/src/main.rs:12:5:",
+        "refkv: --panic-after: node 2 panics as asked",
+        "note: run with `RUST_BACKTRACE=1`",
+    ];
     assert_eq!(
         crash_line(&rust).as_deref(),
         Some("thread 'main' panicked at refkv/src/main.rs:12:5: refkv: --panic-after: node 2 panics as asked")
     );
     assert_eq!(crash_line(&["INFO all good", "WARN slow"]), None);
-    let backtrace = [rust[1], rust[2], "stack backtrace:", "   5: std::panic::catch_unwind", "             at /rustc/library/std/src/panic.rs:359:14"];
+    let backtrace =
+        [rust[1], rust[2], "stack backtrace:", "   5: std::panic::catch_unwind", "             at /rustc/library/std/src/panic.rs:359:14"];
     assert_eq!(crash_line(&backtrace).as_deref(), crash_line(&rust).as_deref(), "a backtrace frame is no crash line");
     let nested = ["panic: first [recovered]", "\tpanic: second"];
     assert_eq!(crash_line(&nested).as_deref(), Some("panic: second"), "the last panic is the one that killed it");

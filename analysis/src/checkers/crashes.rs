@@ -45,9 +45,7 @@ pub fn crash_line<S: AsRef<str>>(lines: &[S]) -> Option<String> {
     let at = lines.iter().rposition(|l| is_crash_line(l.as_ref()))?;
     let line = lines[at].as_ref().trim();
     match lines.get(at + 1) {
-        Some(next) if line.contains(CRASH_INFIX) && line.ends_with(':') => {
-            Some(format!("{line} {}", next.as_ref().trim()))
-        }
+        Some(next) if line.contains(CRASH_INFIX) && line.ends_with(':') => Some(format!("{line} {}", next.as_ref().trim())),
         _ => Some(line.to_string()),
     }
 }
@@ -134,9 +132,7 @@ fn exits(history: &History) -> Vec<Exit<'_>> {
 /// Why the history does not show the lifecycle watched for the whole run, if it does not.
 fn missing_watch_evidence(history: &History) -> Option<String> {
     let Some(start) = history.ops.iter().position(|op| is_watcher_event(op, events::NODE_WATCH)) else {
-        return Some(
-            "no node-watch event: nothing watched the server processes, so an exit would not be in the history".into(),
-        );
+        return Some("no node-watch event: nothing watched the server processes, so an exit would not be in the history".into());
     };
     let Some(end) = history.ops[start..].iter().rev().find(|op| is_watcher_event(op, events::NODE_WATCH_END)) else {
         let since = history.ops[start].time as f64 / 1e9;
