@@ -56,7 +56,7 @@ fn clean_refkv_is_valid() {
     let (run, out, results) = pair_run("clean", CLEAN_TIME_LIMIT, &[]);
     assert_eq!(out.status.code(), Some(0), "clean run not valid: {results:#}\n{}", show(&out));
     assert_eq!(results["valid"], serde_json::json!(true));
-    for checker in ["linearizable", "set-full", "epoch-authority", "split"] {
+    for checker in ["linearizable", "set-full", "epoch-authority", "split", "crashes"] {
         assert_eq!(results["checkers"][checker]["valid"], serde_json::json!(true), "{checker}: {:#}", results["checkers"][checker]);
     }
     assert_junit_matches(&run, &results);

@@ -52,6 +52,7 @@ fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     let (run, out) = netns_run("netns-clean", &[]);
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(0), "clean netns run not valid: {verdict:#}\n{}", show(&out));
+    assert_eq!(verdict["checkers"]["crashes"]["valid"], serde_json::json!(true), "a clean run's crashes is valid: {verdict:#}");
     let history = read_history(&run);
     assert!(client_oks(&history) > 1000, "too few successful ops");
     assert!(!nemesis_events(&history, "start-kill").is_empty(), "no kill happened");

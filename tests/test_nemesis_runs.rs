@@ -15,6 +15,7 @@ fn short_run(kind: &str, extra: &[&str]) -> analysis::history::History {
     let results = results(&run);
     assert_eq!(out.status.code(), Some(0), "{kind} run not valid: {results:#}\n{}", show(&out));
     assert_eq!(results["valid"], serde_json::json!(true));
+    assert_eq!(results["checkers"]["crashes"]["valid"], serde_json::json!(true), "{kind}: the lifecycle was watched, nothing crashed");
     let history = read_history(&run);
     assert!(client_oks(&history) > 100, "{kind}: too few successful ops");
     let starts = nemesis_events(&history, &format!("start-{kind}"));
@@ -46,6 +47,10 @@ const REGISTER: &[&str] = &["--workload", "register", "--no-auto-split"];
 fn kill_run_is_valid_and_restarts() {
     let h = short_run("kill", REGISTER);
     assert!(nemesis_events(&h, "start-kill").iter().any(|o| !o.value["killed"].as_array().map_or(true, |a| a.is_empty())));
+    // The killed servers' exits are recorded, as asked for: no crash.
+    let exits: Vec<_> = h.ops.iter().filter(|o| o.process == analysis::history::Process::Watcher && o.f == "node-exit").collect();
+    assert!(!exits.is_empty(), "the node watch saw the kills");
+    assert!(exits.iter().all(|o| o.value["expected"] == serde_json::json!(true)), "a kill's exit is expected: {exits:?}");
 }
 
 #[test]

@@ -190,9 +190,23 @@ impl History {
 /// `split`. Their `value` is an object with at least `targets` (node names) and
 /// `effective` (bool: the fault really took effect, e.g. the partitioned node was a live
 /// leader), plus kind-specific fields.
+///
+/// The node watcher (process `watcher`) records the server processes' lifecycle:
+/// [`events::NODE_WATCH`] when it starts watching, [`events::NODE_EXIT`] for each exit it
+/// sees, [`events::NODE_RESTART`] when `--restart-crashed` starts a node again and
+/// [`events::NODE_WATCH_END`] after its last look. The `crashes` checker judges them.
 pub mod events {
     /// A catalog snapshot seen by the watcher. `value` is a [`super::CatalogSnapshot`].
     pub const CATALOG: &str = "catalog";
+    /// The node watcher started: `value` `{"nodes": [names], "cluster": kind}`.
+    pub const NODE_WATCH: &str = "node-watch";
+    /// A server process exited: `node` names it; `value` `{"expected", "exit_code",
+    /// "signal", "crash_line", "log_tail"}` (see `docs/history-format.md`).
+    pub const NODE_EXIT: &str = "node-exit";
+    /// The watcher started a crashed node again (`--restart-crashed`): `value` `{"ok", "error"}`.
+    pub const NODE_RESTART: &str = "node-restart";
+    /// The node watcher stopped: `value` `{"final_poll_ok": bool, "polls", "failed_polls"}`.
+    pub const NODE_WATCH_END: &str = "node-watch-end";
     pub const NEMESIS_KINDS: &[&str] = &["partition", "kill", "pause", "loss", "split"];
 }
 

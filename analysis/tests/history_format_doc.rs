@@ -31,3 +31,17 @@ fn the_documented_error_message_is_what_the_reader_says() {
         "{text}"
     );
 }
+
+#[test]
+fn the_documented_node_exit_parses_and_is_a_crash() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/history-format.md")).expect("doc");
+    let section = &doc[doc.find("### Node lifecycle events").expect("the node lifecycle section")..];
+    let start = section.find("```json\n").expect("a json block") + "```json\n".len();
+    let example = &section[start..start + section[start..].find("```").expect("block end")];
+    let loaded = parse_str(example, Format::Jsonl, "doc").unwrap_or_else(|e| panic!("{e}"));
+    let exit = &loaded.history.ops[0];
+    assert_eq!((exit.process, exit.f.as_str(), exit.node.as_deref()), (Process::Watcher, "node-exit", Some("n2")));
+    let r = analysis::checkers::crashes::check(&loaded.history, &Default::default());
+    assert_eq!(r.valid, analysis::verdict::Validity::Invalid);
+    assert_eq!(r.anomalies[0]["exit_code"], 101);
+}

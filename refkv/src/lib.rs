@@ -21,6 +21,7 @@ pub mod logstore;
 pub mod network;
 pub mod node;
 pub mod ownership;
+pub mod panic_after;
 pub mod proto;
 pub mod router;
 pub mod server;

@@ -82,6 +82,10 @@ struct ServeArgs {
     /// Keep auto-split children in the source group (no cross-group move).
     #[arg(long)]
     split_no_move: bool,
+    /// Test only: node ID panics DURATION after it starts (`ID=DURATION`, e.g. `2=5s`), a
+    /// server that dies on its own; other nodes ignore it.
+    #[arg(long, value_name = "ID=DURATION", value_parser = refkv::panic_after::parse)]
+    panic_after: Option<refkv::panic_after::PanicAfter>,
 }
 
 fn parse_peers(s: &str) -> anyhow::Result<BTreeMap<u64, String>> {
@@ -160,6 +164,7 @@ fn main() {
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_writer(std::io::stderr)
                 .init();
+            refkv::panic_after::arm(args.id, args.panic_after);
             node_config(args).and_then(|cfg| {
                 let rt = runtime();
                 let result = rt.block_on(refkv::server::serve(cfg));

@@ -4,7 +4,10 @@
 //! namespace and static IP, and the *server* joined to it with `--network container:`.
 //! Killing, restarting or pausing the server leaves the namespace — and the firewall rules
 //! the nemesis put in it — untouched. Data dirs are bind-mounted from the run's store dir.
+//! Exits are seen with one `docker inspect` of every server container per look; the log
+//! lines of an exit are `docker logs --since` the container's last start.
 
+use super::lifecycle::{ExitBook, NodeExit, CRASH_SEARCH_LINES};
 use super::subnet::{self, Cidr};
 use super::Cluster;
 use crate::docker::{self, docker, docker_owned, LABEL, OWNER_LABEL, RUN_LABEL};
@@ -41,6 +44,7 @@ pub struct DockerCluster {
     network: String,
     subnet: Cidr,
     nodes: Vec<NodeInfo>,
+    exits: ExitBook,
 }
 
 impl DockerCluster {
@@ -58,7 +62,7 @@ impl DockerCluster {
                 NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:{SERVER_PORT}") }
             })
             .collect();
-        let cluster = DockerCluster { spec, network, subnet, nodes };
+        let cluster = DockerCluster { spec, network, subnet, nodes, exits: ExitBook::default() };
         if let Err(e) = cluster.start_nodes().await {
             let _ = cluster.teardown().await;
             return Err(e);
@@ -116,7 +120,9 @@ impl DockerCluster {
         args.extend(["-v".into(), format!("{}:/data", data.display())]);
         args.push(self.spec.image.clone());
         args.extend(self.command_of(node));
+        self.exits.starting(&node.name);
         docker_owned(&args).await.with_context(|| format!("starting the server of {}", node.name))?;
+        self.exits.started(&node.name);
         Ok(())
     }
 
@@ -128,6 +134,73 @@ impl DockerCluster {
                 db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
             }
             None => server_command(node, &self.nodes, &self.spec.server_args),
+        }
+    }
+}
+
+/// What `docker inspect` says about one server container.
+struct ServerState {
+    running: bool,
+    exit_code: Option<i32>,
+    oom_killed: bool,
+    started_at: String,
+}
+
+/// The format of one `docker inspect` line: status, exit code, OOM flag, last start.
+const STATE_FORMAT: &str = "{{.State.Status}}|{{.State.ExitCode}}|{{.State.OOMKilled}}|{{.State.StartedAt}}";
+
+fn parse_state(line: &str) -> Result<ServerState> {
+    let parts: Vec<&str> = line.trim().split('|').collect();
+    let [status, code, oom, started_at] = parts[..] else {
+        bail!("docker inspect printed {line:?}, not status|exit code|oom|started at");
+    };
+    Ok(ServerState {
+        // created/restarting count as alive: only a process that ran and stopped has exited.
+        running: !matches!(status, "exited" | "dead"),
+        exit_code: code.parse().ok(),
+        oom_killed: oom == "true",
+        started_at: started_at.to_string(),
+    })
+}
+
+impl DockerCluster {
+    /// Exits not reported yet, from one `docker inspect` of every server container.
+    async fn exits_now(&self) -> Result<Vec<NodeExit>> {
+        let incarnations: Vec<u64> = self.nodes.iter().map(|n| self.exits.incarnation(&n.name)).collect();
+        let names: Vec<String> = self.nodes.iter().map(|n| self.server_name(&n.name)).collect();
+        let mut args = vec!["inspect".to_string(), "--format".into(), STATE_FORMAT.into()];
+        args.extend(names.iter().cloned());
+        let out = docker_owned(&args).await.context("looking at the server containers")?;
+        let lines: Vec<&str> = out.lines().collect();
+        if lines.len() != self.nodes.len() {
+            bail!("docker inspect described {} containers, expected {}", lines.len(), self.nodes.len());
+        }
+        let mut exits = Vec::new();
+        for ((node, incarnation), line) in self.nodes.iter().zip(incarnations).zip(lines) {
+            let state = parse_state(line)?;
+            if state.running {
+                continue;
+            }
+            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else { continue };
+            let log = self.log_since(&node.name, &state.started_at).await;
+            let signal = state.oom_killed.then(|| "SIGKILL (out of memory)".to_string());
+            exits.push(NodeExit::new(&node.name, expected, state.exit_code, signal, &log));
+        }
+        Ok(exits)
+    }
+
+    /// The server's log lines (stdout and stderr, in order) since `since`.
+    async fn log_since(&self, node: &str, since: &str) -> Vec<String> {
+        let tail = CRASH_SEARCH_LINES.to_string();
+        let out = tokio::process::Command::new("sh")
+            .args(["-c", "exec docker logs --since \"$1\" --tail \"$2\" \"$3\" 2>&1", "sh", since, &tail, &self.server_name(node)])
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output()
+            .await;
+        match out {
+            Ok(o) => String::from_utf8_lossy(&o.stdout).lines().map(str::to_string).collect(),
+            Err(e) => vec![format!("(faultline could not read the log of {node}: {e})")],
         }
     }
 }
@@ -192,7 +265,12 @@ impl NodeControl for DockerCluster {
     fn kill<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
         async move {
             NodeInfo::find(&self.nodes, node)?;
-            docker(&["kill", "-s", "KILL", &self.server_name(node)]).await.map(drop)
+            self.exits.expect_exit(node);
+            match docker(&["kill", "-s", "KILL", &self.server_name(node)]).await {
+                // Already dead (it crashed): killing it again is done.
+                Err(e) if e.to_string().contains("is not running") => Ok(()),
+                r => r.map(drop),
+            }
         }
         .boxed()
     }
@@ -200,7 +278,10 @@ impl NodeControl for DockerCluster {
     fn restart<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
         async move {
             NodeInfo::find(&self.nodes, node)?;
-            docker(&["start", &self.server_name(node)]).await.map(drop)
+            self.exits.starting(node);
+            docker(&["start", &self.server_name(node)]).await?;
+            self.exits.started(node);
+            Ok(())
         }
         .boxed()
     }
@@ -274,7 +355,19 @@ impl Cluster for DockerCluster {
     }
 
     fn teardown(&self) -> BoxFuture<'_, Result<()>> {
-        async move { super::sweep::remove_run(&self.spec.run_id).await }.boxed()
+        async move {
+            self.exits.tearing_down();
+            super::sweep::remove_run(&self.spec.run_id).await
+        }
+        .boxed()
+    }
+
+    fn poll_exits(&self) -> BoxFuture<'_, Result<Vec<NodeExit>>> {
+        self.exits_now().boxed()
+    }
+
+    fn down_nodes(&self) -> Vec<String> {
+        self.exits.down_nodes()
     }
 }
 

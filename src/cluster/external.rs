@@ -86,6 +86,15 @@ impl Cluster for ExternalCluster {
     fn teardown(&self) -> BoxFuture<'_, Result<()>> {
         async { Ok(()) }.boxed()
     }
+
+    /// Someone else runs the nodes: faultline cannot see their processes exit.
+    fn watches_lifecycle(&self) -> bool {
+        false
+    }
+
+    fn poll_exits(&self) -> BoxFuture<'_, Result<Vec<super::lifecycle::NodeExit>>> {
+        async { Ok(Vec::new()) }.boxed()
+    }
 }
 
 #[cfg(test)]

@@ -13,11 +13,14 @@
 //! The nemesis uses the same iptables chain as with Docker, in `/run/netns/faultline-R-nK`.
 //! Kill/pause/resume are signals (nix) to the server process, restart spawns it again with
 //! the same data dir (`<run dir>/data/nK`); server output goes to `<run dir>/data/nK.log`.
+//! Exits are seen by `try_wait` on each server's child; the log lines of an exit are those
+//! written since that process started (the log file's length is noted at each spawn).
 //! Each run writes its owner (harness pid + start time) to `/run/faultline-netns/R.owner`;
 //! [`sweep_stale`] removes the namespaces (and their processes) of runs whose owner died.
 
 mod net;
 
+use super::lifecycle::{ExitBook, NodeExit};
 use super::owner;
 use super::Cluster;
 use crate::db::{Db, NodeLayout};
@@ -61,7 +64,13 @@ pub struct NetnsCluster {
     subnet_octet: u8,
     nodes: Vec<NodeInfo>,
     servers: Mutex<HashMap<String, Child>>,
+    exits: ExitBook,
+    /// Per node: the length of its log file when its current process started.
+    log_starts: std::sync::Mutex<HashMap<String, u64>>,
 }
+
+/// Most bytes of a node's log read to describe its exit.
+const EXIT_LOG_BYTES: u64 = 1 << 20;
 
 /// Fails unless this process runs as root.
 pub fn require_root() -> Result<()> {
@@ -93,7 +102,14 @@ impl NetnsCluster {
                 NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:{SERVER_PORT}") }
             })
             .collect();
-        let cluster = NetnsCluster { spec, subnet_octet: octet, nodes, servers: Mutex::new(HashMap::new()) };
+        let cluster = NetnsCluster {
+            spec,
+            subnet_octet: octet,
+            nodes,
+            servers: Mutex::new(HashMap::new()),
+            exits: ExitBook::default(),
+            log_starts: std::sync::Mutex::new(HashMap::new()),
+        };
         if let Err(e) = cluster.create().await {
             let _ = cluster.teardown().await;
             return Err(e);
@@ -137,6 +153,9 @@ impl NetnsCluster {
             .append(true)
             .open(self.log_path(&node.name))
             .with_context(|| format!("opening the log of {}", node.name))?;
+        let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
+        self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).insert(node.name.clone(), log_start);
+        self.exits.starting(&node.name);
         let cmd = self.command_of(node);
         let child = Command::new("nsenter")
             .arg(format!("--net={}", net::ns_path(&self.spec.run_id, &node.name).display()))
@@ -148,6 +167,7 @@ impl NetnsCluster {
             .spawn()
             .with_context(|| format!("starting {} in its namespace (nsenter {})", node.name, cmd.join(" ")))?;
         self.servers.lock().await.insert(node.name.clone(), child);
+        self.exits.started(&node.name);
         Ok(())
     }
 
@@ -157,6 +177,41 @@ impl NetnsCluster {
         let child = servers.get(node).with_context(|| format!("{node} has no server process"))?;
         let pid = child.id().with_context(|| format!("the server of {node} has already exited"))?;
         kill(Pid::from_raw(pid as i32), sig).with_context(|| format!("sending {sig} to {node} (pid {pid})"))
+    }
+
+    /// The lines `node`'s current process wrote to its log (at most [`EXIT_LOG_BYTES`]).
+    fn log_since_start(&self, node: &str) -> Vec<String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let start = self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).get(node).copied().unwrap_or(0);
+        let read = || -> std::io::Result<String> {
+            let mut file = std::fs::File::open(self.log_path(node))?;
+            let len = file.metadata()?.len();
+            file.seek(SeekFrom::Start(start.max(len.saturating_sub(EXIT_LOG_BYTES))))?;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        };
+        match read() {
+            Ok(text) => text.lines().map(str::to_string).collect(),
+            Err(e) => vec![format!("(faultline could not read the log of {node}: {e})")],
+        }
+    }
+
+    async fn exits_now(&self) -> Result<Vec<NodeExit>> {
+        use std::os::unix::process::ExitStatusExt;
+        let mut out = Vec::new();
+        let mut servers = self.servers.lock().await;
+        for node in &self.nodes {
+            let incarnation = self.exits.incarnation(&node.name);
+            let Some(child) = servers.get_mut(&node.name) else { continue };
+            let Some(status) = child.try_wait().with_context(|| format!("checking whether the server of {} exited", node.name))? else {
+                continue;
+            };
+            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else { continue };
+            let signal = status.signal().map(|s| Signal::try_from(s).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {s}")));
+            out.push(NodeExit::new(&node.name, expected, status.code(), signal, &self.log_since_start(&node.name)));
+        }
+        Ok(out)
     }
 
     /// Kills every server (resuming paused ones first so they can die) and reaps them.
@@ -182,6 +237,10 @@ impl NodeControl for NetnsCluster {
             NodeInfo::find(&self.nodes, node)?;
             let mut servers = self.servers.lock().await;
             let child = servers.get_mut(node).with_context(|| format!("{node} has no server process"))?;
+            self.exits.expect_exit(node);
+            if child.try_wait().with_context(|| format!("checking {node}"))?.is_some() {
+                return Ok(()); // already dead (it crashed): killing it again is done
+            }
             child.start_kill().with_context(|| format!("killing {node}"))?;
             child.wait().await.with_context(|| format!("reaping {node}"))?;
             Ok(())
@@ -257,10 +316,19 @@ impl Cluster for NetnsCluster {
 
     fn teardown(&self) -> BoxFuture<'_, Result<()>> {
         async move {
+            self.exits.tearing_down();
             self.stop_all().await;
             remove_run(&self.spec.run_id).await
         }
         .boxed()
+    }
+
+    fn poll_exits(&self) -> BoxFuture<'_, Result<Vec<NodeExit>>> {
+        self.exits_now().boxed()
+    }
+
+    fn down_nodes(&self) -> Vec<String> {
+        self.exits.down_nodes()
     }
 }
 
@@ -379,6 +447,11 @@ mod tests {
         String::from_utf8_lossy(&out.stderr).contains("refused")
     }
 
+    /// A 3-node cluster of `binary` (a script standing in for refkv) under `dir`.
+    fn three_nodes(run_id: &str, binary: PathBuf, dir: &Path) -> NetnsSpec {
+        NetnsSpec { run_id: run_id.into(), nodes: 3, binary, run_dir: dir.to_path_buf(), server_args: vec![], db: DbKind::Refkv.build(1) }
+    }
+
     async fn server_pid(c: &NetnsCluster, node: &str) -> u32 {
         c.servers.lock().await.get(node).and_then(|ch| ch.id()).expect("a running server")
     }
@@ -389,15 +462,7 @@ mod tests {
         require_root().expect("this test needs root");
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltestns{}", std::process::id());
-        let spec = NetnsSpec {
-            run_id: run_id.clone(),
-            nodes: 3,
-            binary: sleeper(dir.path()),
-            run_dir: dir.path().to_path_buf(),
-            server_args: vec![],
-            db: DbKind::Refkv.build(1),
-        };
-        let cluster = NetnsCluster::start(spec).await.expect("cluster start");
+        let cluster = NetnsCluster::start(three_nodes(&run_id, sleeper(dir.path()), dir.path())).await.expect("cluster start");
         let result = async {
             assert_eq!(net::list_namespaces().await?.iter().filter(|n| n.contains(&run_id)).count(), 4, "3 nodes + switch");
             let ns = cluster.netns("n1").await?;
@@ -433,6 +498,60 @@ mod tests {
         assert!(net::list_namespaces().await.unwrap().iter().all(|n| !n.contains(&run_id)), "namespaces left");
         let links = Command::new("ip").args(["-br", "link"]).output().await.unwrap();
         assert!(!String::from_utf8_lossy(&links.stdout).contains(&net::host_link(&run_id)), "host link left");
+    }
+
+    /// A server script: node 2 prints a Go-style panic and exits 2 after 300 ms; the others sleep.
+    fn crasher(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("crasher");
+        let script = "#!/bin/sh\ncase \"$*\" in *'--id 2 '*) echo serving; sleep 0.3; echo 'panic: runtime error: makeslice: cap out of range' >&2; echo 'goroutine 1 [running]:' >&2; exit 2;; esac\nexec sleep 1000\n";
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    async fn exits_within(cluster: &NetnsCluster, wait: std::time::Duration) -> Vec<NodeExit> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let exits = cluster.poll_exits().await.expect("a look at the processes");
+            if !exits.is_empty() || std::time::Instant::now() > deadline {
+                return exits;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn an_exit_on_its_own_is_reported_once_with_its_panic_and_a_kill_is_expected() {
+        let _one = ONE_AT_A_TIME.lock().await;
+        require_root().expect("this test needs root");
+        let dir = tempfile::tempdir().unwrap();
+        let run_id = format!("fltestcr{}", std::process::id());
+        let cluster = NetnsCluster::start(three_nodes(&run_id, crasher(dir.path()), dir.path())).await.expect("cluster start");
+        let result = async {
+            let exits = exits_within(&cluster, std::time::Duration::from_secs(5)).await;
+            assert_eq!(exits.len(), 1, "{exits:?}");
+            let crash = &exits[0];
+            assert_eq!((crash.node.as_str(), crash.expected, crash.exit_code), ("n2", false, Some(2)));
+            assert_eq!(crash.crash_line.as_deref(), Some("panic: runtime error: makeslice: cap out of range"));
+            assert_eq!(crash.log_tail.first().map(String::as_str), Some("serving"));
+            assert!(cluster.poll_exits().await?.is_empty(), "reported once");
+            assert_eq!(cluster.down_nodes(), ["n2"]);
+
+            cluster.kill("n1").await?;
+            let killed = cluster.poll_exits().await?;
+            assert_eq!(killed.len(), 1);
+            assert_eq!((killed[0].node.as_str(), killed[0].expected, killed[0].signal.as_deref()), ("n1", true, Some("SIGKILL")));
+            cluster.kill("n2").await.expect("killing a crashed node is done at once");
+            cluster.restart("n2").await?;
+            let again = exits_within(&cluster, std::time::Duration::from_secs(5)).await;
+            assert_eq!(again.len(), 1, "the restarted n2 crashes again: {again:?}");
+            assert_eq!(again[0].log_tail.iter().filter(|l| l.starts_with("panic:")).count(), 1, "only its own process's log lines");
+            anyhow::Ok(())
+        }
+        .await;
+        cluster.teardown().await.expect("teardown");
+        result.expect("exits");
     }
 
     #[tokio::test]

@@ -13,6 +13,11 @@ the history.
 Everything the run produced is in store/<test-name>/<timestamp>/ (linked as store/latest): \
 history.jsonl, test.json, results.json, faultline.log and nodes/*.log.
 
+A server process that exits while no kill fault is aimed at it is a finding: the run logs it at \
+once and goes on, the history records a node-exit event (exit status, log tail, panic line), and \
+the `crashes` checker is invalid. The node stays down unless the nemesis restarts it; \
+--restart-crashed starts it again at once.
+
 Exit code: 0 valid, 1 invalid, 2 unknown (e.g. interrupted), 254 bad arguments, 255 internal \
 error. Ctrl-C heals, tears down and still writes a verdict.
 
@@ -71,6 +76,12 @@ pub struct TestArgs {
     /// Subnet of the test network (default: a free 10.77.x.0/24).
     #[arg(long, value_name = "CIDR", help_heading = "Cluster")]
     pub subnet: Option<String>,
+
+    /// Start a server that exited on its own again at once. Without it a crashed node stays
+    /// down unless the nemesis restarts it. Either way the exit is recorded (`node-exit`)
+    /// and makes the `crashes` checker invalid.
+    #[arg(long, help_heading = "Cluster")]
+    pub restart_crashed: bool,
 
     /// Keep the cluster running after the test (remove it later with `faultline cleanup`).
     #[arg(long, help_heading = "Cluster")]

@@ -2,7 +2,7 @@
 //! `history.jsonl`, streamed into a [`RunModel`].
 
 use super::catalog::RouteResolver;
-use super::model::{NemesisInterval, OpSpan, Outcome, RunModel, NO_ROUTE, PENDING};
+use super::model::{NemesisInterval, NodeExitMark, OpSpan, Outcome, RunModel, NO_ROUTE, PENDING};
 use analysis::formats::jsonl::JsonlReader;
 use analysis::history::{events, CatalogSnapshot, Op, OpType, Process};
 use analysis::verdict::Verdict;
@@ -174,6 +174,10 @@ impl<'k> Builder<'k> {
     }
 
     fn watcher_event(&mut self, op: Op) {
+        if op.f == events::NODE_EXIT {
+            self.model.node_exits.push(node_exit_mark(&op));
+            return;
+        }
         if op.f != events::CATALOG {
             return;
         }
@@ -204,6 +208,17 @@ impl<'k> Builder<'k> {
         self.model.catalog = catalog;
         self.model
     }
+}
+
+/// The timeline mark of a `node-exit` event: who, whether it was asked for, and why.
+fn node_exit_mark(op: &Op) -> NodeExitMark {
+    let v = &op.value;
+    let node = analysis::checkers::crashes::exit_node(op).unwrap_or("?").to_string();
+    let expected = v.get("expected").and_then(|e| e.as_bool()).unwrap_or(false);
+    let status = analysis::checkers::crashes::exit_status(op);
+    let what = if expected { "exited as asked" } else { "exited on its own" };
+    let why = v.get("crash_line").and_then(|l| l.as_str()).map(|l| format!(": {l}")).unwrap_or_default();
+    NodeExitMark { time: op.time, index: op.index, label: format!("{node} {what} ({status}){why}"), node, expected }
 }
 
 #[cfg(test)]

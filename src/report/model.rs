@@ -86,6 +86,18 @@ pub struct NemesisInterval {
     pub effective: Option<bool>,
 }
 
+/// A server process exit the node watcher recorded (`node-exit`).
+#[derive(Debug, Clone)]
+pub struct NodeExitMark {
+    pub time: u64,
+    pub index: u64,
+    pub node: String,
+    /// A kill fault or the teardown caused it; otherwise it is a crash.
+    pub expected: bool,
+    /// Status and crash line, for the mark's hover title.
+    pub label: String,
+}
+
 /// A catalog version the watcher observed.
 #[derive(Debug, Clone)]
 pub struct CatalogEvent {
@@ -105,6 +117,8 @@ pub struct RunModel {
     pub nemesis: Vec<NemesisInterval>,
     /// Catalog snapshots in history order.
     pub catalog: Vec<CatalogEvent>,
+    /// Server process exits in history order.
+    pub node_exits: Vec<NodeExitMark>,
     /// Full text of the ops inside the timeline windows, by history index.
     pub kept_ops: HashMap<u64, Op>,
     /// Time of the last entry of the history, ns.

@@ -1,10 +1,11 @@
 //! Jepsen/Porcupine-style timelines: one lane per client process, one bar per operation
 //! from invocation to completion, coloured by outcome, for a bounded window of the history
 //! (around an anomaly, or the start of the run). Each bar has a hover title and links to
-//! its row in the window's op table; the anomaly's own ops are outlined.
+//! its row in the window's op table; the anomaly's own ops are outlined. Node exits are
+//! vertical marks across the lanes (a crash in red, named; a kill's exit dotted grey).
 
 use super::catalog::CatalogChange;
-use super::model::{OpSpan, Outcome, RunModel, PENDING};
+use super::model::{NodeExitMark, OpSpan, Outcome, RunModel, PENDING};
 use super::plots::nemesis_rgb;
 use super::svg::{escape, nice_ticks, secs, tick_label};
 use analysis::history::Op;
@@ -183,6 +184,9 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
             escape(&change.label)
         );
     }
+    for exit in model.node_exits.iter().filter(|e| e.time >= t0 && e.time <= t1) {
+        node_exit_mark(&mut svg, exit, x_of(exit.time), lanes_bottom);
+    }
     axis(&mut svg, t0, t1, lanes_bottom, plot_w);
     svg.push_str("</svg>");
     Rendered {
@@ -194,6 +198,23 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
         start_s: secs(t0),
         end_s: secs(t1),
     }
+}
+
+/// A node exit across every lane: solid red with the node's name for a crash, dotted grey
+/// for an exit a kill asked for.
+fn node_exit_mark(svg: &mut String, exit: &NodeExitMark, x: f64, bottom: f64) {
+    let (stroke, dash, width) = if exit.expected { ("#888888", r#" stroke-dasharray="1 3""#, 1.0) } else { ("#d00000", "", 2.0) };
+    let _ = write!(
+        svg,
+        r#"<g class="node-exit"><line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{bottom}" stroke="{stroke}" stroke-width="{width}"{dash}/><title>{} at {}s (history index {})</title>"#,
+        escape(&exit.label),
+        secs(exit.time),
+        exit.index
+    );
+    if !exit.expected {
+        let _ = write!(svg, r#"<text x="{:.1}" y="{}" fill="{stroke}" font-weight="bold">✕ {}</text>"#, x + 3.0, TOP + 10.0, escape(&exit.node));
+    }
+    svg.push_str("</g>");
 }
 
 fn title(row: &Row) -> String {
@@ -268,6 +289,20 @@ mod tests {
 
     fn span(invoke_index: u64, complete_index: u64) -> OpSpan {
         OpSpan { process: invoke_index, invoke_index, complete_index, start: invoke_index, end: invoke_index + 1, outcome: Outcome::Info, f: 0, route: NO_ROUTE }
+    }
+
+    #[test]
+    fn a_crash_is_marked_and_named_on_the_timeline_and_a_killed_exit_is_not_named() {
+        let mut model = RunModel::default();
+        model.spans.extend((0..20).map(|i| span(i, i + 1)));
+        model.end_time = 30;
+        let mark = |index, node: &str, expected| NodeExitMark { time: index, index, node: node.into(), expected, label: format!("{node} label") };
+        model.node_exits = vec![mark(5, "n2", false), mark(8, "n3", true)];
+        let window = Window { id: "w0".into(), range: 0..=20, highlight: vec![] };
+        let svg = render(&model, &window, &[]).svg;
+        assert_eq!(svg.matches(r#"class="node-exit""#).count(), 2, "{svg}");
+        assert!(svg.contains("✕ n2") && svg.contains("n2 label at"), "the crash is named: {svg}");
+        assert!(!svg.contains("✕ n3"), "an exit a kill asked for is no crash");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! recorded history and merges their results into the verdict (`results.json`). The list of
 //! checkers is a plain registry, so adding one is adding an entry.
 
-use analysis::checkers::{epoch_authority, linearizable, set_full, split, stale_read, vacuity};
+use analysis::checkers::{crashes, epoch_authority, linearizable, set_full, split, stale_read, vacuity};
 use analysis::history::{History, Op, Process};
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::BTreeMap;
@@ -23,6 +23,9 @@ pub struct RunFacts {
     pub splits_expected: bool,
     /// The store reports route epochs, commit metadata and a catalog (refkv).
     pub route_epochs: bool,
+    /// faultline ran the nodes and watched their processes (every cluster kind but
+    /// `external`).
+    pub lifecycle_watched: bool,
 }
 
 /// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
@@ -49,6 +52,7 @@ impl RunFacts {
             split_cooldown_s: Some(flag_duration_s(&server_args, "--split-cooldown").unwrap_or(REFKV_DEFAULT_SPLIT_COOLDOWN_S)),
             splits_expected,
             route_epochs: db == "refkv",
+            lifecycle_watched: test["cluster"].as_str() != Some("external"),
             workload,
             nemesis,
         }
@@ -107,6 +111,7 @@ pub fn registry() -> Vec<CheckerEntry> {
         // (`crate::db::mark_not_applicable`).
         CheckerEntry { name: epoch_authority::NAME, applies: |f| f.route_epochs, run: check_epoch_authority },
         CheckerEntry { name: split::NAME, applies: |_| true, run: check_split },
+        CheckerEntry { name: crashes::NAME, applies: |_| true, run: check_crashes },
     ]
 }
 
@@ -154,6 +159,17 @@ fn check_split(history: &History, facts: &RunFacts) -> CheckerResult {
     split::check(history, &opts)
 }
 
+/// Unexpected exits of server processes; `not-applicable` where faultline does not run the
+/// nodes (an exit it cannot see is no evidence of anything).
+fn check_crashes(history: &History, facts: &RunFacts) -> CheckerResult {
+    if !facts.lifecycle_watched {
+        let mut r = CheckerResult::new(Validity::NotApplicable);
+        r.reason = Some("--cluster external: faultline does not run the nodes, so it cannot see them exit".into());
+        return r;
+    }
+    crashes::check(history, &crashes::CrashesOptions::default())
+}
+
 /// Runs the applicable checkers. `problems` are facts about the run itself (interrupted,
 /// cluster never ready, history write error, ...): each makes the run at best unknown.
 pub fn analyse(history: &History, facts: &RunFacts, problems: &[String]) -> Verdict {
@@ -196,6 +212,7 @@ mod tests {
             split_cooldown_s: None,
             splits_expected: false,
             route_epochs: false,
+            lifecycle_watched: false,
         }
     }
 
@@ -258,6 +275,30 @@ mod tests {
         assert!(!f.route_epochs && f.linearizable_reads);
         assert!(!RunFacts::from_test_json(&json!({"db": "elastickv"}), None).linearizable_reads);
         assert!(!analyse(&h, &f, &[]).checkers.contains_key("epoch-authority"));
+    }
+
+    #[test]
+    fn crashes_judges_watched_clusters_and_is_not_applicable_on_external_ones() {
+        let docker = RunFacts::from_test_json(&json!({"db": "refkv", "workload": "register", "cluster": "docker"}), None);
+        assert!(docker.lifecycle_watched);
+        let exit = Op {
+            index: 2,
+            kind: OpType::Info,
+            process: Process::Watcher,
+            f: "node-exit".into(),
+            key: None,
+            value: json!({"expected": false, "exit_code": 101}),
+            time: 30,
+            node: Some("n2".into()),
+            error: None,
+            meta: None,
+        };
+        let h = History::new(vec![op(0, 1, OpType::Invoke, "write", "k", json!(1)), op(1, 1, OpType::Ok, "write", "k", json!(1)), exit]);
+        let v = analyse(&h, &docker, &[]);
+        assert_eq!(v.checkers["crashes"].valid, Validity::Invalid, "{:?}", v.checkers["crashes"]);
+        assert_eq!(v.valid, Validity::Invalid);
+        let external = RunFacts::from_test_json(&json!({"db": "etcd", "workload": "register", "cluster": "external"}), None);
+        assert_eq!(analyse(&h, &external, &[]).checkers["crashes"].valid, Validity::NotApplicable);
     }
 
     #[test]

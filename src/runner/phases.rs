@@ -131,9 +131,13 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     test_json["cluster"] = cluster.describe();
     write_json(&run.test_json(), &test_json)?;
 
+    let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.args.restart_crashed);
     let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
     if plan.db.probes_versions() && !interrupt.is_cancelled() {
         probe_store_versions(&plan, cluster.as_ref(), &sink, &run).await;
+    }
+    if let Some(watch) = node_watch {
+        watch.stop().await;
     }
 
     // Teardown happens whatever the phases did.
@@ -367,7 +371,9 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         "splits_forced": nemesis_status.splits_forced.load(std::sync::atomic::Ordering::Relaxed),
     });
 
-    // Recovery wait, then final reads (skipped when interrupted).
+    // Recovery wait, then final reads (skipped when interrupted), through the nodes that run.
+    let nodes = running_nodes(cluster.as_ref(), nodes, &mut json);
+    let ctx = workloads::processes::ProcessContext { nodes: nodes.clone(), ..ctx };
     if !interrupt.is_cancelled() {
         let t = Instant::now();
         let recovery = Duration::from_secs(plan.args.recovery_timeout);
@@ -400,6 +406,18 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         Err(e) => tracing::warn!("catalog watcher task: {e}"),
     }
     Ok(PhaseReport { json, problems })
+}
+
+/// `nodes` without those whose server exited on its own and stays down: recovery and final
+/// reads cannot wait for them (the `crashes` checker reports the exit).
+fn running_nodes(cluster: &dyn Cluster, nodes: Vec<NodeEndpoint>, json: &mut serde_json::Value) -> Vec<NodeEndpoint> {
+    let down = cluster.down_nodes();
+    if down.is_empty() {
+        return nodes;
+    }
+    tracing::warn!("recovery and final reads skip {}: the server exited and was not started again", down.join(", "));
+    json["nodes_down_after_main"] = json!(down);
+    nodes.into_iter().filter(|n| !down.contains(&n.name)).collect()
 }
 
 /// Waits until every group has a leader again, (for stores that read from a node's own

@@ -174,6 +174,7 @@ impl Plan {
             "recovery_timeout_s": a.recovery_timeout,
             "auto_split": !a.no_auto_split,
             "leave_running": a.leave_running,
+            "restart_crashed": a.restart_crashed,
             "store": a.store,
             "subnet": a.subnet,
             "warnings": self.warnings(),

@@ -8,6 +8,7 @@
 //! - [`vacuity`]: did the requested faults take effect and the workload reach its floor;
 //! - [`stale_read`]: not a checker — the proven cause of a linearizability anomaly
 //!   (stale read, read of a failed or unwritten value), added to its witness.
+//! - [`crashes`]: did a server process exit while no kill fault was aimed at it.
 
 pub mod linearizable;
 pub mod set_full;
@@ -15,3 +16,4 @@ pub mod epoch_authority;
 pub mod split;
 pub mod vacuity;
 pub mod stale_read;
+pub mod crashes;

@@ -2,9 +2,9 @@
 //! strictly increase, and a client process alternates invoke and completion (a process
 //! runs one operation at a time, so a completion belongs to the pending invoke of its
 //! process, with the same function). Nemesis and watcher entries are single events and
-//! are not paired.
+//! are not paired; a `node-exit` event must name its node.
 
-use crate::history::{Op, OpType, Process};
+use crate::history::{events, Op, OpType, Process};
 use rustc_hash::FxHashMap;
 
 /// The invoke a process is waiting on.
@@ -39,7 +39,7 @@ impl Validator {
         }
         self.last_index = Some(op.index);
         let Process::Client(p) = op.process else {
-            return Ok(());
+            return accept_event(op);
         };
         if op.f.is_empty() {
             return Err("empty function `f`".to_string());
@@ -86,6 +86,21 @@ impl Validator {
         }
         Ok(())
     }
+}
+
+/// Checks the shape of the nemesis and watcher events a checker relies on: a `node-exit`
+/// must name its node and describe the exit in an object.
+fn accept_event(op: &Op) -> Result<(), String> {
+    if op.process != Process::Watcher || op.f != events::NODE_EXIT {
+        return Ok(());
+    }
+    if !op.value.is_object() {
+        return Err(format!("`node-exit` event needs an object `value` (exit_code, signal, expected, ...), got {}", op.value));
+    }
+    if crate::checkers::crashes::exit_node(op).is_none() {
+        return Err("`node-exit` event names no node: give it a `node` field".to_string());
+    }
+    Ok(())
 }
 
 fn type_name(t: OpType) -> &'static str {
@@ -148,6 +163,21 @@ mod tests {
         v.accept(&op(5, OpType::Invoke, 1, "read"), 1).unwrap();
         let e = v.accept(&op(5, OpType::Invoke, 2, "read"), 2).unwrap_err();
         assert!(e.contains("does not increase"), "{e}");
+    }
+
+    #[test]
+    fn a_node_exit_must_name_its_node_and_have_an_object_value() {
+        let mut exit = op(0, OpType::Info, 0, "node-exit");
+        exit.process = Process::Watcher;
+        exit.value = serde_json::json!({"exit_code": 2});
+        let e = Validator::new().accept(&exit, 1).unwrap_err();
+        assert!(e.contains("names no node"), "{e}");
+        exit.value = serde_json::json!({"node": "n2", "exit_code": 2});
+        Validator::new().accept(&exit, 1).unwrap();
+        exit.value = Value::Null;
+        exit.node = Some("n2".into());
+        let e = Validator::new().accept(&exit, 1).unwrap_err();
+        assert!(e.contains("object `value`"), "{e}");
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! The run-level checkers (epoch-authority, split, vacuity) for histories that are not a
-//! run directory's (those are judged by the run's own registry, see `run_dir`): each is
-//! added when the history holds its evidence — commit metadata or catalog observations
+//! The run-level checkers (epoch-authority, split, vacuity, crashes) for histories that are
+//! not a run directory's (those are judged by the run's own registry, see `run_dir`): each
+//! is added when the history holds its evidence — commit metadata or catalog observations
 //! (epoch-authority), a split in the catalog or a forced split (split), nemesis events
-//! (vacuity, for the kinds that were started).
+//! (vacuity, for the kinds that were started), node-watch or node-exit events (crashes).
 //!
 //! A history with catalog observations but no commit metadata that names groups, terms,
 //! routes or epochs (a store that sends none, such as elastickv: its writes carry only a
@@ -11,8 +11,8 @@
 //! `unknown` — the same verdict a run against such a store gets.
 
 use analysis::catalog::is_catalog_event;
-use analysis::checkers::{epoch_authority, split, vacuity};
-use analysis::history::{CommitMeta, History, Process};
+use analysis::checkers::{crashes, epoch_authority, split, vacuity};
+use analysis::history::{events, CommitMeta, History, Process};
 use analysis::verdict::{Validity, Verdict};
 use std::collections::BTreeSet;
 
@@ -36,6 +36,10 @@ pub fn add_evidence_checkers(history: &History, verdict: Verdict) -> Verdict {
     if !started.is_empty() {
         let opts = vacuity::VacuityOptions { nemesis: started.into_iter().collect(), ..Default::default() };
         checkers.insert(vacuity::NAME.into(), vacuity::check(history, &opts));
+    }
+    let lifecycle_event = |f: &str| f == events::NODE_WATCH || f == events::NODE_EXIT;
+    if history.ops.iter().any(|o| o.process == Process::Watcher && lifecycle_event(&o.f)) {
+        checkers.insert(crashes::NAME.into(), crashes::check(history, &Default::default()));
     }
     Verdict::from_checkers(checkers)
 }
