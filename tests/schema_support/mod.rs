@@ -20,7 +20,7 @@ fn validator() -> &'static jsonschema::Validator {
 
 /// The schema violations of `doc`, one line each (empty when it conforms).
 pub fn schema_errors(doc: &Value) -> Vec<String> {
-    validator().iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path)).collect()
+    validator().iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path())).collect()
 }
 
 /// Panics, naming `what` and every violation, unless `doc` conforms to the schema.
