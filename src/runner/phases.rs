@@ -206,8 +206,12 @@ fn fail_before_any_op(plan: &Plan, run: &RunDir, e: anyhow::Error) -> Result<Val
     Err(e)
 }
 
+/// The verdict of a run that ended before any op: only the `run` pseudo-checker, `unknown`
+/// with `why` (the checkers would judge an empty history, and some would call it valid).
 fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
-    let verdict = crate::db::mark_not_applicable(plan.db.as_ref(), analysis_phase::analyse(&History::default(), &facts(plan), &[why.to_string()]));
+    let mut problem = analysis::verdict::CheckerResult::new(Validity::Unknown);
+    problem.reason = Some(why.to_string());
+    let verdict = analysis::verdict::Verdict::from_checkers([("run".to_string(), problem)].into_iter().collect());
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
     eprintln!("faultline: {why}; verdict unknown ({})", run.results().display());
