@@ -1,25 +1,11 @@
 //! `faultline analyze` end to end: exit codes, `--summary` lines, `--out` results, errors
 //! naming file and line, and the verdicts over every labelled shared history.
 
+mod cli_support;
 mod schema_support;
 
-use assert_cmd::Command;
+use cli_support::{faultline, testdata, write};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn faultline() -> Command {
-    Command::cargo_bin("faultline").expect("faultline binary")
-}
-
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/histories")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write test file");
-    path
-}
 
 const VALID_JSONL: &str = r#"{"index":0,"type":"invoke","process":0,"f":"write","key":"k","value":1,"time":1}
 {"index":1,"type":"ok","process":0,"f":"write","key":"k","value":1,"time":2}

@@ -3,24 +3,13 @@
 //! manufacture a verdict: space-padded Jepsen logs, trivially linearizable histories, a
 //! model that cannot follow every op, complete last lines that do not parse.
 
+mod cli_support;
 mod schema_support;
 
-use assert_cmd::Command;
-use std::path::{Path, PathBuf};
+use cli_support::{faultline, testdata, write};
 
-fn faultline() -> Command {
-    Command::cargo_bin("faultline").expect("faultline binary")
-}
 
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/histories")
-}
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write test file");
-    path
-}
 
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

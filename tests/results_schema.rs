@@ -4,16 +4,17 @@
 //! `docs/results.schema.json`, and the schema really rejects what the format excludes.
 //! (The end-to-end tests check every run's `results.json` too, through `test_support`.)
 
+mod cli_support;
 mod schema_support;
 
+use cli_support::{faultline, testdata, write};
 use schema_support::{assert_matches_schema, read_results, schema_errors};
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 fn analyze_out(args: &[&Path]) -> (Option<i32>, serde_json::Value) {
     let out_dir = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+    let out = faultline()
         .arg("analyze")
         .arg("--summary")
         .arg("--out")
@@ -26,15 +27,7 @@ fn analyze_out(args: &[&Path]) -> (Option<i32>, serde_json::Value) {
     (out.status.code(), read_results(&path))
 }
 
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/histories")
-}
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write test file");
-    path
-}
 
 #[test]
 fn every_labelled_history_verdict_matches_the_schema() {

@@ -2,40 +2,14 @@
 //! `fail` and `info`, the models, per-key independence, witnesses, counts, budgets and
 //! input it cannot judge.
 
+mod lin_support;
+
 use analysis::checkers::linearizable::{check, LinearizableOptions, Model};
-use analysis::history::{History, Op, OpType, Process};
 use analysis::synth::{generate, SynthConfig};
 use analysis::verdict::{CheckerResult, Validity};
+use lin_support::{history, Line};
 use serde_json::{json, Value};
 use std::time::Duration;
-
-/// One history line: process, type, f, key, value.
-type Line<'a> = (i64, &'a str, &'a str, Option<&'a str>, Value);
-
-fn history(lines: &[Line]) -> History {
-    let ops = lines
-        .iter()
-        .enumerate()
-        .map(|(i, (p, t, f, key, value))| Op {
-            index: i as u64,
-            kind: match *t {
-                "invoke" => OpType::Invoke,
-                "ok" => OpType::Ok,
-                "fail" => OpType::Fail,
-                _ => OpType::Info,
-            },
-            process: if *p < 0 { Process::Nemesis } else { Process::Client(*p as u64) },
-            f: f.to_string(),
-            key: key.map(str::to_string),
-            value: value.clone(),
-            time: 1000 * i as u64,
-            node: None,
-            error: None,
-            meta: None,
-        })
-        .collect();
-    History::new(ops)
-}
 
 fn cas_register(lines: &[Line]) -> CheckerResult {
     check(&history(lines), &LinearizableOptions::default())

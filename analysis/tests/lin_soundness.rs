@@ -3,38 +3,12 @@
 //! judges a key after dropping an op that may have changed it (every model × function pair
 //! of `docs/checkers.md`): such a key is `unknown` with the reason, never `invalid`.
 
+mod lin_support;
+
 use analysis::checkers::linearizable::{check, LinearizableOptions, Model};
-use analysis::history::{History, Op, OpType, Process};
 use analysis::verdict::{CheckerResult, Validity};
+use lin_support::{history, Line};
 use serde_json::{json, Value};
-
-/// One history line: process (negative = nemesis), type, f, key, value.
-type Line<'a> = (i64, &'a str, &'a str, Option<&'a str>, Value);
-
-fn history(lines: &[Line]) -> History {
-    let ops = lines
-        .iter()
-        .enumerate()
-        .map(|(i, (p, t, f, key, value))| Op {
-            index: i as u64,
-            kind: match *t {
-                "invoke" => OpType::Invoke,
-                "ok" => OpType::Ok,
-                "fail" => OpType::Fail,
-                _ => OpType::Info,
-            },
-            process: if *p < 0 { Process::Nemesis } else { Process::Client(*p as u64) },
-            f: f.to_string(),
-            key: key.map(str::to_string),
-            value: value.clone(),
-            time: i as u64,
-            node: None,
-            error: None,
-            meta: None,
-        })
-        .collect();
-    History::new(ops)
-}
 
 fn check_with(model: Model, lines: &[Line]) -> CheckerResult {
     check(&history(lines), &LinearizableOptions { model, ..Default::default() })
