@@ -1,23 +1,11 @@
 //! `faultline analyze` end to end: exit codes, `--summary` lines, `--out` results, errors
 //! naming file and line, and the verdicts over every labelled shared history.
 
-use assert_cmd::Command;
+mod cli_support;
+mod schema_support;
+
+use cli_support::{faultline, testdata, write};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn faultline() -> Command {
-    Command::cargo_bin("faultline").expect("faultline binary")
-}
-
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/histories")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write test file");
-    path
-}
 
 const VALID_JSONL: &str = r#"{"index":0,"type":"invoke","process":0,"f":"write","key":"k","value":1,"time":1}
 {"index":1,"type":"ok","process":0,"f":"write","key":"k","value":1,"time":2}
@@ -68,8 +56,7 @@ fn valid_history_exits_0_and_writes_results_json() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("VALID") && stdout.contains("linearizable (cas-register): valid"), "{stdout}");
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    let results = schema_support::read_results(&out_dir.join("results.json"));
     assert_eq!(results["valid"], serde_json::json!(true));
     assert_eq!(results["checkers"]["linearizable"]["valid"], serde_json::json!(true));
 }
@@ -136,8 +123,7 @@ fn several_inputs_share_one_results_json() {
     let out_dir = dir.path().join("out");
     let out = faultline().arg("analyze").arg("--summary").arg("--out").arg(&out_dir).arg(&good).arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    let results = schema_support::read_results(&out_dir.join("results.json"));
     assert_eq!(results["valid"], serde_json::json!(false));
     let inputs = results["inputs"].as_array().expect("inputs");
     assert_eq!(inputs.len(), 2);

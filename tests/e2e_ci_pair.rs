@@ -40,8 +40,7 @@ fn assert_junit_matches(run: &std::path::Path, results: &serde_json::Value) {
 fn assert_analyze_agrees(run: &std::path::Path, results: &serde_json::Value) {
     let out_dir = tempfile::tempdir().expect("temp dir");
     let out = faultline().arg("analyze").arg("--out").arg(out_dir.path()).arg(run).output().expect("faultline analyze runs");
-    let text = std::fs::read_to_string(out_dir.path().join("results.json")).expect("analyze wrote results.json");
-    let again: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let again = schema_support::read_results(&out_dir.path().join("results.json"));
     assert_eq!(again["valid"], results["valid"], "overall verdict\n{}", show(&out));
     let names = |v: &serde_json::Value| v["checkers"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
     assert_eq!(names(&again), names(results), "same checkers");

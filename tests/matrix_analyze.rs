@@ -2,6 +2,8 @@
 //! checkers whose evidence the history holds: epoch-authority with commit metadata or
 //! catalog observations, split when the catalog changed, vacuity for the faults started.
 
+mod schema_support;
+
 use std::process::Command;
 
 fn analyze(history: &str) -> (Option<i32>, serde_json::Value) {
@@ -16,10 +18,8 @@ fn analyze(history: &str) -> (Option<i32>, serde_json::Value) {
         .arg(&path)
         .output()
         .expect("faultline runs");
-    let text = std::fs::read_to_string(out_dir.join("results.json")).unwrap_or_else(|e| {
-        panic!("no results.json ({e}): {}", String::from_utf8_lossy(&out.stderr));
-    });
-    (out.status.code(), serde_json::from_str(&text).expect("results.json is JSON"))
+    assert!(out_dir.join("results.json").is_file(), "no results.json: {}", String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), schema_support::read_results(&out_dir.join("results.json")))
 }
 
 const REGISTER_ONLY: &str = r#"{"index":0,"type":"invoke","process":1,"f":"write","key":"k","value":1,"time":10}

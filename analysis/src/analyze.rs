@@ -3,7 +3,9 @@
 //!
 //! With [`ModelChoice::Auto`] the functions in the history decide: `get`/`put`/`append`
 //! → linearizability under the `kv` model; `read`/`write`/`cas` → `cas-register`;
-//! `add`/`read-set`/`scan` → the set-full checker. A mixed history gets both checkers.
+//! `add`/`read-set`/`scan` → the set-full checker. A mixed history gets both checkers; a
+//! history of only nemesis/watcher events gets `cas-register` (trivially linearizable); an
+//! empty one gets no checker and is `unknown`.
 
 use crate::checkers::linearizable::{self, LinearizableOptions, Model};
 use crate::checkers::set_full::{self, SetFullOptions};
@@ -99,7 +101,9 @@ pub fn plan(history: &History, choice: ModelChoice) -> Plan {
             let any = |names: &[&str]| names.iter().any(|n| fs.contains(n));
             let linearizable = if any(&["get", "put", "append"]) {
                 Some(Model::Kv)
-            } else if any(&["read", "write", "cas", "compare-and-set"]) {
+            } else if any(&["read", "write", "cas", "compare-and-set"]) || (fs.is_empty() && !history.is_empty()) {
+                // No client op at all (only nemesis or watcher events): trivially
+                // linearizable, and the checker says so with its counts.
                 Some(Model::CasRegister)
             } else {
                 None
@@ -180,6 +184,10 @@ mod tests {
         assert_eq!(plan(&h(&["get", "append"]), ModelChoice::Auto), Plan { linearizable: Some(Model::Kv), set_full: false });
         assert_eq!(plan(&h(&["write", "add", "scan"]), ModelChoice::Auto), Plan { linearizable: Some(Model::CasRegister), set_full: true });
         assert_eq!(plan(&h(&[]), ModelChoice::Auto), Plan { linearizable: None, set_full: false });
+        let mut nemesis_only = op(0, OpType::Info, "start-partition", serde_json::json!({"effective": true}));
+        nemesis_only.process = Process::Nemesis;
+        let only_events = History::new(vec![nemesis_only]);
+        assert_eq!(plan(&only_events, ModelChoice::Auto), Plan { linearizable: Some(Model::CasRegister), set_full: false });
         assert_eq!(ModelChoice::from_name("kv-append"), Some(ModelChoice::Linearizable(Model::Kv)));
         assert_eq!(ModelChoice::from_name("bogus"), None);
     }

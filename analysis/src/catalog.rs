@@ -7,7 +7,7 @@
 //! which catalog was in force at (or strictly before) a time, which route held a key in a
 //! given catalog, and how routes descend from one another.
 
-use crate::history::{events, CatalogSnapshot, History, Op, Process, RouteRecord};
+use crate::history::{events, CatalogSnapshot, History, Op, Process, RouteRecord, SplitJobRecord};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One watcher observation: the catalog at one version and when it was observed.
@@ -39,6 +39,31 @@ pub fn route_containing<'r>(routes: &'r [RouteRecord], key: &str) -> Option<&'r 
 /// Whether `key` lies in `[route.start, route.end)`.
 pub fn route_contains(route: &RouteRecord, key: &str) -> bool {
     route.start.as_str() <= key && (route.end.is_empty() || key < route.end.as_str())
+}
+
+/// The split jobs of `jobs` whose range holds `key`, which lies in `route` of the same
+/// observation — *the job for the range* of `docs/checkers.md`. A job splits the route
+/// `route_id` at `split_key`, and the half that moves is `[split_key, end)`. It covers the
+/// key when either
+/// - it splits `route` itself and `split_key <= key` (the moving half is not yet a route
+///   of its own: elastickv keeps the source route until cutover), or
+/// - it split an ancestor of `route` (through `parent` links) and `route` lies in the moving
+///   half, `split_key <= route.start` (refkv creates the children at once).
+///
+/// A job of another route, even of the same group, never covers the key.
+pub fn jobs_for_range<'a>(
+    jobs: &'a [SplitJobRecord],
+    route: &'a RouteRecord,
+    key: &'a str,
+    lineage: &'a Lineage,
+) -> impl Iterator<Item = &'a SplitJobRecord> + 'a {
+    jobs.iter().filter(move |j| {
+        if j.route_id == route.id {
+            j.split_key.as_str() <= key
+        } else {
+            j.split_key <= route.start && lineage.descends_from(route.id, j.route_id)
+        }
+    })
 }
 
 /// A watcher entry whose value is not a catalog snapshot.

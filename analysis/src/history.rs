@@ -235,7 +235,8 @@ pub struct SplitJobRecord {
     pub source_group: u64,
     pub target_group: u64,
     /// `PLANNED`, `BACKFILL`, `FENCE`, `DELTA_COPY`, `CUTOVER`, `CLEANUP`, `DONE`,
-    /// `ABANDONED`.
+    /// `ABANDONING`, `ABANDONED`, or elastickv's `FAILED` (a retry waypoint), with or
+    /// without the `SPLIT_JOB_PHASE_` prefix; order and meaning in `docs/checkers.md`.
     pub phase: String,
 }
 

@@ -410,3 +410,77 @@ fn rule_f_flags_a_write_committed_by_the_source_after_its_fence_completed() {
     assert_eq!((w["group"].as_u64(), w["route"].as_u64(), w["job"].as_u64()), (Some(1), Some(3), Some(1)));
     assert_eq!(w["catalog_version"], 2);
 }
+
+fn fenced(mut r: analysis::history::RouteRecord) -> analysis::history::RouteRecord {
+    r.state = "WRITE_FENCED".into();
+    r
+}
+
+/// Two routes of group 1, both fenced, each in its own move to group 2 (elastickv keeps a
+/// route whole until cutover: the moving half `[split_key, end)` is not yet a route of its
+/// own): route 2 `["", "m")` split at "f" by job 7, in `phase_2`; route 3 `["m", ∞)` split
+/// at "t" by job 8, in `phase_3`.
+fn two_moves_of_one_group(phase_2: &str, phase_3: &str) -> HistoryBuilder {
+    let mut h = HistoryBuilder::new();
+    h.catalog(1, vec![route(2, "", "m", 1, 1), route(3, "m", "", 1, 1)], vec![]);
+    h.at_ms(50).catalog(
+        2,
+        vec![fenced(route(2, "", "m", 1, 1)), fenced(route(3, "m", "", 1, 1))],
+        vec![job(7, 2, "f", 1, 2, phase_2), job(8, 3, "t", 1, 2, phase_3)],
+    );
+    h
+}
+
+#[test]
+fn rule_f_does_not_blame_a_write_on_another_routes_job() {
+    // "x" is in route 3, whose own job is still in FENCE: not judged. Job 7 (route 2, same
+    // group) is in DELTA_COPY with a split key below the key and below route 3's start —
+    // but it moves part of route 2, not "x".
+    let mut h = two_moves_of_one_group("DELTA_COPY", "FENCE");
+    h.at_ms(60).put(0, "x", 1, meta(1, 1, 20, 3, 1));
+    let r = run(&h);
+    assert_eq!(rule_validity(&r, "f"), json!(true), "{:?}", r.anomalies);
+    assert_eq!(r.counts["f-checked"], 1);
+}
+
+#[test]
+fn rule_f_flags_a_write_to_the_moving_half_of_a_route_not_yet_split() {
+    // Route 3 is fenced and its job (split key "t" inside it) is in DELTA_COPY: a write to
+    // "x" (in the moving half) acknowledged by the source must have been rejected.
+    let mut h = two_moves_of_one_group("FENCE", "DELTA_COPY");
+    let late = h.at_ms(60).put(0, "x", 1, meta(1, 1, 20, 3, 1));
+    // "p" is in the half of route 3 that stays with the source: not judged.
+    h.at_ms(70).put(1, "p", 2, meta(1, 1, 21, 3, 1));
+    let r = run(&h);
+    assert_eq!(rule_validity(&r, "f"), json!(false), "{:?}", r.anomalies);
+    assert_eq!(r.counts["f-violations"], 1);
+    let w = r.anomalies.iter().find(|a| a["rule"] == "f").expect("write-after-fence witness");
+    assert_eq!(w["op"].as_u64(), Some(late));
+    assert_eq!((w["route"].as_u64(), w["job"].as_u64()), (Some(3), Some(8)), "{w}");
+}
+
+#[test]
+fn rule_f_reads_elastickv_phase_names() {
+    let mut h = two_moves_of_one_group("FENCE", "SPLIT_JOB_PHASE_DELTA_COPY");
+    h.at_ms(60).put(0, "x", 1, meta(1, 1, 20, 3, 1));
+    assert_eq!(rule_validity(&run(&h), "f"), json!(false));
+}
+
+#[test]
+fn rule_e_leaves_elastickv_failed_retries_unjudged() {
+    let phases = |phases: &[&str]| {
+        let mut h = HistoryBuilder::new();
+        h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+        for (i, p) in phases.iter().enumerate() {
+            h.catalog(2 + i as u64, vec![route(1, "", "", 1, 1)], vec![job(1, 1, "m", 1, 2, p)]);
+        }
+        catalog_kinds(&run(&h))
+    };
+    // FAILED is a retry waypoint: the job resumes at its retry phase.
+    assert!(phases(&["DELTA_COPY", "FAILED", "BACKFILL", "FENCE", "DELTA_COPY", "CUTOVER", "DONE"]).is_empty());
+    assert!(phases(&["CUTOVER", "FAILED", "CUTOVER", "CLEANUP", "DONE"]).is_empty());
+    assert!(phases(&["BACKFILL", "FAILED", "ABANDONING", "ABANDONED"]).is_empty());
+    // The paths around it are still judged.
+    assert_eq!(phases(&["CUTOVER", "ABANDONING", "ABANDONED"]), ["abandoned-after-cutover"]);
+    assert_eq!(phases(&["DONE", "FAILED", "DONE"]), ["terminal-job-changed"]);
+}

@@ -2,40 +2,14 @@
 //! `fail` and `info`, the models, per-key independence, witnesses, counts, budgets and
 //! input it cannot judge.
 
+mod lin_support;
+
 use analysis::checkers::linearizable::{check, LinearizableOptions, Model};
-use analysis::history::{History, Op, OpType, Process};
 use analysis::synth::{generate, SynthConfig};
 use analysis::verdict::{CheckerResult, Validity};
+use lin_support::{history, Line};
 use serde_json::{json, Value};
 use std::time::Duration;
-
-/// One history line: process, type, f, key, value.
-type Line<'a> = (i64, &'a str, &'a str, Option<&'a str>, Value);
-
-fn history(lines: &[Line]) -> History {
-    let ops = lines
-        .iter()
-        .enumerate()
-        .map(|(i, (p, t, f, key, value))| Op {
-            index: i as u64,
-            kind: match *t {
-                "invoke" => OpType::Invoke,
-                "ok" => OpType::Ok,
-                "fail" => OpType::Fail,
-                _ => OpType::Info,
-            },
-            process: if *p < 0 { Process::Nemesis } else { Process::Client(*p as u64) },
-            f: f.to_string(),
-            key: key.map(str::to_string),
-            value: value.clone(),
-            time: 1000 * i as u64,
-            node: None,
-            error: None,
-            meta: None,
-        })
-        .collect();
-    History::new(ops)
-}
 
 fn cas_register(lines: &[Line]) -> CheckerResult {
     check(&history(lines), &LinearizableOptions::default())
@@ -175,19 +149,26 @@ fn kv_appends_concatenate_per_key() {
 #[test]
 fn functions_the_model_does_not_check_are_counted_and_named() {
     let lines = [
-        (0, "invoke", "write", None, json!(1)),
-        (0, "ok", "write", None, json!(1)),
-        (0, "invoke", "cas", None, json!([1, 2])),
-        (0, "ok", "cas", None, json!([1, 2])),
+        (0, "invoke", "write", Some("a"), json!(1)),
+        (0, "ok", "write", Some("a"), json!(1)),
+        (0, "invoke", "add", Some("e1"), json!(5)),
+        (0, "ok", "add", Some("e1"), json!(5)),
+        (0, "invoke", "read-set", None, N),
+        (0, "ok", "read-set", None, json!(["e1"])),
         (-1, "info", "start-partition", None, json!({"targets": ["n1"]})),
     ];
     let r = check(&history(&lines), &LinearizableOptions { model: Model::Register, ..Default::default() });
-    assert_eq!(r.valid, Validity::Valid);
-    assert_eq!(r.counts["unsupported-ops"], 1);
+    assert_eq!(r.valid, Validity::Valid, "set ops on keys no register op uses are not register changes");
+    assert_eq!(r.counts["unsupported-ops"], 2);
     assert_eq!(r.counts["non-client-events"], 1);
-    assert!(r.reason.unwrap().contains("cas×1"), "the ignored function is named");
+    let reason = r.reason.unwrap();
+    assert!(reason.contains("add×1") && reason.contains("read-set×1"), "the ignored functions are named: {reason}");
 
-    let only_cas = &lines[2..4];
+    let cas = [
+        (0, "invoke", "cas", None, json!([1, 2])),
+        (0, "ok", "cas", None, json!([1, 2])),
+    ];
+    let only_cas = &cas[..];
     let r = check(&history(only_cas), &LinearizableOptions { model: Model::Register, ..Default::default() });
     assert_eq!(r.valid, Validity::Unknown, "nothing checked is not valid");
     assert!(r.reason.unwrap().contains("no operation this model can check"));

@@ -278,3 +278,12 @@ fn byte_midpoint_split_of_a_sequential_child_route_is_unjustified() {
     assert_eq!(r.anomalies[0]["route"], 3);
     assert_eq!(r.counts["judged-splits"], 2, "the first (p50) split was judged and passed");
 }
+
+#[test]
+fn an_unjustified_split_is_explained_in_words_not_rust_debug_values() {
+    let r = sequential_split("\u{7f}");
+    let explanation = r.anomalies[0]["explanation"].as_str().unwrap();
+    assert!(!explanation.contains("Some(") && !explanation.contains("None") && !explanation.contains("[\""), "{explanation}");
+    assert!(explanation.contains("split at \"\u{7f}\","), "{explanation}");
+    assert!(explanation.contains("hottest key \"hot/"), "{explanation}");
+}

@@ -97,3 +97,21 @@ fn empty_history_is_unknown_and_all_expands_to_every_kind() {
     assert_eq!(requested_kinds(&["all".into()]), ["partition", "kill", "pause", "loss", "split"]);
     assert_eq!(requested_kinds(&["kill,partition".into(), "kill".into()]), ["kill", "partition"]);
 }
+
+#[test]
+fn a_run_with_no_acknowledged_op_tested_nothing() {
+    let mut h = HistoryBuilder::new();
+    for i in 0..20u64 {
+        h.at_ms(i * 10);
+        h.invoke(i % 3, "write", "k", json!(i));
+        h.complete(analysis::history::OpType::Fail, i % 3, "write", "k", json!(i), None);
+    }
+    let r = check(&h.build(), &opts(&[], 0.0));
+    assert_eq!(r.valid, Validity::Unknown);
+    assert!(r.reason.as_deref().unwrap_or_default().contains("no client operation was acknowledged"), "{:?}", r.reason);
+    assert_eq!(r.counts["ok-ops"], 0);
+    // One acknowledged op is enough.
+    h.at_ms(500);
+    h.acked(0, "write", "k", json!(99), None);
+    assert_eq!(check(&h.build(), &opts(&[], 0.0)).valid, Validity::Valid);
+}

@@ -106,7 +106,9 @@ pub fn registry() -> Vec<CheckerEntry> {
             run: check_linearizable,
         },
         CheckerEntry { name: "set-full", applies: |f| f.workload == "hotspot" || f.workload == "set", run: check_set_full },
-        CheckerEntry { name: vacuity::NAME, applies: |f| !f.nemesis.is_empty(), run: check_vacuity },
+        // Always: besides the requested faults it catches a run with no acknowledged op,
+        // which every other checker may rightly call valid.
+        CheckerEntry { name: vacuity::NAME, applies: |_| true, run: check_vacuity },
         // Stores without route epochs or splits are marked not-applicable per target
         // (`crate::db::mark_not_applicable`).
         CheckerEntry { name: epoch_authority::NAME, applies: |f| f.route_epochs, run: check_epoch_authority },
@@ -242,6 +244,21 @@ mod tests {
         let v = analyse(&h, &facts(), &["interrupted".to_string()]);
         assert_eq!(v.valid, Validity::Unknown);
         assert_eq!(v.checkers["run"].reason.as_deref(), Some("interrupted"));
+    }
+
+    #[test]
+    fn a_run_with_no_acknowledged_op_is_unknown_through_vacuity() {
+        let h = History::new(vec![
+            op(0, 1, OpType::Invoke, "write", "k", json!(1)),
+            Op { kind: OpType::Fail, ..op(1, 1, OpType::Ok, "write", "k", json!(1)) },
+            op(2, 2, OpType::Invoke, "read", "k", json!(null)),
+            Op { kind: OpType::Info, ..op(3, 2, OpType::Ok, "read", "k", json!(null)) },
+        ]);
+        let v = analyse(&h, &facts(), &[]);
+        assert_eq!(v.checkers["linearizable"].valid, Validity::Valid, "all failed: trivially linearizable");
+        assert_eq!(v.checkers["vacuity"].valid, Validity::Unknown);
+        assert!(v.checkers["vacuity"].reason.as_deref().unwrap_or_default().contains("no client operation was acknowledged"));
+        assert_eq!(v.valid, Validity::Unknown, "{v:?}");
     }
 
     #[test]

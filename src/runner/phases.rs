@@ -88,35 +88,43 @@ pub async fn run(plan: Plan) -> Result<Validity> {
 
     let image = if !docker_cluster {
         None
-    } else if plan.args.db != crate::db::DbKind::Refkv {
-        match unless_interrupted(&interrupt, crate::db::launch::node_image(&plan)).await {
-            Some(r) => Some(r?),
-            None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
-        }
     } else {
-        match unless_interrupted(&interrupt, resolve_image(&plan)).await {
-            Some(r) => Some(r?),
+        let build = async {
+            if plan.args.db != crate::db::DbKind::Refkv {
+                crate::db::launch::node_image(&plan).await
+            } else {
+                resolve_image(&plan).await
+            }
+        };
+        match unless_interrupted(&interrupt, build).await {
+            Some(Ok(image)) => Some(image),
+            Some(Err(e)) => return fail_before_any_op(&plan, &run, e.context("building the node image")),
             None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
         }
     };
     test_json["image"] = serde_json::to_value(&image)?;
     write_json(&run.test_json(), &test_json)?;
 
-    if docker_cluster {
-        let swept = sweep::sweep_stale().await.context("sweeping stale faultline resources")?;
-        if swept.containers + swept.networks > 0 {
-            tracing::info!("setup: removed {} stale containers and {} networks", swept.containers, swept.networks);
-        }
+    if let Err(e) = sweep_stale_resources(docker_cluster).await {
+        return fail_before_any_op(&plan, &run, e);
     }
-    let stale_netns = crate::cluster::netns::sweep_stale().await.context("sweeping stale faultline namespaces")?;
-    if !stale_netns.is_empty() {
-        tracing::info!("setup: removed the network namespaces of stale runs {stale_netns:?}");
-    }
-    let sink = Arc::new(JsonlSink::create(&run.history()).with_context(|| format!("creating {}", run.history().display()))?);
+    let sink = match JsonlSink::create(&run.history()).with_context(|| format!("creating {}", run.history().display())) {
+        Ok(sink) => Arc::new(sink),
+        Err(e) => return fail_before_any_op(&plan, &run, e),
+    };
     let run_id = format!("fl{:x}", (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff));
     tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.args.nodes, plan.args.db.name(), plan.args.cluster.name());
     let cluster = match unless_interrupted(&interrupt, crate::db::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
-        Some(c) => c?,
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            if docker_cluster {
+                if let Err(e) = sweep::remove_run(&run_id).await {
+                    tracing::error!("removing the half-started cluster: {e:#} (run `faultline cleanup`)");
+                }
+            }
+            sink.finish();
+            return fail_before_any_op(&plan, &run, e.context("starting the cluster"));
+        }
         None => {
             // The start was abandoned half-way: remove whatever it had created.
             if docker_cluster {
@@ -194,8 +202,38 @@ async fn git_commit() -> Option<String> {
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// Removes what earlier runs left behind (containers and networks, network namespaces).
+async fn sweep_stale_resources(docker_cluster: bool) -> Result<()> {
+    if docker_cluster {
+        let swept = sweep::sweep_stale().await.context("sweeping stale faultline resources")?;
+        if swept.containers + swept.networks > 0 {
+            tracing::info!("setup: removed {} stale containers and {} networks", swept.containers, swept.networks);
+        }
+    }
+    let stale_netns = crate::cluster::netns::sweep_stale().await.context("sweeping stale faultline namespaces")?;
+    if !stale_netns.is_empty() {
+        tracing::info!("setup: removed the network namespaces of stale runs {stale_netns:?}");
+    }
+    Ok(())
+}
+
+/// The run never started (no image, no cluster): its directory, which `latest` already
+/// points at, still gets a `results.json` — `unknown`, the reason naming the failure — and
+/// the run then fails with the error (exit 255). See docs/running.md.
+fn fail_before_any_op(plan: &Plan, run: &RunDir, e: anyhow::Error) -> Result<Validity> {
+    tracing::error!("the run never started: {e:#}");
+    if let Err(write_error) = finish_without_cluster(plan, run, &format!("the run never started: {e:#}")) {
+        tracing::error!("writing {}: {write_error:#}", run.results().display());
+    }
+    Err(e)
+}
+
+/// The verdict of a run that ended before any op: only the `run` pseudo-checker, `unknown`
+/// with `why` (the checkers would judge an empty history, and some would call it valid).
 fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
-    let verdict = crate::db::mark_not_applicable(plan.db.as_ref(), analysis_phase::analyse(&History::default(), &facts(plan), &[why.to_string()]));
+    let mut problem = analysis::verdict::CheckerResult::new(Validity::Unknown);
+    problem.reason = Some(why.to_string());
+    let verdict = analysis::verdict::Verdict::from_checkers([("run".to_string(), problem)].into_iter().collect());
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
     eprintln!("faultline: {why}; verdict unknown ({})", run.results().display());

@@ -41,9 +41,12 @@ pub fn read_history(run: &Path) -> History {
     history
 }
 
+#[path = "../schema_support/mod.rs"]
+pub mod schema_support;
+
+/// The run's `results.json`, checked against `docs/results.schema.json`.
 pub fn results(run: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(run.join("results.json")).expect("results.json exists");
-    serde_json::from_str(&text).expect("results.json is JSON")
+    schema_support::read_results(&run.join("results.json"))
 }
 
 pub fn test_json(run: &Path) -> serde_json::Value {

@@ -5,8 +5,9 @@
 //! each requested nemesis kind took effect at least once (a `start-<kind>` event with
 //! `effective: true`; for `kill`, with `leader: true` when the nemesis reports whether it
 //! hit a leader) and the acknowledged-op throughput before the first fault reached the
-//! floor; otherwise `unknown` with the reasons. It is never `invalid`: a vacuous run is not
-//! a bug in the system under test.
+//! floor, and at least one client op was acknowledged (a history whose ops all failed is
+//! trivially linearizable, but tested nothing); otherwise `unknown` with the reasons. It is
+//! never `invalid`: a vacuous run is not a bug in the system under test.
 
 use crate::history::{events, History, Op, OpType, Process};
 use crate::verdict::{CheckerResult, Validity};
@@ -137,8 +138,12 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
         reasons.extend(shortfall);
     }
     let throughput = pre_fault_throughput(history);
+    let acknowledged = history.ops.iter().filter(|op| op.process.client().is_some() && op.kind == OpType::Ok).count();
     match throughput {
         None => reasons.push("no client operation in the history: the workload never ran".into()),
+        Some(_) if acknowledged == 0 => {
+            reasons.push("no client operation was acknowledged: every one failed or timed out, so the run tested nothing".into())
+        }
         Some((_, secs, _)) if opts.min_ok_ops_per_s > 0.0 && secs < opts.min_measure_s => reasons.push(format!(
             "only {secs:.2} s of fault-free workload before the first fault (need {:.2} s to measure throughput)",
             opts.min_measure_s
@@ -159,6 +164,7 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
     if let Some((_, _, ok)) = throughput {
         result.counts.insert("pre-fault-ok-ops".into(), ok);
     }
+    result.counts.insert("ok-ops".into(), acknowledged as u64);
     result.details = json!({
         "kinds": kinds_json,
         "pre_fault_ok_ops_per_s": throughput.map(|t| t.0),

@@ -1,7 +1,7 @@
 //! Telling history formats apart by their content, with the file extension as a hint
 //! when the content is ambiguous (e.g. an empty file).
 
-use super::Format;
+use super::{jepsen_log, Format};
 use std::path::Path;
 
 /// How much of the start of a file is looked at.
@@ -15,15 +15,8 @@ pub fn detect(text: &str, path: &Path) -> Option<Format> {
 /// The format the content looks like, from its first meaningful line.
 pub fn detect_content(text: &str) -> Option<Format> {
     let head = &text[..floor_char_boundary(text, SNIFF_BYTES)];
-    if head.lines().any(|l| l.contains("jepsen.util - ") || l.contains("jepsen.util: ")) {
-        let op_line = head.lines().any(|l| {
-            l.split_once("jepsen.util").is_some_and(|(_, rest)| {
-                [":invoke", ":ok", ":fail", ":info"].iter().any(|t| rest.contains(&format!("\t{t}\t")))
-            })
-        });
-        if op_line {
-            return Some(Format::JepsenLog);
-        }
+    if head.lines().any(jepsen_log::is_op_line) {
+        return Some(Format::JepsenLog);
     }
     let first = head
         .lines()
@@ -39,7 +32,9 @@ pub fn detect_content(text: &str) -> Option<Format> {
         // One map per line is Porcupine's kv layout; a map spread over lines is EDN.
         return Some(if first.trim_end().ends_with('}') { Format::PorcupineKv } else { Format::Edn });
     }
-    None
+    // A log that mentions Jepsen's op logger without one readable op line: the Jepsen log
+    // reader names the line, rather than "unknown format".
+    head.lines().any(|l| l.contains("jepsen.util")).then_some(Format::JepsenLog)
 }
 
 /// The format a file extension suggests.
@@ -69,6 +64,8 @@ mod tests {
         let p = Path::new("x.unknown");
         assert_eq!(detect("{\"index\":0,\"type\":\"invoke\"}\n", p), Some(Format::Jsonl));
         assert_eq!(detect("noise\nINFO  jepsen.util - 3\t:ok\t:read\t4\n", p), Some(Format::JepsenLog));
+        assert_eq!(detect("INFO  jepsen.util - 3   :ok     :read  4\n", p), Some(Format::JepsenLog), "space-padded");
+        assert_eq!(detect("INFO  jepsen.util - 3|:ok|:read|4\n", p), Some(Format::JepsenLog), "the reader names the line");
         assert_eq!(detect("; c\n[{:process 0}\n]", p), Some(Format::Edn));
         assert_eq!(detect("{:process 0, :type :ok}\n", p), Some(Format::PorcupineKv));
         assert_eq!(detect("{:process 0,\n :type :ok}\n", p), Some(Format::Edn));

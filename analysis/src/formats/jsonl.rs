@@ -3,8 +3,10 @@
 //!
 //! [`JsonlReader`] streams ops from any `BufRead` one line at a time, validating as it
 //! goes. A line that does not parse is an error naming the source and line — unless it
-//! is the last line of the input, which is what a crash in the middle of a write leaves
-//! behind: that line is dropped and reported as a warning in the [`ParseReport`].
+//! is the last line of the input and has no newline, which is what a crash in the middle
+//! of a write leaves behind: that line is dropped and reported as a warning in the
+//! [`ParseReport`]. A complete (newline-terminated) line that does not parse is an error
+//! wherever it is.
 //! [`JsonlWriter`] appends one complete line per op and flushes it, so a history can be
 //! read (and checked) while the test that writes it is still running.
 
@@ -116,13 +118,13 @@ impl Assembler {
         Ok(op)
     }
 
-    /// Records that the last line, `line`, could not be parsed and was dropped.
-    pub(crate) fn dropped_last_line(&mut self, line: usize, message: &str, ends_with_newline: bool) {
+    /// Records that the last line, `line`, has no newline, could not be parsed and was
+    /// dropped: what a writer that crashed mid-line leaves behind.
+    pub(crate) fn dropped_cut_last_line(&mut self, line: usize, message: &str) {
         self.report.truncated_last_line = true;
         self.report.warnings.push(format!(
-            "{}:{line}: dropped the unparseable last line ({message}){}",
-            self.source,
-            if ends_with_newline { "" } else { "; it has no newline, probably cut short by a crash" }
+            "{}:{line}: dropped the unparseable last line ({message}); it has no newline, probably cut short by a crash",
+            self.source
         ));
     }
 
@@ -175,16 +177,6 @@ impl<R: BufRead> JsonlReader<R> {
         Ok(n > 0)
     }
 
-    /// True if nothing but blank lines remain.
-    fn only_blank_lines_remain(&mut self) -> Result<bool, FormatError> {
-        while self.read_line()? {
-            if !is_blank(&self.buf) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
     fn next_op(&mut self) -> Result<Option<Op>, FormatError> {
         loop {
             if !self.read_line()? {
@@ -197,13 +189,12 @@ impl<R: BufRead> JsonlReader<R> {
             let ends_with_newline = self.buf.last() == Some(&b'\n');
             match parse_line(&self.buf) {
                 Ok(pending) => return self.asm.push(line, pending).map(Some),
-                Err(message) => {
-                    if self.only_blank_lines_remain()? {
-                        self.asm.dropped_last_line(line, &message, ends_with_newline);
-                        return Ok(None);
-                    }
-                    return Err(self.asm.error(line, message));
+                // Without its newline the line is the input's last: cut short by a crash.
+                Err(message) if !ends_with_newline => {
+                    self.asm.dropped_cut_last_line(line, &message);
+                    return Ok(None);
                 }
+                Err(message) => return Err(self.asm.error(line, message)),
             }
         }
     }
@@ -345,6 +336,16 @@ mod tests {
         assert_eq!(h.len(), 3);
         assert!(report.truncated_last_line);
         assert!(report.warnings[0].starts_with("h.jsonl:4: dropped"), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn complete_bad_last_line_is_an_error_not_a_warning() {
+        let text = GOOD.replacen("\"type\":\"info\"", "\"type\":\"okay\"", 1);
+        let e = read(&text).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("unknown variant `okay`"), "{e}");
+        let e = read(&format!("{GOOD}{{\"type\":\"invoke\",\"process\":0,\"f\"\n\n\n")).unwrap_err();
+        assert_eq!(e.line, 4, "blank lines after it do not make a complete line a cut one");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Porcupine's kv test histories: one Clojure op map per line, e.g.
 //! `{:process 9, :type :invoke, :f :append, :key "0", :value "x 9 0 y"}`, with `get`,
 //! `put` and `append` on string keys. Each line is read on its own, so a bad line is
-//! reported precisely and a cut-short last line is tolerated with a warning.
+//! reported precisely and a cut-short last line (one without its newline) is tolerated with
+//! a warning.
 
 use super::edn::parse_one;
 use super::foreign::{op_from_map, ForeignBuilder};
@@ -12,6 +13,8 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
     let mut builder = ForeignBuilder::new(source);
     let lines: Vec<&str> = text.lines().collect();
     let last_content_line = lines.iter().rposition(|l| !l.trim().is_empty());
+    // Only a last line without its newline can be one a crash cut short.
+    let last_line_cut = !text.ends_with('\n');
     for (i, line_text) in lines.iter().enumerate() {
         let trimmed = line_text.trim();
         if trimmed.is_empty() || trimmed.starts_with(';') {
@@ -20,7 +23,7 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
         let line = i + 1;
         let form = match parse_one(trimmed) {
             Ok(form) => form,
-            Err(e) if Some(i) == last_content_line && e.at_end_of_input => {
+            Err(e) if Some(i) == last_content_line && last_line_cut && e.at_end_of_input => {
                 builder.report.truncated_last_line = true;
                 let warning = format!("{source}:{line}: dropped the cut-short last line ({})", e.message);
                 builder.report.warnings.push(warning);
@@ -56,6 +59,8 @@ mod tests {
         let (h, r) = parse("{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1, :ty", "kv.txt").unwrap();
         assert_eq!(h.len(), 1);
         assert!(r.truncated_last_line);
+        let e = parse("{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1, :ty\n", "kv.txt").unwrap_err();
+        assert_eq!(e.line, 2, "a complete last line is not a cut one");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! - split keys of split jobs lie strictly inside the route they split;
 //! - every split job ends the history DONE or ABANDONED; a job's phase never goes back
 //!   along its path, never changes after a terminal phase, and is never abandoned after
-//!   CUTOVER.
+//!   CUTOVER (FAILED, elastickv's retry waypoint, is left unjudged on either side).
 
 use super::report::RuleReport;
 use crate::catalog::{CatalogObservation, CatalogTimeline};
@@ -27,11 +27,12 @@ pub fn phase_name(phase: &str) -> String {
 }
 
 /// Position of a phase on its path: the forward path PLANNED → … → DONE ranks 1–7, the
-/// abandon path (FAILED, ABANDONING, ABANDONED) 8–10; unknown phases have no rank.
+/// abandon path ABANDONING → ABANDONED 8–9. elastickv's FAILED has no rank: it is a retry
+/// waypoint (the job resumes at its `retry_phase`, any of BACKFILL … CLEANUP), so moves into
+/// and out of it are never judged. Unknown phases have no rank either.
 fn phase_rank(phase: &str) -> Option<u8> {
-    const ORDER: &[&str] = &[
-        "PLANNED", "BACKFILL", "FENCE", "DELTA_COPY", "CUTOVER", "CLEANUP", "DONE", "FAILED", "ABANDONING", "ABANDONED",
-    ];
+    const ORDER: &[&str] =
+        &["PLANNED", "BACKFILL", "FENCE", "DELTA_COPY", "CUTOVER", "CLEANUP", "DONE", "ABANDONING", "ABANDONED"];
     ORDER.iter().position(|p| *p == phase).map(|i| i as u8 + 1)
 }
 
@@ -40,7 +41,7 @@ fn phase_at_or_after_cutover(phase: &str) -> bool {
 }
 
 fn is_abandon_path(phase: &str) -> bool {
-    matches!(phase, "FAILED" | "ABANDONING" | "ABANDONED")
+    matches!(phase, "ABANDONING" | "ABANDONED")
 }
 
 /// State carried from one observation to the next.

@@ -71,7 +71,7 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     write_rules::no_stale_epoch_writes(&acked, timeline, &lineage, &mut b);
     write_rules::unique_commit_slots(&acked, &mut c);
     write_rules::epochs_monotonic_per_process(&acked, &lineage, &mut d);
-    write_rules::no_writes_after_fence(&acked, timeline, &mut f);
+    write_rules::no_writes_after_fence(&acked, timeline, &lineage, &mut f);
     let catalog_details = catalog_rules::catalog_invariants(timeline, &mut e);
     let rules = [a, b, c, d, e, f];
     assemble(&acked, timeline, &rules, catalog_details)

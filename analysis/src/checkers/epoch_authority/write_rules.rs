@@ -8,7 +8,8 @@
 
 use super::acked::AckedOp;
 use super::report::RuleReport;
-use crate::catalog::{CatalogObservation, CatalogTimeline, Lineage};
+use super::catalog_rules::phase_name;
+use crate::catalog::{jobs_for_range, CatalogObservation, CatalogTimeline, Lineage};
 use crate::history::{CommitMeta, RouteRecord};
 use rustc_hash::FxHashMap;
 use serde_json::json;
@@ -178,12 +179,17 @@ pub fn epochs_monotonic_per_process(acked: &[AckedOp], lineage: &Lineage, report
                 "op": op.index, "previous_op": prev_op, "process": op.process, "key": key,
                 "route": m.route_id, "epoch": epoch, "previous_route": prev_route, "previous_epoch": prev_epoch,
                 "explanation": format!(
-                    "process {} saw {key:?} at route {:?} epoch {prev_epoch} (op {prev_op}) and later at \
-                     route {:?} epoch {epoch} (op {})", op.process, prev_route, m.route_id, op.index),
+                    "process {} saw {key:?} at {} epoch {prev_epoch} (op {prev_op}) and later at \
+                     {} epoch {epoch} (op {})", op.process, route_name(prev_route), route_name(m.route_id), op.index),
             }));
         }
     }
     report.unknown_if_nothing_checked("no acknowledged operation reports a route epoch");
+}
+
+/// `route 7`, or `an unnamed route` when the store did not report one.
+fn route_name(route: Option<u64>) -> String {
+    route.map_or_else(|| "an unnamed route".to_string(), |r| format!("route {r}"))
 }
 
 /// Job phases at which the source group's fence is complete: the move design fences the
@@ -193,10 +199,11 @@ const FENCE_COMPLETE_PHASES: &[&str] = &["DELTA_COPY"];
 /// Rule (f): once a move's fence is complete, the source group has lost write authority over
 /// the moving range. A write is a violation when the catalog observed *before it was invoked*
 /// shows its key's route `WRITE_FENCED` at the group that committed it, with that group's
-/// split job for the range already past its fence (in `DELTA_COPY`): the source must have
-/// rejected it. (Writes invoked while the job is still in `FENCE` may legitimately land
-/// before the fence and are carried over by the delta copy, so they are not judged.)
-pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, report: &mut RuleReport) {
+/// job for the key's range ([`jobs_for_range`]) already past its fence (in `DELTA_COPY`): the
+/// source must have rejected it. (Writes invoked while the job is still in `FENCE` may
+/// legitimately land before the fence and are carried over by the delta copy, so they are
+/// not judged; nor are jobs of other routes, even of the same group.)
+pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, lineage: &Lineage, report: &mut RuleReport) {
     if timeline.is_empty() {
         report.unknown_reason = Some("no catalog observations in the history: cannot tell when ranges were fenced".into());
         return;
@@ -210,12 +217,8 @@ pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, repo
         if current.state != "WRITE_FENCED" || current.group != group {
             continue;
         }
-        let fenced_job = obs.snapshot.jobs.iter().find(|j| {
-            j.source_group == group
-                && FENCE_COMPLETE_PHASES.contains(&j.phase.as_str())
-                && j.split_key.as_str() <= key
-                && j.split_key.as_str() <= current.start.as_str()
-        });
+        let fenced_job = jobs_for_range(&obs.snapshot.jobs, current, key, lineage)
+            .find(|j| j.source_group == group && FENCE_COMPLETE_PHASES.contains(&phase_name(&j.phase).as_str()));
         let Some(job) = fenced_job else { continue };
         report.violation(json!({
             "kind": "write-after-fence",

@@ -132,7 +132,8 @@ pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
     // Largest first, so the longest searches start early and the pool stays busy.
     keys.sort_by_key(|k| std::cmp::Reverse(k.ops.len()));
     let deadline = std::time::Instant::now() + opts.total_time;
-    let reports: Vec<report::KeyReport> =
+    let mut reports: Vec<report::KeyReport> =
         keys.into_par_iter().map(|k| report::check_key(history, k, opts, deadline)).collect();
+    reports.extend(prepared.unfollowed.into_iter().map(report::unfollowed_key));
     report::assemble(opts, prepared.counts, reports)
 }

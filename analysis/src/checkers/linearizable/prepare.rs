@@ -102,6 +102,15 @@ impl PrepCounts {
 pub struct Prepared {
     pub keys: Vec<KeyHistory>,
     pub counts: PrepCounts,
+    /// Keys the model cannot follow (an op it does not check may have changed them), with
+    /// the reason; they are not in `keys`.
+    pub unfollowed: Vec<UnfollowedKey>,
+}
+
+/// A key set aside because the model cannot follow every change to it.
+pub struct UnfollowedKey {
+    pub key: Option<String>,
+    pub reason: String,
 }
 
 /// An invoke and its completion, as positions in the history.
@@ -117,16 +126,23 @@ pub fn prepare(history: &History, model: Model, initial: &Value, null_reads: Nul
         return Err(format!("history has {} entries; at most {} are supported", history.ops.len(), NO_RETURN - 1));
     }
     let (groups, mut counts) = pair_by_key(history);
-    let per_key: Vec<(KeyHistory, PrepCounts)> = groups
+    let per_key: Vec<(KeyHistory, PrepCounts, Option<String>)> = groups
         .into_par_iter()
         .map(|(key, pairs)| reduce_key(history, model, initial, null_reads, key, &pairs))
         .collect::<Result<_, String>>()?;
     let mut keys = Vec::with_capacity(per_key.len());
-    for (k, c) in per_key {
+    let mut unfollowed = Vec::new();
+    for (k, c, why) in per_key {
         counts.absorb(c);
-        keys.push(k);
+        match why {
+            Some(reason) => {
+                counts.kept -= k.ops.len() as u64;
+                unfollowed.push(UnfollowedKey { key: k.key, reason });
+            }
+            None => keys.push(k),
+        }
     }
-    Ok(Prepared { keys, counts })
+    Ok(Prepared { keys, counts, unfollowed })
 }
 
 /// Pass 1 (sequential): pair invokes with completions and group the pairs by key, in
@@ -194,7 +210,55 @@ fn model_handles(model: Model, kind: Kind) -> bool {
     }
 }
 
-/// Pass 2 (per key, in parallel): reduce each pair to a [`PreparedOp`] or drop it.
+/// Functions of the set-full workload: they address a set, not a register — except a
+/// keyed `add`, which creates its key.
+fn is_set_function(f: &str) -> bool {
+    matches!(f, "add" | "read-set" | "scan")
+}
+
+/// Ops of one key the model does not check but that may have changed its value.
+#[derive(Default)]
+struct Unchecked {
+    /// Non-set functions the model does not handle (`cas` under `register`, ...), by `f`.
+    register_changes: BTreeMap<String, u64>,
+    /// Keyed `add`s that may have taken effect.
+    keyed_adds: u64,
+}
+
+impl Unchecked {
+    fn note(&mut self, invoke: &Op, completion: Option<&Op>) {
+        if completion.is_some_and(|c| c.kind == OpType::Fail) || matches!(invoke.f.as_str(), "read-set" | "scan") {
+            return; // took no effect, or only read
+        }
+        if !is_set_function(&invoke.f) {
+            *self.register_changes.entry(invoke.f.clone()).or_default() += 1;
+        } else if invoke.f == "add" && invoke.key.is_some() {
+            self.keyed_adds += 1;
+        }
+    }
+
+    /// Why the key cannot be judged, if it cannot. A key that only set ops address is a set
+    /// element, not a register, and is simply not judged by this checker.
+    fn reason(&self, model: Model, key: &Option<String>, register_ops: usize) -> Option<String> {
+        let mut changes: Vec<String> = self.register_changes.iter().map(|(f, n)| format!("{f}×{n}")).collect();
+        if self.keyed_adds > 0 && register_ops > 0 {
+            changes.push(format!("add×{}", self.keyed_adds));
+        }
+        (!changes.is_empty()).then(|| {
+            format!(
+                "key {}: model {} cannot follow {} (it checks {}), and judging the key without them could \
+                 manufacture a violation",
+                super::report::key_name(key),
+                model.name(),
+                changes.join(", "),
+                model.functions()
+            )
+        })
+    }
+}
+
+/// Pass 2 (per key, in parallel): reduce each pair to a [`PreparedOp`] or drop it; the
+/// reason is set when the key must not be judged (see [`Unchecked`]).
 fn reduce_key(
     history: &History,
     model: Model,
@@ -202,8 +266,10 @@ fn reduce_key(
     null_reads: NullReads,
     key: Option<String>,
     pairs: &[Pair],
-) -> Result<(KeyHistory, PrepCounts), String> {
+) -> Result<(KeyHistory, PrepCounts, Option<String>), String> {
     let mut counts = PrepCounts::default();
+    let mut unchecked = Unchecked::default();
+    let mut register_ops = 0usize;
     let mut values = ValueTable::new();
     let initial = values.intern(initial).ok_or("too many distinct values")?;
     let mut ops = Vec::with_capacity(pairs.len());
@@ -211,7 +277,11 @@ fn reduce_key(
         counts.client_ops += 1;
         let invoke = &history.ops[pair.invoke as usize];
         let completion = (pair.completion != NO_RETURN).then(|| &history.ops[pair.completion as usize]);
-        match reduce_pair(model, invoke, completion, &mut values) {
+        let reduced = reduce_pair(model, invoke, completion, &mut values);
+        if !matches!(reduced, Reduced::Unsupported) {
+            register_ops += 1;
+        }
+        match reduced {
             Reduced::Keep(action, determinate) => {
                 counts.kept += 1;
                 if !determinate {
@@ -230,7 +300,10 @@ fn reduce_key(
                     counts.never_completed += 1;
                 }
             }
-            Reduced::Unsupported => *counts.unsupported.entry(invoke.f.clone()).or_default() += 1,
+            Reduced::Unsupported => {
+                *counts.unsupported.entry(invoke.f.clone()).or_default() += 1;
+                unchecked.note(invoke, completion);
+            }
             Reduced::Malformed(why) => counts.note_malformed(format!("op at index {}: {why}", invoke.index)),
         }
     }
@@ -239,7 +312,8 @@ fn reduce_key(
         counts.null_reads_dropped += dropped;
         counts.kept -= dropped;
     }
-    Ok((KeyHistory { key, ops, values, initial }, counts))
+    let unfollowed = unchecked.reason(model, &key, register_ops);
+    Ok((KeyHistory { key, ops, values, initial }, counts, unfollowed))
 }
 
 /// If a key starts with a value and nothing ever writes `null`, the key can never be

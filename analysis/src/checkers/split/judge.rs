@@ -195,12 +195,21 @@ fn unjustified(split: &SplitEvent, ev: &Evidence, opts: &SplitOptions) -> Option
             return None;
         }
     }
+    let hottest = match &ev.top_key {
+        Some(k) => format!("hottest key {} with {:.1} %", quoted(k), ev.top_key_share * 100.0),
+        None => "no key seen".to_string(),
+    };
+    let split_at: Vec<String> = split.split_keys.iter().map(|k| quoted(k)).collect();
     Some(format!(
-        "route {} was split at {:?}, but in the {} evidence ops before the split one child got only {:.1} % of the \
-         parent's load (split key at quantile {}; hottest key {:?} with {:.1} %): the load does not justify this split point",
-        split.parent.id, split.split_keys, ev.ops, min_share * 100.0,
-        ev.split_key_quantile.map_or("n/a".to_string(), |q| format!("{q:.3}")),
-        ev.top_key, ev.top_key_share * 100.0))
+        "route {} was split at {}, but in the {} evidence ops before the split one child got only {:.1} % of the \
+         parent's load (split key at quantile {}; {hottest}): the load does not justify this split point",
+        split.parent.id, split_at.join(", "), ev.ops, min_share * 100.0,
+        ev.split_key_quantile.map_or("n/a".to_string(), |q| format!("{q:.3}"))))
+}
+
+/// A key as a JSON string (quoted, control bytes escaped), the way results.json shows it.
+fn quoted(key: &str) -> String {
+    serde_json::Value::from(key).to_string()
 }
 
 fn anomaly(split: &SplitEvent, kind: &str, explanation: String) -> Value {

@@ -17,8 +17,6 @@ const CHUNK_BYTES: usize = 1 << 20;
 /// One non-blank line: where it was and what parsing it gave.
 struct ParsedLine {
     line: usize,
-    /// Offset just past the line in its batch.
-    end: usize,
     ends_with_newline: bool,
     result: Result<PendingOp, String>,
 }
@@ -51,14 +49,12 @@ fn read_batched<R: Read>(
             for parsed in chunk {
                 match parsed.result {
                     Ok(pending) => ops.push(asm.push(parsed.line, pending)?),
-                    Err(message) => {
-                        let rest_blank = is_blank(&buf[parsed.end..]) && (eof || rest_is_blank(&mut input, &asm, parsed.line)?);
-                        if !rest_blank {
-                            return Err(asm.error(parsed.line, message));
-                        }
-                        asm.dropped_last_line(parsed.line, &message, parsed.ends_with_newline);
+                    // Only the input's last line can lack its newline: a crash cut it short.
+                    Err(message) if !parsed.ends_with_newline => {
+                        asm.dropped_cut_last_line(parsed.line, &message);
                         return Ok((ops, asm));
                     }
+                    Err(message) => return Err(asm.error(parsed.line, message)),
                 }
             }
         }
@@ -80,20 +76,6 @@ fn fill<R: Read>(input: &mut R, buf: &mut Vec<u8>, batch_bytes: usize, asm: &Ass
     Ok(got == 0 || buf.len() < want)
 }
 
-/// True if the rest of `input` is whitespace (consumes it).
-fn rest_is_blank<R: Read>(input: &mut R, asm: &Assembler, line: usize) -> Result<bool, FormatError> {
-    let mut block = vec![0u8; 1 << 16];
-    loop {
-        let n = input.read(&mut block).map_err(|e| asm.error(line, format!("read error: {e}")))?;
-        if n == 0 {
-            return Ok(true);
-        }
-        if !is_blank(&block[..n]) {
-            return Ok(false);
-        }
-    }
-}
-
 fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(u8::is_ascii_whitespace)
 }
@@ -102,8 +84,8 @@ fn count_newlines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
-/// Splits a batch into chunks ending at newlines: (offset, text, first line number).
-fn split(batch: &[u8], first_line: usize) -> Vec<(usize, &[u8], usize)> {
+/// Splits a batch into chunks ending at newlines: (text, first line number).
+fn split(batch: &[u8], first_line: usize) -> Vec<(&[u8], usize)> {
     let mut pieces = Vec::new();
     let mut start = 0;
     while start < batch.len() {
@@ -111,35 +93,33 @@ fn split(batch: &[u8], first_line: usize) -> Vec<(usize, &[u8], usize)> {
         while end < batch.len() && batch[end - 1] != b'\n' {
             end += 1;
         }
-        pieces.push((start, &batch[start..end]));
+        pieces.push(&batch[start..end]);
         start = end;
     }
-    let newlines: Vec<usize> = pieces.par_iter().map(|(_, p)| count_newlines(p)).collect();
+    let newlines: Vec<usize> = pieces.par_iter().map(|p| count_newlines(p)).collect();
     let mut line = first_line;
     pieces
         .into_iter()
         .zip(newlines)
-        .map(|((offset, piece), n)| {
+        .map(|(piece, n)| {
             let at = line;
             line += n;
-            (offset, piece, at)
+            (piece, at)
         })
         .collect()
 }
 
 /// Parses one chunk's non-blank lines, stopping after the first bad one (it is either the
 /// input's last line or the error that ends the read).
-fn parse_chunk(offset: usize, piece: &[u8], first_line: usize) -> Vec<ParsedLine> {
+fn parse_chunk(piece: &[u8], first_line: usize) -> Vec<ParsedLine> {
     let mut lines = Vec::new();
-    let mut end = offset;
     for (i, raw) in piece.split_inclusive(|&b| b == b'\n').enumerate() {
-        end += raw.len();
         if is_blank(raw) {
             continue;
         }
         let result = parse_line(raw);
         let failed = result.is_err();
-        lines.push(ParsedLine { line: first_line + i, end, ends_with_newline: raw.last() == Some(&b'\n'), result });
+        lines.push(ParsedLine { line: first_line + i, ends_with_newline: raw.last() == Some(&b'\n'), result });
         if failed {
             break;
         }
@@ -150,7 +130,7 @@ fn parse_chunk(offset: usize, piece: &[u8], first_line: usize) -> Vec<ParsedLine
 fn parse_batch(batch: &[u8], first_line: usize) -> Vec<Vec<ParsedLine>> {
     split(batch, first_line)
         .into_par_iter()
-        .map(|(offset, piece, line)| parse_chunk(offset, piece, line))
+        .map(|(piece, line)| parse_chunk(piece, line))
         .collect()
 }
 
@@ -166,7 +146,7 @@ mod tests {
         let pieces = split(&bytes, 1);
         assert!(pieces.len() > 1);
         let mut expected_first_line = 1;
-        for (_, piece, first_line) in &pieces {
+        for (piece, first_line) in &pieces {
             assert_eq!(piece.last(), Some(&b'\n'));
             assert_eq!(*first_line, expected_first_line);
             expected_first_line += count_newlines(piece);
