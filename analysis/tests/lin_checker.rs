@@ -230,8 +230,9 @@ fn unobserved_indeterminate_writes_are_pruned() {
 fn a_search_over_budget_is_unknown_and_names_its_key() {
     let synth = generate(&SynthConfig { ops: 20_000, keys: 1, concurrency: 10, seed: 5, ..Default::default() }).unwrap();
     for (opts, budget) in [
-        (LinearizableOptions { per_key_time: Duration::ZERO, ..Default::default() }, "time budget"),
-        (LinearizableOptions { per_key_memory_bytes: 0, ..Default::default() }, "memory budget"),
+        // The search's budget: the fast path, which would decide these unique-value keys, is off.
+        (LinearizableOptions { per_key_time: Duration::ZERO, fast_path: false, ..Default::default() }, "time budget"),
+        (LinearizableOptions { per_key_memory_bytes: 0, fast_path: false, ..Default::default() }, "memory budget"),
     ] {
         let r = check(&synth.history, &opts);
         assert_eq!(r.valid, Validity::Unknown);
@@ -245,7 +246,8 @@ fn a_search_over_budget_is_unknown_and_names_its_key() {
 #[test]
 fn the_total_time_budget_bounds_a_check_of_many_keys() {
     let synth = generate(&SynthConfig { ops: 40_000, keys: 4, concurrency: 10, seed: 6, ..Default::default() }).unwrap();
-    let r = check(&synth.history, &LinearizableOptions { total_time: Duration::ZERO, ..Default::default() });
+    let opts = LinearizableOptions { total_time: Duration::ZERO, fast_path: false, ..Default::default() };
+    let r = check(&synth.history, &opts);
     assert_eq!(r.valid, Validity::Unknown);
     assert_eq!(r.counts["keys-unknown"], 4, "every key ran out of the shared budget");
     assert!(r.reason.unwrap().contains("total time budget ran out"));
@@ -256,8 +258,9 @@ fn both_caches_reach_the_same_verdicts() {
     for seed in 0..20 {
         let cfg = SynthConfig { ops: 300, keys: 2, concurrency: 6, indeterminate: 0.2, seed, ..Default::default() };
         let synth = generate(&cfg).unwrap();
-        let exact = check(&synth.history, &LinearizableOptions::default());
-        let fingerprint = check(&synth.history, &LinearizableOptions { exact_cache_max_ops: 0, ..Default::default() });
+        let exact = check(&synth.history, &LinearizableOptions { fast_path: false, ..Default::default() });
+        let fingerprint =
+            check(&synth.history, &LinearizableOptions { exact_cache_max_ops: 0, fast_path: false, ..Default::default() });
         assert_eq!(exact.valid, Validity::Valid);
         assert_eq!(exact.valid, fingerprint.valid);
         assert_eq!(exact.counts["configurations"], fingerprint.counts["configurations"], "seed {seed}");

@@ -11,12 +11,15 @@
 //!   a configuration cache ([`cache`]), indeterminate ops in a [`pool`], dead writes
 //!   swept ([`dead`]), under a per-key [`budget`], keys in parallel (rayon), against a
 //!   sequential [`model`] ([`register`], [`kv`]);
+//! - [`fast`]: before the search, the exact O(n log n) path for keys whose written values
+//!   are unique; the search runs only where it does not apply;
 //! - [`witness`] and [`report`]: the `CheckerResult`.
 
 pub mod budget;
 pub mod cache;
 pub mod dead;
 pub mod entries;
+pub mod fast;
 pub mod kv;
 pub mod model;
 pub mod prepare;
@@ -102,6 +105,9 @@ pub struct LinearizableOptions {
     /// Prune indeterminate writes of values nobody observed (see [`prune`]).
     pub prune: bool,
     pub null_reads: NullReads,
+    /// Decide keys whose written values are unique with the exact [`fast`] path; the
+    /// search runs only for the others (off: always the search, for comparisons).
+    pub fast_path: bool,
 }
 
 impl Default for LinearizableOptions {
@@ -115,6 +121,7 @@ impl Default for LinearizableOptions {
             exact_cache_max_ops: 4096,
             prune: true,
             null_reads: NullReads::Auto,
+            fast_path: true,
         }
     }
 }

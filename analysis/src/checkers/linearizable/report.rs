@@ -7,6 +7,7 @@ use super::model::SequentialModel;
 use super::prepare::{KeyHistory, PrepCounts};
 use super::register::RegisterModel;
 use super::search::{search, SearchOutcome, SearchStats};
+use super::fast::{self, FastOutcome};
 use super::{prune, witness, LinearizableOptions, Model};
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity};
@@ -28,20 +29,61 @@ pub struct KeyReport {
     pub reason: Option<String>,
     pub witness: Option<Value>,
     pub stats: SearchStats,
+    /// Which engine decided the key: `fast-path` or `wgl`.
+    pub engine: &'static str,
+    /// Why the fast path did not apply (for `wgl` keys, when it was tried).
+    pub fallback: Option<String>,
 }
 
 /// Prunes and searches one key, within its own budget and the check's `deadline`.
 pub fn check_key(history: &History, mut key: KeyHistory, opts: &LinearizableOptions, deadline: Instant) -> KeyReport {
     let pruned = if opts.prune { prune::prune_unobserved_writes(&mut key) } else { 0 };
+    let started = Instant::now();
+    let fallback = if opts.fast_path {
+        match fast::check_key(history, &key) {
+            FastOutcome::NotEligible(why) => Some(why),
+            decided => return fast_report(&key, pruned, decided, started),
+        }
+    } else {
+        None
+    };
+    let mut report = search_key(history, &key, opts, deadline, pruned);
+    report.fallback = fallback;
+    report
+}
+
+fn fast_report(key: &KeyHistory, pruned: u64, outcome: FastOutcome, started: Instant) -> KeyReport {
+    let (valid, witness) = match outcome {
+        FastOutcome::NotLinearizable(w) => (Validity::Invalid, Some(w)),
+        _ => (Validity::Valid, None),
+    };
+    let stats = SearchStats { cache_kind: "none", elapsed: started.elapsed(), ..Default::default() };
+    KeyReport {
+        key: key.key.clone(),
+        ops: key.ops.len(),
+        pruned,
+        valid,
+        reason: None,
+        witness,
+        stats,
+        engine: ENGINE_FAST,
+        fallback: None,
+    }
+}
+
+const ENGINE_FAST: &str = "fast-path";
+const ENGINE_SEARCH: &str = "wgl";
+
+fn search_key(history: &History, key: &KeyHistory, opts: &LinearizableOptions, deadline: Instant, pruned: u64) -> KeyReport {
     let budget = Budget::start_until(opts.per_key_time, deadline, opts.per_key_memory_bytes);
     match opts.model {
         Model::Kv => {
             let mut model = KvModel::new(key.initial, &key.values);
-            run(history, &key, &mut model, &budget, opts, pruned)
+            run(history, key, &mut model, &budget, opts, pruned)
         }
         Model::Register | Model::CasRegister => {
             let mut model = RegisterModel::new(key.initial, &key.values);
-            run(history, &key, &mut model, &budget, opts, pruned)
+            run(history, key, &mut model, &budget, opts, pruned)
         }
     }
 }
@@ -63,6 +105,8 @@ fn run<M: SequentialModel>(
         reason: None,
         witness: None,
         stats,
+        engine: ENGINE_SEARCH,
+        fallback: None,
     };
     match outcome {
         SearchOutcome::Linearizable => {}
@@ -120,6 +164,8 @@ pub fn assemble(opts: &LinearizableOptions, counts: PrepCounts, mut keys: Vec<Ke
     c.insert("configurations".into(), keys.iter().map(|k| k.stats.configurations).sum());
     c.insert("keys-invalid".into(), keys.iter().filter(|k| k.valid == Validity::Invalid).count() as u64);
     c.insert("keys-unknown".into(), keys.iter().filter(|k| k.valid == Validity::Unknown).count() as u64);
+    c.insert("keys-fast-path".into(), keys.iter().filter(|k| k.engine == ENGINE_FAST).count() as u64);
+    c.insert("keys-wgl".into(), keys.iter().filter(|k| k.engine == ENGINE_SEARCH).count() as u64);
 
     result.reason = reason(&keys, &counts, checked, unsupported, opts.model);
     if counts.malformed > 0 || checked == 0 {
@@ -210,6 +256,8 @@ fn key_details(keys: &[KeyReport]) -> Value {
                 "cache-bytes": k.stats.cache_bytes,
                 "ms": k.stats.elapsed.as_secs_f64() * 1e3,
                 "reason": k.reason,
+                "engine": k.engine,
+                "fast-path-skipped": k.fallback,
             })
         })
         .collect()
