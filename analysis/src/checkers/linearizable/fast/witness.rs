@@ -26,7 +26,7 @@ pub fn witness(history: &History, key: &KeyHistory, violation: &Violation) -> Va
         "key": key.key,
         "op": op_json(history, &key.ops[culprit as usize]),
         "explanation": explanation,
-        "state_after_prefix": seen_value(key, culprit).map_or(Value::Null, |v| key.values.json(v)),
+        "state_after_prefix": state_against(key, violation).map_or(Value::Null, |v| key.values.json(v)),
         "prefix_length": prefix.len(),
         "prefix_truncated": false,
         "prefix": prefix,
@@ -102,6 +102,21 @@ fn zones_text(history: &History, key: &KeyHistory, outer: &Zone, inner: &Zone) -
         name(culprit)
     );
     (culprit, vec![outer.min_ret_op, inner.min_ret_op, inner.max_call_op], text)
+}
+
+/// The value the key held when the culprit needed another one, where the violation says:
+/// the value written by the op that replaced (or overwrote) the culprit's version.
+fn state_against(key: &KeyHistory, violation: &Violation) -> Option<u32> {
+    let written_by = |op: u32| match key.ops.get(op as usize)?.action {
+        Action::Write(v) | Action::Cas { new: v, .. } | Action::CasMaybe { new: v, .. } => Some(v),
+        _ => None,
+    };
+    match *violation {
+        Violation::SecondSuccessor { first, .. } => written_by(first),
+        Violation::Zones(c) if c.inner.root != NONE => Some(c.inner.root),
+        Violation::Zones(c) => written_by(c.inner.min_ret_op),
+        _ => None,
+    }
 }
 
 fn version(key: &KeyHistory, zone: &Zone) -> String {
