@@ -266,3 +266,45 @@ fn both_caches_reach_the_same_verdicts() {
         assert_eq!(exact.counts["configurations"], fingerprint.counts["configurations"], "seed {seed}");
     }
 }
+
+/// A tiny key with a stale read next to a hard key for the search (one hot key, many
+/// processes, the fast path off so the search must run).
+fn one_bad_key_beside_a_hard_one() -> analysis::history::History {
+    let hard = generate(&SynthConfig { ops: 30_000, keys: 1, concurrency: 100, seed: 9, ..Default::default() }).unwrap();
+    let mut ops = hard.history.ops;
+    let stale = [
+        (0, "invoke", "write", json!(1)),
+        (0, "ok", "write", json!(1)),
+        (0, "invoke", "write", json!(2)),
+        (0, "ok", "write", json!(2)),
+        (0, "invoke", "read", N),
+        (0, "ok", "read", json!(1)),
+    ];
+    for (p, kind, f, value) in stale {
+        let mut op = ops[0].clone();
+        op.index = ops.len() as u64;
+        op.kind = serde_json::from_value(json!(kind)).unwrap();
+        op.process = analysis::history::Process::Client(1_000_000 + p);
+        op.f = f.into();
+        op.key = Some("bad".into());
+        op.value = value;
+        ops.push(op);
+    }
+    analysis::history::History::new(ops)
+}
+
+#[test]
+fn once_a_key_is_invalid_the_others_stop_after_the_grace_unless_all_anomalies() {
+    let h = one_bad_key_beside_a_hard_one();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let opts = LinearizableOptions { fast_path: false, per_key_time: Duration::from_secs(60), ..Default::default() };
+    let started = std::time::Instant::now();
+    let r = pool.install(|| check(&h, &opts));
+    assert_eq!(r.valid, Validity::Invalid);
+    assert!(started.elapsed() < Duration::from_secs(30), "did not wait for the hard key: {:?}", started.elapsed());
+    assert_eq!((r.counts["keys-invalid"], r.counts["keys-not-checked"]), (1, 1));
+    assert!(r.reason.unwrap().contains("not checked (history already invalid)"));
+    let all = LinearizableOptions { first_invalid_grace: None, per_key_time: Duration::from_millis(300), ..opts };
+    let r = pool.install(|| check(&h, &all));
+    assert_eq!(r.counts["keys-not-checked"], 0, "--all-anomalies waits for every key (here to its budget)");
+}

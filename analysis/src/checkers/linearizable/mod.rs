@@ -13,6 +13,7 @@
 //!   sequential [`model`] ([`register`], [`kv`]);
 //! - [`fast`]: before the search, the exact O(n log n) path for keys whose written values
 //!   are unique; the search runs only where it does not apply;
+//! - [`first_verdict`]: once a key is invalid, the others get a bounded grace;
 //! - [`witness`] and [`report`]: the `CheckerResult`.
 
 pub mod budget;
@@ -20,6 +21,7 @@ pub mod cache;
 pub mod dead;
 pub mod entries;
 pub mod fast;
+pub mod first_verdict;
 pub mod kv;
 pub mod model;
 pub mod prepare;
@@ -108,6 +110,9 @@ pub struct LinearizableOptions {
     /// Decide keys whose written values are unique with the exact [`fast`] path; the
     /// search runs only for the others (off: always the search, for comparisons).
     pub fast_path: bool,
+    /// Once a key is invalid, the other keys get this much more time and are then
+    /// reported not checked; `None` checks every key (`--all-anomalies`).
+    pub first_invalid_grace: Option<Duration>,
 }
 
 impl Default for LinearizableOptions {
@@ -122,6 +127,7 @@ impl Default for LinearizableOptions {
             prune: true,
             null_reads: NullReads::Auto,
             fast_path: true,
+            first_invalid_grace: Some(Duration::from_millis(100)),
         }
     }
 }
@@ -139,7 +145,8 @@ pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
     // Largest first, so the longest searches start early and the pool stays busy.
     keys.sort_by_key(|k| std::cmp::Reverse(k.ops.len()));
     let deadline = std::time::Instant::now() + opts.total_time;
+    let first = std::sync::Arc::new(first_verdict::FirstVerdict::new(opts.first_invalid_grace));
     let reports: Vec<report::KeyReport> =
-        keys.into_par_iter().map(|k| report::check_key(history, k, opts, deadline)).collect();
+        keys.into_par_iter().map(|k| report::check_key(history, k, opts, deadline, &first)).collect();
     report::assemble(opts, prepared.counts, reports)
 }
