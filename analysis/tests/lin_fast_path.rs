@@ -26,7 +26,7 @@ struct Shape {
     fault: f64,
     cas: bool,
     initial_null: bool,
-    /// Reads and appends of unique strings (the kv model) instead of register ops.
+    /// Reads, appends and puts of unique strings (the kv model) instead of register ops.
     appends: bool,
 }
 
@@ -85,12 +85,14 @@ impl Sim {
     fn invoke(&mut self, p: usize) -> usize {
         let f = match self.rng.random_range(0..10) {
             0..4 => "read",
+            4 if self.shape.appends => "write",
             _ if self.shape.appends => "append",
             4..7 if self.shape.cas => "cas",
             _ => "write",
         };
         let value = match f {
             "read" => Value::Null,
+            "write" if self.shape.appends => json!(format!("p{}q", self.take_value())),
             "write" => json!(self.take_value()),
             "append" => json!(append_text(self.take_value())),
             _ => {

@@ -104,7 +104,13 @@ fn engines_agree(folder: &str) -> (u64, u64) {
     let (mut fast_keys, mut search_keys) = (0, 0);
     for label in labels(folder) {
         let loaded = load_file(&label.path, None).expect("parses");
-        let opts = |fast_path| LinearizableOptions { model: label.model, initial: label.initial.clone(), fast_path, ..Default::default() };
+        let opts = |fast_path| LinearizableOptions {
+            model: label.model,
+            initial: label.initial.clone(),
+            fast_path,
+            first_invalid_grace: None,
+            ..Default::default()
+        };
         let fast = check(&loaded.history, &opts(true));
         let search = check(&loaded.history, &opts(false));
         let name = label.path.display();
