@@ -120,7 +120,11 @@ impl Sim {
             "read" => (OpType::Ok, self.state.clone()),
             "write" | "append" => {
                 if !faulty && (!crashed || self.rng.random_bool(0.5)) {
-                    let new = if rec.f == "append" { concat(&self.state, rec.value.as_str().unwrap()) } else { rec.value.clone() };
+                    let new = if rec.f == "append" {
+                        concat(&self.state, rec.value.as_str().unwrap())
+                    } else {
+                        rec.value.clone()
+                    };
                     self.set(new);
                 }
                 (OpType::Ok, rec.value.clone())
@@ -384,4 +388,3 @@ fn a_value_written_twice_falls_back_to_the_search_and_says_why() {
     let why = r.details["keys"][0]["fast-path-skipped"].as_str().unwrap();
     assert!(why.contains("written more than once"), "{why}");
 }
-

@@ -37,15 +37,30 @@ fn targets(seed: u64) -> Vec<Target> {
         ..Default::default()
     };
     vec![
-        Target { name: "1M ops, 1 key, 200 procs", cfg: hot(1_000_000, 200, Anomaly::None, Mode::CasRegister), model: Model::CasRegister, limit_s: 5.0 },
+        Target {
+            name: "1M ops, 1 key, 200 procs",
+            cfg: hot(1_000_000, 200, Anomaly::None, Mode::CasRegister),
+            model: Model::CasRegister,
+            limit_s: 5.0,
+        },
         Target {
             name: "1M ops, 1 key, 200 procs, stale read",
             cfg: hot(1_000_000, 200, Anomaly::StaleRead, Mode::CasRegister),
             model: Model::CasRegister,
             limit_s: 5.0,
         },
-        Target { name: "100k ops, 1 key, 1000 procs", cfg: hot(100_000, 1000, Anomaly::None, Mode::CasRegister), model: Model::CasRegister, limit_s: 2.0 },
-        Target { name: "1000-op append, 1 key, 50 procs", cfg: hot(1000, 50, Anomaly::None, Mode::Append), model: Model::Kv, limit_s: 0.1 },
+        Target {
+            name: "100k ops, 1 key, 1000 procs",
+            cfg: hot(100_000, 1000, Anomaly::None, Mode::CasRegister),
+            model: Model::CasRegister,
+            limit_s: 2.0,
+        },
+        Target {
+            name: "1000-op append, 1 key, 50 procs",
+            cfg: hot(1000, 50, Anomaly::None, Mode::Append),
+            model: Model::Kv,
+            limit_s: 0.1,
+        },
     ]
 }
 

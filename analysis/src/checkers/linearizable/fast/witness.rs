@@ -38,9 +38,11 @@ pub fn witness(history: &History, key: &KeyHistory, violation: &Violation) -> Va
 fn describe(history: &History, key: &KeyHistory, violation: &Violation) -> (u32, Vec<u32>, String) {
     let name = |o: u32| op_name(history, key, o);
     match *violation {
-        Violation::Unwritten { op } if is_read_of_appends(key, op) => {
-            (op, vec![], format!("{} cannot be linearized: no sequence of the appends that did not fail spells it", name(op)))
-        }
+        Violation::Unwritten { op } if is_read_of_appends(key, op) => (
+            op,
+            vec![],
+            format!("{} cannot be linearized: no sequence of the appends that did not fail spells it", name(op)),
+        ),
         Violation::Unwritten { op } => {
             let v = seen_value(key, op).map_or(Value::Null, |v| key.values.json(v));
             (op, vec![], format!("{} cannot be linearized: no op that did not fail wrote {v}", name(op)))
@@ -127,7 +129,8 @@ fn version(key: &KeyHistory, zone: &Zone) -> String {
 }
 
 fn is_read_of_appends(key: &KeyHistory, op: u32) -> bool {
-    matches!(key.ops[op as usize].action, Action::Read(_)) && key.ops.iter().any(|o| matches!(o.action, Action::Append(_)))
+    matches!(key.ops[op as usize].action, Action::Read(_))
+        && key.ops.iter().any(|o| matches!(o.action, Action::Append(_)))
 }
 
 /// The value an op reads or expects, if any.
@@ -145,7 +148,11 @@ fn op_name(history: &History, key: &KeyHistory, op: u32) -> String {
     let invoke = &history.ops[o.call as usize];
     let what = match o.action {
         Action::Read(_) => {
-            format!("{} returned {}", invoke.f, history.ops.get(o.ret as usize).map(|c| c.value.to_string()).unwrap_or_default())
+            format!(
+                "{} returned {}",
+                invoke.f,
+                history.ops.get(o.ret as usize).map(|c| c.value.to_string()).unwrap_or_default()
+            )
         }
         _ if !o.is_determinate() => format!("{} {}, outcome unknown", invoke.f, invoke.value),
         _ => format!("{} {}", invoke.f, invoke.value),
