@@ -152,7 +152,8 @@ fn keys_are_checked_independently_and_the_witness_names_the_bad_key() {
 
 #[test]
 fn kv_appends_concatenate_per_key() {
-    let opts = LinearizableOptions { model: Model::Kv, initial: json!(""), ..Default::default() };
+    // The search's kv model and witness (the fast path reaches the same verdicts, see lin_fast_path).
+    let opts = LinearizableOptions { model: Model::Kv, initial: json!(""), fast_path: false, ..Default::default() };
     let run = |read: &str| {
         let lines = [
             (0, "invoke", "put", Some("k"), json!("a")),
