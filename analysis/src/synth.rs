@@ -23,6 +23,11 @@
 //!
 //! If no opportunity arises (tiny histories), the anomaly is played at the end as a short
 //! sequential scenario on key `k0` by a fresh process.
+//!
+//! [`Mode`] picks the operations: `cas-register` (read / write / cas, the default),
+//! `register` (read / write only: the shape of a cas-free hot key) or `append` (Porcupine's
+//! kv shape: `get` returns the key's string, `append` adds a unique `"x N y"` to it; a key
+//! never appended to reads `null`).
 
 use crate::history::{History, Op, OpType, Process};
 use rand::rngs::Xoshiro256PlusPlus;
@@ -62,6 +67,36 @@ impl fmt::Display for KeyDist {
             KeyDist::Uniform => f.write_str("uniform"),
             KeyDist::Zipf(s) => write!(f, "zipf:{s}"),
         }
+    }
+}
+
+/// Which operations the simulated clients issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    CasRegister,
+    Register,
+    Append,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "cas-register" => Ok(Mode::CasRegister),
+            "register" => Ok(Mode::Register),
+            "append" => Ok(Mode::Append),
+            other => Err(format!("mode {other:?}: expected cas-register, register or append")),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::CasRegister => "cas-register",
+            Mode::Register => "register",
+            Mode::Append => "append",
+        })
     }
 }
 
@@ -108,7 +143,9 @@ pub struct SynthConfig {
     pub anomaly: Anomaly,
     /// Share of reads; of the rest, `cas_share` are cas and the others writes.
     pub read_share: f64,
+    /// Share of cas among mutations in [`Mode::CasRegister`].
     pub cas_share: f64,
+    pub mode: Mode,
 }
 
 impl Default for SynthConfig {
@@ -123,6 +160,7 @@ impl Default for SynthConfig {
             anomaly: Anomaly::None,
             read_share: 0.5,
             cas_share: 0.4,
+            mode: Mode::CasRegister,
         }
     }
 }
@@ -179,12 +217,21 @@ enum Kind {
     Read,
     Write(i64),
     Cas(Option<i64>, i64),
+    Append(i64),
+}
+
+/// The unique string an append adds.
+fn append_text(n: i64) -> String {
+    format!("x {n} y")
 }
 
 /// The result of applying an op.
 #[derive(Debug, Clone, Copy)]
 enum Outcome {
     Ok(Option<i64>),
+    /// A read in [`Mode::Append`]: the key's string (`null` if never appended to), as an
+    /// index into `Sim::texts`.
+    Text(usize),
     Fail,
     Info,
 }
@@ -225,6 +272,9 @@ struct KeyState {
     mutations_in_flight: u32,
     /// Lost-write injected here: new ops are reads until the loss has been observed.
     reads_only: bool,
+    /// [`Mode::Append`]: the string `value`'s appends built, and the one before it.
+    text: String,
+    prev_text: String,
 }
 
 enum Injection {
@@ -249,6 +299,8 @@ struct Sim<'a> {
     next_process: u64,
     injection: Injection,
     injected: Option<(u32, u64)>,
+    /// Strings returned by reads in [`Mode::Append`], between their apply and completion.
+    texts: Vec<Value>,
 }
 
 impl<'a> Sim<'a> {
@@ -275,6 +327,7 @@ impl<'a> Sim<'a> {
             next_process: cfg.concurrency as u64,
             injection,
             injected: None,
+            texts: Vec::new(),
         }
     }
 
@@ -323,7 +376,9 @@ impl<'a> Sim<'a> {
             let new = state.next_value;
             state.next_value += 1;
             state.mutations_in_flight += 1;
-            if self.rng.random_bool(self.cfg.cas_share) {
+            if self.cfg.mode == Mode::Append {
+                Kind::Append(new)
+            } else if self.cfg.mode == Mode::CasRegister && self.rng.random_bool(self.cfg.cas_share) {
                 // Mostly the current value (so cas succeeds), sometimes a recent one.
                 let expected = match state.value {
                     Some(v) if self.rng.random_bool(0.3) => Some((v - self.rng.random_range(1..=2)).max(1)),
@@ -341,6 +396,7 @@ impl<'a> Sim<'a> {
             Kind::Read => Value::Null,
             Kind::Write(v) => json!(v),
             Kind::Cas(e, n) => json!([e, n]),
+            Kind::Append(n) => json!(append_text(n)),
         };
         self.emit(OpType::Invoke, process, key, kind, value);
         InFlight { op, key, kind }
@@ -359,7 +415,19 @@ impl<'a> Sim<'a> {
         }
         let state = &mut self.keys[f.key as usize];
         let result = match f.kind {
+            Kind::Read if self.cfg.mode == Mode::Append => {
+                self.texts.push(text_json(&state.text));
+                Outcome::Text(self.texts.len() - 1)
+            }
             Kind::Read => Outcome::Ok(state.value),
+            Kind::Append(v) => {
+                if takes_effect {
+                    state.prev_text = std::mem::take(&mut state.text);
+                    state.text = format!("{}{}", state.prev_text, append_text(v));
+                    state.set(v, f.op);
+                }
+                Outcome::Ok(None)
+            }
             Kind::Write(v) => {
                 if takes_effect {
                     state.set(v, f.op);
@@ -395,9 +463,17 @@ impl<'a> Sim<'a> {
                 }
                 self.injection = Injection::Done;
                 self.injected = Some((f.key, invoke));
-                Some(Outcome::Ok(s.prev_value))
+                Some(match self.cfg.mode {
+                    Mode::Append => {
+                        self.texts.push(text_json(&s.prev_text));
+                        Outcome::Text(self.texts.len() - 1)
+                    }
+                    _ => Outcome::Ok(s.prev_value),
+                })
             }
-            (Injection::Waiting { after_ops }, Anomaly::LostWrite, Kind::Write(_)) if self.invoked >= *after_ops => {
+            (Injection::Waiting { after_ops }, Anomaly::LostWrite, Kind::Write(_) | Kind::Append(_))
+                if self.invoked >= *after_ops =>
+            {
                 let s = &mut self.keys[f.key as usize];
                 if s.mutations_in_flight > 0 || !acked_before(&self.ops, s.writer, invoke) {
                     return None;
@@ -421,7 +497,11 @@ impl<'a> Sim<'a> {
 
     fn complete(&mut self, process: u64, f: InFlight, outcome: Outcome) {
         let (kind, value) = match (outcome, f.kind) {
+            (Outcome::Text(i), _) => (OpType::Ok, std::mem::take(&mut self.texts[i])),
             (Outcome::Ok(read), Kind::Read) => (OpType::Ok, json!(read)),
+            (Outcome::Ok(_) | Outcome::Info, Kind::Append(n)) => {
+                (if matches!(outcome, Outcome::Info) { OpType::Info } else { OpType::Ok }, json!(append_text(n)))
+            }
             (Outcome::Ok(_), Kind::Write(v)) => (OpType::Ok, json!(v)),
             (Outcome::Ok(_), Kind::Cas(e, n)) | (Outcome::Fail, Kind::Cas(e, n)) => {
                 (if matches!(outcome, Outcome::Fail) { OpType::Fail } else { OpType::Ok }, json!([e, n]))
@@ -445,9 +525,11 @@ impl<'a> Sim<'a> {
     fn emit(&mut self, kind: OpType, process: u64, key: u32, what: Kind, value: Value) {
         self.time += self.rng.random_range(1_000..50_000);
         let f = match what {
+            Kind::Read if self.cfg.mode == Mode::Append => "get",
             Kind::Read => "read",
             Kind::Write(_) => "write",
             Kind::Cas(..) => "cas",
+            Kind::Append(_) => "append",
         };
         self.out.push(Op {
             index: self.out.len() as u64,
@@ -471,19 +553,27 @@ impl<'a> Sim<'a> {
         match std::mem::replace(&mut self.injection, Injection::Done) {
             Injection::Done => {}
             Injection::LostAwaitingRead { key, index, .. } => {
-                let value = self.keys[key as usize].value;
-                self.sequential(process, key, Kind::Read, Some(value));
+                let state = &self.keys[key as usize];
+                let value = if self.cfg.mode == Mode::Append { text_json(&state.text) } else { json!(state.value) };
+                self.sequential(process, key, Kind::Read, value);
                 self.injected = Some((key, index));
             }
             Injection::Waiting { .. } => {
                 let key = 0;
                 let old = self.keys[0].next_value;
                 self.keys[0].next_value += 2;
-                self.sequential(process, key, Kind::Write(old), None);
+                let (first, second, stale) = match self.cfg.mode {
+                    Mode::Append => {
+                        let stale = format!("{}{}", self.keys[0].text, append_text(old));
+                        (Kind::Append(old), Kind::Append(old + 1), text_json(&stale))
+                    }
+                    _ => (Kind::Write(old), Kind::Write(old + 1), json!(old)),
+                };
+                self.sequential(process, key, first, Value::Null);
                 let index = self.out.len() as u64;
-                self.sequential(process, key, Kind::Write(old + 1), None);
+                self.sequential(process, key, second, Value::Null);
                 let read_index = self.out.len() as u64;
-                self.sequential(process, key, Kind::Read, Some(Some(old)));
+                self.sequential(process, key, Kind::Read, stale);
                 let at = if self.cfg.anomaly == Anomaly::StaleRead { read_index } else { index };
                 self.injected = Some((key, at));
             }
@@ -491,14 +581,24 @@ impl<'a> Sim<'a> {
     }
 
     /// Emits one op that runs alone: invoke then ok. `read` is the value a read returns.
-    fn sequential(&mut self, process: u64, key: u32, kind: Kind, read: Option<Option<i64>>) {
+    fn sequential(&mut self, process: u64, key: u32, kind: Kind, read: Value) {
         let (invoke_value, done_value) = match kind {
-            Kind::Read => (Value::Null, json!(read.flatten())),
+            Kind::Read => (Value::Null, read),
             Kind::Write(v) => (json!(v), json!(v)),
             Kind::Cas(e, n) => (json!([e, n]), json!([e, n])),
+            Kind::Append(n) => (json!(append_text(n)), json!(append_text(n))),
         };
         self.emit(OpType::Invoke, process, key, kind, invoke_value);
         self.emit(OpType::Ok, process, key, kind, done_value);
+    }
+}
+
+/// A key's string as a read returns it: `null` while nothing was appended.
+fn text_json(text: &str) -> Value {
+    if text.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text.to_string())
     }
 }
 
@@ -549,6 +649,24 @@ mod tests {
             let last = h.ops.iter().rposition(|o| o.process == Process::Client(p)).unwrap();
             assert_eq!(h.ops[last].kind, OpType::Info, "process {p} never runs again after crashing");
         }
+    }
+
+    #[test]
+    fn modes_choose_the_operations() {
+        let fs = |mode| {
+            let cfg = SynthConfig { ops: 400, keys: 2, concurrency: 4, seed: 2, mode, ..Default::default() };
+            let h = generate(&cfg).unwrap().history;
+            let mut fs: Vec<String> = h.ops.iter().map(|o| o.f.clone()).collect();
+            fs.sort();
+            fs.dedup();
+            (fs, h)
+        };
+        assert_eq!(fs(Mode::CasRegister).0, ["cas", "read", "write"]);
+        assert_eq!(fs(Mode::Register).0, ["read", "write"]);
+        let (append_fs, h) = fs(Mode::Append);
+        assert_eq!(append_fs, ["append", "get"]);
+        let longest = h.ops.iter().filter(|o| o.f == "get").filter_map(|o| o.value.as_str()).max_by_key(|s| s.len());
+        assert!(longest.is_some_and(|s| s.starts_with("x 1 y")), "reads return the appended strings: {longest:?}");
     }
 
     #[test]

@@ -12,16 +12,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde_json::{json, Value};
 
-/// One op as the oracle sees it: kind, values, outcome, positions.
-#[derive(Clone, Debug)]
-struct Rec {
-    f: &'static str,
-    value: Value,
-    outcome: OpType,
-    read: Value,
-    call: usize,
-    ret: usize,
-}
+mod lin_support;
+use lin_support::{oracle, oracle_ops, Rec};
 
 fn random_value(rng: &mut Xoshiro256PlusPlus, values: i64) -> Value {
     match rng.random_range(0..=values) {
@@ -85,52 +77,6 @@ fn random_history(seed: u64, n: usize, procs: usize, values: i64) -> (History, V
         }
     }
     (History::new(ops), recs)
-}
-
-/// The ops the oracle must place (`true`) or may place or leave out (`false`).
-fn oracle_ops(recs: &[Rec]) -> Vec<(Rec, bool)> {
-    recs.iter()
-        .filter(|r| r.outcome != OpType::Fail && !(r.f == "read" && r.outcome != OpType::Ok))
-        .map(|r| (r.clone(), r.outcome == OpType::Ok))
-        .collect()
-}
-
-fn step(state: &Value, r: &Rec) -> Option<Value> {
-    match r.f {
-        "read" => (r.read == *state).then(|| state.clone()),
-        "write" => Some(r.value.clone()),
-        _ if r.value[0] == *state => Some(r.value[1].clone()),
-        _ if r.outcome == OpType::Info => Some(state.clone()),
-        _ => None,
-    }
-}
-
-/// Exhaustive search: extend the order with any op that no unplaced determinate op must
-/// precede (returned before its call); indeterminate ops may also stay out forever.
-fn oracle(ops: &[(Rec, bool)], placed: &mut Vec<bool>, state: &Value) -> bool {
-    let all_required_placed = ops.iter().zip(placed.iter()).all(|((_, required), p)| *p || !required);
-    if all_required_placed {
-        return true;
-    }
-    for i in 0..ops.len() {
-        if placed[i] {
-            continue;
-        }
-        let call = ops[i].0.call;
-        let blocked = ops.iter().zip(placed.iter()).any(|((r, required), p)| !p && *required && r.ret < call);
-        if blocked {
-            continue;
-        }
-        if let Some(next) = step(state, &ops[i].0) {
-            placed[i] = true;
-            let ok = oracle(ops, placed, &next);
-            placed[i] = false;
-            if ok {
-                return true;
-            }
-        }
-    }
-    false
 }
 
 proptest! {

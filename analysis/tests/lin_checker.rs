@@ -126,7 +126,8 @@ fn keys_are_checked_independently_and_the_witness_names_the_bad_key() {
 
 #[test]
 fn kv_appends_concatenate_per_key() {
-    let opts = LinearizableOptions { model: Model::Kv, initial: json!(""), ..Default::default() };
+    // The search's kv model and witness (the fast path reaches the same verdicts, see lin_fast_path).
+    let opts = LinearizableOptions { model: Model::Kv, initial: json!(""), fast_path: false, ..Default::default() };
     let run = |read: &str| {
         let lines = [
             (0, "invoke", "put", Some("k"), json!("a")),
@@ -211,8 +212,9 @@ fn unobserved_indeterminate_writes_are_pruned() {
 fn a_search_over_budget_is_unknown_and_names_its_key() {
     let synth = generate(&SynthConfig { ops: 20_000, keys: 1, concurrency: 10, seed: 5, ..Default::default() }).unwrap();
     for (opts, budget) in [
-        (LinearizableOptions { per_key_time: Duration::ZERO, ..Default::default() }, "time budget"),
-        (LinearizableOptions { per_key_memory_bytes: 0, ..Default::default() }, "memory budget"),
+        // The search's budget: the fast path, which would decide these unique-value keys, is off.
+        (LinearizableOptions { per_key_time: Duration::ZERO, fast_path: false, ..Default::default() }, "time budget"),
+        (LinearizableOptions { per_key_memory_bytes: 0, fast_path: false, ..Default::default() }, "memory budget"),
     ] {
         let r = check(&synth.history, &opts);
         assert_eq!(r.valid, Validity::Unknown);
@@ -226,7 +228,8 @@ fn a_search_over_budget_is_unknown_and_names_its_key() {
 #[test]
 fn the_total_time_budget_bounds_a_check_of_many_keys() {
     let synth = generate(&SynthConfig { ops: 40_000, keys: 4, concurrency: 10, seed: 6, ..Default::default() }).unwrap();
-    let r = check(&synth.history, &LinearizableOptions { total_time: Duration::ZERO, ..Default::default() });
+    let opts = LinearizableOptions { total_time: Duration::ZERO, fast_path: false, ..Default::default() };
+    let r = check(&synth.history, &opts);
     assert_eq!(r.valid, Validity::Unknown);
     assert_eq!(r.counts["keys-unknown"], 4, "every key ran out of the shared budget");
     assert!(r.reason.unwrap().contains("total time budget ran out"));
@@ -237,10 +240,53 @@ fn both_caches_reach_the_same_verdicts() {
     for seed in 0..20 {
         let cfg = SynthConfig { ops: 300, keys: 2, concurrency: 6, indeterminate: 0.2, seed, ..Default::default() };
         let synth = generate(&cfg).unwrap();
-        let exact = check(&synth.history, &LinearizableOptions::default());
-        let fingerprint = check(&synth.history, &LinearizableOptions { exact_cache_max_ops: 0, ..Default::default() });
+        let exact = check(&synth.history, &LinearizableOptions { fast_path: false, ..Default::default() });
+        let fingerprint =
+            check(&synth.history, &LinearizableOptions { exact_cache_max_ops: 0, fast_path: false, ..Default::default() });
         assert_eq!(exact.valid, Validity::Valid);
         assert_eq!(exact.valid, fingerprint.valid);
         assert_eq!(exact.counts["configurations"], fingerprint.counts["configurations"], "seed {seed}");
     }
+}
+
+/// A tiny key with a stale read next to a hard key for the search (one hot key, many
+/// processes, the fast path off so the search must run).
+fn one_bad_key_beside_a_hard_one() -> analysis::history::History {
+    let hard = generate(&SynthConfig { ops: 30_000, keys: 1, concurrency: 100, seed: 9, ..Default::default() }).unwrap();
+    let mut ops = hard.history.ops;
+    let stale = [
+        (0, "invoke", "write", json!(1)),
+        (0, "ok", "write", json!(1)),
+        (0, "invoke", "write", json!(2)),
+        (0, "ok", "write", json!(2)),
+        (0, "invoke", "read", N),
+        (0, "ok", "read", json!(1)),
+    ];
+    for (p, kind, f, value) in stale {
+        let mut op = ops[0].clone();
+        op.index = ops.len() as u64;
+        op.kind = serde_json::from_value(json!(kind)).unwrap();
+        op.process = analysis::history::Process::Client(1_000_000 + p);
+        op.f = f.into();
+        op.key = Some("bad".into());
+        op.value = value;
+        ops.push(op);
+    }
+    analysis::history::History::new(ops)
+}
+
+#[test]
+fn once_a_key_is_invalid_the_others_stop_after_the_grace_unless_all_anomalies() {
+    let h = one_bad_key_beside_a_hard_one();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let opts = LinearizableOptions { fast_path: false, per_key_time: Duration::from_secs(60), ..Default::default() };
+    let started = std::time::Instant::now();
+    let r = pool.install(|| check(&h, &opts));
+    assert_eq!(r.valid, Validity::Invalid);
+    assert!(started.elapsed() < Duration::from_secs(30), "did not wait for the hard key: {:?}", started.elapsed());
+    assert_eq!((r.counts["keys-invalid"], r.counts["keys-not-checked"]), (1, 1));
+    assert!(r.reason.unwrap().contains("not checked (history already invalid)"));
+    let all = LinearizableOptions { first_invalid_grace: None, per_key_time: Duration::from_millis(300), ..opts };
+    let r = pool.install(|| check(&h, &all));
+    assert_eq!(r.counts["keys-not-checked"], 0, "--all-anomalies waits for every key (here to its budget)");
 }

@@ -96,3 +96,42 @@ fn knossos_cas_histories_match_their_labels() {
 fn elastickv_histories_match_their_labels() {
     check_folder("elastickv", 3);
 }
+
+/// Runs the labelled `folder` with and without the fast path; returns (keys on the fast
+/// path, keys on the search) over the folder, after checking that both engines agree on
+/// the verdict and on the number of invalid keys of every file.
+fn engines_agree(folder: &str) -> (u64, u64) {
+    let (mut fast_keys, mut search_keys) = (0, 0);
+    for label in labels(folder) {
+        let loaded = load_file(&label.path, None).expect("parses");
+        let opts = |fast_path| LinearizableOptions {
+            model: label.model,
+            initial: label.initial.clone(),
+            fast_path,
+            first_invalid_grace: None,
+            ..Default::default()
+        };
+        let fast = check(&loaded.history, &opts(true));
+        let search = check(&loaded.history, &opts(false));
+        let name = label.path.display();
+        assert_eq!(fast.valid, search.valid, "{name}");
+        assert_eq!(fast.counts["keys-invalid"], search.counts["keys-invalid"], "{name}");
+        fast_keys += fast.counts["keys-fast-path"];
+        search_keys += fast.counts["keys-wgl"];
+    }
+    (fast_keys, search_keys)
+}
+
+#[test]
+fn fast_path_agrees_with_the_search_on_every_labelled_history() {
+    let mut fast_total = 0;
+    for folder in ["etcd-jepsen", "kv", "knossos-cas", "elastickv"] {
+        let (fast, search) = engines_agree(folder);
+        eprintln!("{folder}: {fast} key(s) on the fast path, {search} on the search");
+        fast_total += fast;
+        if folder == "elastickv" {
+            assert!(fast > 0 && search == 0, "elastickv writes unique values: every key takes the fast path");
+        }
+    }
+    assert!(fast_total > 0);
+}

@@ -61,6 +61,11 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     pub memory_budget: Option<u64>,
 
+    /// Linearizability: check every key even after one is proven invalid (by default the
+    /// other keys get 100 ms more and are then reported not checked).
+    #[arg(long)]
+    pub all_anomalies: bool,
+
     /// Set-full: the store promises linearizable reads, so a stale element is invalid.
     #[arg(long)]
     pub linearizable_set: bool,
@@ -126,6 +131,9 @@ fn analyze_options(args: &AnalyzeArgs, model: ModelChoice) -> AnalyzeOptions {
     let mut linearizable = LinearizableOptions::default();
     if let Some(t) = args.time_budget {
         linearizable.per_key_time = t;
+    }
+    if args.all_anomalies {
+        linearizable.first_invalid_grace = None;
     }
     if let Some(mib) = args.memory_budget {
         linearizable.per_key_memory_bytes = mib.saturating_mul(1 << 20);

@@ -47,6 +47,9 @@ pub struct BenchArgs {
     /// Print the figures as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also run the hot-key targets of the unique-value fast path (see `bench_hot`).
+    #[arg(long)]
+    pub hot: bool,
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
@@ -96,6 +99,11 @@ fn bench(args: &BenchArgs) -> Result<(Value, bool), String> {
         let (synthetic, valid) = bench_synthetic(args, &say)?;
         all_good &= valid;
         report["synthetic"] = synthetic;
+    }
+    if args.hot {
+        let (hot, passed) = super::bench_hot::bench_hot(args.seed, &say)?;
+        all_good &= passed;
+        report["hot"] = hot;
     }
     Ok((report, all_good))
 }
@@ -251,7 +259,7 @@ fn bench_file_round_trip(history: analysis::history::History, opts: &Linearizabl
 }
 
 /// Resets the kernel's peak-RSS mark of this process; false if the kernel refused.
-fn reset_peak_memory() -> bool {
+pub fn reset_peak_memory() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 

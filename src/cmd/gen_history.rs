@@ -3,7 +3,7 @@
 //! the checker by hand.
 
 use super::exit;
-use analysis::synth::{generate, Anomaly, KeyDist, SynthConfig};
+use analysis::synth::{generate, Anomaly, KeyDist, Mode, SynthConfig};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -29,6 +29,10 @@ pub struct GenHistoryArgs {
     /// `uniform` or `zipf:S` (key `k0` hottest).
     #[arg(long, default_value = "uniform", value_name = "DIST")]
     pub key_dist: KeyDist,
+    /// `cas-register` (read/write/cas), `register` (read/write: a cas-free hot key) or
+    /// `append` (Porcupine's kv shape: get/append of unique strings).
+    #[arg(long, default_value = "cas-register")]
+    pub mode: Mode,
     /// `none`, `stale-read` or `lost-write`: one injected violation of linearizability.
     #[arg(long, default_value = "none")]
     pub anomaly: Anomaly,
@@ -46,6 +50,7 @@ pub fn run(args: GenHistoryArgs) -> ExitCode {
         seed: args.seed,
         key_dist: args.key_dist,
         anomaly: args.anomaly,
+        mode: args.mode,
         ..Default::default()
     };
     let synth = match generate(&cfg) {

@@ -1,9 +1,14 @@
 //! Per-key limits on the search: wall time and memory. A search that runs out turns into
 //! an `unknown` verdict for its key instead of a hang or an out-of-memory kill.
 
+use super::first_verdict::FirstVerdict;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct Budget {
+    /// Stops the search once another key proved the history invalid (see
+    /// [`FirstVerdict`]).
+    stop: Option<Arc<FirstVerdict>>,
     started: Instant,
     time: Duration,
     memory_bytes: u64,
@@ -11,16 +16,21 @@ pub struct Budget {
     time_is_remainder: bool,
 }
 
+/// How a key stopped by [`FirstVerdict`] is reported.
+pub const NOT_CHECKED: &str = "not checked (history already invalid)";
+
 /// Which limit a search ran into.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Exceeded {
     Time { limit: Duration, remainder_of_total: bool },
     Memory { limit_bytes: u64, used_bytes: u64 },
+    /// Another key proved the history invalid and the grace ran out.
+    HistoryInvalid,
 }
 
 impl Budget {
     pub fn start(time: Duration, memory_bytes: u64) -> Self {
-        Budget { started: Instant::now(), time, memory_bytes, time_is_remainder: false }
+        Budget { stop: None, started: Instant::now(), time, memory_bytes, time_is_remainder: false }
     }
 
     /// A budget of `per_key` time, cut short if the whole check's `deadline` comes first.
@@ -29,11 +39,19 @@ impl Budget {
         Budget { time_is_remainder: left < per_key, ..Budget::start(per_key.min(left), memory_bytes) }
     }
 
+    /// The same budget, also stopped by `stop`.
+    pub fn stopped_by(self, stop: Arc<FirstVerdict>) -> Self {
+        Budget { stop: Some(stop), ..self }
+    }
+
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 
     pub fn check_time(&self) -> Result<(), Exceeded> {
+        if self.stop.as_ref().is_some_and(|s| s.stopped()) {
+            return Err(Exceeded::HistoryInvalid);
+        }
         if self.started.elapsed() > self.time {
             return Err(Exceeded::Time { limit: self.time, remainder_of_total: self.time_is_remainder });
         }
@@ -59,6 +77,7 @@ impl std::fmt::Display for Exceeded {
                 "the check's total time budget ran out ({:.3} s were left for this key)",
                 limit.as_secs_f64()
             ),
+            Exceeded::HistoryInvalid => f.write_str(NOT_CHECKED),
             Exceeded::Memory { limit_bytes, used_bytes } => write!(
                 f,
                 "the search exceeded its memory budget of {} MiB (used {} MiB)",

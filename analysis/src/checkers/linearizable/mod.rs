@@ -11,12 +11,17 @@
 //!   a configuration cache ([`cache`]), indeterminate ops in a [`pool`], dead writes
 //!   swept ([`dead`]), under a per-key [`budget`], keys in parallel (rayon), against a
 //!   sequential [`model`] ([`register`], [`kv`]);
+//! - [`fast`]: before the search, the exact O(n log n) path for keys whose written values
+//!   are unique; the search runs only where it does not apply;
+//! - [`first_verdict`]: once a key is invalid, the others get a bounded grace;
 //! - [`witness`] and [`report`]: the `CheckerResult`.
 
 pub mod budget;
 pub mod cache;
 pub mod dead;
 pub mod entries;
+pub mod fast;
+pub mod first_verdict;
 pub mod kv;
 pub mod model;
 pub mod prepare;
@@ -102,6 +107,12 @@ pub struct LinearizableOptions {
     /// Prune indeterminate writes of values nobody observed (see [`prune`]).
     pub prune: bool,
     pub null_reads: NullReads,
+    /// Decide keys whose written values are unique with the exact [`fast`] path; the
+    /// search runs only for the others (off: always the search, for comparisons).
+    pub fast_path: bool,
+    /// Once a key is invalid, the other keys get this much more time and are then
+    /// reported not checked; `None` checks every key (`--all-anomalies`).
+    pub first_invalid_grace: Option<Duration>,
 }
 
 impl Default for LinearizableOptions {
@@ -115,6 +126,8 @@ impl Default for LinearizableOptions {
             exact_cache_max_ops: 4096,
             prune: true,
             null_reads: NullReads::Auto,
+            fast_path: true,
+            first_invalid_grace: Some(Duration::from_millis(100)),
         }
     }
 }
@@ -132,8 +145,9 @@ pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
     // Largest first, so the longest searches start early and the pool stays busy.
     keys.sort_by_key(|k| std::cmp::Reverse(k.ops.len()));
     let deadline = std::time::Instant::now() + opts.total_time;
+    let first = std::sync::Arc::new(first_verdict::FirstVerdict::new(opts.first_invalid_grace));
     let mut reports: Vec<report::KeyReport> =
-        keys.into_par_iter().map(|k| report::check_key(history, k, opts, deadline)).collect();
+        keys.into_par_iter().map(|k| report::check_key(history, k, opts, deadline, &first)).collect();
     reports.extend(prepared.unfollowed.into_iter().map(report::unfollowed_key));
     report::assemble(opts, prepared.counts, reports)
 }

@@ -1,12 +1,15 @@
 //! Per-key checking and the assembly of the [`CheckerResult`]: validity merged over keys
 //! (invalid > unknown > valid), counts, per-key details and one witness per failed key.
 
-use super::budget::Budget;
+use super::budget::{Budget, Exceeded, NOT_CHECKED};
+use super::first_verdict::FirstVerdict;
+use std::sync::Arc;
 use super::kv::KvModel;
 use super::model::SequentialModel;
 use super::prepare::{KeyHistory, PrepCounts, UnfollowedKey};
 use super::register::RegisterModel;
 use super::search::{search, SearchOutcome, SearchStats};
+use super::fast::{self, FastOutcome};
 use super::{prune, witness, LinearizableOptions, Model};
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity};
@@ -28,20 +31,102 @@ pub struct KeyReport {
     pub reason: Option<String>,
     pub witness: Option<Value>,
     pub stats: SearchStats,
+    /// Which engine decided the key: `fast-path` or `wgl`.
+    pub engine: &'static str,
+    /// Why the fast path did not apply (for `wgl` keys, when it was tried).
+    pub fallback: Option<String>,
+    /// Not (fully) checked because another key had proved the history invalid.
+    pub stopped: bool,
 }
 
 /// Prunes and searches one key, within its own budget and the check's `deadline`.
-pub fn check_key(history: &History, mut key: KeyHistory, opts: &LinearizableOptions, deadline: Instant) -> KeyReport {
+pub fn check_key(
+    history: &History,
+    key: KeyHistory,
+    opts: &LinearizableOptions,
+    deadline: Instant,
+    first: &Arc<FirstVerdict>,
+) -> KeyReport {
+    let report = if first.stopped() { not_checked(&key) } else { decide_key(history, key, opts, deadline, first) };
+    if report.valid == Validity::Invalid {
+        first.key_invalid();
+    }
+    report
+}
+
+/// A key skipped because the history was already invalid.
+fn not_checked(key: &KeyHistory) -> KeyReport {
+    KeyReport {
+        key: key.key.clone(),
+        ops: key.ops.len(),
+        pruned: 0,
+        valid: Validity::Unknown,
+        reason: Some(format!("key {}: {NOT_CHECKED}", key_name(&key.key))),
+        witness: None,
+        stats: SearchStats::default(),
+        engine: ENGINE_NONE,
+        fallback: None,
+        stopped: true,
+    }
+}
+
+fn decide_key(
+    history: &History,
+    mut key: KeyHistory,
+    opts: &LinearizableOptions,
+    deadline: Instant,
+    first: &Arc<FirstVerdict>,
+) -> KeyReport {
     let pruned = if opts.prune { prune::prune_unobserved_writes(&mut key) } else { 0 };
-    let budget = Budget::start_until(opts.per_key_time, deadline, opts.per_key_memory_bytes);
+    let started = Instant::now();
+    let fallback = if opts.fast_path {
+        match fast::check_key(history, &key) {
+            FastOutcome::NotEligible(why) => Some(why),
+            decided => return fast_report(&key, pruned, decided, started),
+        }
+    } else {
+        None
+    };
+    let budget = Budget::start_until(opts.per_key_time, deadline, opts.per_key_memory_bytes).stopped_by(first.clone());
+    let mut report = search_key(history, &key, opts, &budget, pruned);
+    report.fallback = fallback;
+    report
+}
+
+fn fast_report(key: &KeyHistory, pruned: u64, outcome: FastOutcome, started: Instant) -> KeyReport {
+    let (valid, witness) = match outcome {
+        FastOutcome::NotLinearizable(w) => (Validity::Invalid, Some(w)),
+        _ => (Validity::Valid, None),
+    };
+    let stats = SearchStats { cache_kind: "none", elapsed: started.elapsed(), ..Default::default() };
+    KeyReport {
+        key: key.key.clone(),
+        ops: key.ops.len(),
+        pruned,
+        valid,
+        reason: None,
+        witness,
+        stats,
+        engine: ENGINE_FAST,
+        fallback: None,
+        stopped: false,
+    }
+}
+
+const ENGINE_FAST: &str = "fast-path";
+const ENGINE_SEARCH: &str = "wgl";
+/// A key [`FirstVerdict`] stopped before any engine ran.
+const ENGINE_NONE: &str = "none";
+
+fn search_key(history: &History, key: &KeyHistory, opts: &LinearizableOptions, budget: &Budget, pruned: u64) -> KeyReport {
     match opts.model {
         Model::Kv => {
             let mut model = KvModel::new(key.initial, &key.values);
-            run(history, &key, &mut model, &budget, opts, pruned)
+            run(history, key, &mut model, budget, opts, pruned)
         }
         Model::Register | Model::CasRegister => {
             let mut model = RegisterModel::new(key.initial, &key.values);
-            run(history, &key, &mut model, &budget, opts, pruned)
+            run(history, key, &mut model, budget, opts, pruned)
         }
     }
 }
@@ -63,6 +148,9 @@ fn run<M: SequentialModel>(
         reason: None,
         witness: None,
         stats,
+        engine: ENGINE_SEARCH,
+        fallback: None,
+        stopped: false,
     };
     match outcome {
         SearchOutcome::Linearizable => {}
@@ -73,6 +161,7 @@ fn run<M: SequentialModel>(
         }
         SearchOutcome::OutOfBudget(exceeded) => {
             report.valid = Validity::Unknown;
+            report.stopped = exceeded == Exceeded::HistoryInvalid;
             report.reason = Some(format!(
                 "key {}: {exceeded} after {} configurations ({} ops)",
                 key_name(&key.key),
@@ -94,6 +183,9 @@ pub fn unfollowed_key(k: UnfollowedKey) -> KeyReport {
         reason: Some(k.reason),
         witness: None,
         stats: SearchStats::default(),
+        engine: ENGINE_NONE,
+        fallback: None,
+        stopped: false,
     }
 }
 
@@ -133,6 +225,9 @@ pub fn assemble(opts: &LinearizableOptions, counts: PrepCounts, mut keys: Vec<Ke
     c.insert("configurations".into(), keys.iter().map(|k| k.stats.configurations).sum());
     c.insert("keys-invalid".into(), keys.iter().filter(|k| k.valid == Validity::Invalid).count() as u64);
     c.insert("keys-unknown".into(), keys.iter().filter(|k| k.valid == Validity::Unknown).count() as u64);
+    c.insert("keys-fast-path".into(), keys.iter().filter(|k| k.engine == ENGINE_FAST).count() as u64);
+    c.insert("keys-wgl".into(), keys.iter().filter(|k| k.engine == ENGINE_SEARCH).count() as u64);
+    c.insert("keys-not-checked".into(), keys.iter().filter(|k| k.stopped).count() as u64);
 
     result.reason = reason(&keys, &counts, unsupported, opts.model);
     // Nothing left to check (every op failed, only nemesis events, ...) is trivially
@@ -224,6 +319,8 @@ fn key_details(keys: &[KeyReport]) -> Value {
                 "cache-bytes": k.stats.cache_bytes,
                 "ms": k.stats.elapsed.as_secs_f64() * 1e3,
                 "reason": k.reason,
+                "engine": k.engine,
+                "fast-path-skipped": k.fallback,
             })
         })
         .collect()

@@ -24,23 +24,7 @@ pub fn witness(history: &History, key: &KeyHistory, failure: &Failure, state_aft
         failure.best.iter().for_each(|&i| s.insert(i as usize));
         s
     };
-    let mut concurrent: Vec<(usize, &PreparedOp)> = key
-        .ops
-        .iter()
-        .enumerate()
-        .filter(|(i, o)| *i != failure.stuck_op as usize && overlaps(o, stuck))
-        .collect();
-    concurrent.sort_by_key(|(_, o)| o.call.abs_diff(stuck.call));
-    concurrent.truncate(CONCURRENT_SHOWN);
-    concurrent.sort_by_key(|(_, o)| o.call);
-    let concurrent: Vec<Value> = concurrent
-        .into_iter()
-        .map(|(i, o)| {
-            let mut v = op_json(history, o);
-            v["in_prefix"] = in_prefix.contains(i).into();
-            v
-        })
-        .collect();
+    let concurrent = concurrent_ops(history, key, failure.stuck_op, |i| in_prefix.contains(i));
     let culprit = op_json(history, stuck);
     json!({
         "type": "not-linearizable",
@@ -55,12 +39,31 @@ pub fn witness(history: &History, key: &KeyHistory, failure: &Failure, state_aft
     })
 }
 
+/// The ops of `key` overlapping op `stuck` in real time (those invoked closest to it),
+/// in call order, each marked with `in_prefix`.
+pub(super) fn concurrent_ops(history: &History, key: &KeyHistory, stuck: u32, in_prefix: impl Fn(usize) -> bool) -> Vec<Value> {
+    let culprit = &key.ops[stuck as usize];
+    let mut concurrent: Vec<(usize, &PreparedOp)> =
+        key.ops.iter().enumerate().filter(|(i, o)| *i != stuck as usize && overlaps(o, culprit)).collect();
+    concurrent.sort_by_key(|(_, o)| o.call.abs_diff(culprit.call));
+    concurrent.truncate(CONCURRENT_SHOWN);
+    concurrent.sort_by_key(|(_, o)| o.call);
+    concurrent
+        .into_iter()
+        .map(|(i, o)| {
+            let mut v = op_json(history, o);
+            v["in_prefix"] = in_prefix(i).into();
+            v
+        })
+        .collect()
+}
+
 /// Two ops overlap in real time if each was invoked before the other returned.
 fn overlaps(a: &PreparedOp, b: &PreparedOp) -> bool {
     a.call < b.ret && b.call < a.ret
 }
 
-fn op_json(history: &History, op: &PreparedOp) -> Value {
+pub(super) fn op_json(history: &History, op: &PreparedOp) -> Value {
     let invoke = &history.ops[op.call as usize];
     let mut v = json!({
         "index": invoke.index,
