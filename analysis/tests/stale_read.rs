@@ -263,3 +263,28 @@ fn the_fault_state_names_active_faults_and_the_last_heal() {
     let summary = s["summary"].as_str().unwrap();
     assert!(summary.contains("during partition of n1,n2") && summary.contains("after the kill of n3 healed"), "{summary}");
 }
+
+#[test]
+fn a_huge_key_names_its_culprit_without_scanning_every_read() {
+    // 5,000 writes and 5,000 reads (25 M read × write pairs, past MAX_SCAN_WORK), all in
+    // order, then one read of the first value: the only op that cannot be linearized.
+    let n = 5_000u64;
+    let mut rows = Vec::new();
+    for i in 0..n {
+        let t = 10 * i;
+        rows.push((0, Invoke, "write", json!(i), t));
+        rows.push((0, Ok, "write", json!(i), t + 1));
+        rows.push((1, Invoke, "read", Value::Null, t + 2));
+        rows.push((1, Ok, "read", json!(i), t + 3));
+    }
+    rows.push((2, Invoke, "read", Value::Null, 10 * n));
+    rows.push((2, Ok, "read", json!(0), 10 * n + 1));
+    let result = linearizable(&history(&rows));
+    assert_eq!(result.valid, Validity::Invalid);
+    let a = anomaly(&result, "k");
+    assert_eq!(a["cause"], "stale-read", "{a}");
+    let s = &a["stale_read"];
+    assert_eq!(s["read"]["index"], 4 * n, "the culprit is examined");
+    assert_eq!(s["missed_write"]["value"], 1);
+    assert_eq!(s["stale_reads_of_key"], Value::Null, "not every read was examined");
+}
