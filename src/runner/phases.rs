@@ -117,21 +117,13 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let cluster = match unless_interrupted(&interrupt, crate::db::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
         Some(Ok(c)) => c,
         Some(Err(e)) => {
-            if docker_cluster {
-                if let Err(e) = sweep::remove_run(&run_id).await {
-                    tracing::error!("removing the half-started cluster: {e:#} (run `faultline cleanup`)");
-                }
-            }
+            remove_half_started(docker_cluster, &run_id).await;
             sink.finish();
             return fail_before_any_op(&plan, &run, e.context("starting the cluster"));
         }
         None => {
             // The start was abandoned half-way: remove whatever it had created.
-            if docker_cluster {
-                if let Err(e) = sweep::remove_run(&run_id).await {
-                    tracing::error!("removing the half-started cluster: {e:#} (run `faultline cleanup`)");
-                }
-            }
+            remove_half_started(docker_cluster, &run_id).await;
             sink.finish();
             return finish_without_cluster(&plan, &run, "interrupted while starting the cluster");
         }
@@ -200,6 +192,15 @@ async fn git_commit() -> Option<String> {
     let root = image::workspace_root()?;
     let out = tokio::process::Command::new("git").current_dir(root).args(["rev-parse", "HEAD"]).output().await.ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Removes the containers and network of a Docker cluster whose start failed or was abandoned.
+async fn remove_half_started(docker_cluster: bool, run_id: &str) {
+    if docker_cluster {
+        if let Err(e) = sweep::remove_run(run_id).await {
+            tracing::error!("removing the half-started cluster: {e:#} (run `faultline cleanup`)");
+        }
+    }
 }
 
 /// Removes what earlier runs left behind (containers and networks, network namespaces).
