@@ -14,15 +14,6 @@ pub mod test;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Exit codes, following Jepsen's conventions.
-pub mod exit {
-    pub const VALID: u8 = 0;
-    pub const INVALID: u8 = 1;
-    pub const UNKNOWN: u8 = 2;
-    pub const BAD_ARGS: u8 = 254;
-    pub const INTERNAL: u8 = 255;
-}
-
 #[derive(Parser, Debug)]
 #[command(name = "faultline", version, about = "Jepsen-style fault injection for range-sharded Raft KV stores that split hot ranges")]
 pub struct Cli {

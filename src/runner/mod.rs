@@ -15,7 +15,7 @@ pub mod store;
 pub mod store_versions;
 pub mod phases;
 
-use crate::cmd::exit;
+use crate::exit;
 use crate::cmd::test::TestArgs;
 use plan::{BadArgs, Plan};
 use std::process::ExitCode;
@@ -72,7 +72,7 @@ fn run_simple(name: &str, fut: impl std::future::Future<Output = anyhow::Result<
         }
     };
     match rt.block_on(fut) {
-        Ok(()) => ExitCode::from(exit::VALID),
+        Ok(()) => exit::ok(),
         Err(e) => {
             eprintln!("faultline {name}: error: {e:#}");
             ExitCode::from(exit::INTERNAL)

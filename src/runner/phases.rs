@@ -54,7 +54,7 @@ fn install_interrupt_handler(token: CancellationToken) {
                 token.cancel();
             } else {
                 eprintln!("faultline: aborted; run `faultline cleanup` to remove the cluster");
-                std::process::exit(i32::from(crate::cmd::exit::INTERNAL));
+                std::process::exit(i32::from(crate::exit::INTERNAL));
             }
         }
     });

@@ -271,7 +271,9 @@ mod tests {
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let s = sink.clone();
-                std::thread::spawn(move || (0..500).for_each(|_| drop(s.record(op(t)))))
+                std::thread::spawn(move || (0..500).for_each(|_| {
+                    let _ = s.record(op(t));
+                }))
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
