@@ -9,7 +9,10 @@
 //! base; nothing is pulled. See `docs/etcd.md`.
 
 use super::{Db, DbKind, NodeLayout, Reports};
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
+use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint};
 use workloads::etcd::EtcdConnector;
@@ -51,6 +54,11 @@ impl Db for Etcd {
         }
         cmd.extend(extra.iter().cloned());
         cmd
+    }
+
+    /// `etcd` on the PATH.
+    fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>> {
+        std::future::ready(super::image::find_etcd(None)).boxed()
     }
 
     fn groups(&self) -> Vec<u64> {

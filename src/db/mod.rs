@@ -12,13 +12,14 @@
 pub mod elastickv;
 pub mod etcd;
 pub mod image;
-pub mod launch;
 pub mod leader_reads;
 pub mod refkv;
 
 use analysis::verdict::{CheckerResult, Validity, Verdict};
+use futures::future::BoxFuture;
 use nemesis::{FaultKind, NodeInfo};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint};
 use workloads::ClientOptions;
@@ -123,7 +124,7 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
     /// Whether, after the run, the store can be asked which versions it holds for a key
-    /// (`KvTarget::latest_commit_ts` and `read_at`; see `crate::runner::store_versions`).
+    /// (`KvTarget::latest_commit_ts` and `read_at`; see the runner's `store_versions`).
     fn probes_versions(&self) -> bool {
         false
     }
@@ -141,6 +142,23 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// the final reads: a store whose nodes serve reads from their own, possibly lagging,
     /// state would otherwise report a lagging node's final read as lost writes.
     fn catch_up_before_final_reads(&self) -> bool {
+        false
+    }
+    /// The target's own server flags, from the run's options (before the user's
+    /// `--server-arg`s): refkv's `--groups`, `--auto-split` and `--bug`; none by default.
+    fn server_args(&self, _auto_split: bool, _bug: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
+    /// Whether the store can run with a seeded bug (`--bug`).
+    fn seeded_bugs(&self) -> bool {
+        false
+    }
+    /// The server binary on this machine when `--db-binary` is not given (built, found on
+    /// the PATH, or an error saying what to pass).
+    fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>>;
+    /// Whether the server binary must be a static executable (its node image carries no
+    /// libraries), so a `--db-binary` is checked before anything starts.
+    fn static_binary(&self) -> bool {
         false
     }
     /// Checkers that cannot judge this store, with the reason.
@@ -181,7 +199,7 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
             cluster.name()
         ));
     }
-    if bug.is_some() && db.kind() != DbKind::Refkv {
+    if bug.is_some() && !db.seeded_bugs() {
         return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
     }
     Ok(())

@@ -9,7 +9,7 @@ use super::sink::JsonlSink;
 use super::store::{write_json, RunDir};
 use super::{logging, progress};
 use crate::cluster::{sweep, Cluster};
-use crate::image::{self, NodeImage};
+use crate::image;
 use analysis::history::History;
 use analysis::verdict::Validity;
 use anyhow::{Context, Result};
@@ -65,12 +65,12 @@ fn install_interrupt_handler(token: CancellationToken) {
 pub async fn run(plan: Plan) -> Result<Validity> {
     let interrupt = CancellationToken::new();
     install_interrupt_handler(interrupt.clone());
-    let docker_cluster = plan.args.cluster == crate::db::ClusterKind::Docker;
-    let engine = if docker_cluster { crate::docker::check_engine().await? } else { format!("not used (--cluster {})", plan.args.cluster.name()) };
-    if plan.args.cluster == crate::db::ClusterKind::Netns {
+    let docker_cluster = plan.spec.cluster == crate::db::ClusterKind::Docker;
+    let engine = if docker_cluster { crate::docker::check_engine().await? } else { format!("not used (--cluster {})", plan.spec.cluster.name()) };
+    if plan.spec.cluster == crate::db::ClusterKind::Netns {
         crate::cluster::netns::require_root()?;
     }
-    let run = RunDir::create(&plan.args.store, &plan.test_name)?;
+    let run = RunDir::create(&plan.spec.store, &plan.test_name)?;
     logging::init(&run.log())?;
     tracing::info!("run directory {}", run.dir.display());
     for warning in plan.warnings() {
@@ -89,14 +89,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let image = if !docker_cluster {
         None
     } else {
-        let build = async {
-            if plan.args.db != crate::db::DbKind::Refkv {
-                crate::db::launch::node_image(&plan).await
-            } else {
-                resolve_image(&plan).await
-            }
-        };
-        match unless_interrupted(&interrupt, build).await {
+        match unless_interrupted(&interrupt, super::launch::node_image(&plan)).await {
             Some(Ok(image)) => Some(image),
             Some(Err(e)) => return fail_before_any_op(&plan, &run, e.context("building the node image")),
             None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
@@ -113,8 +106,8 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         Err(e) => return fail_before_any_op(&plan, &run, e),
     };
     let run_id = format!("fl{:x}", (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff));
-    tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.args.nodes, plan.args.db.name(), plan.args.cluster.name());
-    let cluster = match unless_interrupted(&interrupt, crate::db::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
+    tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.spec.nodes, plan.spec.db.name(), plan.spec.cluster.name());
+    let cluster = match unless_interrupted(&interrupt, super::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
         Some(Ok(c)) => c,
         Some(Err(e)) => {
             remove_half_started(docker_cluster, &run_id).await;
@@ -131,7 +124,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     test_json["cluster"] = cluster.describe();
     write_json(&run.test_json(), &test_json)?;
 
-    let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.args.restart_crashed);
+    let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
     let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
     if plan.db.probes_versions() && !interrupt.is_cancelled() {
         probe_store_versions(&plan, cluster.as_ref(), &sink, &run).await;
@@ -144,7 +137,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     if let Err(e) = cluster.collect_logs(&run.nodes()).await {
         tracing::warn!("collecting node logs: {e:#}");
     }
-    if plan.args.leave_running && !interrupt.is_cancelled() {
+    if plan.spec.leave_running && !interrupt.is_cancelled() {
         tracing::info!("--leave-running: cluster left up ({}); remove it with `faultline cleanup`", cluster.describe());
     } else if let Err(e) = cluster.teardown().await {
         tracing::error!("tearing down the cluster: {e:#} (run `faultline cleanup`)");
@@ -285,23 +278,6 @@ async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::histor
     Ok(verdict.valid)
 }
 
-async fn resolve_image(plan: &Plan) -> Result<NodeImage> {
-    if let Some(tag) = &plan.args.image {
-        return image::existing_image(tag).await;
-    }
-    let root = image::workspace_root();
-    let server = match (&plan.args.db_binary, &root) {
-        (Some(p), _) => p.clone(),
-        (None, Some(root)) => image::build_static_server(root).await?,
-        (None, None) => anyhow::bail!(
-            "the faultline sources are not next to this binary, so refkv cannot be built: pass --db-binary or --image"
-        ),
-    };
-    let pause_root = root.clone().unwrap_or_else(|| std::env::temp_dir().join("faultline"));
-    let pause = image::build_pause(&pause_root).await?;
-    image::ensure_image(&server, &pause).await
-}
-
 /// What the phases after cluster start report.
 struct PhaseReport {
     json: serde_json::Value,
@@ -317,7 +293,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
     json["workload_config"] = serde_json::to_value(&cfg)?;
-    let options = workloads::ClientOptions { read_path: plan.args.read_path, ..cfg.client_options() };
+    let options = workloads::ClientOptions { read_path: plan.spec.read_path, ..cfg.client_options() };
     let connector: Arc<dyn Connector> = plan.db.connector(options, &nodes);
 
     // Readiness.
@@ -358,7 +334,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             control: cluster.clone(),
             oracle: Arc::new(StoreOracle { nodes: nodes.clone(), connector: connector.clone(), groups: groups.clone(), sink: sink.clone() }),
             sink: sink.clone(),
-            loss_probability: plan.args.loss_probability,
+            loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),
             use_netem: netem_available(cluster.as_ref()).await,
         },
@@ -372,12 +348,12 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         sink.clone(),
         nemesis_status.clone(),
         plan.time_limit,
-        !plan.args.no_progress,
+        !plan.spec.no_progress,
         main_done.clone(),
     ));
     let t = Instant::now();
     let cpu_before_main = own_cpu_seconds();
-    tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.args.nemesis);
+    tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.spec.nemesis);
     let workload = workloads::processes::run_processes(&cfg, workloads::generators::build(&cfg), ctx.clone());
     let nemesis_cancel = interrupt.child_token();
     let (summary, ()) = tokio::join!(
@@ -415,7 +391,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let ctx = workloads::processes::ProcessContext { nodes: nodes.clone(), ..ctx };
     if !interrupt.is_cancelled() {
         let t = Instant::now();
-        let recovery = Duration::from_secs(plan.args.recovery_timeout);
+        let recovery = Duration::from_secs(plan.spec.recovery_timeout);
         let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.as_ref())).await;
         match recovered {
             Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),

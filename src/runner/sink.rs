@@ -115,6 +115,12 @@ impl JsonlSink {
         self.lock().ops.len()
     }
 
+    /// Whether nothing is recorded yet.
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Totals so far.
     pub fn counters(&self) -> Counters {
         self.lock().counters
