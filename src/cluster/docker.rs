@@ -366,7 +366,7 @@ mod tests {
         let root = crate::image::workspace_root().expect("workspace sources");
         let pause = crate::image::build_pause(&root).await.expect("building the sandbox binary");
         // Its own repository, so the refkv image's `:latest` tag is never moved by a test.
-        crate::image::ensure_content_image("faultline-sleeper", &pause, &pause).await.expect("building the image").tag
+        crate::image::ensure_content_image("faultline-sleeper", "refkv", &pause, &pause).await.expect("building the image").tag
     }
 
     async fn host_rules() -> String {

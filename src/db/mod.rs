@@ -11,7 +11,6 @@
 
 pub mod elastickv;
 pub mod etcd;
-pub mod image;
 pub mod leader_reads;
 pub mod refkv;
 

@@ -8,32 +8,32 @@ use crate::cluster::docker::{DockerCluster, DockerSpec};
 use crate::cluster::external::ExternalCluster;
 use crate::cluster::netns::{NetnsCluster, NetnsSpec};
 use crate::cluster::Cluster;
-use crate::db::ClusterKind;
+use crate::db::{ClusterKind, Db};
 use crate::image::{self, NodeImage};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The node image of the run's target: `--image`, or built from its server binary.
-pub async fn node_image(plan: &Plan) -> Result<NodeImage> {
-    if let Some(tag) = &plan.spec.image {
+/// The node image of target `db`: the `existing` image (`--image`), or one built from its
+/// server binary (`binary`, else the target's default).
+pub async fn node_image(db: &dyn Db, existing: Option<&str>, binary: Option<&Path>) -> Result<NodeImage> {
+    if let Some(tag) = existing {
         return image::existing_image(tag).await;
     }
-    let server = server_binary(plan).await?;
+    if let Some(p) = binary.filter(|_| db.static_binary()) {
+        image::check_static_binary(p)?;
+    }
+    let server = server_binary(db, binary).await?;
     let pause_root = image::workspace_root().unwrap_or_else(|| std::env::temp_dir().join("faultline"));
     let pause = image::build_pause(&pause_root).await?;
-    if plan.db.static_binary() {
-        image::ensure_image(&server, &pause).await
-    } else {
-        crate::db::image::ensure_image(plan.db.kind().name(), &server, &pause).await
-    }
+    image::ensure_image(db.kind().name(), &server, &pause).await
 }
 
-/// The server binary on this machine: `--db-binary`, else the target's default.
-pub async fn server_binary(plan: &Plan) -> Result<PathBuf> {
-    match &plan.spec.db_binary {
-        Some(p) => Ok(p.clone()),
-        None => plan.db.default_binary().await,
+/// The server binary on this machine: `binary` (`--db-binary`), else the target's default.
+pub async fn server_binary(db: &dyn Db, binary: Option<&Path>) -> Result<PathBuf> {
+    match binary {
+        Some(p) => Ok(p.to_path_buf()),
+        None => db.default_binary().await,
     }
 }
 
@@ -54,7 +54,7 @@ pub async fn start(plan: &Plan, run_id: String, run_dir: &Path, image: Option<&N
             Ok(Arc::new(DockerCluster::start(spec).await?))
         }
         ClusterKind::Netns => {
-            let binary = server_binary(plan).await?;
+            let binary = server_binary(plan.db.as_ref(), plan.spec.db_binary.as_deref()).await?;
             let spec = NetnsSpec {
                 run_id,
                 nodes: usize::from(plan.spec.nodes),

@@ -89,7 +89,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let image = if !docker_cluster {
         None
     } else {
-        match unless_interrupted(&interrupt, super::launch::node_image(&plan)).await {
+        match unless_interrupted(&interrupt, super::launch::node_image(plan.db.as_ref(), plan.spec.image.as_deref(), plan.spec.db_binary.as_deref())).await {
             Some(Ok(image)) => Some(image),
             Some(Err(e)) => return fail_before_any_op(&plan, &run, e.context("building the node image")),
             None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),

@@ -96,7 +96,7 @@ fn other_targets_get_only_the_users_server_args_and_their_own_name() {
 #[test]
 fn a_dynamic_db_binary_is_fine_outside_refkv_in_docker() {
     // Debian's etcd is dynamic: refused only where the image has no libc (refkv's).
-    let etcd = crate::db::image::find_etcd(None).expect("etcd on the PATH");
+    let etcd = crate::db::etcd::find_etcd().expect("etcd on the PATH");
     let path = etcd.to_str().unwrap();
     assert!(plan(&["--db", "etcd", "--workload", "set", "--db-binary", path]).is_ok());
     let err = plan(&["--db-binary", path]).unwrap_err().0;
