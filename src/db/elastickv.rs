@@ -150,7 +150,8 @@ impl Db for Elastickv {
     }
 
     fn reports(&self) -> Reports {
-        Reports { commit_meta: false, catalog: true, splits: true }
+        // Follower reads may be stale by design (docs/elastickv.md).
+        Reports { commit_meta: false, catalog: true, splits: true, linearizable_reads: false }
     }
 
     fn workloads(&self) -> &'static [&'static str] {

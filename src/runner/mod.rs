@@ -11,6 +11,7 @@ pub mod node_watch;
 pub mod oracle;
 pub mod plan;
 pub mod progress;
+pub mod record;
 pub mod sink;
 pub mod store;
 pub mod store_versions;

@@ -5,6 +5,7 @@
 use super::analysis_phase::{self, RunFacts};
 use super::oracle::StoreOracle;
 use super::plan::Plan;
+use super::record::{NemesisCounts, PhasesRecord, RunRecord, TestRecord, Versions};
 use super::sink::JsonlSink;
 use super::store::{write_json, RunDir};
 use super::{logging, progress};
@@ -15,7 +16,6 @@ use analysis::verdict::Validity;
 use anyhow::{Context, Result};
 use nemesis::faults::Ctx;
 use nemesis::{Nemesis, NemesisStatus};
-use serde_json::json;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,12 +78,18 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         eprintln!("faultline: warning: {warning}");
     }
     let started = Instant::now();
-    let mut test_json = json!({
-        "test": plan.to_json(),
-        "versions": {"faultline": env!("CARGO_PKG_VERSION"), "git_commit": git_commit().await, "docker_engine": engine},
-        "run_dir": run.dir,
-        "started_utc": run.timestamp,
-    });
+    let mut test_json = RunRecord {
+        test: TestRecord::of(&plan),
+        versions: Versions { faultline: env!("CARGO_PKG_VERSION"), git_commit: git_commit().await, docker_engine: engine },
+        run_dir: run.dir.clone(),
+        started_utc: run.timestamp.clone(),
+        image: None,
+        cluster: None,
+        phases: None,
+        wall_time_s: None,
+        harness_cpu_s: None,
+        harness_cpu_share: None,
+    };
     write_json(&run.test_json(), &test_json)?;
 
     let image = if !docker_cluster {
@@ -95,7 +101,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
             None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
         }
     };
-    test_json["image"] = serde_json::to_value(&image)?;
+    test_json.image = Some(image.clone());
     write_json(&run.test_json(), &test_json)?;
 
     if let Err(e) = sweep_stale_resources(docker_cluster).await {
@@ -121,7 +127,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
             return finish_without_cluster(&plan, &run, "interrupted while starting the cluster");
         }
     };
-    test_json["cluster"] = cluster.describe();
+    test_json.cluster = Some(cluster.describe());
     write_json(&run.test_json(), &test_json)?;
 
     let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
@@ -144,7 +150,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     }
     let mut problems = match outcome {
         Ok(report) => {
-            test_json["phases"] = report.json;
+            test_json.phases = Some(report.json);
             report.problems
         }
         Err(e) => {
@@ -159,10 +165,10 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         problems.push(format!("history.jsonl could not be written completely: {e}"));
     }
     let wall = started.elapsed().as_secs_f64();
-    test_json["wall_time_s"] = json!(wall);
+    test_json.wall_time_s = Some(wall);
     if let Some(cpu) = own_cpu_seconds() {
-        test_json["harness_cpu_s"] = json!(cpu);
-        test_json["harness_cpu_share"] = json!(cpu / wall.max(1e-9));
+        test_json.harness_cpu_s = Some(cpu);
+        test_json.harness_cpu_share = Some(cpu / wall.max(1e-9));
         tracing::info!("harness CPU: {cpu:.1} s over {wall:.1} s wall ({:.1}% of one core)", 100.0 * cpu / wall.max(1e-9));
     }
     write_json(&run.test_json(), &test_json)?;
@@ -280,19 +286,19 @@ async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::histor
 
 /// What the phases after cluster start report.
 struct PhaseReport {
-    json: serde_json::Value,
+    json: PhasesRecord,
     problems: Vec<String>,
 }
 
 /// setup (readiness) → main → heal → recovery → final reads. Teardown is the caller's.
 async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSink>, interrupt: &CancellationToken) -> Result<PhaseReport> {
-    let mut json = json!({});
+    let mut json = PhasesRecord::default();
     let mut problems = Vec::new();
     let nodes: Vec<NodeEndpoint> =
         cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
-    json["workload_config"] = serde_json::to_value(&cfg)?;
+    json.workload_config = Some(cfg.clone());
     let options = workloads::ClientOptions { read_path: plan.spec.read_path, ..cfg.client_options() };
     let connector: Arc<dyn Connector> = plan.db.connector(options, &nodes);
 
@@ -304,7 +310,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         None => return Ok(PhaseReport { json, problems }),
     }
     tracing::info!("cluster ready in {:.1} s", t.elapsed().as_secs_f64());
-    json["ready_s"] = json!(t.elapsed().as_secs_f64());
+    json.ready_s = Some(t.elapsed().as_secs_f64());
 
     // Main phase: workload, catalog watcher and nemesis together.
     let stats = Arc::new(workloads::stats::Stats::new());
@@ -374,16 +380,16 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         "main phase done in {main_s:.1} s: {} ok, {} fail, {} info ({ok_per_s:.0} ok ops/s)",
         summary.stats.ok, summary.stats.fail, summary.stats.info
     );
-    json["ok_ops_per_s"] = json!(ok_per_s);
+    json.ok_ops_per_s = Some(ok_per_s);
     if let (Some(a), Some(b)) = (cpu_before_main, own_cpu_seconds()) {
-        json["main_harness_cpu_share"] = json!((b - a) / main_s.max(1e-9));
+        json.main_harness_cpu_share = Some((b - a) / main_s.max(1e-9));
         tracing::info!("harness CPU during the main phase: {:.1}% of one core", 100.0 * (b - a) / main_s.max(1e-9));
     }
-    json["workload"] = serde_json::to_value(&summary)?;
-    json["main_s"] = json!(t.elapsed().as_secs_f64());
-    json["nemesis"] = json!({
-        "faults_started": nemesis_status.faults_started.load(std::sync::atomic::Ordering::Relaxed),
-        "splits_forced": nemesis_status.splits_forced.load(std::sync::atomic::Ordering::Relaxed),
+    json.workload = Some(summary.clone());
+    json.main_s = Some(t.elapsed().as_secs_f64());
+    json.nemesis = Some(NemesisCounts {
+        faults_started: nemesis_status.faults_started.load(std::sync::atomic::Ordering::Relaxed),
+        splits_forced: nemesis_status.splits_forced.load(std::sync::atomic::Ordering::Relaxed),
     });
 
     // Recovery wait, then final reads (skipped when interrupted), through the nodes that run.
@@ -401,7 +407,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             }
             None => {}
         }
-        json["recovery_s"] = json!(t.elapsed().as_secs_f64());
+        json.recovery_s = Some(t.elapsed().as_secs_f64());
     }
     if !interrupt.is_cancelled() {
         let t = Instant::now();
@@ -412,11 +418,11 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         if !report.unread.is_empty() {
             problems.push(format!("final reads never succeeded for {} key/node pairs", report.unread.len()));
         }
-        json["final_reads"] = serde_json::to_value(&report)?;
+        json.final_reads = Some(report);
     }
     watcher_cancel.cancel();
     match watcher.await {
-        Ok(Ok(w)) => json["watcher"] = serde_json::to_value(&w)?,
+        Ok(Ok(w)) => json.watcher = Some(w),
         Ok(Err(e)) => tracing::warn!("catalog watcher: {e:#}"),
         Err(e) => tracing::warn!("catalog watcher task: {e}"),
     }
@@ -425,14 +431,15 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
 
 /// `nodes` without those whose server exited on its own and stays down: recovery and final
 /// reads cannot wait for them (the `crashes` checker reports the exit).
-fn running_nodes(cluster: &dyn Cluster, nodes: Vec<NodeEndpoint>, json: &mut serde_json::Value) -> Vec<NodeEndpoint> {
+fn running_nodes(cluster: &dyn Cluster, nodes: Vec<NodeEndpoint>, json: &mut PhasesRecord) -> Vec<NodeEndpoint> {
     let down = cluster.down_nodes();
     if down.is_empty() {
         return nodes;
     }
     tracing::warn!("recovery and final reads skip {}: the server exited and was not started again", down.join(", "));
-    json["nodes_down_after_main"] = json!(down);
-    nodes.into_iter().filter(|n| !down.contains(&n.name)).collect()
+    let running = nodes.into_iter().filter(|n| !down.contains(&n.name)).collect();
+    json.nodes_down_after_main = Some(down);
+    running
 }
 
 /// Waits until every group has a leader again, (for stores that read from a node's own

@@ -136,40 +136,8 @@ impl Plan {
         ops
     }
 
-    /// The options as recorded in `test.json`.
+    /// The options as recorded in `test.json` (its `"test"` object).
     pub fn to_json(&self) -> serde_json::Value {
-        let a = &self.spec;
-        serde_json::json!({
-            "name": self.test_name,
-            "seed": self.seed,
-            "db": a.db,
-            "cluster": a.cluster,
-            "endpoints": a.endpoints,
-            "nodes": a.nodes,
-            "groups": a.groups,
-            "bug": a.bug,
-            "db_binary": a.db_binary,
-            "image": a.image,
-            "server_args": self.server_args,
-            "workload": a.workload,
-            "read_path": a.read_path,
-            "register_ops": self.register_ops(),
-            "key_dist": a.key_dist,
-            "concurrency": self.workload.concurrency.to_string(),
-            "processes": self.workload.concurrency.processes(usize::from(a.nodes)),
-            "rate": self.workload.rate,
-            "time_limit_s": a.time_limit,
-            "nemesis": self.nemesis.iter().map(|k| k.name()).collect::<Vec<_>>(),
-            "nemesis_interval_s": a.nemesis_interval,
-            "partition_modes": self.partition_modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            "loss_probability": a.loss_probability,
-            "recovery_timeout_s": a.recovery_timeout,
-            "auto_split": !a.no_auto_split,
-            "leave_running": a.leave_running,
-            "restart_crashed": a.restart_crashed,
-            "store": a.store,
-            "subnet": a.subnet,
-            "warnings": self.warnings(),
-        })
+        serde_json::to_value(super::record::TestRecord::of(self)).unwrap_or_default()
     }
 }
