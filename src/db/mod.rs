@@ -23,33 +23,39 @@ use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint};
 use workloads::ClientOptions;
 
-/// The `--db` choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DbKind {
-    #[default]
-    Refkv,
-    Etcd,
-    Elastickv,
+/// Declares the targets: each line is `Variant "name" => constructor from --groups`. The
+/// `--db` value, the name in `test.json` and the [`Db`] built for a run all come from here,
+/// so a new target is its module plus one line.
+macro_rules! targets {
+    ($($variant:ident $name:literal => $build:expr,)*) => {
+        /// The `--db` choice.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum DbKind {
+            $($variant,)*
+        }
+
+        impl DbKind {
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(DbKind::$variant => $name,)*
+                }
+            }
+
+            /// The target's declaration; `groups` is `--groups` (refkv, elastickv).
+            pub fn build(self, groups: u32) -> Arc<dyn Db> {
+                match self {
+                    $(DbKind::$variant => Arc::new(($build)(groups)),)*
+                }
+            }
+        }
+    };
 }
 
-impl DbKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            DbKind::Refkv => "refkv",
-            DbKind::Etcd => "etcd",
-            DbKind::Elastickv => "elastickv",
-        }
-    }
-
-    /// The target's declaration; `groups` is `--groups` (refkv, elastickv).
-    pub fn build(self, groups: u32) -> Arc<dyn Db> {
-        match self {
-            DbKind::Refkv => Arc::new(refkv::Refkv { groups }),
-            DbKind::Etcd => Arc::new(etcd::Etcd),
-            DbKind::Elastickv => Arc::new(elastickv::Elastickv { groups }),
-        }
-    }
+targets! {
+    Refkv "refkv" => |groups| refkv::Refkv { groups },
+    Etcd "etcd" => |_groups| etcd::Etcd,
+    Elastickv "elastickv" => |groups| elastickv::Elastickv { groups },
 }
 
 /// The `--cluster` choice: how the nodes run.

@@ -11,7 +11,7 @@ use super::store::{write_json, RunDir};
 use super::{logging, progress};
 use crate::cluster::{sweep, Cluster};
 use crate::image;
-use analysis::history::History;
+use analysis::history::{History, HistorySink};
 use analysis::verdict::Validity;
 use anyhow::{Context, Result};
 use nemesis::faults::Ctx;
@@ -314,14 +314,6 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
 
     // Main phase: workload, catalog watcher and nemesis together.
     let stats = Arc::new(workloads::stats::Stats::new());
-    let workload_cancel = interrupt.child_token();
-    let ctx = workloads::processes::ProcessContext {
-        nodes: nodes.clone(),
-        connector: connector.clone(),
-        sink: sink.clone(),
-        stats: stats.clone(),
-        cancel: workload_cancel.clone(),
-    };
     let watcher_cancel = CancellationToken::new();
     let watcher = tokio::spawn({
         let (connector, nodes, sink, cancel) = (connector.clone(), nodes.clone(), sink.clone(), watcher_cancel.clone());
@@ -360,7 +352,8 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let t = Instant::now();
     let cpu_before_main = own_cpu_seconds();
     tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.spec.nemesis);
-    let workload = workloads::processes::run_processes(&cfg, workloads::generators::build(&cfg), ctx.clone());
+    let history: Arc<dyn HistorySink> = sink.clone();
+    let workload = workloads::run_workload_with(&cfg, connector.clone(), &nodes, history.clone(), stats.clone(), interrupt.child_token());
     let nemesis_cancel = interrupt.child_token();
     let (summary, ()) = tokio::join!(
         async {
@@ -394,7 +387,6 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
 
     // Recovery wait, then final reads (skipped when interrupted), through the nodes that run.
     let nodes = running_nodes(cluster.as_ref(), nodes, &mut json);
-    let ctx = workloads::processes::ProcessContext { nodes: nodes.clone(), ..ctx };
     if !interrupt.is_cancelled() {
         let t = Instant::now();
         let recovery = Duration::from_secs(plan.spec.recovery_timeout);
@@ -411,9 +403,8 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     }
     if !interrupt.is_cancelled() {
         let t = Instant::now();
-        let reads_ctx = workloads::processes::ProcessContext { cancel: interrupt.child_token(), ..ctx };
         let opts = workloads::final_reads::FinalReadsOptions { timeout: Duration::from_secs(60), ..Default::default() };
-        let report = workloads::final_reads::run_final_reads(&reads_ctx, &summary.touched, summary.next_process, opts).await;
+        let report = workloads::final_reads_with(connector.clone(), &summary, &nodes, history, stats, interrupt.child_token(), opts).await;
         tracing::info!("final reads: {} of {} attempts succeeded in {:.1} s", report.succeeded, report.attempts, t.elapsed().as_secs_f64());
         if !report.unread.is_empty() {
             problems.push(format!("final reads never succeeded for {} key/node pairs", report.unread.len()));
