@@ -150,8 +150,7 @@ impl Db for Elastickv {
     }
 
     fn reports(&self) -> Reports {
-        // Follower reads may be stale by design (docs/elastickv.md).
-        Reports { commit_meta: false, catalog: true, splits: true, linearizable_reads: false }
+        Reports { commit_meta: false, catalog: true, splits: true }
     }
 
     fn workloads(&self) -> &'static [&'static str] {

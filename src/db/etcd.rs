@@ -78,7 +78,7 @@ impl Db for Etcd {
     }
 
     fn reports(&self) -> Reports {
-        Reports { commit_meta: false, catalog: false, splits: false, linearizable_reads: true }
+        Reports { commit_meta: false, catalog: false, splits: false }
     }
 
     fn workloads(&self) -> &'static [&'static str] {

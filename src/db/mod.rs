@@ -111,9 +111,6 @@ pub struct Reports {
     pub catalog: bool,
     /// Range splits (forced by the split nemesis or automatic).
     pub splits: bool,
-    /// Reads promise linearizability (a seeded bug breaks the promise, it does not withdraw
-    /// it); false where a node may serve stale reads by design.
-    pub linearizable_reads: bool,
 }
 
 /// A store faultline can test.

@@ -82,7 +82,7 @@ impl Db for Refkv {
     }
 
     fn reports(&self) -> Reports {
-        Reports { commit_meta: true, catalog: true, splits: true, linearizable_reads: true }
+        Reports { commit_meta: true, catalog: true, splits: true }
     }
 
     fn workloads(&self) -> &'static [&'static str] {

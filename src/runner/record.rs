@@ -47,8 +47,8 @@ pub struct TestRecord {
     pub store: PathBuf,
     pub subnet: Option<String>,
     pub warnings: Vec<String>,
-    /// What the target declares it reports (commit metadata, catalog, splits, linearizable
-    /// reads), which decides the checkers that apply.
+    /// What the target declares it reports (commit metadata, catalog, splits), which
+    /// decides the checkers that apply.
     pub reports: Reports,
 }
 
