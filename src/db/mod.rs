@@ -9,10 +9,7 @@
 //! (Debian's etcd-server, one Raft group, no catalog) and [`elastickv::Elastickv`] (a
 //! user-provided image or binary; refkv's wire protocol without commit metadata).
 
-pub mod elastickv;
-pub mod etcd;
 pub mod leader_reads;
-pub mod refkv;
 
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use futures::future::BoxFuture;
@@ -23,11 +20,14 @@ use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint};
 use workloads::ClientOptions;
 
-/// Declares the targets: each line is `Variant "name" => constructor from --groups`. The
-/// `--db` value, the name in `test.json` and the [`Db`] built for a run all come from here,
-/// so a new target is its module plus one line.
+/// Declares the targets: each line is `Variant "name" in module => constructor from
+/// --groups`. The module (`src/db/<module>.rs`), the `--db` value, the name in `test.json`
+/// and the [`Db`] built for a run all come from here, so a new target is its file plus one
+/// line.
 macro_rules! targets {
-    ($($variant:ident $name:literal => $build:expr,)*) => {
+    ($($variant:ident $name:literal in $module:ident => $build:expr,)*) => {
+        $(pub mod $module;)*
+
         /// The `--db` choice.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
         #[serde(rename_all = "lowercase")]
@@ -53,9 +53,9 @@ macro_rules! targets {
 }
 
 targets! {
-    Refkv "refkv" => |groups| refkv::Refkv { groups },
-    Etcd "etcd" => |_groups| etcd::Etcd,
-    Elastickv "elastickv" => |groups| elastickv::Elastickv { groups },
+    Refkv "refkv" in refkv => |groups| refkv::Refkv { groups },
+    Etcd "etcd" in etcd => |_groups| etcd::Etcd,
+    Elastickv "elastickv" in elastickv => |groups| elastickv::Elastickv { groups },
 }
 
 /// The `--cluster` choice: how the nodes run.
