@@ -22,28 +22,18 @@ pub use spec::{GeneratorFactory, TestSpec};
 
 use analysis::verdict::Validity;
 use plan::Plan;
-use std::fmt;
 
 /// Why a run produced no verdict of its own.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The spec asks for something impossible (exit code 254); the message names the flag.
+    #[error("{0}")]
     BadArgs(String),
     /// The run failed (exit code 255); its directory still holds an `unknown` verdict when
     /// it got that far.
+    #[error("{0:#}")]
     Internal(anyhow::Error),
 }
-
-impl fmt::Display for RunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RunError::BadArgs(e) => f.write_str(e),
-            RunError::Internal(e) => write!(f, "{e:#}"),
-        }
-    }
-}
-
-impl std::error::Error for RunError {}
 
 /// Runs one test: validates `spec`, then runs every phase and returns the verdict's
 /// validity. Needs a multi-thread tokio runtime.

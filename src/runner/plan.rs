@@ -5,7 +5,6 @@
 use crate::cluster::subnet::{self, Cidr};
 use super::spec::TestSpec;
 use nemesis::{FaultKind, PartitionMode};
-use std::fmt;
 use std::time::Duration;
 use workloads::config::{WorkloadConfig, WorkloadKind};
 
@@ -28,16 +27,10 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     Ok(cfg)
 }
 
-/// An error in the command-line arguments (exit code 254).
-#[derive(Debug)]
+/// An error in the command-line arguments (exit code 254); the message names the flag.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct BadArgs(pub String);
-
-impl fmt::Display for BadArgs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for BadArgs {}
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
