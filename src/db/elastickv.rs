@@ -146,7 +146,7 @@ impl Db for Elastickv {
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &FaultKind::ALL
+        FaultKind::ALL
     }
 }
 

@@ -74,9 +74,10 @@ impl ClusterKind {
         }
     }
 
-    /// Faults this kind of cluster can inject at all.
+    /// Faults this kind of cluster can inject at all: on an external cluster only those
+    /// that act through the store's API.
     pub fn allows(self, fault: FaultKind) -> bool {
-        self != ClusterKind::External || fault == FaultKind::Split
+        self != ClusterKind::External || !fault.fault().acts_on_nodes()
     }
 }
 

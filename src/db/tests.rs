@@ -117,23 +117,23 @@ fn not_applicable_replaces_a_checker_verdict_and_never_counts_as_valid() {
 #[test]
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
-    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause], None).is_ok());
+    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err();
     assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::Split], None).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err();
     assert!(e.contains("--nemesis split"), "{e}");
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err();
     assert!(e.contains("--bug"), "{e}");
-    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", &FaultKind::ALL, Some("no-fence")).is_ok());
+    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", FaultKind::ALL, Some("no-fence")).is_ok());
 }
 
 #[test]
 fn external_clusters_allow_only_the_split_nemesis() {
     let refkv = DbKind::Refkv.build(3);
-    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Split], None).is_ok());
-    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Kill], None).unwrap_err();
+    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::SPLIT], None).is_ok());
+    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err();
     assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
-    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", &FaultKind::ALL, None).is_ok());
+    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", FaultKind::ALL, None).is_ok());
 }
 
 #[tokio::test]

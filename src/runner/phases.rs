@@ -10,7 +10,7 @@ use super::store::{write_json, RunDir};
 use super::{logging, progress};
 use crate::cluster::{sweep, Cluster};
 use crate::image::{self, NodeImage};
-use analysis::history::History;
+use analysis::history::{History, JobPhase};
 use analysis::verdict::Validity;
 use anyhow::{Context, Result};
 use nemesis::faults::Ctx;
@@ -475,7 +475,7 @@ async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u6
         for n in nodes {
             let Ok(client) = connector.connect(n) else { continue };
             if let Ok(catalog) = client.list_routes().await {
-                running = Some(catalog.jobs.iter().filter(|j| j.phase != "DONE" && j.phase != "ABANDONED").count());
+                running = Some(catalog.jobs.iter().filter(|j| !j.job_phase().is_some_and(JobPhase::is_terminal)).count());
                 break;
             }
         }

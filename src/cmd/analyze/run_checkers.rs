@@ -12,7 +12,7 @@
 
 use analysis::catalog::is_catalog_event;
 use analysis::checkers::{crashes, epoch_authority, split, vacuity};
-use analysis::history::{events, CommitMeta, History, Process};
+use analysis::history::{events, fault_events, CommitMeta, FaultEdge, History, Process};
 use analysis::verdict::{Validity, Verdict};
 use std::collections::BTreeSet;
 
@@ -52,12 +52,7 @@ fn attributes_epochs(meta: &CommitMeta) -> bool {
 
 /// Kinds of the nemesis's `start-<kind>` events.
 fn started_fault_kinds(history: &History) -> BTreeSet<String> {
-    history
-        .ops
-        .iter()
-        .filter(|o| o.process == Process::Nemesis)
-        .filter_map(|o| o.f.strip_prefix("start-").map(str::to_string))
-        .collect()
+    fault_events(&history.ops).filter(|(_, e)| e.edge == FaultEdge::Start).map(|(_, e)| e.fault).collect()
 }
 
 /// The watcher saw more than one distinct set of routes.
