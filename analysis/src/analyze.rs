@@ -131,10 +131,10 @@ pub fn analyze(
         let mut result = linearizable::check(history, &lin_opts);
         stale_read::annotate(history, &mut result);
         note_model(&mut result, model);
-        checkers.insert("linearizable".to_string(), result);
+        checkers.insert(linearizable::NAME.to_string(), result);
     }
     if plan.set_full {
-        checkers.insert("set-full".to_string(), set_full::check(history, &opts.set_full));
+        checkers.insert(set_full::NAME.to_string(), set_full::check(history, &opts.set_full));
     }
     if checkers.is_empty() {
         let mut r = CheckerResult::new(Validity::Unknown);

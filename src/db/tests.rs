@@ -1,9 +1,7 @@
-//! Node command lines, checker applicability and option validation.
+//! Node command lines and option validation.
 
 use super::elastickv::Elastickv;
 use super::*;
-use analysis::verdict::CheckerResult;
-use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use workloads::Certainty;
 
@@ -88,30 +86,6 @@ fn elastickv_multi_group_uses_group_peers_and_shard_ranges() {
 fn shard_ranges_tile_the_keyspace() {
     assert_eq!(Elastickv::shard_ranges(1), ":=1");
     assert_eq!(Elastickv::shard_ranges(2), ":n=1,n:=2");
-}
-
-#[test]
-fn etcd_rules_out_epoch_and_split_checkers_and_refkv_none() {
-    let etcd = DbKind::Etcd.build(3);
-    let names: Vec<&str> = etcd.not_applicable().iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, [EPOCH_CHECKER, SPLIT_CHECKER]);
-    assert!(DbKind::Refkv.build(3).not_applicable().is_empty());
-    let ekv: Vec<&str> = DbKind::Elastickv.build(3).not_applicable().iter().map(|(n, _)| *n).collect();
-    assert_eq!(ekv, [EPOCH_CHECKER], "no commit metadata; splits are still judged");
-}
-
-#[test]
-fn not_applicable_replaces_a_checker_verdict_and_never_counts_as_valid() {
-    let etcd = DbKind::Etcd.build(3);
-    let mut checkers = BTreeMap::new();
-    checkers.insert("linearizable".to_string(), CheckerResult::new(Validity::Valid));
-    checkers.insert(EPOCH_CHECKER.to_string(), CheckerResult::new(Validity::Invalid));
-    let v = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(checkers));
-    assert_eq!(v.checkers[EPOCH_CHECKER].valid, Validity::NotApplicable);
-    assert!(v.checkers[SPLIT_CHECKER].reason.as_deref().unwrap().contains("does not split"));
-    assert_eq!(v.valid, Validity::Valid, "decided by the applicable checker");
-    let only_na = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(BTreeMap::new()));
-    assert_eq!(only_na.valid, Validity::Unknown, "nothing applicable tested nothing");
 }
 
 #[test]

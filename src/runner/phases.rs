@@ -262,15 +262,14 @@ async fn write_report(run: &RunDir) {
 
 /// From the options as test.json records them: `faultline analyze <run>` derives the same.
 fn facts(plan: &Plan) -> RunFacts {
-    RunFacts::from_test_json(&plan.to_json(), Some(plan.workload.hot_prefix.clone()))
+    analysis_phase::run_facts(&plan.to_json(), plan.db.as_ref(), Some(plan.workload.hot_prefix.clone()))
 }
 
 async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::history::Op>, problems: &[String]) -> Result<Validity> {
     tracing::info!("analysing {} history entries", ops.len());
     let facts = facts(plan);
     let problems = problems.to_vec();
-    let db = plan.db.clone();
-    let mut verdict = tokio::task::spawn_blocking(move || crate::db::mark_not_applicable(db.as_ref(), analysis_phase::analyse(&History::new(ops), &facts, &problems)))
+    let mut verdict = tokio::task::spawn_blocking(move || analysis_phase::analyse(&History::new(ops), &facts, &problems))
         .await
         .context("the analysis panicked")?;
     super::store_versions::attach(&mut verdict, &run.dir);
