@@ -175,17 +175,13 @@ impl FaultKind {
 }
 
 /// A `--nemesis` word that names no fault.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown nemesis {0:?}: expected {names}, all or none", names = registry_names())]
 pub struct UnknownFault(pub String);
 
-impl fmt::Display for UnknownFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = REGISTRY.iter().map(|k| k.name()).collect();
-        write!(f, "unknown nemesis {:?}: expected {}, all or none", self.0, names.join(", "))
-    }
+fn registry_names() -> String {
+    REGISTRY.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
 }
-
-impl std::error::Error for UnknownFault {}
 
 impl PartialEq for FaultKind {
     fn eq(&self, other: &Self) -> bool {
