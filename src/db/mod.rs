@@ -16,7 +16,6 @@ pub mod launch;
 pub mod leader_reads;
 pub mod refkv;
 
-use analysis::verdict::{CheckerResult, Validity, Verdict};
 use nemesis::{FaultKind, NodeInfo};
 use std::fmt;
 use std::sync::Arc;
@@ -74,9 +73,10 @@ impl ClusterKind {
         }
     }
 
-    /// Faults this kind of cluster can inject at all.
+    /// Faults this kind of cluster can inject at all: on an external cluster only those
+    /// that act through the store's API.
     pub fn allows(self, fault: FaultKind) -> bool {
-        self != ClusterKind::External || fault == FaultKind::Split
+        self != ClusterKind::External || !fault.fault().acts_on_nodes()
     }
 }
 
@@ -143,27 +143,12 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn catch_up_before_final_reads(&self) -> bool {
         false
     }
-    /// Checkers that cannot judge this store, with the reason.
-    fn not_applicable(&self) -> Vec<(&'static str, String)> {
-        let r = self.reports();
-        let mut out = Vec::new();
-        if !r.catalog || !r.commit_meta {
-            let why = match (r.catalog, r.commit_meta) {
-                (false, _) => format!("{} has no route catalog or route epochs", self.kind().name()),
-                _ => format!("{} reports no commit metadata (group, term, log index, route epoch)", self.kind().name()),
-            };
-            out.push((EPOCH_CHECKER, why));
-        }
-        if !r.splits {
-            out.push((SPLIT_CHECKER, format!("{} does not split ranges", self.kind().name())));
-        }
-        out
+    /// Whether the store promises linearizable reads (which checkers judge it by this:
+    /// `analysis::checkers::registry`).
+    fn linearizable_reads(&self) -> bool {
+        true
     }
 }
-
-/// Registry names of the checkers a target may rule out.
-pub const EPOCH_CHECKER: &str = "epoch-authority";
-pub const SPLIT_CHECKER: &str = "split";
 
 /// Checks the run's options against what the target supports; the error names the flag.
 pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), String> {
@@ -185,18 +170,6 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
         return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
     }
     Ok(())
-}
-
-/// Marks the checkers that do not apply to `db` as `not-applicable` (replacing whatever
-/// they said: without the data they need their verdict means nothing) and merges again.
-pub fn mark_not_applicable(db: &dyn Db, verdict: Verdict) -> Verdict {
-    let mut checkers = verdict.checkers;
-    for (name, reason) in db.not_applicable() {
-        let mut r = CheckerResult::new(Validity::NotApplicable);
-        r.reason = Some(reason);
-        checkers.insert(name.to_string(), r);
-    }
-    Verdict::from_checkers(checkers)
 }
 
 #[cfg(test)]

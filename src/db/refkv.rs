@@ -54,6 +54,6 @@ impl Db for Refkv {
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &FaultKind::ALL
+        FaultKind::ALL
     }
 }
