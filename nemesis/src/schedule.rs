@@ -89,11 +89,7 @@ impl Nemesis {
             return;
         }
         // A turn is not cancelled half-way: it ends when what it started settles (bounded).
-        let (first, period) = if overlap {
-            (self.interval.mul_f64(1.5), self.interval * 2)
-        } else {
-            (self.interval, self.interval)
-        };
+        let (first, period) = if overlap { (self.interval.mul_f64(1.5), self.interval * 2) } else { (self.interval, self.interval) };
         if sleep_or_cancel(first, &cancel).await {
             return;
         }

@@ -204,10 +204,9 @@ fn epoch_applies(facts: &RunFacts) -> Applies {
     match (facts.basis, facts.catalog, facts.commit_meta) {
         (Basis::Run, true, true) => Applies::Yes,
         (Basis::Run, false, _) => Applies::NotApplicable(format!("{} has no route catalog or route epochs", facts.store)),
-        (Basis::Run, true, false) => Applies::NotApplicable(format!(
-            "{} reports no commit metadata (group, term, log index, route epoch)",
-            facts.store
-        )),
+        (Basis::Run, true, false) => {
+            Applies::NotApplicable(format!("{} reports no commit metadata (group, term, log index, route epoch)", facts.store))
+        }
         (Basis::Evidence, false, false) => Applies::Omitted,
         (Basis::Evidence, _, _) => Applies::Yes,
     }
@@ -300,7 +299,18 @@ mod tests {
     }
 
     fn nemesis_event(f: &str) -> Op {
-        Op { index: 0, kind: OpType::Info, process: Process::Nemesis, f: f.into(), key: None, value: json!({"targets": [], "effective": true}), time: 0, node: None, error: None, meta: None }
+        Op {
+            index: 0,
+            kind: OpType::Info,
+            process: Process::Nemesis,
+            f: f.into(),
+            key: None,
+            value: json!({"targets": [], "effective": true}),
+            time: 0,
+            node: None,
+            error: None,
+            meta: None,
+        }
     }
 
     #[test]

@@ -10,12 +10,8 @@ use rand::rngs::StdRng;
 
 pub struct Kill;
 
-const KILL: ProcessAction = ProcessAction {
-    done: "killed",
-    allow_all: true,
-    act: |ctx, node| ctx.control.kill(node),
-    undo: |nodes| Undo::Restart { nodes },
-};
+const KILL: ProcessAction =
+    ProcessAction { done: "killed", allow_all: true, act: |ctx, node| ctx.control.kill(node), undo: |nodes| Undo::Restart { nodes } };
 
 impl Fault for Kill {
     fn name(&self) -> &'static str {

@@ -230,14 +230,24 @@ pub fn style_of(name: &str) -> Style {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Undo {
     /// Flush the FAULTLINE chain of these nodes, and clear their netem qdisc if `netem`.
-    Network { nodes: Vec<String>, netem: bool },
+    Network {
+        nodes: Vec<String>,
+        netem: bool,
+    },
     /// Start these killed nodes again.
-    Restart { nodes: Vec<String> },
+    Restart {
+        nodes: Vec<String>,
+    },
     /// Unfreeze these paused nodes.
-    Resume { nodes: Vec<String> },
+    Resume {
+        nodes: Vec<String>,
+    },
     /// Nothing can be undone; the fault's `stop` waits for the split job the store
     /// started (if it accepted) to settle.
-    AwaitJob { job_id: Option<u64>, accepted: bool },
+    AwaitJob {
+        job_id: Option<u64>,
+        accepted: bool,
+    },
     Nothing,
 }
 

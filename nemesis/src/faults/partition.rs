@@ -54,8 +54,7 @@ async fn start_partition(ctx: &Ctx, first: bool, rng: &mut StdRng) -> Started {
     let hot_leader = if mode == PartitionMode::Leader { ctx.hot_leader().await } else { None };
     let g = grudge::grudge(mode, &nodes, hot_leader.as_deref(), rng);
     let errors = apply_grudge(ctx, &g).await;
-    let cut_leaders: Vec<u64> =
-        leaders.iter().filter(|(_, l)| !grudge::has_majority(&g, &nodes, l)).map(|(g, _)| *g).collect();
+    let cut_leaders: Vec<u64> = leaders.iter().filter(|(_, l)| !grudge::has_majority(&g, &nodes, l)).map(|(g, _)| *g).collect();
     let mut value = FaultValue::new(g.keys().cloned().collect());
     value.effective = Some(errors.is_empty() && (!cut_leaders.is_empty() || mode == PartitionMode::Ring));
     value.mode = Some(mode.name().to_string());

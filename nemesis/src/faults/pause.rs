@@ -10,12 +10,8 @@ use rand::rngs::StdRng;
 
 pub struct Pause;
 
-const PAUSE: ProcessAction = ProcessAction {
-    done: "paused",
-    allow_all: false,
-    act: |ctx, node| ctx.control.pause(node),
-    undo: |nodes| Undo::Resume { nodes },
-};
+const PAUSE: ProcessAction =
+    ProcessAction { done: "paused", allow_all: false, act: |ctx, node| ctx.control.pause(node), undo: |nodes| Undo::Resume { nodes } };
 
 impl Fault for Pause {
     fn name(&self) -> &'static str {

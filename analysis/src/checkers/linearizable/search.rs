@@ -23,8 +23,8 @@
 
 use super::budget::{Budget, Exceeded};
 use super::cache::{ConfigCache, Zobrist};
-use super::entries::{EntryList, HEAD};
 use super::dead::dead_writes;
+use super::entries::{EntryList, HEAD};
 use super::model::{Action, SequentialModel};
 use super::pool::{Pool, NIL};
 use super::prepare::KeyHistory;
@@ -163,12 +163,7 @@ fn first_return(list: &EntryList) -> u32 {
     e
 }
 
-pub fn search<M: SequentialModel>(
-    key: &KeyHistory,
-    model: &mut M,
-    budget: &Budget,
-    exact_max_ops: usize,
-) -> (SearchOutcome, SearchStats) {
+pub fn search<M: SequentialModel>(key: &KeyHistory, model: &mut M, budget: &Budget, exact_max_ops: usize) -> (SearchOutcome, SearchStats) {
     let mut search = Search::new(key, model, budget, exact_max_ops);
     let outcome = search.run();
     let mut stats = search.stats;
