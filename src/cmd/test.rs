@@ -189,7 +189,20 @@ impl TestArgs {
             store: self.store,
             test_name: self.test_name,
             no_progress: self.no_progress,
+            generator: None,
         }
+    }
+}
+
+/// `faultline test`'s defaults: what its flags mean when none is given.
+impl Default for TestSpec {
+    fn default() -> TestSpec {
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            args: TestArgs,
+        }
+        <Defaults as clap::Parser>::try_parse_from(["test"]).map(|d| d.args.into_spec()).expect("every flag of `faultline test` has a default")
     }
 }
 

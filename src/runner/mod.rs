@@ -18,7 +18,7 @@ pub mod store_versions;
 pub mod phases;
 pub mod spec;
 
-pub use spec::TestSpec;
+pub use spec::{GeneratorFactory, TestSpec};
 
 use analysis::verdict::Validity;
 use plan::Plan;

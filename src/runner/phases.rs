@@ -352,7 +352,11 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let cpu_before_main = own_cpu_seconds();
     tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.spec.nemesis);
     let history: Arc<dyn HistorySink> = sink.clone();
-    let workload = workloads::run_workload_with(&cfg, connector.clone(), &nodes, history.clone(), stats.clone(), interrupt.child_token());
+    let generator = match &plan.spec.generator {
+        Some(factory) => (factory.0)(&cfg),
+        None => workloads::generators::build(&cfg),
+    };
+    let workload = workloads::run_generator_with(&cfg, generator, connector.clone(), &nodes, history.clone(), stats.clone(), interrupt.child_token());
     let nemesis_cancel = interrupt.child_token();
     let (summary, ()) = tokio::join!(
         async {

@@ -2,12 +2,33 @@
 //! as plain data, free of any command-line type. `faultline test` builds one from its flags
 //! (`crate::cmd::test`); a program can build one directly and call [`crate::runner::run`].
 //!
+//! `TestSpec::default()` holds `faultline test`'s defaults (taken from its flag
+//! definitions, so there is one place for them).
+//!
 //! Invariant: nothing here is validated yet; [`super::plan::Plan::from_spec`] checks every
 //! field (naming the flag it came from) before anything starts.
 
 use crate::db::{ClusterKind, DbKind};
+use std::fmt;
 use std::path::PathBuf;
-use workloads::ReadPath;
+use std::sync::Arc;
+use workloads::generators::Workload;
+use workloads::{ReadPath, WorkloadConfig};
+
+/// A caller's own generator, built from the run's resolved workload configuration (seed,
+/// keys, ...). The run is still judged as `TestSpec::workload` says (its checkers, final
+/// reads of what the generator touched).
+#[derive(Clone)]
+pub struct GeneratorFactory(pub Arc<BuildGenerator>);
+
+/// What a [`GeneratorFactory`] calls.
+pub type BuildGenerator = dyn Fn(&WorkloadConfig) -> Box<dyn Workload> + Send + Sync;
+
+impl fmt::Debug for GeneratorFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GeneratorFactory(..)")
+    }
+}
 
 /// The options of one run, as given (see `faultline test --help` for each one's meaning).
 #[derive(Debug, Clone)]
@@ -45,6 +66,8 @@ pub struct TestSpec {
     pub store: PathBuf,
     pub test_name: Option<String>,
     pub no_progress: bool,
+    /// Drive this generator instead of the one `workload` names.
+    pub generator: Option<GeneratorFactory>,
 }
 
 impl TestSpec {

@@ -81,8 +81,22 @@ pub async fn run_workload_with(
     stats: Arc<Stats>,
     cancel: CancellationToken,
 ) -> anyhow::Result<WorkloadSummary> {
+    run_generator_with(cfg, generators::build(cfg), connector, nodes, sink, stats, cancel).await
+}
+
+/// [`run_workload_with`] driving a caller-supplied generator instead of the one `cfg`
+/// names (`cfg` still gives concurrency, rate, time limit and client deadlines).
+pub async fn run_generator_with(
+    cfg: &WorkloadConfig,
+    generator: Box<dyn generators::Workload>,
+    connector: Arc<dyn Connector>,
+    nodes: &[NodeEndpoint],
+    sink: Arc<dyn HistorySink>,
+    stats: Arc<Stats>,
+    cancel: CancellationToken,
+) -> anyhow::Result<WorkloadSummary> {
     let ctx = ProcessContext { nodes: nodes.to_vec(), connector, sink, stats, cancel };
-    processes::run_processes(cfg, generators::build(cfg), ctx).await
+    processes::run_processes(cfg, generator, ctx).await
 }
 
 /// Follows the route catalog (stream, or polling fallback) until `cancel` fires.

@@ -102,3 +102,12 @@ fn a_dynamic_db_binary_is_fine_outside_refkv_in_docker() {
     let err = plan(&["--db-binary", path]).unwrap_err().0;
     assert!(err.contains("dynamically linked"), "{err}");
 }
+
+#[test]
+fn the_default_spec_is_faultline_tests_defaults() {
+    let spec = TestSpec::default();
+    let parsed = Wrap::try_parse_from(["test"]).expect("clap accepts").args.into_spec();
+    assert_eq!((spec.nodes, spec.groups, spec.time_limit, spec.nemesis.as_str()), (3, 3, 60, "none"));
+    assert_eq!(format!("{spec:?}"), format!("{parsed:?}"));
+    assert!(spec.generator.is_none());
+}
