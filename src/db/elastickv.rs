@@ -153,12 +153,17 @@ impl Db for Elastickv {
         Reports { commit_meta: false, catalog: true, splits: true }
     }
 
+    /// Follower reads may be stale by design.
+    fn linearizable_reads(&self) -> bool {
+        false
+    }
+
     fn workloads(&self) -> &'static [&'static str] {
         &["hotspot", "register", "set"]
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &FaultKind::ALL
+        FaultKind::ALL
     }
 }
 

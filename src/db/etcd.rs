@@ -86,6 +86,6 @@ impl Db for Etcd {
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause, FaultKind::Loss]
+        &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE, FaultKind::LOSS]
     }
 }

@@ -11,7 +11,6 @@
 
 pub mod leader_reads;
 
-use analysis::verdict::{CheckerResult, Validity, Verdict};
 use futures::future::BoxFuture;
 use nemesis::{FaultKind, NodeInfo};
 use std::fmt;
@@ -80,9 +79,10 @@ impl ClusterKind {
         }
     }
 
-    /// Faults this kind of cluster can inject at all.
+    /// Faults this kind of cluster can inject at all: on an external cluster only those
+    /// that act through the store's API.
     pub fn allows(self, fault: FaultKind) -> bool {
-        self != ClusterKind::External || fault == FaultKind::Split
+        self != ClusterKind::External || !fault.fault().acts_on_nodes()
     }
 }
 
@@ -149,6 +149,11 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn catch_up_before_final_reads(&self) -> bool {
         false
     }
+    /// Whether the store promises linearizable reads (which checkers judge it by this:
+    /// `analysis::checkers::registry`).
+    fn linearizable_reads(&self) -> bool {
+        true
+    }
     /// The target's own server flags, from the run's options (before the user's
     /// `--server-arg`s): refkv's `--groups`, `--auto-split` and `--bug`; none by default.
     fn server_args(&self, _auto_split: bool, _bug: Option<&str>) -> Vec<String> {
@@ -166,27 +171,7 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn static_binary(&self) -> bool {
         false
     }
-    /// Checkers that cannot judge this store, with the reason.
-    fn not_applicable(&self) -> Vec<(&'static str, String)> {
-        let r = self.reports();
-        let mut out = Vec::new();
-        if !r.catalog || !r.commit_meta {
-            let why = match (r.catalog, r.commit_meta) {
-                (false, _) => format!("{} has no route catalog or route epochs", self.kind().name()),
-                _ => format!("{} reports no commit metadata (group, term, log index, route epoch)", self.kind().name()),
-            };
-            out.push((EPOCH_CHECKER, why));
-        }
-        if !r.splits {
-            out.push((SPLIT_CHECKER, format!("{} does not split ranges", self.kind().name())));
-        }
-        out
-    }
 }
-
-/// Registry names of the checkers a target may rule out.
-pub const EPOCH_CHECKER: &str = "epoch-authority";
-pub const SPLIT_CHECKER: &str = "split";
 
 /// Checks the run's options against what the target supports; the error names the flag.
 pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), String> {
@@ -208,18 +193,6 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
         return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
     }
     Ok(())
-}
-
-/// Marks the checkers that do not apply to `db` as `not-applicable` (replacing whatever
-/// they said: without the data they need their verdict means nothing) and merges again.
-pub fn mark_not_applicable(db: &dyn Db, verdict: Verdict) -> Verdict {
-    let mut checkers = verdict.checkers;
-    for (name, reason) in db.not_applicable() {
-        let mut r = CheckerResult::new(Validity::NotApplicable);
-        r.reason = Some(reason);
-        checkers.insert(name.to_string(), r);
-    }
-    Verdict::from_checkers(checkers)
 }
 
 #[cfg(test)]

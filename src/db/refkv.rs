@@ -90,6 +90,6 @@ impl Db for Refkv {
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &FaultKind::ALL
+        FaultKind::ALL
     }
 }

@@ -1,9 +1,7 @@
-//! Node command lines, checker applicability and option validation.
+//! Node command lines and option validation.
 
 use super::elastickv::Elastickv;
 use super::*;
-use analysis::verdict::CheckerResult;
-use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use workloads::Certainty;
 
@@ -94,49 +92,25 @@ fn shard_ranges_tile_the_keyspace() {
 }
 
 #[test]
-fn etcd_rules_out_epoch_and_split_checkers_and_refkv_none() {
-    let etcd = DbKind::Etcd.build(3);
-    let names: Vec<&str> = etcd.not_applicable().iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, [EPOCH_CHECKER, SPLIT_CHECKER]);
-    assert!(DbKind::Refkv.build(3).not_applicable().is_empty());
-    let ekv: Vec<&str> = DbKind::Elastickv.build(3).not_applicable().iter().map(|(n, _)| *n).collect();
-    assert_eq!(ekv, [EPOCH_CHECKER], "no commit metadata; splits are still judged");
-}
-
-#[test]
-fn not_applicable_replaces_a_checker_verdict_and_never_counts_as_valid() {
-    let etcd = DbKind::Etcd.build(3);
-    let mut checkers = BTreeMap::new();
-    checkers.insert("linearizable".to_string(), CheckerResult::new(Validity::Valid));
-    checkers.insert(EPOCH_CHECKER.to_string(), CheckerResult::new(Validity::Invalid));
-    let v = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(checkers));
-    assert_eq!(v.checkers[EPOCH_CHECKER].valid, Validity::NotApplicable);
-    assert!(v.checkers[SPLIT_CHECKER].reason.as_deref().unwrap().contains("does not split"));
-    assert_eq!(v.valid, Validity::Valid, "decided by the applicable checker");
-    let only_na = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(BTreeMap::new()));
-    assert_eq!(only_na.valid, Validity::Unknown, "nothing applicable tested nothing");
-}
-
-#[test]
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
-    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause], None).is_ok());
+    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err();
     assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::Split], None).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err();
     assert!(e.contains("--nemesis split"), "{e}");
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err();
     assert!(e.contains("--bug"), "{e}");
-    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", &FaultKind::ALL, Some("no-fence")).is_ok());
+    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", FaultKind::ALL, Some("no-fence")).is_ok());
 }
 
 #[test]
 fn external_clusters_allow_only_the_split_nemesis() {
     let refkv = DbKind::Refkv.build(3);
-    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Split], None).is_ok());
-    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Kill], None).unwrap_err();
+    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::SPLIT], None).is_ok());
+    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err();
     assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
-    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", &FaultKind::ALL, None).is_ok());
+    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", FaultKind::ALL, None).is_ok());
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use super::store::{write_json, RunDir};
 use super::{logging, progress};
 use crate::cluster::{sweep, Cluster};
 use crate::image;
-use analysis::history::{History, HistorySink};
+use analysis::history::{History, HistorySink, JobPhase};
 use analysis::verdict::Validity;
 use anyhow::{Context, Result};
 use nemesis::faults::Ctx;
@@ -261,15 +261,14 @@ async fn write_report(run: &RunDir) {
 
 /// From the options as test.json records them: `faultline analyze <run>` derives the same.
 fn facts(plan: &Plan) -> RunFacts {
-    RunFacts::from_test_json(&plan.to_json(), Some(plan.workload.hot_prefix.clone()))
+    analysis_phase::run_facts(&plan.to_json(), plan.db.as_ref(), Some(plan.workload.hot_prefix.clone()))
 }
 
 async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::history::Op>, problems: &[String]) -> Result<Validity> {
     tracing::info!("analysing {} history entries", ops.len());
     let facts = facts(plan);
     let problems = problems.to_vec();
-    let db = plan.db.clone();
-    let mut verdict = tokio::task::spawn_blocking(move || crate::db::mark_not_applicable(db.as_ref(), analysis_phase::analyse(&History::new(ops), &facts, &problems)))
+    let mut verdict = tokio::task::spawn_blocking(move || analysis_phase::analyse(&History::new(ops), &facts, &problems))
         .await
         .context("the analysis panicked")?;
     super::store_versions::attach(&mut verdict, &run.dir);
@@ -453,7 +452,7 @@ async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u6
         for n in nodes {
             let Ok(client) = connector.connect(n) else { continue };
             if let Ok(catalog) = client.list_routes().await {
-                running = Some(catalog.jobs.iter().filter(|j| j.phase != "DONE" && j.phase != "ABANDONED").count());
+                running = Some(catalog.jobs.iter().filter(|j| !j.job_phase().is_some_and(JobPhase::is_terminal)).count());
                 break;
             }
         }

@@ -35,7 +35,7 @@ fn flags_override_the_workload_defaults() {
         .unwrap();
     assert_eq!(p.workload.concurrency.processes(3), 6);
     assert_eq!(p.workload.rate, 50.0);
-    assert_eq!(p.nemesis, vec![FaultKind::Partition, FaultKind::Kill]);
+    assert_eq!(p.nemesis, vec![FaultKind::PARTITION, FaultKind::KILL]);
     assert!(p.server_args.ends_with(&["--bug".to_string(), "no-fence".to_string()]));
     assert_eq!(p.test_name, "refkv-register-kill+partition-bug-no-fence");
 }
