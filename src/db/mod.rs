@@ -35,6 +35,14 @@ macro_rules! targets {
         }
 
         impl DbKind {
+            /// Every target, in table order.
+            pub const ALL: &[DbKind] = &[$(DbKind::$variant),*];
+
+            /// The target called `name` (its `--db` value), if any.
+            pub fn from_name(name: &str) -> Option<DbKind> {
+                DbKind::ALL.iter().copied().find(|k| k.name() == name)
+            }
+
             pub fn name(self) -> &'static str {
                 match self {
                     $(DbKind::$variant => $name,)*

@@ -121,3 +121,12 @@ async fn elastickv_never_sends_a_cas() {
     let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
     assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite), "cas is never sent to elastickv");
 }
+
+#[test]
+fn every_target_is_found_by_its_name() {
+    for kind in DbKind::ALL {
+        assert_eq!(DbKind::from_name(kind.name()), Some(*kind));
+        assert_eq!(kind.build(3).kind(), *kind, "{} builds itself", kind.name());
+    }
+    assert_eq!(DbKind::from_name("bank"), None);
+}

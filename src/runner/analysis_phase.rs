@@ -45,8 +45,7 @@ pub fn run_facts(test: &serde_json::Value, db: &dyn Db, hot_prefix: Option<Strin
 /// (default 3); an error names an unknown db.
 pub fn db_of(test: &serde_json::Value) -> Result<Arc<dyn Db>, String> {
     let name = test["db"].as_str().unwrap_or("refkv");
-    let kind = [DbKind::Refkv, DbKind::Etcd, DbKind::Elastickv].into_iter().find(|k| k.name() == name);
-    let kind = kind.ok_or_else(|| format!("unknown db {}", test["db"]))?;
+    let kind = DbKind::from_name(name).ok_or_else(|| format!("unknown db {}", test["db"]))?;
     let groups = test["groups"].as_u64().and_then(|g| u32::try_from(g).ok()).unwrap_or(3);
     Ok(kind.build(groups))
 }
