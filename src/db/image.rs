@@ -1,4 +1,4 @@
-//! Node images for targets built elsewhere (etcd, elastickv): `/<name>` (the server binary),
+//! Node images for targets built elsewhere (etcd, redis, elastickv): `/<name>` (the server binary),
 //! the shared libraries `ldd` says it needs (Debian's etcd is a dynamic executable: libc and
 //! the loader), and the sandbox `/pause`, on an empty base. Built locally with `docker
 //! build` from a context this module assembles — nothing is pulled — and tagged
@@ -26,11 +26,21 @@ pub fn find_etcd(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
+    on_path("etcd", "etcd-server")
+}
+
+/// `redis-server` on the PATH (Debian's redis-server package).
+pub fn find_redis() -> Result<PathBuf> {
+    on_path("redis-server", "redis-server")
+}
+
+/// `name` in a directory of the PATH; the error names the Debian `package` that has it.
+fn on_path(name: &str, package: &str) -> Result<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .map(|d| d.join("etcd"))
+        .map(|d| d.join(name))
         .find(|p| p.is_file())
-        .context("no `etcd` on the PATH: install Debian's etcd-server (apt-get install -y etcd-server) or pass --db-binary")
+        .with_context(|| format!("no `{name}` on the PATH: install Debian's {package} (apt-get install -y {package}) or pass --db-binary"))
 }
 
 /// The absolute library paths in `ldd` output (`name => /path (addr)` and `/path (addr)`).

@@ -25,7 +25,7 @@ pub async fn node_image(plan: &Plan) -> Result<NodeImage> {
 }
 
 /// The server binary on this machine: `--db-binary`, refkv built from the workspace, or
-/// etcd from the PATH.
+/// etcd / redis-server from the PATH.
 pub async fn server_binary(plan: &Plan) -> Result<PathBuf> {
     if let Some(p) = &plan.args.db_binary {
         return Ok(p.clone());
@@ -36,6 +36,7 @@ pub async fn server_binary(plan: &Plan) -> Result<PathBuf> {
             None => bail!("the faultline sources are not next to this binary, so refkv cannot be built: pass --db-binary"),
         },
         DbKind::Etcd => super::image::find_etcd(None),
+        DbKind::Redis => super::image::find_redis(),
         DbKind::Elastickv => bail!(
             "--db elastickv needs the elastickv server: --db-binary PATH (a binary built from bootjp/elastickv) \
              or, with Docker, --image TAG (see docs/elastickv.md)"

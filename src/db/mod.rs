@@ -5,22 +5,24 @@
 //! catalog) and therefore which checkers apply. A checker that cannot apply to a target is
 //! reported `not-applicable` with the reason, never `valid`.
 //!
-//! Three targets: [`refkv::Refkv`] (the reference store in this workspace), [`etcd::Etcd`]
+//! Four targets: [`refkv::Refkv`] (the reference store in this workspace), [`etcd::Etcd`]
 //! (Debian's etcd-server, one Raft group, no catalog) and [`elastickv::Elastickv`] (a
-//! user-provided image or binary; refkv's wire protocol without commit metadata).
+//! user-provided image or binary; refkv's wire protocol without commit metadata, or its
+//! Redis adapter with `--client redis`) and [`redis::Redis`] (Debian's redis-server, one node).
 
 pub mod elastickv;
 pub mod etcd;
 pub mod image;
 pub mod launch;
 pub mod leader_reads;
+pub mod redis;
 pub mod refkv;
 
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use nemesis::{FaultKind, NodeInfo};
 use std::fmt;
 use std::sync::Arc;
-use workloads::client::{Connector, NodeEndpoint};
+use workloads::client::{Connector, NodeEndpoint, Protocol};
 use workloads::ClientOptions;
 
 /// The `--db` choice.
@@ -31,6 +33,7 @@ pub enum DbKind {
     Refkv,
     Etcd,
     Elastickv,
+    Redis,
 }
 
 impl DbKind {
@@ -39,6 +42,7 @@ impl DbKind {
             DbKind::Refkv => "refkv",
             DbKind::Etcd => "etcd",
             DbKind::Elastickv => "elastickv",
+            DbKind::Redis => "redis",
         }
     }
 
@@ -48,6 +52,7 @@ impl DbKind {
             DbKind::Refkv => Arc::new(refkv::Refkv { groups }),
             DbKind::Etcd => Arc::new(etcd::Etcd),
             DbKind::Elastickv => Arc::new(elastickv::Elastickv { groups }),
+            DbKind::Redis => Arc::new(redis::Redis),
         }
     }
 }
@@ -132,6 +137,11 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn supports_cas(&self) -> bool {
         true
     }
+    /// Whether the store can do a compare-and-set through `protocol`.
+    fn supports_cas_over(&self, protocol: Protocol) -> bool {
+        let _ = protocol;
+        self.supports_cas()
+    }
     /// Whether `--read-path leader` means something (the client can aim reads at a group
     /// leader instead of the process's own node).
     fn read_paths(&self) -> bool {
@@ -142,6 +152,14 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// state would otherwise report a lagging node's final read as lost writes.
     fn catch_up_before_final_reads(&self) -> bool {
         false
+    }
+    /// The client protocols (`--client`) the store speaks; the first is the default.
+    fn protocols(&self) -> &'static [Protocol] {
+        &[Protocol::Grpc]
+    }
+    /// The only cluster size the target supports, if it has one (`--nodes` is then ignored).
+    fn nodes(&self) -> Option<u16> {
+        None
     }
     /// Checkers that cannot judge this store, with the reason.
     fn not_applicable(&self) -> Vec<(&'static str, String)> {
@@ -168,6 +186,9 @@ pub const SPLIT_CHECKER: &str = "split";
 /// Checks the run's options against what the target supports; the error names the flag.
 pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), String> {
     let name = db.kind().name();
+    if db.nodes().is_some() && cluster == ClusterKind::External {
+        return Err(format!("--db {name} starts its own node; --cluster external is not supported"));
+    }
     if !db.workloads().contains(&workload) {
         return Err(format!("--workload {workload} is not supported with --db {name} (supported: {})", db.workloads().join(", ")));
     }
@@ -185,6 +206,19 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
         return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
     }
     Ok(())
+}
+
+/// The protocol a run uses: `--client` if given (and spoken by `db`), else the target's default.
+pub fn protocol(db: &dyn Db, asked: Option<Protocol>) -> Result<Protocol, String> {
+    let spoken = db.protocols();
+    match asked {
+        None => Ok(spoken[0]),
+        Some(p) if spoken.contains(&p) => Ok(p),
+        Some(p) => {
+            let names: Vec<&str> = spoken.iter().map(|p| p.name()).collect();
+            Err(format!("--client {} is not supported with --db {} (supported: {})", p.name(), db.kind().name(), names.join(", ")))
+        }
+    }
 }
 
 /// Marks the checkers that do not apply to `db` as `not-applicable` (replacing whatever

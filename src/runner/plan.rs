@@ -56,6 +56,8 @@ pub struct Plan {
     pub server_args: Vec<String>,
     /// The store under test (`--db`): node command line, client, applicable checkers.
     pub db: std::sync::Arc<dyn crate::db::Db>,
+    /// Options the target overrode, said before the run (and in `test.json` warnings).
+    pub notes: Vec<String>,
 }
 
 impl Plan {
@@ -88,6 +90,20 @@ impl Plan {
             None => None,
         };
         let db = args.db.build(args.groups);
+        let mut args = args.clone();
+        let client = crate::db::protocol(db.as_ref(), args.client).map_err(bad)?;
+        args.client = Some(client);
+        let requested_nodes = args.nodes;
+        if let Some(n) = db.nodes() {
+            args.nodes = n as u8;
+        }
+        let args = &args;
+        if client == workloads::Protocol::Redis && args.read_path == workloads::ReadPath::Leader {
+            return Err(bad("--read-path leader needs --client grpc: a Redis client reads through its own node".into()));
+        }
+        if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
+            return Err(bad("--set-read mget needs --client redis".into()));
+        }
         if args.read_path == workloads::ReadPath::Leader && !db.read_paths() {
             return Err(bad(format!("--read-path leader has no meaning for --db {}: its reads are served as it decides", args.db.name())));
         }
@@ -98,7 +114,7 @@ impl Plan {
         }
         let seed = args.seed.unwrap_or_else(rand::random);
         let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
-        if !db.supports_cas() {
+        if !db.supports_cas_over(client) {
             // A workload never generates an op its target cannot do: reads and writes only.
             workload.cas_fraction = 0.0;
         }
@@ -115,7 +131,12 @@ impl Plan {
             server_args.extend(["--bug".to_string(), b.clone()]);
         }
         server_args.extend(args.server_args.iter().cloned());
+        let mut notes = Vec::new();
+        if requested_nodes != args.nodes {
+            notes.push(format!("--db {} runs {} node(s); --nodes {requested_nodes} is ignored", args.db.name(), args.nodes));
+        }
         Ok(Plan {
+            notes,
             args: args.clone(),
             test_name,
             seed,
@@ -132,7 +153,23 @@ impl Plan {
 
     /// What the run should be told before it starts (it runs anyway).
     pub fn warnings(&self) -> Vec<String> {
-        nemesis::schedule::schedule_shortfall(&self.nemesis, self.nemesis_interval, self.time_limit).into_iter().collect()
+        let shortfall = nemesis::schedule::schedule_shortfall(&self.nemesis, self.nemesis_interval, self.time_limit);
+        self.notes.iter().cloned().chain(shortfall).collect()
+    }
+
+    /// The protocol of the data operations (`--client`, resolved against the target).
+    pub fn protocol(&self) -> workloads::Protocol {
+        self.args.client.unwrap_or_default()
+    }
+
+    /// The client options of the run: deadlines, read path, protocol and set read.
+    pub fn client_options(&self) -> workloads::ClientOptions {
+        workloads::ClientOptions {
+            read_path: self.args.read_path,
+            protocol: self.protocol(),
+            set_read: self.args.set_read,
+            ..self.workload.client_options()
+        }
     }
 
     /// The operations the register part of the workload generates.
@@ -161,6 +198,8 @@ impl Plan {
             "server_args": self.server_args,
             "workload": a.workload,
             "read_path": a.read_path,
+            "client": self.protocol(),
+            "set_read": (self.protocol() == workloads::Protocol::Redis).then_some(a.set_read),
             "register_ops": self.register_ops(),
             "key_dist": a.key_dist,
             "concurrency": self.workload.concurrency.to_string(),
@@ -227,6 +266,26 @@ mod tests {
         assert_eq!(p.to_json()["register_ops"], serde_json::json!(["read", "write"]));
         let refkv = plan(&["--workload", "register"]).unwrap();
         assert_eq!(refkv.to_json()["register_ops"], serde_json::json!(["read", "write", "cas"]));
+    }
+
+    #[test]
+    fn elastickv_through_redis_has_cas_and_the_client_is_recorded() {
+        let p = plan(&["--db", "elastickv", "--client", "redis", "--workload", "register"]).unwrap();
+        assert!(p.workload.cas_fraction > 0.0);
+        let json = p.to_json();
+        assert_eq!((json["client"].as_str(), json["set_read"].as_str()), (Some("redis"), Some("scan")));
+        assert_eq!(json["register_ops"], serde_json::json!(["read", "write", "cas"]));
+        let grpc = plan(&["--db", "elastickv", "--workload", "register"]).unwrap().to_json();
+        assert_eq!((grpc["client"].as_str(), grpc["set_read"].as_str()), (Some("grpc"), None));
+    }
+
+    #[test]
+    fn redis_runs_one_node_through_its_own_protocol_and_says_so() {
+        let p = plan(&["--db", "redis", "--workload", "set", "--set-read", "mget"]).unwrap();
+        assert_eq!((p.args.nodes, p.protocol()), (1, workloads::Protocol::Redis));
+        assert_eq!(p.to_json()["set_read"], "mget");
+        assert!(p.warnings().iter().any(|w| w.contains("--nodes 3 is ignored")), "{:?}", p.warnings());
+        assert!(plan(&["--db", "redis", "--workload", "set", "--nodes", "1"]).unwrap().warnings().is_empty());
     }
 
     #[test]

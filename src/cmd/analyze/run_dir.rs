@@ -39,7 +39,7 @@ fn verdict_from(test_json_path: &Path, text: &str, history: &History) -> Result<
 }
 
 fn db_kind(name: &str) -> Option<DbKind> {
-    [DbKind::Refkv, DbKind::Etcd, DbKind::Elastickv].into_iter().find(|k| k.name() == name)
+    [DbKind::Refkv, DbKind::Etcd, DbKind::Elastickv, DbKind::Redis].into_iter().find(|k| k.name() == name)
 }
 
 /// The run-level problems (checker `run`) of the run's own verdict, if it wrote one.
