@@ -168,7 +168,10 @@ impl RedisClient {
         self.attempted.insert(key);
         match self.query(self.own, CallKind::Mutation, redis::cmd("SET").arg(key).arg(value)).await? {
             Value::Okay => Ok(WriteReply { applied: true, meta: None }),
+            // elastickv relays a SET it proxied to the leader as a bulk string
+            // (`adapter/redis_proxy_leader.go` ~384–400, `writeGoRedisValue`).
             Value::SimpleString(s) if s.eq_ignore_ascii_case("OK") => Ok(WriteReply { applied: true, meta: None }),
+            Value::BulkString(b) if b.eq_ignore_ascii_case(b"OK") => Ok(WriteReply { applied: true, meta: None }),
             other => Err(CallError::bad_response(CallKind::Mutation, format!("SET answered {other:?}"))),
         }
     }

@@ -15,9 +15,10 @@
 //! |-----------------------------------------|---------------|-------------------------------------------------------------|
 //! | `NOSCRIPT …`                            | definite      | EVALSHA looks the script up before running it (`adapter/redis_lua.go` ~83–88) |
 //! | `ERR leader redis address unknown …`    | definite      | the receiving node found no Redis address for the leader and forwarded nothing (`adapter/redis_proxy_leader.go` ~370–378) |
+//! | `dial tcp …` (a Go dial error)           | definite      | a follower's proxy could not connect to the leader's Redis address, so nothing was forwarded (`adapter/redis_proxy_leader.go` ~384–400: go-redis dials before sending) |
 //! | `NOTLEADER …` (any leader phrase)       | indeterminate | the coordinator retries leader errors for up to 5 s (`kv/coordinator.go` ~399–470) and the Raft engine answers *pending* proposals with the same "etcd raft engine is not leader" when it steps down (`internal/raftengine/etcd/engine.go` ~3700) as when it refuses one (~1945): the text cannot tell a proposed write from a refused one |
 //! | `ERR syntax error`, `ERR wrong number of arguments …`, `ERR unknown command …`, `WRONGTYPE …` | definite | rejected while parsing, before anything runs |
-//! | `LOADING …`, `BUSY …`, `MASTERDOWN …`, `READONLY …`, `OOM …`, `NOPERM …` | definite | Redis refuses the command before executing it |
+//! | `LOADING …`, `BUSY …`, `MASTERDOWN …`, `READONLY …`, `OOM …`, `NOPERM …` | definite | Redis refuses the command before executing it; elastickv's `BUSY server overloaded` is its heavy-command pool refusing before running (`adapter/redis.go` ~768–772) |
 //! | any other error reply                   | indeterminate | e.g. `ERR Error running script`: Redis keeps a script's writes made before the error |
 //!
 //! The one `NOTLEADER` that is definite is the answer to the *leader probe*, a read-only
@@ -59,6 +60,7 @@ const fn rule(prefix: &'static str, tag: &'static str, certainty: Certainty) -> 
 pub const REPLY_RULES: &[ReplyRule] = &[
     rule("NOSCRIPT", "no-script", Certainty::Definite),
     rule("ERR leader redis address unknown", "leader-unknown", Certainty::Definite),
+    rule("dial tcp", "leader-unreachable", Certainty::Definite),
     rule("NOTLEADER", "not-leader", Certainty::Indeterminate),
     rule("ERR syntax error", "syntax-error", Certainty::Definite),
     rule("ERR wrong number of arguments", "syntax-error", Certainty::Definite),
@@ -121,6 +123,12 @@ mod tests {
     #[test]
     fn unknown_leader_redis_address_is_definite() {
         assert_eq!(mutation("ERR leader redis address unknown for 10.0.0.3:50053"), ("leader-unknown", Definite));
+    }
+
+    #[test]
+    fn a_proxy_that_could_not_dial_the_leader_is_definite() {
+        assert_eq!(mutation("dial tcp 10.77.3.11:6379: connect: connection refused"), ("leader-unreachable", Definite));
+        assert_eq!(mutation("dial tcp 10.77.3.11:6379: i/o timeout"), ("leader-unreachable", Definite));
     }
 
     #[test]

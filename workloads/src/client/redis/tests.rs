@@ -5,7 +5,7 @@
 //! before a first `EVAL`, `adapter/redis_lua.go` ~76–90).
 
 use super::*;
-use crate::client::resp_double::{self, array, bulk, error, int, nil, ok, Handler, Log, RespDouble};
+use crate::client::resp_double::{self, array, bulk, error, int, nil, Handler, Log, RespDouble};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -60,7 +60,8 @@ fn plain(cluster: &Cluster, cmd: &[Vec<u8>]) -> Vec<u8> {
         "GET" => data.get(&cmd[1]).map_or_else(nil, |v| bulk(v)),
         "SET" => {
             data.insert(cmd[1].clone(), cmd[2].clone());
-            ok()
+            // As elastickv relays a SET it proxied to the leader.
+            bulk(b"OK")
         }
         "DEL" => int(i64::from(data.remove(&cmd[1]).is_some())),
         "MGET" => array(&cmd[1..].iter().map(|k| data.get(k).map_or_else(nil, |v| bulk(v))).collect::<Vec<_>>()),
