@@ -10,7 +10,7 @@
 //!   finds that node with a read-only probe, `EVAL "return 1" 0`, its own node first;
 //! - scan of `[start, end)` → `SCAN` with `MATCH <common prefix>*` paging until the cursor
 //!   is 0 ([`SetRead::Scan`]), or `MGET` in batches of every key the run attempted to write
-//!   in the range ([`SetRead::Mget`]);
+//!   in the range ([`SetRead::Mget`]; pipelined `GET`s of the batch where `MGET` is unknown);
 //! - status → `PING`: a Redis server is its own one-node group's leader.
 //!
 //! Invariants: a key is entered in the attempted set *before* its `SET` is sent, so an
@@ -124,6 +124,8 @@ pub struct RedisClient {
     attempted: Arc<AttemptedKeys>,
     /// The node that last ran a script (index into `links`), if known.
     script_node: Mutex<Option<usize>>,
+    /// Set once the node answered that it has no `MGET`.
+    no_mget: std::sync::atomic::AtomicBool,
 }
 
 impl RedisClient {
@@ -139,14 +141,27 @@ impl RedisClient {
             }
         };
         let links = addrs.into_iter().map(Link::new).collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(RedisClient { node: node.name.clone(), own, links, options, attempted, script_node: Mutex::new(None) })
+        Ok(RedisClient { node: node.name.clone(), own, links, options, attempted, script_node: Mutex::new(None), no_mget: Default::default() })
     }
 
     /// Sends `cmd` to `links[link]` under the call deadline.
     async fn query(&self, link: usize, kind: CallKind, cmd: &redis::Cmd) -> CallResult<Value> {
+        let mut conn = self.links[link].connection(kind, self.options.connect_timeout).await?;
+        let reply = tokio::time::timeout(self.options.call_timeout, cmd.query_async::<Value>(&mut conn)).await;
+        self.outcome(link, kind, reply).await
+    }
+
+    /// Sends `pipe` (its commands in one round trip) to `links[link]` under the call deadline.
+    async fn query_pipe(&self, link: usize, kind: CallKind, pipe: &redis::Pipeline) -> CallResult<Vec<Value>> {
+        let mut conn = self.links[link].connection(kind, self.options.connect_timeout).await?;
+        let reply = tokio::time::timeout(self.options.call_timeout, pipe.query_async::<Vec<Value>>(&mut conn)).await;
+        self.outcome(link, kind, reply).await
+    }
+
+    /// A reply, or its failure classified (a transport failure also drops the connection).
+    async fn outcome<T>(&self, link: usize, kind: CallKind, reply: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>) -> CallResult<T> {
         let link = &self.links[link];
-        let mut conn = link.connection(kind, self.options.connect_timeout).await?;
-        match tokio::time::timeout(self.options.call_timeout, cmd.query_async::<Value>(&mut conn)).await {
+        match reply {
             Err(_) => Err(classify_redis(kind, RedisFailure::TimedOut)),
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => match reply_text(&e) {
@@ -255,15 +270,9 @@ impl RedisClient {
     async fn mget_range(&self, start: &[u8], end: &[u8]) -> CallResult<Vec<(Vec<u8>, Vec<u8>)>> {
         let mut pairs = Vec::new();
         for batch in self.attempted.in_range(start, end).chunks(MGET_BATCH) {
-            let mut cmd = redis::cmd("MGET");
-            for k in batch {
-                cmd.arg(k.as_slice());
-            }
-            let Value::Array(values) = self.query(self.own, CallKind::Read, &cmd).await? else {
-                return Err(CallError::bad_response(CallKind::Read, "MGET did not answer an array"));
-            };
+            let values = self.get_batch(batch).await?;
             if values.len() != batch.len() {
-                return Err(CallError::bad_response(CallKind::Read, format!("MGET of {} keys answered {} values", batch.len(), values.len())));
+                return Err(CallError::bad_response(CallKind::Read, format!("{} keys read, {} values answered", batch.len(), values.len())));
             }
             for (k, v) in batch.iter().zip(values) {
                 if let Some(v) = optional_bytes(v, "MGET")? {
@@ -272,6 +281,29 @@ impl RedisClient {
             }
         }
         Ok(pairs)
+    }
+
+    /// One batch's values: `MGET`, or, on a server without it (elastickv d9a031d answers
+    /// `ERR unsupported command 'MGET'`, `adapter/redis.go` ~837), the batch's `GET`s in
+    /// one pipeline from then on.
+    async fn get_batch(&self, batch: &[Vec<u8>]) -> CallResult<Vec<Value>> {
+        if !self.no_mget.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut cmd = redis::cmd("MGET");
+            for k in batch {
+                cmd.arg(k.as_slice());
+            }
+            match self.query(self.own, CallKind::Read, &cmd).await {
+                Ok(Value::Array(values)) => return Ok(values),
+                Ok(other) => return Err(CallError::bad_response(CallKind::Read, format!("MGET answered {other:?}"))),
+                Err(e) if e.tag == "unknown-command" => self.no_mget.store(true, std::sync::atomic::Ordering::Relaxed),
+                Err(e) => return Err(e),
+            }
+        }
+        let mut pipe = redis::pipe();
+        for k in batch {
+            pipe.cmd("GET").arg(k.as_slice());
+        }
+        self.query_pipe(self.own, CallKind::Read, &pipe).await
     }
 
     async fn scan_range(&self, start: &[u8], end: &[u8], limit: u64) -> CallResult<ScanReply> {

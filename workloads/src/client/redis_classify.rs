@@ -17,7 +17,7 @@
 //! | `ERR leader redis address unknown …`    | definite      | the receiving node found no Redis address for the leader and forwarded nothing (`adapter/redis_proxy_leader.go` ~370–378) |
 //! | `dial tcp …` (a Go dial error)           | definite      | a follower's proxy could not connect to the leader's Redis address, so nothing was forwarded (`adapter/redis_proxy_leader.go` ~384–400: go-redis dials before sending) |
 //! | `NOTLEADER …` (any leader phrase)       | indeterminate | the coordinator retries leader errors for up to 5 s (`kv/coordinator.go` ~399–470) and the Raft engine answers *pending* proposals with the same "etcd raft engine is not leader" when it steps down (`internal/raftengine/etcd/engine.go` ~3700) as when it refuses one (~1945): the text cannot tell a proposed write from a refused one |
-//! | `ERR syntax error`, `ERR wrong number of arguments …`, `ERR unknown command …`, `WRONGTYPE …` | definite | rejected while parsing, before anything runs |
+//! | `ERR syntax error`, `ERR wrong number of arguments …`, `ERR unknown command …`, `ERR unsupported command …` (elastickv, `adapter/redis.go` ~837), `WRONGTYPE …` | definite | rejected while parsing, before anything runs |
 //! | `LOADING …`, `BUSY …`, `MASTERDOWN …`, `READONLY …`, `OOM …`, `NOPERM …` | definite | Redis refuses the command before executing it; elastickv's `BUSY server overloaded` is its heavy-command pool refusing before running (`adapter/redis.go` ~768–772) |
 //! | any other error reply                   | indeterminate | e.g. `ERR Error running script`: Redis keeps a script's writes made before the error |
 //!
@@ -65,6 +65,7 @@ pub const REPLY_RULES: &[ReplyRule] = &[
     rule("ERR syntax error", "syntax-error", Certainty::Definite),
     rule("ERR wrong number of arguments", "syntax-error", Certainty::Definite),
     rule("ERR unknown command", "unknown-command", Certainty::Definite),
+    rule("ERR unsupported command", "unknown-command", Certainty::Definite),
     rule("WRONGTYPE", "wrong-type", Certainty::Definite),
     rule("LOADING", "loading", Certainty::Definite),
     rule("BUSY", "busy", Certainty::Definite),
@@ -144,6 +145,7 @@ mod tests {
         assert_eq!(mutation("ERR syntax error"), ("syntax-error", Definite));
         assert_eq!(mutation("ERR wrong number of arguments for 'set' command"), ("syntax-error", Definite));
         assert_eq!(mutation("ERR unknown command 'FOO', with args beginning with: "), ("unknown-command", Definite));
+        assert_eq!(mutation("ERR unsupported command 'MGET'"), ("unknown-command", Definite), "elastickv's text");
     }
 
     #[test]

@@ -199,6 +199,31 @@ async fn mget_reads_every_attempted_key_of_the_range_in_batches() {
 }
 
 #[tokio::test]
+async fn without_mget_the_batch_is_read_by_pipelined_gets() {
+    let cluster = Arc::new(Cluster::default());
+    let log: Log = Arc::default();
+    let inner = ekv_node(cluster.clone(), true);
+    // elastickv d9a031d has no MGET.
+    let handler: Handler = Arc::new(move |cmd: &[Vec<u8>]| {
+        if cmd[0].eq_ignore_ascii_case(b"MGET") { error("ERR unsupported command 'MGET'") } else { inner(cmd) }
+    });
+    let double = resp_double::start("n1", log.clone(), handler).await;
+    let node = NodeEndpoint { name: "n1".into(), addr: double.addr.clone() };
+    let client = RedisClient::new(&node, &[], options(SetRead::Mget), Arc::default()).unwrap();
+    for k in ["set/1", "set/2", "set/3"] {
+        client.write(k.as_bytes(), b"1").await.unwrap();
+    }
+    cluster.data.lock().unwrap().remove(b"set/2".as_slice());
+    for _ in 0..2 {
+        let keys: Vec<Vec<u8>> = client.scan(b"set/", b"set0", 0).await.unwrap().pairs.into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, [b"set/1".to_vec(), b"set/3".to_vec()]);
+    }
+    let sent = commands(&log);
+    assert_eq!(sent.iter().filter(|(_, c)| c == "MGET").count(), 1, "MGET is not retried once refused: {sent:?}");
+    assert_eq!(sent.iter().filter(|(_, c)| c == "GET").count(), 6);
+}
+
+#[tokio::test]
 async fn an_unreachable_node_is_a_definite_failure() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
     let node = NodeEndpoint { name: "n1".into(), addr: closed };
