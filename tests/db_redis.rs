@@ -68,9 +68,6 @@ fn options_redis_cannot_honour_are_bad_arguments() {
         (vec!["--db", "redis", "--workload", "hotspot"], "--workload hotspot"),
         (vec!["--db", "redis", "--workload", "set", "--nemesis", "partition"], "--nemesis partition"),
         (vec!["--db", "redis", "--workload", "set", "--client", "grpc"], "--client grpc"),
-        (vec!["--db", "etcd", "--workload", "set", "--client", "redis"], "--client redis"),
-        (vec!["--db", "refkv", "--workload", "set", "--set-read", "mget"], "--set-read mget"),
-        (vec!["--db", "elastickv", "--client", "redis", "--read-path", "leader"], "--read-path leader"),
     ] {
         let out = faultline().args(["test", "--no-progress"]).args(&args).output().expect("faultline runs");
         assert_eq!(out.status.code(), Some(254), "{args:?}: {}", show(&out));

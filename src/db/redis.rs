@@ -12,7 +12,10 @@
 //! Invariant: the node listens on its own `ip:port` only and keeps its files in its data dir.
 
 use super::{Db, DbKind, NodeLayout, Reports};
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
+use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::redis::RedisConnector;
 use workloads::client::{Connector, NodeEndpoint, Protocol};
@@ -60,14 +63,18 @@ impl Db for Redis {
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &[FaultKind::Kill, FaultKind::Pause]
+        &[FaultKind::KILL, FaultKind::PAUSE]
+    }
+
+    fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>> {
+        std::future::ready(super::on_path("redis-server", "redis-server")).boxed()
     }
 
     fn protocols(&self) -> &'static [Protocol] {
         &[Protocol::Redis]
     }
 
-    fn nodes(&self) -> Option<u16> {
+    fn nodes(&self) -> Option<u8> {
         Some(1)
     }
 }
