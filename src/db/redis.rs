@@ -55,7 +55,11 @@ impl Db for Redis {
     }
 
     fn reports(&self) -> Reports {
-        Reports { commit_meta: false, catalog: false, splits: false }
+        Reports {
+            commit_meta: false,
+            catalog: false,
+            splits: false,
+        }
     }
 
     fn workloads(&self) -> &'static [&'static str] {

@@ -13,11 +13,13 @@
 //! Invariant: the Redis endpoint of a node is its gRPC IP at [`super::REDIS_PORT`], under
 //! the same node name, so the history names the same node either way.
 
-use std::sync::Arc;
-use futures::future::BoxFuture;
 use analysis::history::CatalogSnapshot;
+use futures::future::BoxFuture;
+use std::sync::Arc;
 use workloads::client::redis::{RedisClient, RedisConnector, RedisOptions};
-use workloads::client::{CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply};
+use workloads::client::{
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply,
+};
 
 /// The Redis endpoints of elastickv nodes given by their gRPC endpoints.
 pub fn redis_endpoints(nodes: &[NodeEndpoint]) -> Vec<NodeEndpoint> {
@@ -25,7 +27,10 @@ pub fn redis_endpoints(nodes: &[NodeEndpoint]) -> Vec<NodeEndpoint> {
         .iter()
         .map(|n| {
             let host = n.addr.rsplit_once(':').map_or(n.addr.as_str(), |(h, _)| h);
-            NodeEndpoint { name: n.name.clone(), addr: format!("{host}:{}", super::REDIS_PORT) }
+            NodeEndpoint {
+                name: n.name.clone(),
+                addr: format!("{host}:{}", super::REDIS_PORT),
+            }
         })
         .collect()
 }
@@ -86,14 +91,20 @@ pub struct EkvRedisConnector {
 
 impl EkvRedisConnector {
     pub fn new(grpc: Arc<dyn Connector>, nodes: &[NodeEndpoint], options: RedisOptions) -> EkvRedisConnector {
-        EkvRedisConnector { grpc, redis: RedisConnector::new(redis_endpoints(nodes), options) }
+        EkvRedisConnector {
+            grpc,
+            redis: RedisConnector::new(redis_endpoints(nodes), options),
+        }
     }
 }
 
 impl Connector for EkvRedisConnector {
     fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
         let redis_node = redis_endpoints(std::slice::from_ref(node)).remove(0);
-        Ok(Arc::new(EkvRedisClient { data: self.redis.client(&redis_node)?, control: self.grpc.connect(node)? }))
+        Ok(Arc::new(EkvRedisClient {
+            data: self.redis.client(&redis_node)?,
+            control: self.grpc.connect(node)?,
+        }))
     }
 }
 
@@ -103,7 +114,16 @@ mod tests {
 
     #[test]
     fn a_nodes_redis_endpoint_is_its_ip_at_the_redis_port_under_the_same_name() {
-        let nodes = [NodeEndpoint { name: "n2".into(), addr: "10.77.3.12:50051".into() }];
-        assert_eq!(redis_endpoints(&nodes), [NodeEndpoint { name: "n2".into(), addr: "10.77.3.12:6379".into() }]);
+        let nodes = [NodeEndpoint {
+            name: "n2".into(),
+            addr: "10.77.3.12:50051".into(),
+        }];
+        assert_eq!(
+            redis_endpoints(&nodes),
+            [NodeEndpoint {
+                name: "n2".into(),
+                addr: "10.77.3.12:6379".into()
+            }]
+        );
     }
 }

@@ -67,7 +67,10 @@ impl AttemptedKeys {
     /// The attempted keys in `[start, end)` (an empty `end` = unbounded), in order.
     pub fn in_range(&self, start: &[u8], end: &[u8]) -> Vec<Vec<u8>> {
         let keys = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        keys.range(start.to_vec()..).take_while(|k| end.is_empty() || k.as_slice() < end).cloned().collect()
+        keys.range(start.to_vec()..)
+            .take_while(|k| end.is_empty() || k.as_slice() < end)
+            .cloned()
+            .collect()
     }
 }
 
@@ -81,7 +84,11 @@ struct Link {
 impl Link {
     fn new(addr: &str) -> anyhow::Result<Link> {
         let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| anyhow::anyhow!("bad Redis address {addr:?}: {e}"))?;
-        Ok(Link { addr: addr.to_string(), client, conn: tokio::sync::Mutex::new(None) })
+        Ok(Link {
+            addr: addr.to_string(),
+            client,
+            conn: tokio::sync::Mutex::new(None),
+        })
     }
 
     /// The open connection, opening it if needed; a failure here means nothing was sent.
@@ -90,7 +97,9 @@ impl Link {
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let config = AsyncConnectionConfig::new().set_connection_timeout(Some(connect_timeout)).set_response_timeout(None);
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(connect_timeout))
+            .set_response_timeout(None);
         let opened = self.client.get_multiplexed_async_connection_with_config(&config).await;
         let conn = opened.map_err(|e| classify_redis(kind, RedisFailure::NotConnected(&format!("{}: {e}", self.addr))))?;
         *slot = Some(conn.clone());
@@ -131,7 +140,12 @@ pub struct RedisClient {
 impl RedisClient {
     /// A client for `node` (by name among `cluster`, else at `node.addr`); no connection is
     /// opened yet.
-    pub fn new(node: &NodeEndpoint, cluster: &[NodeEndpoint], options: RedisOptions, attempted: Arc<AttemptedKeys>) -> anyhow::Result<RedisClient> {
+    pub fn new(
+        node: &NodeEndpoint,
+        cluster: &[NodeEndpoint],
+        options: RedisOptions,
+        attempted: Arc<AttemptedKeys>,
+    ) -> anyhow::Result<RedisClient> {
         let mut addrs: Vec<&str> = cluster.iter().map(|n| n.addr.as_str()).collect();
         let own = match cluster.iter().position(|n| n.name == node.name) {
             Some(i) => i,
@@ -141,7 +155,15 @@ impl RedisClient {
             }
         };
         let links = addrs.into_iter().map(Link::new).collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(RedisClient { node: node.name.clone(), own, links, options, attempted, script_node: Mutex::new(None), no_mget: Default::default() })
+        Ok(RedisClient {
+            node: node.name.clone(),
+            own,
+            links,
+            options,
+            attempted,
+            script_node: Mutex::new(None),
+            no_mget: Default::default(),
+        })
     }
 
     /// Sends `cmd` to `links[link]` under the call deadline.
@@ -159,7 +181,12 @@ impl RedisClient {
     }
 
     /// A reply, or its failure classified (a transport failure also drops the connection).
-    async fn outcome<T>(&self, link: usize, kind: CallKind, reply: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>) -> CallResult<T> {
+    async fn outcome<T>(
+        &self,
+        link: usize,
+        kind: CallKind,
+        reply: Result<redis::RedisResult<T>, tokio::time::error::Elapsed>,
+    ) -> CallResult<T> {
         let link = &self.links[link];
         match reply {
             Err(_) => Err(classify_redis(kind, RedisFailure::TimedOut)),
@@ -176,12 +203,18 @@ impl RedisClient {
 
     async fn get(&self, key: &[u8]) -> CallResult<ReadReply> {
         let value = self.query(self.own, CallKind::Read, redis::cmd("GET").arg(key)).await?;
-        Ok(ReadReply { value: optional_bytes(value, "GET")?, meta: None })
+        Ok(ReadReply {
+            value: optional_bytes(value, "GET")?,
+            meta: None,
+        })
     }
 
     async fn set(&self, key: &[u8], value: &[u8]) -> CallResult<WriteReply> {
         self.attempted.insert(key);
-        match self.query(self.own, CallKind::Mutation, redis::cmd("SET").arg(key).arg(value)).await? {
+        match self
+            .query(self.own, CallKind::Mutation, redis::cmd("SET").arg(key).arg(value))
+            .await?
+        {
             Value::Okay => Ok(WriteReply { applied: true, meta: None }),
             // elastickv relays a SET it proxied to the leader as a bulk string
             // (`adapter/redis_proxy_leader.go` ~384–400, `writeGoRedisValue`).
@@ -215,7 +248,11 @@ impl RedisClient {
                 Err(e) => refusals.push(format!("{}: {}", self.links[i].addr, e.history_text())),
             }
         }
-        Err(CallError::new(Certainty::Definite, "leader-not-found", format!("no node runs scripts ({})", refusals.join("; "))))
+        Err(CallError::new(
+            Certainty::Definite,
+            "leader-not-found",
+            format!("no node runs scripts ({})", refusals.join("; ")),
+        ))
     }
 
     fn forget_script_node(&self) {
@@ -226,7 +263,11 @@ impl RedisClient {
         let link = self.script_link().await?;
         self.attempted.insert(key);
         let args = |c: &mut redis::Cmd| {
-            c.arg(1).arg(key).arg(if expected.is_none() { "1" } else { "0" }).arg(expected.unwrap_or_default()).arg(new);
+            c.arg(1)
+                .arg(key)
+                .arg(if expected.is_none() { "1" } else { "0" })
+                .arg(expected.unwrap_or_default())
+                .arg(new);
         };
         let mut evalsha = redis::cmd("EVALSHA");
         args(evalsha.arg(redis::Script::new(CAS_SCRIPT).get_hash()));
@@ -238,8 +279,14 @@ impl RedisClient {
         }
         match result {
             Ok(Value::Int(1)) => Ok(WriteReply { applied: true, meta: None }),
-            Ok(Value::Int(0)) => Ok(WriteReply { applied: false, meta: None }),
-            Ok(other) => Err(CallError::bad_response(CallKind::Mutation, format!("the cas script answered {other:?}"))),
+            Ok(Value::Int(0)) => Ok(WriteReply {
+                applied: false,
+                meta: None,
+            }),
+            Ok(other) => Err(CallError::bad_response(
+                CallKind::Mutation,
+                format!("the cas script answered {other:?}"),
+            )),
             Err(e) => {
                 if is_not_leader(&e) || !e.is_definite() {
                     self.forget_script_node();
@@ -255,7 +302,18 @@ impl RedisClient {
         let mut keys = BTreeSet::new();
         let mut cursor = 0u64;
         for _ in 0..MAX_SCAN_PAGES {
-            let page = self.query(self.own, CallKind::Read, redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(SCAN_COUNT)).await?;
+            let page = self
+                .query(
+                    self.own,
+                    CallKind::Read,
+                    redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(SCAN_COUNT),
+                )
+                .await?;
             let (next, page_keys) = scan_page(page)?;
             keys.extend(page_keys.into_iter().filter(|k| in_range(k, start, end)));
             if next == 0 {
@@ -263,7 +321,10 @@ impl RedisClient {
             }
             cursor = next;
         }
-        Err(CallError::bad_response(CallKind::Read, format!("SCAN did not return to cursor 0 within {MAX_SCAN_PAGES} pages")))
+        Err(CallError::bad_response(
+            CallKind::Read,
+            format!("SCAN did not return to cursor 0 within {MAX_SCAN_PAGES} pages"),
+        ))
     }
 
     /// `MGET` of the attempted keys in `[start, end)`, in batches; absent keys are skipped.
@@ -272,7 +333,10 @@ impl RedisClient {
         for batch in self.attempted.in_range(start, end).chunks(MGET_BATCH) {
             let values = self.get_batch(batch).await?;
             if values.len() != batch.len() {
-                return Err(CallError::bad_response(CallKind::Read, format!("{} keys read, {} values answered", batch.len(), values.len())));
+                return Err(CallError::bad_response(
+                    CallKind::Read,
+                    format!("{} keys read, {} values answered", batch.len(), values.len()),
+                ));
             }
             for (k, v) in batch.iter().zip(values) {
                 if let Some(v) = optional_bytes(v, "MGET")? {
@@ -344,12 +408,17 @@ fn optional_bytes(value: Value, command: &str) -> CallResult<Option<Vec<u8>>> {
 /// A `SCAN` reply: the next cursor and the page's keys.
 pub fn scan_page(value: Value) -> CallResult<(u64, Vec<Vec<u8>>)> {
     let bad = |what: &str| CallError::bad_response(CallKind::Read, format!("SCAN answered {what}"));
-    let Value::Array(mut parts) = value else { return Err(bad("something other than an array")) };
+    let Value::Array(mut parts) = value else {
+        return Err(bad("something other than an array"));
+    };
     if parts.len() != 2 {
         return Err(bad(&format!("an array of {} items", parts.len())));
     }
     let keys = match parts.pop() {
-        Some(Value::Array(keys)) => keys.into_iter().map(|k| optional_bytes(k, "SCAN")?.ok_or_else(|| bad("a nil key"))).collect::<CallResult<Vec<_>>>()?,
+        Some(Value::Array(keys)) => keys
+            .into_iter()
+            .map(|k| optional_bytes(k, "SCAN")?.ok_or_else(|| bad("a nil key")))
+            .collect::<CallResult<Vec<_>>>()?,
         _ => return Err(bad("a page without a key array")),
     };
     let cursor = match parts.pop() {
@@ -362,7 +431,11 @@ pub fn scan_page(value: Value) -> CallResult<(u64, Vec<Vec<u8>>)> {
 
 /// The glob `SCAN` matches for `[start, end)`: the bounds' common prefix, escaped, then `*`.
 pub fn match_pattern(start: &[u8], end: &[u8]) -> Vec<u8> {
-    let common = if end.is_empty() { start.len() } else { start.iter().zip(end).take_while(|(a, b)| a == b).count() };
+    let common = if end.is_empty() {
+        start.len()
+    } else {
+        start.iter().zip(end).take_while(|(a, b)| a == b).count()
+    };
     let mut pattern = Vec::with_capacity(common + 2);
     for &b in &start[..common] {
         if matches!(b, b'*' | b'?' | b'[' | b']' | b'\\') {
@@ -427,7 +500,11 @@ pub struct RedisConnector {
 
 impl RedisConnector {
     pub fn new(nodes: Vec<NodeEndpoint>, options: RedisOptions) -> RedisConnector {
-        RedisConnector { nodes, options, attempted: Arc::default() }
+        RedisConnector {
+            nodes,
+            options,
+            attempted: Arc::default(),
+        }
     }
 
     /// The concrete client (for targets that combine it with another protocol).

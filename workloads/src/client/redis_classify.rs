@@ -15,7 +15,7 @@
 //! |-----------------------------------------|---------------|-------------------------------------------------------------|
 //! | `NOSCRIPT …`                            | definite      | EVALSHA looks the script up before running it (`adapter/redis_lua.go` ~83–88) |
 //! | `ERR leader redis address unknown …`    | definite      | the receiving node found no Redis address for the leader and forwarded nothing (`adapter/redis_proxy_leader.go` ~370–378) |
-//! | `dial tcp …` (a Go dial error)           | definite      | a follower's proxy could not connect to the leader's Redis address, so nothing was forwarded (`adapter/redis_proxy_leader.go` ~384–400: go-redis dials before sending) |
+//! | `dial tcp …` (a Go dial error)           | indeterminate | a follower's proxy to the leader uses go-redis with its default retries (`adapter/redis_proxy_leader.go` ~301: `redis.Options` without `MaxRetries`, i.e. 3), so a dial error can follow an attempt whose connection broke after the leader got it — seen: adds answered `dial tcp …: connection refused` were read back (run `redis-hotspot-g1-mget2`) |
 //! | `NOTLEADER …` (any leader phrase)       | indeterminate | the coordinator retries leader errors for up to 5 s (`kv/coordinator.go` ~399–470) and the Raft engine answers *pending* proposals with the same "etcd raft engine is not leader" when it steps down (`internal/raftengine/etcd/engine.go` ~3700) as when it refuses one (~1945): the text cannot tell a proposed write from a refused one |
 //! | `ERR syntax error`, `ERR wrong number of arguments …`, `ERR unknown command …`, `ERR unsupported command …` (elastickv, `adapter/redis.go` ~837), `WRONGTYPE …` | definite | rejected while parsing, before anything runs |
 //! | `LOADING …`, `BUSY …`, `MASTERDOWN …`, `READONLY …`, `OOM …`, `NOPERM …` | definite | Redis refuses the command before executing it; elastickv's `BUSY server overloaded` is its heavy-command pool refusing before running (`adapter/redis.go` ~768–772) |
@@ -60,7 +60,7 @@ const fn rule(prefix: &'static str, tag: &'static str, certainty: Certainty) -> 
 pub const REPLY_RULES: &[ReplyRule] = &[
     rule("NOSCRIPT", "no-script", Certainty::Definite),
     rule("ERR leader redis address unknown", "leader-unknown", Certainty::Definite),
-    rule("dial tcp", "leader-unreachable", Certainty::Definite),
+    rule("dial tcp", "leader-unreachable", Certainty::Indeterminate),
     rule("NOTLEADER", "not-leader", Certainty::Indeterminate),
     rule("ERR syntax error", "syntax-error", Certainty::Definite),
     rule("ERR wrong number of arguments", "syntax-error", Certainty::Definite),
@@ -80,14 +80,20 @@ pub fn reply_rule(text: &str) -> (&'static str, Certainty) {
     let text = text.trim_start();
     REPLY_RULES
         .iter()
-        .find(|r| text.len() >= r.prefix.len() && text.is_char_boundary(r.prefix.len()) && text[..r.prefix.len()].eq_ignore_ascii_case(r.prefix))
+        .find(|r| {
+            text.len() >= r.prefix.len() && text.is_char_boundary(r.prefix.len()) && text[..r.prefix.len()].eq_ignore_ascii_case(r.prefix)
+        })
         .map_or(("error-reply", Certainty::Indeterminate), |r| (r.tag, r.certainty))
 }
 
 /// Classifies a failed command of the given kind.
 pub fn classify_redis(kind: CallKind, failure: RedisFailure<'_>) -> CallError {
     let (tag, certainty, message) = match failure {
-        RedisFailure::NotConnected(m) => ("unavailable", Certainty::Definite, format!("{m} (connection failed before sending)")),
+        RedisFailure::NotConnected(m) => (
+            "unavailable",
+            Certainty::Definite,
+            format!("{m} (connection failed before sending)"),
+        ),
         RedisFailure::Transport(m) => ("connection-lost", Certainty::Indeterminate, m.to_string()),
         RedisFailure::TimedOut => return CallError::timed_out(kind),
         RedisFailure::Reply(text) => {
@@ -123,34 +129,62 @@ mod tests {
 
     #[test]
     fn unknown_leader_redis_address_is_definite() {
-        assert_eq!(mutation("ERR leader redis address unknown for 10.0.0.3:50053"), ("leader-unknown", Definite));
+        assert_eq!(
+            mutation("ERR leader redis address unknown for 10.0.0.3:50053"),
+            ("leader-unknown", Definite)
+        );
     }
 
     #[test]
-    fn a_proxy_that_could_not_dial_the_leader_is_definite() {
-        assert_eq!(mutation("dial tcp 10.77.3.11:6379: connect: connection refused"), ("leader-unreachable", Definite));
-        assert_eq!(mutation("dial tcp 10.77.3.11:6379: i/o timeout"), ("leader-unreachable", Definite));
+    fn a_proxy_dial_error_is_indeterminate_because_the_proxy_retries() {
+        for text in ["dial tcp 10.77.3.11:6379: connect: connection refused", "dial tcp 10.77.3.11:6379: i/o timeout"] {
+            assert_eq!(mutation(text), ("leader-unreachable", Indeterminate), "{text}");
+        }
     }
 
     #[test]
     fn notleader_after_a_mutation_was_sent_is_indeterminate_for_every_leader_phrase() {
-        for phrase in ["etcd raft engine is not leader", "leader not found", "raft engine: leadership lost", "leadership transfer in progress", "leader proxy circuit open", "not leader"] {
+        for phrase in [
+            "etcd raft engine is not leader",
+            "leader not found",
+            "raft engine: leadership lost",
+            "leadership transfer in progress",
+            "leader proxy circuit open",
+            "not leader",
+        ] {
             assert_eq!(mutation(&format!("NOTLEADER {phrase}")), ("not-leader", Indeterminate), "{phrase}");
         }
-        assert_eq!(mutation("notleader lower case"), ("not-leader", Indeterminate), "codes compare case-insensitively");
+        assert_eq!(
+            mutation("notleader lower case"),
+            ("not-leader", Indeterminate),
+            "codes compare case-insensitively"
+        );
     }
 
     #[test]
     fn parse_errors_are_definite() {
         assert_eq!(mutation("ERR syntax error"), ("syntax-error", Definite));
-        assert_eq!(mutation("ERR wrong number of arguments for 'set' command"), ("syntax-error", Definite));
-        assert_eq!(mutation("ERR unknown command 'FOO', with args beginning with: "), ("unknown-command", Definite));
-        assert_eq!(mutation("ERR unsupported command 'MGET'"), ("unknown-command", Definite), "elastickv's text");
+        assert_eq!(
+            mutation("ERR wrong number of arguments for 'set' command"),
+            ("syntax-error", Definite)
+        );
+        assert_eq!(
+            mutation("ERR unknown command 'FOO', with args beginning with: "),
+            ("unknown-command", Definite)
+        );
+        assert_eq!(
+            mutation("ERR unsupported command 'MGET'"),
+            ("unknown-command", Definite),
+            "elastickv's text"
+        );
     }
 
     #[test]
     fn wrongtype_is_definite() {
-        assert_eq!(mutation("WRONGTYPE Operation against a key holding the wrong kind of value"), ("wrong-type", Definite));
+        assert_eq!(
+            mutation("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            ("wrong-type", Definite)
+        );
     }
 
     #[test]
@@ -169,8 +203,14 @@ mod tests {
 
     #[test]
     fn any_other_reply_is_indeterminate() {
-        assert_eq!(mutation("ERR Error running script (call to f_x): @user_script:1: oops"), ("error-reply", Indeterminate));
-        assert_eq!(mutation("rpc error: code = Unknown desc = something new"), ("error-reply", Indeterminate));
+        assert_eq!(
+            mutation("ERR Error running script (call to f_x): @user_script:1: oops"),
+            ("error-reply", Indeterminate)
+        );
+        assert_eq!(
+            mutation("rpc error: code = Unknown desc = something new"),
+            ("error-reply", Indeterminate)
+        );
         assert_eq!(mutation(""), ("error-reply", Indeterminate));
     }
 
@@ -195,7 +235,12 @@ mod tests {
 
     #[test]
     fn reads_and_the_leader_probe_are_always_definite() {
-        for failure in [RedisFailure::Reply("NOTLEADER etcd raft engine is not leader"), RedisFailure::Transport("reset"), RedisFailure::TimedOut, RedisFailure::Reply("ERR x")] {
+        for failure in [
+            RedisFailure::Reply("NOTLEADER etcd raft engine is not leader"),
+            RedisFailure::Transport("reset"),
+            RedisFailure::TimedOut,
+            RedisFailure::Reply("ERR x"),
+        ] {
             let e = classify_redis(CallKind::Read, failure);
             assert_eq!(e.certainty, Definite, "{failure:?}");
         }

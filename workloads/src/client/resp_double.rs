@@ -42,7 +42,9 @@ async fn serve(stream: TcpStream, name: String, log: Log, handler: Handler) {
         let reply = if cmd.first().is_some_and(|c| c.eq_ignore_ascii_case(b"CLIENT")) {
             b"+OK\r\n".to_vec()
         } else {
-            log.lock().unwrap().push((name.clone(), cmd.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()));
+            log.lock()
+                .unwrap()
+                .push((name.clone(), cmd.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()));
             handler(&cmd)
         };
         if write.write_all(&reply).await.is_err() {

@@ -44,7 +44,10 @@ fn scripts(cluster: &Cluster, cache: &Mutex<HashSet<String>>, cmd: &[Vec<u8>]) -
         }
         CAS_SCRIPT.as_bytes().to_vec()
     } else {
-        cache.lock().unwrap().insert(redis::Script::new(&String::from_utf8_lossy(&cmd[1])).get_hash().to_string());
+        cache
+            .lock()
+            .unwrap()
+            .insert(redis::Script::new(&String::from_utf8_lossy(&cmd[1])).get_hash().to_string());
         cmd[1].clone()
     };
     if body == PROBE_SCRIPT.as_bytes() {
@@ -64,7 +67,12 @@ fn plain(cluster: &Cluster, cmd: &[Vec<u8>]) -> Vec<u8> {
             bulk(b"OK")
         }
         "DEL" => int(i64::from(data.remove(&cmd[1]).is_some())),
-        "MGET" => array(&cmd[1..].iter().map(|k| data.get(k).map_or_else(nil, |v| bulk(v))).collect::<Vec<_>>()),
+        "MGET" => array(
+            &cmd[1..]
+                .iter()
+                .map(|k| data.get(k).map_or_else(nil, |v| bulk(v)))
+                .collect::<Vec<_>>(),
+        ),
         "PING" => b"+PONG\r\n".to_vec(),
         other => error(&format!("ERR unknown command '{other}'")),
     }
@@ -83,7 +91,11 @@ fn ekv_node(cluster: Arc<Cluster>, leader: bool) -> Handler {
 }
 
 fn options(set_read: SetRead) -> RedisOptions {
-    RedisOptions { call_timeout: Duration::from_secs(2), connect_timeout: Duration::from_millis(500), set_read }
+    RedisOptions {
+        call_timeout: Duration::from_secs(2),
+        connect_timeout: Duration::from_millis(500),
+        set_read,
+    }
 }
 
 /// Three doubled nodes, n2 the leader; the client is bound to `bound`.
@@ -94,8 +106,14 @@ async fn three_nodes(bound: &str, set_read: SetRead) -> (Vec<RespDouble>, Arc<Cl
     for (name, leader) in [("n1", false), ("n2", true), ("n3", false)] {
         doubles.push(resp_double::start(name, log.clone(), ekv_node(cluster.clone(), leader)).await);
     }
-    let nodes: Vec<NodeEndpoint> =
-        doubles.iter().zip(["n1", "n2", "n3"]).map(|(d, n)| NodeEndpoint { name: n.into(), addr: d.addr.clone() }).collect();
+    let nodes: Vec<NodeEndpoint> = doubles
+        .iter()
+        .zip(["n1", "n2", "n3"])
+        .map(|(d, n)| NodeEndpoint {
+            name: n.into(),
+            addr: d.addr.clone(),
+        })
+        .collect();
     let own = nodes.iter().find(|n| n.name == bound).unwrap().clone();
     let client = RedisClient::new(&own, &nodes, options(set_read), Arc::default()).unwrap();
     (doubles, cluster, log, client)
@@ -117,9 +135,10 @@ async fn cas_on_a_follower_probes_for_the_leader_and_runs_the_script_there() {
     let sent = commands(&log);
     let scripts: Vec<&(String, String)> = sent.iter().filter(|(_, c)| c.starts_with("EVAL")).collect();
     // n1 refuses the probe, n2 answers it; the first EVALSHA meets NOSCRIPT, EVAL caches it.
-    assert_eq!(scripts.iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>(), [
-        "n1:EVAL", "n2:EVAL", "n2:EVALSHA", "n2:EVAL", "n2:EVALSHA", "n2:EVALSHA"
-    ]);
+    assert_eq!(
+        scripts.iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>(),
+        ["n1:EVAL", "n2:EVAL", "n2:EVALSHA", "n2:EVAL", "n2:EVALSHA", "n2:EVALSHA"]
+    );
 }
 
 #[tokio::test]
@@ -132,7 +151,11 @@ async fn a_notleader_answer_to_the_script_itself_is_indeterminate_and_the_leader
     cluster.step_down_in_commit.store(false, Ordering::SeqCst);
     log.lock().unwrap().clear();
     assert!(client.cas(b"k", Some(b"1"), b"2").await.unwrap().applied);
-    assert_eq!(commands(&log)[0], ("n2".to_string(), "EVAL".to_string()), "a fresh probe after NOTLEADER");
+    assert_eq!(
+        commands(&log)[0],
+        ("n2".to_string(), "EVAL".to_string()),
+        "a fresh probe after NOTLEADER"
+    );
 }
 
 #[tokio::test]
@@ -140,7 +163,10 @@ async fn no_node_running_scripts_is_a_definite_failure() {
     let cluster = Arc::new(Cluster::default());
     let log: Log = Arc::default();
     let follower = resp_double::start("n1", log.clone(), ekv_node(cluster.clone(), false)).await;
-    let node = NodeEndpoint { name: "n1".into(), addr: follower.addr.clone() };
+    let node = NodeEndpoint {
+        name: "n1".into(),
+        addr: follower.addr.clone(),
+    };
     let client = RedisClient::new(&node, std::slice::from_ref(&node), options(SetRead::Scan), Arc::default()).unwrap();
     let err = client.cas(b"k", None, b"1").await.expect_err("nobody leads");
     assert_eq!((err.tag, err.certainty), ("leader-not-found", Certainty::Definite));
@@ -164,7 +190,12 @@ async fn scan_pages_until_cursor_zero_and_keeps_the_range_sorted_and_unique() {
     let handler: Handler = Arc::new(|cmd: &[Vec<u8>]| {
         assert_eq!(cmd[0], b"SCAN");
         assert_eq!((cmd[2].as_slice(), cmd[3].as_slice()), (b"MATCH".as_slice(), b"set*".as_slice()));
-        let page = |cursor: &str, keys: &[&str]| array(&[bulk(cursor.as_bytes()), array(&keys.iter().map(|k| bulk(k.as_bytes())).collect::<Vec<_>>())]);
+        let page = |cursor: &str, keys: &[&str]| {
+            array(&[
+                bulk(cursor.as_bytes()),
+                array(&keys.iter().map(|k| bulk(k.as_bytes())).collect::<Vec<_>>()),
+            ])
+        };
         match cmd[1].as_slice() {
             b"0" => page("17", &["set/3", "set/1", "setx"]),
             b"17" => page("4", &[]),
@@ -173,7 +204,10 @@ async fn scan_pages_until_cursor_zero_and_keeps_the_range_sorted_and_unique() {
         }
     });
     let double = resp_double::start("n1", log.clone(), handler).await;
-    let node = NodeEndpoint { name: "n1".into(), addr: double.addr.clone() };
+    let node = NodeEndpoint {
+        name: "n1".into(),
+        addr: double.addr.clone(),
+    };
     let client = RedisClient::new(&node, &[], options(SetRead::Scan), Arc::default()).unwrap();
     let reply = client.scan(b"set/", b"set0", 0).await.unwrap();
     let keys: Vec<&[u8]> = reply.pairs.iter().map(|(k, _)| k.as_slice()).collect();
@@ -205,28 +239,53 @@ async fn without_mget_the_batch_is_read_by_pipelined_gets() {
     let inner = ekv_node(cluster.clone(), true);
     // elastickv d9a031d has no MGET.
     let handler: Handler = Arc::new(move |cmd: &[Vec<u8>]| {
-        if cmd[0].eq_ignore_ascii_case(b"MGET") { error("ERR unsupported command 'MGET'") } else { inner(cmd) }
+        if cmd[0].eq_ignore_ascii_case(b"MGET") {
+            error("ERR unsupported command 'MGET'")
+        } else {
+            inner(cmd)
+        }
     });
     let double = resp_double::start("n1", log.clone(), handler).await;
-    let node = NodeEndpoint { name: "n1".into(), addr: double.addr.clone() };
+    let node = NodeEndpoint {
+        name: "n1".into(),
+        addr: double.addr.clone(),
+    };
     let client = RedisClient::new(&node, &[], options(SetRead::Mget), Arc::default()).unwrap();
     for k in ["set/1", "set/2", "set/3"] {
         client.write(k.as_bytes(), b"1").await.unwrap();
     }
     cluster.data.lock().unwrap().remove(b"set/2".as_slice());
     for _ in 0..2 {
-        let keys: Vec<Vec<u8>> = client.scan(b"set/", b"set0", 0).await.unwrap().pairs.into_iter().map(|(k, _)| k).collect();
+        let keys: Vec<Vec<u8>> = client
+            .scan(b"set/", b"set0", 0)
+            .await
+            .unwrap()
+            .pairs
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
         assert_eq!(keys, [b"set/1".to_vec(), b"set/3".to_vec()]);
     }
     let sent = commands(&log);
-    assert_eq!(sent.iter().filter(|(_, c)| c == "MGET").count(), 1, "MGET is not retried once refused: {sent:?}");
+    assert_eq!(
+        sent.iter().filter(|(_, c)| c == "MGET").count(),
+        1,
+        "MGET is not retried once refused: {sent:?}"
+    );
     assert_eq!(sent.iter().filter(|(_, c)| c == "GET").count(), 6);
 }
 
 #[tokio::test]
 async fn an_unreachable_node_is_a_definite_failure() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    let node = NodeEndpoint { name: "n1".into(), addr: closed };
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let node = NodeEndpoint {
+        name: "n1".into(),
+        addr: closed,
+    };
     let client = RedisClient::new(&node, &[], options(SetRead::Scan), Arc::default()).unwrap();
     let err = client.write(b"k", b"1").await.expect_err("nothing listens");
     assert_eq!((err.tag, err.certainty), ("unavailable", Certainty::Definite), "{err:?}");
@@ -244,6 +303,9 @@ fn match_patterns_use_the_common_prefix_escaped() {
 fn scan_pages_with_a_bad_cursor_are_bad_responses() {
     let page = Value::Array(vec![Value::BulkString(b"x".to_vec()), Value::Array(vec![])]);
     assert_eq!(scan_page(page).unwrap_err().tag, "bad-response");
-    let page = Value::Array(vec![Value::BulkString(b"12".to_vec()), Value::Array(vec![Value::BulkString(b"k".to_vec())])]);
+    let page = Value::Array(vec![
+        Value::BulkString(b"12".to_vec()),
+        Value::Array(vec![Value::BulkString(b"k".to_vec())]),
+    ]);
     assert_eq!(scan_page(page).unwrap(), (12, vec![b"k".to_vec()]));
 }
