@@ -38,7 +38,8 @@ pub struct TestArgs {
     pub nodes: u8,
 
     /// The store under test: `refkv` (built from this workspace), `etcd` (Debian's
-    /// etcd-server on the PATH, or --db-binary) or `elastickv` (--image or --db-binary).
+    /// etcd-server on the PATH, or --db-binary), `elastickv` (--image or --db-binary) or
+    /// `redis` (Debian's redis-server on the PATH, or --db-binary; always one node).
     #[arg(long, value_enum, default_value_t = crate::db::DbKind::Refkv, help_heading = "Cluster")]
     pub db: crate::db::DbKind,
 
@@ -116,6 +117,17 @@ pub struct TestArgs {
     #[arg(long, value_name = "node|leader", default_value = "node", help_heading = "Workload")]
     pub read_path: workloads::ReadPath,
 
+    /// The protocol of the data operations: `grpc` (RawKV) or `redis` (GET/SET, cas as a Lua
+    /// script, SCAN). elastickv speaks both; the split nemesis and the catalog watcher use
+    /// gRPC either way [default: grpc; redis for --db redis].
+    #[arg(long, value_name = "grpc|redis", help_heading = "Workload")]
+    pub client: Option<workloads::Protocol>,
+
+    /// How the Redis client reads a set: `scan` (SCAN MATCH, paging to cursor 0) or `mget`
+    /// (MGET of every key the run attempted to write, in batches).
+    #[arg(long, value_name = "scan|mget", default_value = "scan", help_heading = "Workload")]
+    pub set_read: workloads::SetRead,
+
     /// Seconds of workload (the main phase).
     #[arg(long, default_value_t = 60, help_heading = "Workload")]
     pub time_limit: u64,
@@ -179,6 +191,8 @@ impl TestArgs {
             concurrency: self.concurrency,
             rate: self.rate,
             read_path: self.read_path,
+            client: self.client,
+            set_read: self.set_read,
             time_limit: self.time_limit,
             seed: self.seed,
             nemesis: self.nemesis,

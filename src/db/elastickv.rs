@@ -19,6 +19,7 @@
 pub mod client;
 pub mod errors;
 pub mod node;
+pub mod redis_client;
 pub mod versions;
 
 use super::leader_reads::LeaderDirectory;
@@ -30,10 +31,10 @@ use nemesis::{FaultKind, NodeInfo};
 use node::EkvNode;
 use std::path::PathBuf;
 use std::sync::Arc;
-use workloads::client::{Connector, KvTarget, NodeEndpoint, ReadPath};
+use workloads::client::{Connector, KvTarget, NodeEndpoint, Protocol, ReadPath};
 use workloads::{ClientOptions, GrpcConnector};
 
-/// elastickv's Redis port on every node (it always serves Redis; faultline does not use it).
+/// elastickv's Redis port on every node (`--client redis` sends data operations there).
 pub const REDIS_PORT: u16 = 6379;
 /// elastickv's DynamoDB-compatible API port on every node (faultline does not use it).
 pub const DYNAMO_PORT: u16 = 8000;
@@ -128,7 +129,20 @@ impl Db for Elastickv {
         let connector = ElastickvConnector { inner: GrpcConnector { options }, groups: u64::from(self.groups), read_path: options.read_path, leaders: None };
         let directory: Vec<Arc<dyn KvTarget>> =
             nodes.iter().filter_map(|n| connector.node(n).ok()).map(|n| n as Arc<dyn KvTarget>).collect();
-        Arc::new(ElastickvConnector { leaders: Some(Arc::new(LeaderDirectory::new(directory))), ..connector })
+        let grpc = Arc::new(ElastickvConnector { leaders: Some(Arc::new(LeaderDirectory::new(directory))), ..connector });
+        match options.protocol {
+            Protocol::Grpc => grpc,
+            Protocol::Redis => Arc::new(redis_client::EkvRedisConnector::new(grpc, nodes, options.redis())),
+        }
+    }
+
+    fn protocols(&self) -> &'static [Protocol] {
+        &[Protocol::Grpc, Protocol::Redis]
+    }
+
+    fn supports_cas_over(&self, protocol: Protocol) -> bool {
+        // The Redis adapter runs a Lua script (GET, compare, SET) as one transaction.
+        protocol == Protocol::Redis
     }
 
     fn supports_cas(&self) -> bool {

@@ -26,10 +26,7 @@ pub struct Etcd;
 
 /// The `etcd` binary on the PATH.
 pub fn find_etcd() -> anyhow::Result<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).map(|d| d.join("etcd")).find(|p| p.is_file()).ok_or_else(|| {
-        anyhow::anyhow!("no `etcd` on the PATH: install Debian's etcd-server (apt-get install -y etcd-server) or pass --db-binary")
-    })
+    super::on_path("etcd", "etcd-server")
 }
 
 /// The member name of a node (`n1`, ...), used in `--initial-cluster`.

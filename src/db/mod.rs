@@ -5,9 +5,10 @@
 //! catalog) and therefore which checkers apply. A checker that cannot apply to a target is
 //! reported `not-applicable` with the reason, never `valid`.
 //!
-//! Three targets: [`refkv::Refkv`] (the reference store in this workspace), [`etcd::Etcd`]
+//! Four targets: [`refkv::Refkv`] (the reference store in this workspace), [`etcd::Etcd`]
 //! (Debian's etcd-server, one Raft group, no catalog) and [`elastickv::Elastickv`] (a
-//! user-provided image or binary; refkv's wire protocol without commit metadata).
+//! user-provided image or binary; refkv's wire protocol without commit metadata, or its
+//! Redis adapter with `--client redis`) and [`redis::Redis`] (Debian's redis-server, one node).
 
 pub mod leader_reads;
 
@@ -16,7 +17,7 @@ use nemesis::{FaultKind, NodeInfo};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use workloads::client::{Connector, NodeEndpoint};
+use workloads::client::{Connector, NodeEndpoint, Protocol};
 use workloads::ClientOptions;
 
 /// Declares the targets: each line is `Variant "name" in module => constructor from
@@ -63,6 +64,7 @@ targets! {
     Refkv "refkv" in refkv => |groups| refkv::Refkv { groups },
     Etcd "etcd" in etcd => |_groups| etcd::Etcd,
     Elastickv "elastickv" in elastickv => |groups| elastickv::Elastickv { groups },
+    Redis "redis" in redis => |_groups| redis::Redis,
 }
 
 /// The `--cluster` choice: how the nodes run.
@@ -146,6 +148,19 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn supports_cas(&self) -> bool {
         true
     }
+    /// Whether the store can do a compare-and-set through `protocol`.
+    fn supports_cas_over(&self, protocol: Protocol) -> bool {
+        let _ = protocol;
+        self.supports_cas()
+    }
+    /// The client protocols (`--client`) the store speaks; the first is the default.
+    fn protocols(&self) -> &'static [Protocol] {
+        &[Protocol::Grpc]
+    }
+    /// The only cluster size the target supports, if it has one (`--nodes` is then ignored).
+    fn nodes(&self) -> Option<u8> {
+        None
+    }
     /// Whether `--read-path leader` means something (the client can aim reads at a group
     /// leader instead of the process's own node).
     fn read_paths(&self) -> bool {
@@ -184,6 +199,9 @@ pub trait Db: Send + Sync + fmt::Debug {
 /// Checks the run's options against what the target supports; the error names the flag.
 pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), String> {
     let name = db.kind().name();
+    if db.nodes().is_some() && cluster == ClusterKind::External {
+        return Err(format!("--db {name} starts its own node; --cluster external is not supported"));
+    }
     if !db.workloads().contains(&workload) {
         return Err(format!("--workload {workload} is not supported with --db {name} (supported: {})", db.workloads().join(", ")));
     }
@@ -201,6 +219,27 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
         return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
     }
     Ok(())
+}
+
+/// `name` in a directory of the PATH; the error names the Debian `package` that has it.
+pub fn on_path(name: &str, package: &str) -> anyhow::Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()).ok_or_else(|| {
+        anyhow::anyhow!("no `{name}` on the PATH: install Debian's {package} (apt-get install -y {package}) or pass --db-binary")
+    })
+}
+
+/// The protocol a run uses: `--client` if given (and spoken by `db`), else the target's default.
+pub fn protocol(db: &dyn Db, asked: Option<Protocol>) -> Result<Protocol, String> {
+    let spoken = db.protocols();
+    match asked {
+        None => Ok(spoken[0]),
+        Some(p) if spoken.contains(&p) => Ok(p),
+        Some(p) => {
+            let names: Vec<&str> = spoken.iter().map(|p| p.name()).collect();
+            Err(format!("--client {} is not supported with --db {} (supported: {})", p.name(), db.kind().name(), names.join(", ")))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -168,6 +168,7 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
             timelines => rendered,
             outcome_legend => timeline::legend(),
             options => option_rows(inputs.options),
+            tested_through => tested_through(inputs.options),
             warnings => model.warnings,
         })
         .context("rendering the report template")
@@ -299,6 +300,16 @@ fn fault_label(kind: &str) -> String {
     nemesis::FaultKind::named(kind).map_or_else(|| kind.to_string(), |f| f.fault().style().label.to_string())
 }
 
+/// What the run tested, for the page's subtitle: store and client protocol (runs from before
+/// `--client` existed spoke gRPC).
+fn tested_through(options: Option<&serde_json::Value>) -> Option<String> {
+    let test = options?.get("test")?;
+    let db = test["db"].as_str()?;
+    let protocol = test["client"].as_str().unwrap_or(if db == "redis" { "redis" } else { "grpc" });
+    let set_read = test["set_read"].as_str().map(|r| format!(", sets read by {}", r.to_uppercase())).unwrap_or_default();
+    Some(format!("{db} through the {} protocol{set_read}", if protocol == "redis" { "Redis" } else { "gRPC" }))
+}
+
 fn option_rows(options: Option<&serde_json::Value>) -> Vec<(String, String)> {
     let Some(value) = options else { return vec![] };
     let mut rows = Vec::new();
@@ -352,6 +363,15 @@ mod tests {
                 ("test.nemesis".to_string(), "[\"partition\"]".to_string()),
             ]
         );
+    }
+
+    #[test]
+    fn the_subtitle_says_which_protocol_was_tested() {
+        let through = |test: serde_json::Value| tested_through(Some(&json!({ "test": test })));
+        assert_eq!(through(json!({"db": "elastickv", "client": "redis", "set_read": "mget"})).unwrap(), "elastickv through the Redis protocol, sets read by MGET");
+        assert_eq!(through(json!({"db": "elastickv", "client": "grpc"})).unwrap(), "elastickv through the gRPC protocol");
+        assert_eq!(through(json!({"db": "refkv"})).unwrap(), "refkv through the gRPC protocol", "runs from before --client");
+        assert_eq!(tested_through(None), None);
     }
 
     #[test]

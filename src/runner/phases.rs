@@ -179,7 +179,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
 /// stale (`store-versions.json`, attached to the anomalies by the analysis).
 async fn probe_store_versions(plan: &Plan, cluster: &dyn Cluster, sink: &JsonlSink, run: &RunDir) {
     let nodes: Vec<NodeEndpoint> = cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
-    let connector = plan.db.connector(plan.workload.client_options(), &nodes);
+    let connector = plan.db.connector(plan.client_options(), &nodes);
     let probed = super::store_versions::probe_and_write(sink, connector.as_ref(), &nodes, &run.dir).await;
     if probed > 0 {
         tracing::info!("store versions: probed {probed} key(s) with a stale read ({})", super::store_versions::FILE);
@@ -298,8 +298,8 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
     json.workload_config = Some(cfg.clone());
-    let options = workloads::ClientOptions { read_path: plan.spec.read_path, ..cfg.client_options() };
-    let connector: Arc<dyn Connector> = plan.db.connector(options, &nodes);
+    let connector: Arc<dyn Connector> = plan.db.connector(plan.client_options(), &nodes);
+    tracing::info!("data operations through the {} protocol", plan.protocol().name());
 
     // Readiness.
     let t = Instant::now();

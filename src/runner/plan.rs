@@ -50,6 +50,8 @@ pub struct Plan {
     pub server_args: Vec<String>,
     /// The store under test (`--db`): node command line, client, applicable checkers.
     pub db: std::sync::Arc<dyn crate::db::Db>,
+    /// Options the target overrode, said before the run (and in `test.json` warnings).
+    pub notes: Vec<String>,
 }
 
 impl Plan {
@@ -82,6 +84,20 @@ impl Plan {
             None => None,
         };
         let db = args.db.build(args.groups);
+        let mut args = args.clone();
+        let client = crate::db::protocol(db.as_ref(), args.client).map_err(bad)?;
+        args.client = Some(client);
+        let requested_nodes = args.nodes;
+        if let Some(n) = db.nodes() {
+            args.nodes = n;
+        }
+        let args = &args;
+        if client == workloads::Protocol::Redis && args.read_path == workloads::ReadPath::Leader {
+            return Err(bad("--read-path leader needs --client grpc: a Redis client reads through its own node".into()));
+        }
+        if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
+            return Err(bad("--set-read mget needs --client redis".into()));
+        }
         if args.read_path == workloads::ReadPath::Leader && !db.read_paths() {
             return Err(bad(format!("--read-path leader has no meaning for --db {}: its reads are served as it decides", args.db.name())));
         }
@@ -92,7 +108,7 @@ impl Plan {
         }
         let seed = args.seed.unwrap_or_else(rand::random);
         let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
-        if !db.supports_cas() {
+        if !db.supports_cas_over(client) {
             // A workload never generates an op its target cannot do: reads and writes only.
             workload.cas_fraction = 0.0;
         }
@@ -100,7 +116,12 @@ impl Plan {
         super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
         let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
         server_args.extend(args.server_args.iter().cloned());
+        let mut notes = Vec::new();
+        if requested_nodes != args.nodes {
+            notes.push(format!("--db {} runs {} node(s); --nodes {requested_nodes} is ignored", args.db.name(), args.nodes));
+        }
         Ok(Plan {
+            notes,
             spec: args.clone(),
             test_name,
             seed,
@@ -117,7 +138,23 @@ impl Plan {
 
     /// What the run should be told before it starts (it runs anyway).
     pub fn warnings(&self) -> Vec<String> {
-        nemesis::schedule::schedule_shortfall(&self.nemesis, self.nemesis_interval, self.time_limit).into_iter().collect()
+        let shortfall = nemesis::schedule::schedule_shortfall(&self.nemesis, self.nemesis_interval, self.time_limit);
+        self.notes.iter().cloned().chain(shortfall).collect()
+    }
+
+    /// The protocol of the data operations (`--client`, resolved against the target).
+    pub fn protocol(&self) -> workloads::Protocol {
+        self.spec.client.unwrap_or_default()
+    }
+
+    /// The client options of the run: deadlines, read path, protocol and set read.
+    pub fn client_options(&self) -> workloads::ClientOptions {
+        workloads::ClientOptions {
+            read_path: self.spec.read_path,
+            protocol: self.protocol(),
+            set_read: self.spec.set_read,
+            ..self.workload.client_options()
+        }
     }
 
     /// The operations the register part of the workload generates.

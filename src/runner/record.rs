@@ -11,7 +11,7 @@ use crate::db::{ClusterKind, DbKind, Reports};
 use crate::image::NodeImage;
 use serde::Serialize;
 use std::path::PathBuf;
-use workloads::ReadPath;
+use workloads::{Protocol, ReadPath, SetRead};
 
 /// The options of the run, validated and resolved (`"test"` in `test.json`).
 #[derive(Debug, Clone, Serialize)]
@@ -30,6 +30,10 @@ pub struct TestRecord {
     pub server_args: Vec<String>,
     pub workload: String,
     pub read_path: ReadPath,
+    /// The protocol of the data operations (`--client`, resolved).
+    pub client: Protocol,
+    /// How a Redis client read sets (`null` for gRPC).
+    pub set_read: Option<SetRead>,
     pub register_ops: Vec<&'static str>,
     pub key_dist: Option<String>,
     pub concurrency: String,
@@ -69,6 +73,8 @@ impl TestRecord {
             server_args: plan.server_args.clone(),
             workload: a.workload.clone(),
             read_path: a.read_path,
+            client: plan.protocol(),
+            set_read: (plan.protocol() == Protocol::Redis).then_some(a.set_read),
             register_ops: plan.register_ops(),
             key_dist: a.key_dist.clone(),
             concurrency: plan.workload.concurrency.to_string(),

@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::generators::Workload;
-use workloads::{ReadPath, WorkloadConfig};
+use workloads::{Protocol, ReadPath, SetRead, WorkloadConfig};
 
 /// A caller's own generator, built from the run's resolved workload configuration (seed,
 /// keys, ...). The run is still judged as `TestSpec::workload` says (its checkers, final
@@ -55,6 +55,9 @@ pub struct TestSpec {
     pub concurrency: Option<String>,
     pub rate: Option<f64>,
     pub read_path: ReadPath,
+    /// The data operations' protocol; `None`: the target's default.
+    pub client: Option<Protocol>,
+    pub set_read: SetRead,
     pub time_limit: u64,
     /// `None`: chosen at random and recorded.
     pub seed: Option<u64>,

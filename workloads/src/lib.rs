@@ -47,7 +47,7 @@ pub mod stats;
 pub mod watcher;
 
 pub use client::grpc::{ClientOptions, GrpcConnector, KvClient};
-pub use client::{CallError, Certainty, Connector, KvTarget, NodeEndpoint, ReadPath};
+pub use client::{CallError, Certainty, Connector, KvTarget, NodeEndpoint, Protocol, ReadPath, SetRead};
 pub use config::{Concurrency, KeyDist, WorkloadConfig, WorkloadKind};
 pub use final_reads::{FinalReadsOptions, FinalReadsReport};
 pub use processes::{ProcessContext, WorkloadSummary};

@@ -111,3 +111,36 @@ fn the_default_spec_is_faultline_tests_defaults() {
     assert_eq!(format!("{spec:?}"), format!("{parsed:?}"));
     assert!(spec.generator.is_none());
 }
+
+#[test]
+fn elastickv_through_redis_has_cas_and_the_client_is_recorded() {
+    let p = plan(&["--db", "elastickv", "--client", "redis", "--workload", "register"]).unwrap();
+    assert!(p.workload.cas_fraction > 0.0);
+    let json = p.to_json();
+    assert_eq!((json["client"].as_str(), json["set_read"].as_str()), (Some("redis"), Some("scan")));
+    assert_eq!(json["register_ops"], serde_json::json!(["read", "write", "cas"]));
+    let grpc = plan(&["--db", "elastickv", "--workload", "register"]).unwrap().to_json();
+    assert_eq!((grpc["client"].as_str(), grpc["set_read"].as_str()), (Some("grpc"), None));
+}
+
+#[test]
+fn redis_runs_one_node_through_its_own_protocol_and_says_so() {
+    let p = plan(&["--db", "redis", "--workload", "set", "--set-read", "mget"]).unwrap();
+    assert_eq!((p.spec.nodes, p.protocol()), (1, workloads::Protocol::Redis));
+    assert_eq!(p.to_json()["set_read"], "mget");
+    assert!(p.warnings().iter().any(|w| w.contains("--nodes 3 is ignored")), "{:?}", p.warnings());
+    assert!(plan(&["--db", "redis", "--workload", "set", "--nodes", "1"]).unwrap().warnings().is_empty());
+}
+
+#[test]
+fn client_choices_a_target_cannot_honour_name_the_flag() {
+    for (argv, says) in [
+        (vec!["--db", "redis", "--workload", "set", "--client", "grpc"], "--client grpc"),
+        (vec!["--db", "etcd", "--workload", "set", "--client", "redis"], "--client redis"),
+        (vec!["--workload", "set", "--set-read", "mget"], "--set-read mget"),
+        (vec!["--db", "elastickv", "--client", "redis", "--read-path", "leader"], "--read-path leader"),
+    ] {
+        let err = plan(&argv).expect_err("refused");
+        assert!(err.0.contains(says), "{argv:?}: {}", err.0);
+    }
+}

@@ -127,3 +127,31 @@ async fn read_path_node_reads_through_the_own_node() {
 async fn read_path_leader_reads_from_the_keys_group_leader() {
     assert_eq!(read_after_write(ReadPath::Leader).await.as_deref(), Some(&b"1"[..]));
 }
+
+/// `--client redis`: data operations go to each node's Redis side (here a RESP double), while
+/// readiness, leader discovery and splits still reach the gRPC double.
+#[tokio::test]
+async fn with_the_redis_client_data_goes_over_redis_and_control_over_grpc() {
+    use super::redis_client::EkvRedisConnector;
+    use workloads::client::redis::RedisConnector;
+    use workloads::client::resp_double::{self, Handler, Log};
+    let d = double::start(Options { nodes: 3, ..three_groups() }).await;
+    let nodes = endpoints(&d);
+    let grpc = Elastickv { groups: 3 }.connector(ClientOptions::default(), &nodes);
+    let log: Log = Arc::default();
+    let ok: Handler = Arc::new(|_cmd: &[Vec<u8>]| b"$2\r\nOK\r\n".to_vec());
+    let mut doubles = Vec::new();
+    let mut redis_nodes = Vec::new();
+    for n in &nodes {
+        let r = resp_double::start(&n.name, log.clone(), ok.clone()).await;
+        redis_nodes.push(NodeEndpoint { name: n.name.clone(), addr: r.addr.clone() });
+        doubles.push(r);
+    }
+    let connector = EkvRedisConnector { grpc, redis: RedisConnector::new(redis_nodes, ClientOptions::default().redis()) };
+    let c = connector.connect(&nodes[0]).expect("client");
+    assert!(c.write(b"k", b"1").await.expect("the proxied SET's bulk OK").applied);
+    assert_eq!(log.lock().unwrap().clone(), [("n1".to_string(), vec!["SET".to_string(), "k".into(), "1".into()])]);
+    assert_eq!(d.calls.puts.load(Ordering::SeqCst), 0, "no RawPut");
+    let leader = workloads::cluster::leader_of_group_with(&connector, &nodes, 3).await;
+    assert_eq!(leader, Some(format!("n{}", d.leader(3) + 1)), "RaftAdmin Status over gRPC");
+}

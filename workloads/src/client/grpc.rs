@@ -51,6 +51,17 @@ pub struct ClientOptions {
     /// Where single-key reads go (`--read-path`); targets that route reads themselves
     /// (elastickv, refkv) honour it, the plain [`KvClient`] always reads through its node.
     pub read_path: super::ReadPath,
+    /// The protocol of data operations (`--client`); targets without a Redis side ignore it.
+    pub protocol: super::Protocol,
+    /// How a Redis client reads sets (`--set-read`).
+    pub set_read: super::SetRead,
+}
+
+impl ClientOptions {
+    /// The deadlines and set read of a [`super::redis::RedisClient`].
+    pub fn redis(&self) -> super::redis::RedisOptions {
+        super::redis::RedisOptions { call_timeout: self.call_timeout, connect_timeout: self.connect_timeout, set_read: self.set_read }
+    }
 }
 
 impl Default for ClientOptions {
@@ -61,6 +72,8 @@ impl Default for ClientOptions {
             keepalive: Some(Duration::from_secs(2)),
             cas_supported: true,
             read_path: super::ReadPath::Node,
+            protocol: super::Protocol::Grpc,
+            set_read: super::SetRead::Scan,
         }
     }
 }

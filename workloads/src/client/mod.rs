@@ -4,12 +4,17 @@
 //!
 //! [`KvTarget`] is deliberately small and store-neutral (bytes in, bytes out, analysis
 //! types for catalog data) so that another store's client (etcd) can implement it and reuse
-//! the processes, workloads, watcher and final reads unchanged. Operations a store cannot
+//! the processes, workloads, watcher and final reads unchanged; [`redis::RedisClient`] speaks
+//! the Redis protocol ([`redis_classify`] its error rules). Operations a store cannot
 //! perform return a definite `unimplemented` [`CallError`].
 
 pub mod classify;
 pub mod convert;
 pub mod grpc;
+pub mod protocol;
+pub mod redis;
+pub mod redis_classify;
+pub mod resp_double;
 
 use analysis::history::{CatalogSnapshot, CommitMeta, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
@@ -17,6 +22,7 @@ use futures::stream::BoxStream;
 use std::sync::Arc;
 
 pub use classify::{CallError, CallKind, Certainty};
+pub use protocol::{Protocol, SetRead};
 
 /// Which node a process's single-key reads go to (`--read-path`).
 ///

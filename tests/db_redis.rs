@@ -1,0 +1,140 @@
+//! End-to-end: `faultline test --db redis` against one Debian redis-server in Docker
+//! (installed by `.ci/run`), so the Redis client (GET/SET, cas as a Lua script, SCAN and
+//! MGET set reads) runs against a real Redis-protocol server. Clean register and set runs
+//! are valid; killing the node loses the inserts acknowledged since the last RDB snapshot
+//! (Redis's default persistence), and set-full reports them as lost.
+
+mod test_support;
+use test_support::*;
+
+fn count(verdict: &serde_json::Value, checker: &str, name: &str) -> u64 {
+    verdict["checkers"][checker]["counts"][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{checker}.{name} in {verdict:#}"))
+}
+
+#[test]
+fn a_clean_register_run_with_cas_is_valid_and_records_the_redis_client() {
+    let _one = lock();
+    // Ten processes on a few hot keys, fast, so that concurrent cas meet values they did not expect.
+    let args = [
+        "--db",
+        "redis",
+        "--workload",
+        "register",
+        "--rate",
+        "2000",
+        "--concurrency",
+        "10",
+        "--key-dist",
+        "celebrity:0.9",
+        "--time-limit",
+        "8",
+        "--test-name",
+        "redis-register",
+    ];
+    let (run, out) = run_test("redis-register", &args);
+    let verdict = results(&run);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "redis register run not valid: {verdict:#}\n{}",
+        show(&out)
+    );
+    assert_eq!(verdict["checkers"]["linearizable"]["valid"], serde_json::json!(true));
+    let test = test_json(&run)["test"].clone();
+    assert_eq!(
+        (test["client"].as_str(), test["nodes"].as_u64()),
+        (Some("redis"), Some(1)),
+        "{test:#}"
+    );
+    assert!(
+        test["register_ops"].as_array().unwrap().iter().any(|o| o == "cas"),
+        "cas is generated: {test:#}"
+    );
+    let history = read_history(&run);
+    let cas = |kind| history.ops.iter().filter(|o| o.f == "cas" && o.kind == kind).count();
+    assert!(cas(analysis::history::OpType::Ok) > 20, "cas applied through the script");
+    assert!(cas(analysis::history::OpType::Fail) > 0, "cas refused on a mismatch");
+}
+
+#[test]
+fn clean_set_runs_are_valid_with_scan_and_with_mget_reads() {
+    let _one = lock();
+    for read in ["scan", "mget"] {
+        let name = format!("redis-set-{read}");
+        let args = [
+            "--db",
+            "redis",
+            "--workload",
+            "set",
+            "--set-read",
+            read,
+            "--time-limit",
+            "8",
+            "--test-name",
+            &name,
+        ];
+        let (run, out) = run_test(&name, &args);
+        let verdict = results(&run);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{read}: redis set run not valid: {verdict:#}\n{}",
+            show(&out)
+        );
+        assert!(count(&verdict, "set-full", "stable-count") > 100, "{read}: {verdict:#}");
+        assert_eq!(test_json(&run)["test"]["set_read"], read);
+    }
+}
+
+#[test]
+fn killing_the_node_loses_the_inserts_since_the_last_snapshot_and_set_full_says_so() {
+    let _one = lock();
+    let args = [
+        "--db",
+        "redis",
+        "--workload",
+        "set",
+        "--nemesis",
+        "kill",
+        "--nemesis-interval",
+        "3",
+        "--time-limit",
+        "14",
+        "--test-name",
+        "redis-kill",
+    ];
+    let (run, out) = run_test("redis-kill", &args);
+    let verdict = results(&run);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a kill of Redis without a snapshot loses writes: {verdict:#}\n{}",
+        show(&out)
+    );
+    assert_eq!(verdict["checkers"]["set-full"]["valid"], serde_json::json!(false));
+    assert!(count(&verdict, "set-full", "lost-count") > 0, "{verdict:#}");
+    let history = read_history(&run);
+    assert!(!nemesis_events(&history, "start-kill").is_empty(), "the node was killed");
+}
+
+#[test]
+fn options_redis_cannot_honour_are_bad_arguments() {
+    for (args, says) in [
+        (vec!["--db", "redis", "--workload", "hotspot"], "--workload hotspot"),
+        (
+            vec!["--db", "redis", "--workload", "set", "--nemesis", "partition"],
+            "--nemesis partition",
+        ),
+        (vec!["--db", "redis", "--workload", "set", "--client", "grpc"], "--client grpc"),
+    ] {
+        let out = faultline()
+            .args(["test", "--no-progress"])
+            .args(&args)
+            .output()
+            .expect("faultline runs");
+        assert_eq!(out.status.code(), Some(254), "{args:?}: {}", show(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{args:?}: {}", show(&out));
+    }
+}
