@@ -115,3 +115,32 @@ fn a_run_with_no_acknowledged_op_tested_nothing() {
     h.acked(0, "write", "k", json!(99), None);
     assert_eq!(check(&h.build(), &opts(&[], 0.0)).valid, Validity::Valid);
 }
+
+#[test]
+fn a_run_whose_reads_succeeded_but_no_write_was_acknowledged_is_unknown() {
+    let mut h = HistoryBuilder::new();
+    for i in 0..200u64 {
+        h.at_ms(i * 20);
+        if i % 2 == 0 {
+            h.acked(i % 4, "read", "k1", json!(null), None);
+        } else {
+            h.invoke(i % 4, "write", "k1", json!(i));
+            h.complete(analysis::history::OpType::Fail, i % 4, "write", "k1", json!(i), None);
+        }
+    }
+    let r = check(&h.build(), &opts(&[], 0.0));
+    assert_eq!(r.valid, Validity::Unknown, "{:?}", r.reason);
+    assert!(r.reason.as_deref().unwrap().contains("none of the 100 attempted writes was acknowledged"), "{:?}", r.reason);
+    assert_eq!(r.counts["ok-writes"], 0);
+}
+
+#[test]
+fn a_read_only_history_is_not_held_to_the_write_rule() {
+    let mut h = HistoryBuilder::new();
+    for i in 0..50u64 {
+        h.at_ms(i * 20);
+        h.acked(i % 4, "read", "k1", json!(null), None);
+    }
+    let r = check(&h.build(), &opts(&[], 0.0));
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
+}

@@ -6,8 +6,10 @@
 //! `effective: true`; for `kill`, with `leader: true` when the nemesis reports whether it
 //! hit a leader) and the acknowledged-op throughput before the first fault reached the
 //! floor, and at least one client op was acknowledged (a history whose ops all failed is
-//! trivially linearizable, but tested nothing); otherwise `unknown` with the reasons. It is
-//! never `invalid`: a vacuous run is not a bug in the system under test.
+//! trivially linearizable, but tested nothing), and, when the workload attempted writes, at
+//! least one write was acknowledged (reads of the initial state alone test nothing);
+//! otherwise `unknown` with the reasons. It is never `invalid`: a vacuous run is not a bug
+//! in the system under test.
 
 use crate::history::{fault_events, FaultEdge, History, OpType, Process};
 use crate::verdict::{CheckerResult, Validity};
@@ -119,6 +121,17 @@ fn pre_fault_throughput(history: &History) -> Option<(f64, f64, u64)> {
     Some((if seconds > 0.0 { ok as f64 / seconds } else { 0.0 }, seconds, ok))
 }
 
+/// The functions that change state (`docs/history-format.md`); every other client `f` reads.
+pub const WRITE_FUNCTIONS: &[&str] = &["write", "cas", "put", "append", "add"];
+
+/// Client writes invoked and acknowledged.
+fn write_tally(history: &History) -> (usize, usize) {
+    let writes = || {
+        history.ops.iter().filter(|op| op.process.client().is_some() && WRITE_FUNCTIONS.contains(&op.f.as_str()))
+    };
+    (writes().filter(|op| op.kind == OpType::Invoke).count(), writes().filter(|op| op.kind == OpType::Ok).count())
+}
+
 pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
     let mut reasons = Vec::new();
     let mut kinds_json = serde_json::Map::new();
@@ -149,6 +162,12 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
         )),
         _ => {}
     }
+    let (writes_invoked, writes_acked) = write_tally(history);
+    if acknowledged > 0 && writes_invoked > 0 && writes_acked == 0 {
+        reasons.push(format!(
+            "none of the {writes_invoked} attempted writes was acknowledged: the reads saw only the initial state, so the run tested nothing"
+        ));
+    }
     let mut result = CheckerResult::new(if reasons.is_empty() { Validity::Valid } else { Validity::Unknown });
     if !reasons.is_empty() {
         result.reason = Some(reasons.join("; "));
@@ -160,6 +179,7 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
         result.counts.insert("pre-fault-ok-ops".into(), ok);
     }
     result.counts.insert("ok-ops".into(), acknowledged as u64);
+    result.counts.insert("ok-writes".into(), writes_acked as u64);
     result.details = json!({
         "kinds": kinds_json,
         "pre_fault_ok_ops_per_s": throughput.map(|t| t.0),
