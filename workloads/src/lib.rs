@@ -38,6 +38,7 @@ pub mod config;
 pub mod execute;
 pub mod final_reads;
 pub mod generators;
+pub mod null;
 pub mod processes;
 pub mod proto;
 pub mod rate;
