@@ -201,7 +201,7 @@ pub async fn undo(ctx: &Ctx, undo: &Undo) -> Vec<String> {
 
 async fn start_partition<R: rand::Rng>(ctx: &Ctx, first: bool, rng: &mut R) -> (Vec<String>, Undo, Value) {
     let nodes = ctx.node_names();
-    let modes = if ctx.partition_modes.is_empty() { PartitionMode::ALL.to_vec() } else { ctx.partition_modes.clone() };
+    let modes = if ctx.partition_modes.is_empty() { PartitionMode::all_for(nodes.len()) } else { ctx.partition_modes.clone() };
     let mode = if first && modes.contains(&PartitionMode::Leader) {
         PartitionMode::Leader
     } else {
@@ -217,7 +217,9 @@ async fn start_partition<R: rand::Rng>(ctx: &Ctx, first: bool, rng: &mut R) -> (
         .map(|(g, _)| *g)
         .collect();
     let affected: Vec<String> = g.keys().cloned().collect();
-    let effective = errors.is_empty() && (!cut_leaders.is_empty() || mode == PartitionMode::Ring);
+    // Ring shapes leave every leader a majority by design; they are effective when they cut.
+    let ring = matches!(mode, PartitionMode::Ring | PartitionMode::MajoritiesRing) && !g.is_empty();
+    let effective = errors.is_empty() && (!cut_leaders.is_empty() || ring);
     let value = json!({
         "targets": affected, "effective": effective, "mode": mode.name(),
         "leader": !cut_leaders.is_empty(),

@@ -10,6 +10,9 @@
 //! with the standard reader, holds exactly the entries the sink recorded with dense indices,
 //! one completion for every invocation, as many invocations as the workload counted, and the
 //! history checks `valid` (the null store is linearizable).
+//!
+//! With several counts, each runs in a child `faultline bench --harness` of its own, so
+//! that memory one count freed (and the allocator kept) does not hide what the next adds.
 
 use crate::runner::sink::JsonlSink;
 use analysis::analyze::{analyze, AnalyzeOptions};
@@ -34,7 +37,7 @@ pub struct HarnessBench {
 }
 
 /// Figures of one process count.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Figures {
     processes: u32,
     ops: u64,
@@ -64,7 +67,7 @@ pub fn bench_harness(bench: &HarnessBench, say: &dyn Fn(String)) -> Result<(Valu
         rt.metrics().num_workers()
     ));
     for &processes in &bench.processes {
-        let f = rt.block_on(one_count(bench, processes))?;
+        let f = if bench.processes.len() == 1 { rt.block_on(one_count(bench, processes))? } else { in_child(bench, processes)? };
         say(format!(
             "  {:>5} processes: {:>9.0} ops/s  {:>5.2} CPU µs/op ({:.1} s CPU in {:.1} s)  {:>4.0} MB RSS per 1M ops  {} ops, {} entries ({:.0} MB JSONL), check {:.1} s: {}{}",
             f.processes,
@@ -84,6 +87,22 @@ pub fn bench_harness(bench: &HarnessBench, say: &dyn Fn(String)) -> Result<(Valu
         rows.push(f);
     }
     Ok((json!({ "workload": bench.workload.to_string(), "seconds": bench.seconds, "rate": bench.rate, "counts": rows }), passed))
+}
+
+/// Runs one count in a child process and reads its figures from the child's `--json`.
+fn in_child(bench: &HarnessBench, processes: u32) -> Result<Figures, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable to run a child bench: {e}"))?;
+    let output = std::process::Command::new(&exe)
+        .args(["bench", "--harness", "--json", "--harness-processes", &processes.to_string()])
+        .args(["--harness-seconds", &bench.seconds.to_string(), "--harness-workload", &bench.workload.to_string()])
+        .args(["--harness-rate", &bench.rate.to_string(), "--seed", &bench.seed.to_string()])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("the child bench of {processes} processes ({}) printed no figures: {e}", output.status))?;
+    let row = report.pointer("/harness/counts/0").cloned().ok_or_else(|| format!("the child bench of {processes} processes reported no count"))?;
+    serde_json::from_value(row).map_err(|e| format!("the child bench of {processes} processes: unreadable figures: {e}"))
 }
 
 fn config(bench: &HarnessBench, processes: u32) -> WorkloadConfig {
