@@ -217,9 +217,10 @@ async fn start_partition<R: rand::Rng>(ctx: &Ctx, first: bool, rng: &mut R) -> (
         .map(|(g, _)| *g)
         .collect();
     let affected: Vec<String> = g.keys().cloned().collect();
-    // Ring shapes leave every leader a majority by design; they are effective when they cut.
-    let ring = matches!(mode, PartitionMode::Ring | PartitionMode::MajoritiesRing) && !g.is_empty();
-    let effective = errors.is_empty() && (!cut_leaders.is_empty() || ring);
+    // Bridge and ring shapes leave every leader a majority by design (at 3 and 5 nodes
+    // alike); they are effective when they cut a link.
+    let by_design = matches!(mode, PartitionMode::Bridge | PartitionMode::Ring | PartitionMode::MajoritiesRing) && !g.is_empty();
+    let effective = errors.is_empty() && (!cut_leaders.is_empty() || by_design);
     let value = json!({
         "targets": affected, "effective": effective, "mode": mode.name(),
         "leader": !cut_leaders.is_empty(),
