@@ -1,8 +1,9 @@
 //! End-to-end: a 5-node refkv cluster (`--nodes 5 --cluster netns`) under the partition
-//! shapes that only make sense at five (majorities ring, bridge, leader) plus kills and forced splits (a 20 s run is too short for an automatic one). The
-//! run is valid, every one of the five nodes served clients and left a log, the ring and bridge
-//! shapes were applied and effective, and nothing is left behind. Kept short (20 s of workload).
-//! Needs root to create network namespaces; without it the test only checks the refusal.
+//! shapes that only make sense at five (majorities ring, bridge, leader), kills and forced
+//! splits (20 s is too short for an automatic split). The run is valid, every one of the
+//! five nodes served clients and left a log, the ring and bridge shapes were applied and
+//! effective, and nothing is left behind. Kept short (20 s of workload). Needs root to
+//! create network namespaces; without it the test only checks the refusal.
 
 mod test_support;
 use analysis::history::Process;
