@@ -126,7 +126,7 @@ pub fn grudge<R: Rng>(mode: PartitionMode, nodes: &[String], leader: Option<&str
 /// majority of its own.
 fn majorities_ring(ring: &[String]) -> Grudge {
     let n = ring.len();
-    let reach = (n / 2 + 1) / 2;
+    let reach = (n / 2).div_ceil(2);
     let mut g = Grudge::new();
     for i in 0..n {
         for j in i + 1..n {

@@ -56,7 +56,8 @@ struct Figures {
 
 /// Runs every process count; returns the report and whether every count passed.
 pub fn bench_harness(bench: &HarnessBench, say: &dyn Fn(String)) -> Result<(Value, bool), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let mut rows = Vec::new();
     let mut passed = true;
     say(format!(
@@ -101,7 +102,10 @@ fn in_child(bench: &HarnessBench, processes: u32) -> Result<Figures, String> {
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     let report: Value = serde_json::from_slice(&output.stdout)
         .map_err(|e| format!("the child bench of {processes} processes ({}) printed no figures: {e}", output.status))?;
-    let row = report.pointer("/harness/counts/0").cloned().ok_or_else(|| format!("the child bench of {processes} processes reported no count"))?;
+    let row = report
+        .pointer("/harness/counts/0")
+        .cloned()
+        .ok_or_else(|| format!("the child bench of {processes} processes reported no count"))?;
     serde_json::from_value(row).map_err(|e| format!("the child bench of {processes} processes: unreadable figures: {e}"))
 }
 
@@ -142,7 +146,8 @@ async fn one_count(bench: &HarnessBench, processes: u32) -> Result<Figures, Stri
     let history_bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
     let ops = summary.stats.ok + summary.stats.fail + summary.stats.info;
     let check_started = Instant::now();
-    let loaded = load_file(&path, Some(Format::Jsonl)).map_err(|e| format!("{processes} processes: the written history does not read back: {e}"))?;
+    let loaded =
+        load_file(&path, Some(Format::Jsonl)).map_err(|e| format!("{processes} processes: the written history does not read back: {e}"))?;
     let losses = losses(&loaded.history, recorded, summary.stats.invoked);
     let verdict = analyze(&loaded.history, Value::Null, &AnalyzeOptions::default()).map_err(|e| e.to_string())?.valid;
     let per_op = |x: f64| if ops == 0 { 0.0 } else { x / ops as f64 };

@@ -36,8 +36,7 @@ pub fn read_history(run: &Path) -> History {
     let path = run.join("history.jsonl");
     let file = std::fs::File::open(&path).expect("history.jsonl exists");
     let (history, _report) =
-        analysis::formats::jsonl::read_history(std::io::BufReader::new(file), &path.display().to_string())
-            .expect("history.jsonl parses");
+        analysis::formats::jsonl::read_history(std::io::BufReader::new(file), &path.display().to_string()).expect("history.jsonl parses");
     history
 }
 
