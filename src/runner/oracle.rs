@@ -4,6 +4,7 @@
 //! most frequent key among recent invocations).
 
 use super::sink::JsonlSink;
+use analysis::catalog::route_contains;
 use analysis::history::{CatalogSnapshot, RouteRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -34,9 +35,10 @@ impl StoreOracle {
     }
 }
 
-/// The route whose `[start, end)` holds `key` (`end` empty = unbounded).
+/// The route whose `[start, end)` holds `key` (`end` empty = unbounded); `routes` need
+/// not be sorted.
 pub fn route_of<'a>(routes: &'a [RouteRecord], key: &str) -> Option<&'a RouteRecord> {
-    routes.iter().find(|r| r.start.as_str() <= key && (r.end.is_empty() || key < r.end.as_str()))
+    routes.iter().find(|r| route_contains(r, key))
 }
 
 /// A split point for `key` strictly inside `route`: the key itself, or (when it is the
