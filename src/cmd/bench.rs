@@ -293,10 +293,15 @@ pub fn reset_peak_memory() -> bool {
 
 /// `VmHWM` of this process in bytes (0 if unavailable).
 pub fn peak_memory_bytes() -> u64 {
+    memory_status_bytes("VmHWM")
+}
+
+/// A `/proc/self/status` memory field (`VmHWM`, `VmRSS`, ...) in bytes (0 if unavailable).
+pub fn memory_status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field).and_then(|rest| rest.strip_prefix(':')))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }

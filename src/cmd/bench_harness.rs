@@ -205,32 +205,18 @@ fn process_cpu() -> Duration {
 
 /// `VmRSS` of this process in bytes (0 if unavailable).
 fn resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+    super::bench::memory_status_bytes("VmRSS")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analysis::history::{Op, Process};
+    use analysis::history::Op;
 
+    /// A client read entry, as a history file would hold it.
     fn op(index: u64, kind: OpType, process: u64) -> Op {
-        Op {
-            index,
-            kind,
-            process: Process::Client(process),
-            f: "read".into(),
-            key: Some("k".into()),
-            value: Value::Null,
-            time: index,
-            node: None,
-            error: None,
-            meta: None,
-        }
+        serde_json::from_value(json!({ "index": index, "type": kind, "process": process, "f": "read", "key": "k", "time": index }))
+            .expect("a valid entry")
     }
 
     #[test]

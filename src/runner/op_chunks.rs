@@ -32,6 +32,10 @@ impl OpChunks {
         self.chunks.iter().map(Vec::len).sum()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Op> {
         self.chunks.iter().flatten()
     }
@@ -67,7 +71,7 @@ mod tests {
     #[test]
     fn entries_keep_their_order_across_chunks() {
         let mut c = OpChunks::default();
-        assert_eq!(c.len(), 0);
+        assert!(c.is_empty());
         let n = 2 * CHUNK as u64 + 3;
         (0..n).for_each(|i| c.push(op(i)));
         assert_eq!(c.len() as u64, n);

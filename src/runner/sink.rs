@@ -115,6 +115,10 @@ impl JsonlSink {
         self.lock().ops.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.lock().ops.is_empty()
+    }
+
     /// Whether nothing is recorded yet.
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
