@@ -115,14 +115,9 @@ impl JsonlSink {
         self.lock().ops.len()
     }
 
+    /// Whether nothing is recorded yet.
     pub fn is_empty(&self) -> bool {
         self.lock().ops.is_empty()
-    }
-
-    /// Whether nothing is recorded yet.
-    #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Totals so far.
