@@ -19,11 +19,34 @@ pub enum PartitionMode {
     Ring,
     /// The current leader of the hot range's group cut off from all others.
     Leader,
+    /// Jepsen's majorities ring: on a random ring, each node exchanges packets only with
+    /// its nearest neighbours, a majority (itself included), and no two nodes see the same
+    /// majority. Needs 5 nodes: on 3 or 4 every node would still see (nearly) everyone.
+    MajoritiesRing,
 }
 
 impl PartitionMode {
-    pub const ALL: [PartitionMode; 5] =
-        [PartitionMode::One, PartitionMode::Majority, PartitionMode::Bridge, PartitionMode::Ring, PartitionMode::Leader];
+    pub const ALL: [PartitionMode; 6] = [
+        PartitionMode::One,
+        PartitionMode::Majority,
+        PartitionMode::Bridge,
+        PartitionMode::Ring,
+        PartitionMode::Leader,
+        PartitionMode::MajoritiesRing,
+    ];
+
+    /// The smallest cluster on which the shape cuts anything that matters.
+    pub fn min_nodes(self) -> usize {
+        match self {
+            PartitionMode::MajoritiesRing => 5,
+            _ => 2,
+        }
+    }
+
+    /// The shapes of [`Self::ALL`] that make sense on `nodes` nodes (the default choice).
+    pub fn all_for(nodes: usize) -> Vec<PartitionMode> {
+        Self::ALL.into_iter().filter(|m| m.min_nodes() <= nodes).collect()
+    }
 
     pub fn parse(s: &str) -> Option<PartitionMode> {
         Self::ALL.into_iter().find(|m| m.name() == s)
@@ -36,6 +59,7 @@ impl PartitionMode {
             PartitionMode::Bridge => "bridge",
             PartitionMode::Ring => "ring",
             PartitionMode::Leader => "leader",
+            PartitionMode::MajoritiesRing => "majorities-ring",
         }
     }
 }
@@ -93,7 +117,26 @@ pub fn grudge<R: Rng>(mode: PartitionMode, nodes: &[String], leader: Option<&str
             }
             g
         }
+        PartitionMode::MajoritiesRing => majorities_ring(&shuffled),
     }
+}
+
+/// Cuts every pair of `ring` farther apart (around the ring) than `reach`, where
+/// `2 × reach + 1` is the smallest odd number at least a majority, so each node keeps a
+/// majority of its own.
+fn majorities_ring(ring: &[String]) -> Grudge {
+    let n = ring.len();
+    let reach = (n / 2).div_ceil(2);
+    let mut g = Grudge::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            let distance = (j - i).min(n - (j - i));
+            if distance > reach {
+                cut(&mut g, std::slice::from_ref(&ring[i]), std::slice::from_ref(&ring[j]));
+            }
+        }
+    }
+    g
 }
 
 /// Whether, under `grudge`, node `node` can still exchange packets both ways with a
@@ -160,6 +203,34 @@ mod tests {
         for n in nodes.iter().filter(|n| *n != bridge[0]) {
             assert_eq!(g[n].len(), 2, "each side drops the two nodes of the other side: {g:?}");
         }
+    }
+
+    #[test]
+    fn majorities_ring_gives_every_node_a_different_majority_at_5_and_7() {
+        for n in [5, 7] {
+            let nodes = names(n);
+            let mut rng = rand::rngs::StdRng::seed_from_u64(n as u64);
+            let g = grudge(PartitionMode::MajoritiesRing, &nodes, None, &mut rng);
+            let mut seen = BTreeSet::new();
+            for node in &nodes {
+                assert!(has_majority(&g, &nodes, node), "{node} lost its majority at {n}: {g:?}");
+                let visible: BTreeSet<&String> = nodes.iter().filter(|o| !g[node].contains(*o)).collect();
+                assert!(visible.len() < n, "{node} sees everyone at {n}: {g:?}");
+                assert!(seen.insert(visible), "two nodes see the same majority at {n}: {g:?}");
+            }
+        }
+        assert!(!PartitionMode::all_for(3).contains(&PartitionMode::MajoritiesRing));
+        assert!(PartitionMode::all_for(5).contains(&PartitionMode::MajoritiesRing));
+        assert_eq!(PartitionMode::parse("majorities-ring"), Some(PartitionMode::MajoritiesRing));
+    }
+
+    #[test]
+    fn leader_mode_at_5_leaves_the_other_four_a_majority() {
+        let nodes = names(5);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+        let g = grudge(PartitionMode::Leader, &nodes, Some("n4"), &mut rng);
+        assert!(!has_majority(&g, &nodes, "n4"));
+        assert!(nodes.iter().filter(|n| *n != "n4").all(|n| has_majority(&g, &nodes, n)), "{g:?}");
     }
 
     #[test]

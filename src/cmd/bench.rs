@@ -50,6 +50,22 @@ pub struct BenchArgs {
     /// Also run the hot-key targets of the unique-value fast path (see `bench_hot`).
     #[arg(long)]
     pub hot: bool,
+    /// Benchmark the harness instead of the checkers: the process loop, rate limiter and
+    /// history sink against the in-process null store (see `bench_harness`).
+    #[arg(long)]
+    pub harness: bool,
+    /// `--harness`: client-process counts, one run each.
+    #[arg(long, value_delimiter = ',', default_value = "16,256,1024", value_name = "N,...")]
+    pub harness_processes: Vec<u32>,
+    /// `--harness`: seconds of workload per process count.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    pub harness_seconds: f64,
+    /// `--harness`: the workload (hotspot, register or set).
+    #[arg(long, default_value = "hotspot", value_name = "NAME")]
+    pub harness_workload: workloads::WorkloadKind,
+    /// `--harness`: total target rate in ops/s (0 = as fast as the processes go).
+    #[arg(long, default_value_t = 0.0, value_name = "OPS")]
+    pub harness_rate: f64,
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
@@ -77,6 +93,18 @@ fn bench(args: &BenchArgs) -> Result<(Value, bool), String> {
         }
     };
     let mut report = json!({ "threads": rayon::current_num_threads() });
+    if args.harness {
+        let bench = super::bench_harness::HarnessBench {
+            processes: args.harness_processes.clone(),
+            seconds: args.harness_seconds,
+            workload: args.harness_workload,
+            rate: args.harness_rate,
+            seed: args.seed,
+        };
+        let (harness, passed) = super::bench_harness::bench_harness(&bench, &say)?;
+        report["harness"] = harness;
+        return Ok((report, passed));
+    }
     let mut all_good = true;
     for folder in ["etcd-jepsen", "kv"] {
         let figures = bench_folder(&args.histories.join(folder), args.runs)?;
@@ -265,10 +293,15 @@ pub fn reset_peak_memory() -> bool {
 
 /// `VmHWM` of this process in bytes (0 if unavailable).
 pub fn peak_memory_bytes() -> u64 {
+    memory_status_bytes("VmHWM")
+}
+
+/// A `/proc/self/status` memory field (`VmHWM`, `VmRSS`, ...) in bytes (0 if unavailable).
+pub fn memory_status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field).and_then(|rest| rest.strip_prefix(':')))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }

@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod bench_harness;
 pub mod bench_hot;
 pub mod cleanup;
 pub mod image;

@@ -144,8 +144,10 @@ pub struct TestArgs {
     #[arg(long, default_value_t = 10.0, help_heading = "Nemesis")]
     pub nemesis_interval: f64,
 
-    /// Partition shapes to choose from, comma-separated: one, majority, bridge, ring, leader.
-    #[arg(long, default_value = "one,majority,bridge,ring,leader", help_heading = "Nemesis")]
+    /// Partition shapes to choose from, comma-separated: one, majority, bridge, ring, leader,
+    /// majorities-ring (5+ nodes); `auto` = every shape that fits the cluster size (on 3
+    /// nodes the first five).
+    #[arg(long, default_value = "auto", help_heading = "Nemesis")]
     pub partition_modes: String,
 
     /// Probability a packet between nodes is dropped while the `loss` fault is on.

@@ -8,6 +8,7 @@ pub mod analysis_phase;
 pub mod launch;
 pub mod logging;
 pub mod node_watch;
+pub mod op_chunks;
 pub mod oracle;
 pub mod plan;
 pub mod progress;

@@ -60,8 +60,12 @@ impl Plan {
         let nemesis = FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
         let mut partition_modes = Vec::new();
         for m in args.partition_modes.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+            if m == "auto" {
+                partition_modes.extend(PartitionMode::all_for(usize::from(args.nodes)));
+                continue;
+            }
             partition_modes.push(PartitionMode::parse(m).ok_or_else(|| {
-                bad(format!("--partition-modes: unknown mode {m:?} (one, majority, bridge, ring, leader)"))
+                bad(format!("--partition-modes: unknown mode {m:?} (auto, one, majority, bridge, ring, leader, majorities-ring)"))
             })?);
         }
         if partition_modes.is_empty() {

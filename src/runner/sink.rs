@@ -5,6 +5,7 @@
 //! the test runs. A failing disk never loses an entry: it stays in memory, the error is
 //! reported, and [`JsonlSink::finish`] tries to rewrite the whole file at the end.
 
+use super::op_chunks::OpChunks;
 use analysis::history::{HistorySink, Op};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -60,7 +61,7 @@ struct Inner {
     recent_keys: std::collections::VecDeque<String>,
     next_index: u64,
     last_time: u64,
-    ops: Vec<Op>,
+    ops: OpChunks,
     writer: Option<BufWriter<File>>,
     last_flush: Instant,
     write_error: Option<String>,
@@ -91,7 +92,7 @@ impl JsonlSink {
                 recent_keys: std::collections::VecDeque::with_capacity(RECENT_KEYS),
                 next_index: 0,
                 last_time: 0,
-                ops: Vec::new(),
+                ops: OpChunks::default(),
                 writer: Some(BufWriter::with_capacity(64 * 1024, file)),
                 last_flush: Instant::now(),
                 write_error: None,
@@ -110,15 +111,13 @@ impl JsonlSink {
     }
 
     /// Number of entries recorded so far.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.lock().ops.len()
     }
 
     /// Whether nothing is recorded yet.
-    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.lock().ops.is_empty()
     }
 
     /// Totals so far.
@@ -147,7 +146,7 @@ impl JsonlSink {
 
     /// A copy of the entries recorded so far (for the analysis and tests).
     pub fn snapshot(&self) -> Vec<Op> {
-        self.lock().ops.clone()
+        self.lock().ops.to_vec()
     }
 
     /// Flushes and closes the file. If writing ever failed, rewrites the whole history from
@@ -192,9 +191,9 @@ fn note_error(inner: &mut Inner, e: std::io::Error) {
     inner.writer = None;
 }
 
-fn rewrite(path: &Path, ops: &[Op]) -> std::io::Result<()> {
+fn rewrite(path: &Path, ops: &OpChunks) -> std::io::Result<()> {
     let mut w = BufWriter::new(File::create(path)?);
-    for op in ops {
+    for op in ops.iter() {
         serde_json::to_writer(&mut w, op)?;
         w.write_all(b"\n")?;
     }

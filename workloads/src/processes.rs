@@ -139,10 +139,17 @@ async fn run_slot(shared: Arc<Shared>, slot: usize) -> anyhow::Result<()> {
         if start_at >= shared.stop_at {
             break;
         }
-        tokio::select! {
-            _ = tokio::time::sleep_until(start_at) => {}
-            _ = ctx.cancel.cancelled() => break,
+        // tokio's timer rounds a deadline up to its next 1 ms tick, so sleeping until a
+        // slot that is already due would still cost up to 1 ms per operation.
+        if start_at > Instant::now() {
+            tokio::select! {
+                _ = tokio::time::sleep_until(start_at) => {}
+                _ = ctx.cancel.cancelled() => break,
+            }
         }
+        // A store that answers at once (the null store) would otherwise keep this worker
+        // thread forever; this yields to the other processes once tokio's budget is spent.
+        tokio::task::consume_budget().await;
         let spec = shared.next_op();
         let outcome = invoke_and_complete(ctx, process, &node.name, &*client, &spec).await;
         if outcome == OpType::Info {

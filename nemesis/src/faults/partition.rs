@@ -44,7 +44,7 @@ impl Fault for Partition {
 
 async fn start_partition(ctx: &Ctx, first: bool, rng: &mut StdRng) -> Started {
     let nodes = ctx.node_names();
-    let modes = if ctx.partition_modes.is_empty() { PartitionMode::ALL.to_vec() } else { ctx.partition_modes.clone() };
+    let modes = if ctx.partition_modes.is_empty() { PartitionMode::all_for(nodes.len()) } else { ctx.partition_modes.clone() };
     let mode = if first && modes.contains(&PartitionMode::Leader) {
         PartitionMode::Leader
     } else {
@@ -56,7 +56,10 @@ async fn start_partition(ctx: &Ctx, first: bool, rng: &mut StdRng) -> Started {
     let errors = apply_grudge(ctx, &g).await;
     let cut_leaders: Vec<u64> = leaders.iter().filter(|(_, l)| !grudge::has_majority(&g, &nodes, l)).map(|(g, _)| *g).collect();
     let mut value = FaultValue::new(g.keys().cloned().collect());
-    value.effective = Some(errors.is_empty() && (!cut_leaders.is_empty() || mode == PartitionMode::Ring));
+    // Bridge and ring shapes leave every leader a majority by design (at 3 and 5 nodes
+    // alike); they are effective when they cut a link.
+    let by_design = matches!(mode, PartitionMode::Bridge | PartitionMode::Ring | PartitionMode::MajoritiesRing) && !g.is_empty();
+    value.effective = Some(errors.is_empty() && (!cut_leaders.is_empty() || by_design));
     value.mode = Some(mode.name().to_string());
     value.leader = Some(!cut_leaders.is_empty());
     value.errors = Some(errors);

@@ -19,6 +19,16 @@ fn plan(argv: &[&str]) -> Result<Plan, BadArgs> {
 }
 
 #[test]
+fn auto_partition_modes_fit_the_cluster_size() {
+    use nemesis::PartitionMode as M;
+    let three = plan(&[]).unwrap().partition_modes;
+    assert_eq!(three, vec![M::One, M::Majority, M::Bridge, M::Ring, M::Leader], "3 nodes: the shapes of before");
+    let five = plan(&["--nodes", "5"]).unwrap().partition_modes;
+    assert!(five.contains(&M::MajoritiesRing), "{five:?}");
+    assert_eq!(plan(&["--partition-modes", "majorities-ring"]).unwrap().partition_modes, vec![M::MajoritiesRing]);
+}
+
+#[test]
 fn defaults_resolve_to_the_hotspot_workload() {
     let p = plan(&["--seed", "7"]).unwrap();
     assert_eq!(p.seed, 7);

@@ -1,0 +1,194 @@
+//! The `null` target: an in-process store that answers every call at once, for measuring
+//! the harness itself (`faultline bench --harness`) without a network or a server.
+//!
+//! Invariants: it is linearizable, so a history recorded against it must check `valid`.
+//! Every call takes one lock on one ordered map for its whole effect (read, write,
+//! compare-and-set, delete, scan), so each call is atomic at a single instant between its
+//! invocation and its completion; scans are atomic over the whole range. Every node name
+//! shares the same map: the "cluster" is one store. It reports no commit metadata, no route
+//! catalog and no splits (those calls answer a definite `unimplemented`), and says it is
+//! the leader of every group, so readiness waits pass at once.
+
+use crate::client::{
+    CallError, CallResult, Certainty, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest,
+    WriteReply,
+};
+use analysis::history::CatalogSnapshot;
+use futures::future::{ready, BoxFuture};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// The shared map of a null store; clone the [`NullConnector`] to share it.
+#[derive(Debug, Default)]
+struct NullData {
+    map: Mutex<Map>,
+}
+
+impl NullData {
+    fn lock(&self) -> MutexGuard<'_, Map> {
+        // Every mutation is a single map call, so a panic elsewhere cannot leave it torn.
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Makes [`NullClient`]s that all share one map.
+#[derive(Debug, Clone, Default)]
+pub struct NullConnector {
+    data: Arc<NullData>,
+}
+
+impl NullConnector {
+    pub fn new() -> NullConnector {
+        NullConnector::default()
+    }
+
+    /// Number of keys the store holds now.
+    pub fn len(&self) -> usize {
+        self.data.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Connector for NullConnector {
+    fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
+        Ok(Arc::new(NullClient { node: node.name.clone(), data: self.data.clone() }))
+    }
+}
+
+/// One process's client of the null store.
+#[derive(Debug)]
+pub struct NullClient {
+    node: String,
+    data: Arc<NullData>,
+}
+
+fn unsupported<T: Send + 'static>(what: &str) -> BoxFuture<'static, CallResult<T>> {
+    Box::pin(ready(Err(CallError::new(Certainty::Definite, "unimplemented", format!("the null store has no {what}")))))
+}
+
+fn now<T: Send + 'static>(value: T) -> BoxFuture<'static, CallResult<T>> {
+    Box::pin(ready(Ok(value)))
+}
+
+/// `[start, end)` of `map`, `end` empty = unbounded, at most `limit` pairs (0 = all).
+fn scan_range(map: &Map, start: &[u8], end: &[u8], limit: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let limit = if limit == 0 { usize::MAX } else { usize::try_from(limit).unwrap_or(usize::MAX) };
+    let pairs = map.range::<[u8], _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded));
+    pairs.take_while(|(k, _)| end.is_empty() || k.as_slice() < end).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+impl KvTarget for NullClient {
+    fn node(&self) -> &str {
+        &self.node
+    }
+
+    fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
+        now(ReadReply { value: self.data.lock().get(key).cloned(), meta: None })
+    }
+
+    fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        self.data.lock().insert(key.to_vec(), value.to_vec());
+        now(WriteReply { applied: true, meta: None })
+    }
+
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let mut map = self.data.lock();
+        let applied = map.get(key).map(Vec::as_slice) == expected;
+        if applied {
+            map.insert(key.to_vec(), new.to_vec());
+        }
+        now(WriteReply { applied, meta: None })
+    }
+
+    fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        self.data.lock().remove(key);
+        now(WriteReply { applied: true, meta: None })
+    }
+
+    fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
+        now(ScanReply { pairs: scan_range(&self.data.lock(), start, end, limit), metas: vec![] })
+    }
+
+    fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
+        unsupported("route catalog")
+    }
+
+    fn split(&self, _request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        unsupported("range splits")
+    }
+
+    fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
+        now(GroupStatus {
+            group,
+            node_id: self.node.clone(),
+            is_leader: true,
+            state: "LEADER".into(),
+            leader_id: self.node.clone(),
+            term: 1,
+            ..GroupStatus::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+
+    fn client(c: &NullConnector, name: &str) -> Arc<dyn KvTarget> {
+        c.connect(&NodeEndpoint { name: name.into(), addr: "in-process".into() }).unwrap()
+    }
+
+    #[test]
+    fn every_node_sees_the_same_map() {
+        let c = NullConnector::new();
+        let (n1, n2) = (client(&c, "n1"), client(&c, "n2"));
+        assert!(block_on(n1.write(b"k", b"1")).unwrap().applied);
+        assert_eq!(block_on(n2.read(b"k")).unwrap().value.as_deref(), Some(&b"1"[..]));
+        assert_eq!(block_on(n2.read(b"absent")).unwrap().value, None);
+        assert_eq!(n2.node(), "n2");
+    }
+
+    #[test]
+    fn cas_applies_only_on_a_match_and_absent_means_none() {
+        let c = NullConnector::new();
+        let n1 = client(&c, "n1");
+        assert!(!block_on(n1.cas(b"k", Some(b"1"), b"2")).unwrap().applied, "absent key is not 1");
+        assert!(block_on(n1.cas(b"k", None, b"1")).unwrap().applied);
+        assert!(!block_on(n1.cas(b"k", None, b"3")).unwrap().applied, "present key is not absent");
+        assert!(block_on(n1.cas(b"k", Some(b"1"), b"2")).unwrap().applied);
+        assert_eq!(block_on(n1.read(b"k")).unwrap().value.as_deref(), Some(&b"2"[..]));
+    }
+
+    #[test]
+    fn scans_respect_bounds_and_limit() {
+        let c = NullConnector::new();
+        let n1 = client(&c, "n1");
+        for k in ["a", "b1", "b2", "b3", "c"] {
+            block_on(n1.write(k.as_bytes(), b"v")).unwrap();
+        }
+        let keys = |start: &[u8], end: &[u8], limit| -> Vec<Vec<u8>> {
+            block_on(n1.scan(start, end, limit)).unwrap().pairs.into_iter().map(|(k, _)| k).collect()
+        };
+        assert_eq!(keys(b"b", b"c", 0), vec![b"b1".to_vec(), b"b2".to_vec(), b"b3".to_vec()]);
+        assert_eq!(keys(b"b", b"", 0).len(), 4, "empty end is unbounded");
+        assert_eq!(keys(b"", b"", 2), vec![b"a".to_vec(), b"b1".to_vec()]);
+        block_on(n1.delete(b"a")).unwrap();
+        assert_eq!(c.len(), 4);
+    }
+
+    #[test]
+    fn catalog_calls_are_definite_unimplemented_and_status_leads() {
+        let c = NullConnector::new();
+        let n1 = client(&c, "n1");
+        let err = block_on(n1.list_routes()).unwrap_err();
+        assert_eq!(err.certainty, Certainty::Definite);
+        let s = block_on(n1.status(3)).unwrap();
+        assert!(s.is_leader && s.group == 3);
+    }
+}
