@@ -132,15 +132,16 @@ impl Catalog {
         target_group: u64,
         now_ms: i64,
     ) -> Result<SplitOutcome, CatalogError> {
+        // The cap first: its refusal does not depend on how fresh the caller's version is.
+        if let Some(live) = self.live_jobs().next() {
+            return Err(CatalogError::TooManyInFlightJobs { live: live.id });
+        }
         let parent = self.checked_split(expected_version, route_id, split_key)?;
         if target_group == 0 || target_group == parent.group {
             return Err(CatalogError::SameGroupMigration(parent.group));
         }
         if target_group > self.groups {
             return Err(CatalogError::UnknownGroup(target_group));
-        }
-        if let Some(live) = self.live_jobs().next() {
-            return Err(CatalogError::TooManyInFlightJobs { live: live.id });
         }
         if parent.state != RouteState::Active {
             return Err(CatalogError::RouteBusy(route_id));
