@@ -2,6 +2,7 @@
 //! group, which group serves the hot range, and forcing a split. The harness implements it
 //! with its gRPC client; the nemesis stays independent of the wire protocol.
 
+use analysis::history::SplitJobRecord;
 use futures::future::BoxFuture;
 
 /// The outcome of a forced split, as recorded in the history.
@@ -34,4 +35,20 @@ pub trait Oracle: Send + Sync {
     fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>>;
     /// The phase of a split job (`PLANNED` ... `DONE`, `ABANDONED`), if the catalog shows it.
     fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>>;
+    /// A split job as the store reports it (`GetSplitJob`, else its catalog). The default:
+    /// none (a store without split jobs).
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
+        let _ = job_id;
+        Box::pin(async { None })
+    }
+    /// The store's live (not DONE/ABANDONED) split job, if any.
+    fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
+        Box::pin(async { None })
+    }
+    /// Asks the store to abandon a split job (`AbandonSplitJob`); the store's refusal or
+    /// the call's failure as text.
+    fn abandon_job(&self, job_id: u64) -> BoxFuture<'_, Result<(), String>> {
+        let _ = job_id;
+        Box::pin(async { Err("unimplemented: this oracle cannot abandon split jobs".to_string()) })
+    }
 }

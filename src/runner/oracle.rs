@@ -4,7 +4,7 @@
 //! most frequent key among recent invocations).
 
 use super::sink::JsonlSink;
-use analysis::history::{CatalogSnapshot, RouteRecord};
+use analysis::history::{CatalogSnapshot, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::{Oracle, SplitOutcome};
@@ -31,6 +31,18 @@ impl StoreOracle {
             }
         }
         None
+    }
+}
+
+/// A recorded job phase: live unless DONE or ABANDONED (any case, with or without the
+/// protobuf prefix).
+struct JobPhaseText<'a>(&'a str);
+
+impl JobPhaseText<'_> {
+    fn is_live(&self) -> bool {
+        let name = self.0.trim().to_ascii_uppercase();
+        let name = name.strip_prefix("SPLIT_JOB_PHASE_").unwrap_or(&name);
+        !matches!(name, "DONE" | "ABANDONED" | "NONE" | "")
     }
 }
 
@@ -134,19 +146,55 @@ impl Oracle for StoreOracle {
         .boxed()
     }
 
+    fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>> {
+        async move { self.split_job(job_id).await.map(|j| j.phase) }.boxed()
+    }
+
     /// From `GetSplitJob`; only a store without it (`unimplemented`) is asked for its
     /// catalog's job list instead.
-    fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>> {
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
             for c in self.clients() {
                 match c.split_job(job_id).await {
-                    Ok(job) => return Some(job.phase),
+                    Ok(job) => return Some(job),
                     Err(e) if e.tag == "unimplemented" => break,
                     Err(_) => continue,
                 }
             }
             let (catalog, _) = self.catalog().await?;
-            catalog.jobs.iter().find(|j| j.id == job_id).map(|j| j.phase.clone())
+            catalog.jobs.into_iter().find(|j| j.id == job_id)
+        }
+        .boxed()
+    }
+
+    /// From `ListSplitJobs`; a store without it (`unimplemented`) from its catalog.
+    fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
+        async move {
+            let live = |jobs: Vec<SplitJobRecord>| jobs.into_iter().find(|j| JobPhaseText(&j.phase).is_live());
+            for c in self.clients() {
+                match c.list_split_jobs().await {
+                    Ok(jobs) => return live(jobs),
+                    Err(e) if e.tag == "unimplemented" => break,
+                    Err(_) => continue,
+                }
+            }
+            let (catalog, _) = self.catalog().await?;
+            live(catalog.jobs)
+        }
+        .boxed()
+    }
+
+    fn abandon_job(&self, job_id: u64) -> BoxFuture<'_, Result<(), String>> {
+        async move {
+            let mut last = "no node answered".to_string();
+            for c in self.clients() {
+                match c.abandon_split_job(job_id).await {
+                    Ok(()) => return Ok(()),
+                    Err(e) if e.tag == "unavailable" => last = e.history_text(),
+                    Err(e) => return Err(e.history_text()),
+                }
+            }
+            Err(last)
         }
         .boxed()
     }
