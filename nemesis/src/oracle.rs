@@ -2,7 +2,7 @@
 //! group, which group serves the hot range, and forcing a split. The harness implements it
 //! with its gRPC client; the nemesis stays independent of the wire protocol.
 
-use analysis::history::SplitJobRecord;
+use analysis::history::{CommitMeta, SplitJobRecord};
 use futures::future::BoxFuture;
 
 /// The outcome of a forced split, as recorded in the history.
@@ -21,6 +21,16 @@ pub struct SplitOutcome {
     /// The split job moving the right child (cross-group splits), if the store runs one.
     pub job_id: Option<u64>,
 }
+
+/// How a stale write ended when not acknowledged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleWriteError {
+    /// The write certainly did not take effect (a refusal), rather than maybe.
+    pub definite: bool,
+    pub error: String,
+}
+
+pub type StaleWriteResult = Result<Option<CommitMeta>, StaleWriteError>;
 
 /// Questions and commands the nemesis sends to the cluster under test.
 pub trait Oracle: Send + Sync {
@@ -44,6 +54,18 @@ pub trait Oracle: Send + Sync {
     /// The store's live (not DONE/ABANDONED) split job, if any.
     fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
         Box::pin(async { None })
+    }
+    /// The group and epoch of the route holding `key` in the store's catalog now.
+    fn route_at<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<(u64, u64)>> {
+        let _ = key;
+        Box::pin(async { None })
+    }
+    /// A stale client's write: `value` sent through `node` straight to `group` as if routed
+    /// under `epoch` (not re-routed). `Ok` = acknowledged, with the commit metadata;
+    /// `Err` = refused or failed, with whether that is definite and the error text.
+    fn stale_write<'a>(&'a self, node: &'a str, key: &'a str, value: &'a str, group: u64, epoch: u64) -> BoxFuture<'a, StaleWriteResult> {
+        let _ = (node, key, value, group, epoch);
+        Box::pin(async { Err(StaleWriteError { definite: true, error: "unimplemented: no pinned writes".into() }) })
     }
     /// Asks the store to abandon a split job (`AbandonSplitJob`); the store's refusal or
     /// the call's failure as text.

@@ -7,9 +7,10 @@ use super::sink::JsonlSink;
 use analysis::history::{CatalogSnapshot, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use nemesis::oracle::{StaleWriteError, StaleWriteResult};
 use nemesis::{Oracle, SplitOutcome};
 use std::sync::Arc;
-use workloads::client::{Connector, KvTarget, NodeEndpoint, SplitRequest};
+use workloads::client::{Certainty, Connector, KvTarget, NodeEndpoint, SplitRequest};
 
 pub struct StoreOracle {
     pub nodes: Vec<NodeEndpoint>,
@@ -180,6 +181,26 @@ impl Oracle for StoreOracle {
             }
             let (catalog, _) = self.catalog().await?;
             live(catalog.jobs)
+        }
+        .boxed()
+    }
+
+    fn route_at<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<(u64, u64)>> {
+        async move {
+            let (catalog, _) = self.catalog().await?;
+            route_of(&catalog.routes, key).map(|r| (r.group, r.epoch))
+        }
+        .boxed()
+    }
+
+    fn stale_write<'a>(&'a self, node: &'a str, key: &'a str, value: &'a str, group: u64, epoch: u64) -> BoxFuture<'a, StaleWriteResult> {
+        async move {
+            let endpoint = self.nodes.iter().find(|n| n.name == node).ok_or_else(|| StaleWriteError { definite: true, error: format!("no node {node}") })?;
+            let client = self.connector.connect(endpoint).map_err(|e| StaleWriteError { definite: true, error: format!("{e:#}") })?;
+            match client.write_pinned(key.as_bytes(), value.as_bytes(), group, epoch).await {
+                Ok(reply) => Ok(reply.meta),
+                Err(e) => Err(StaleWriteError { definite: e.certainty == Certainty::Definite, error: e.history_text() }),
+            }
         }
         .boxed()
     }
