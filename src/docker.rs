@@ -25,7 +25,7 @@ pub async fn docker(args: &[&str]) -> Result<String> {
         .kill_on_drop(true)
         .output()
         .await
-        .map_err(|e| no_docker_client(e))?;
+        .map_err(no_docker_client)?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         bail!("`docker {}` failed ({}): {}", args.join(" "), out.status, stderr.trim());

@@ -1,10 +1,11 @@
-//! The node image, built locally and never pulled.
+//! The node image of every target, built locally and never pulled — the one image builder.
 //!
-//! A node image holds two static binaries on an empty base: the server (`/refkv`) and the
-//! sandbox (`/pause`, built from `docker/pause.rs`) that keeps each node's network namespace
-//! alive. The image is tagged by the SHA-256 of everything that goes into it, so it is
-//! rebuilt exactly when a binary changes, and also tagged `faultline-refkv:latest` for
-//! `docker-compose.yml`.
+//! A node image holds, on an empty base, the target's server (`/<target>`: refkv's static
+//! build, etcd, elastickv), the libraries it loads if it is dynamic (found with `ldd`), and
+//! the static sandbox (`/pause`, built from `docker/pause.rs`) that keeps each node's
+//! network namespace alive. The image is tagged `faultline-<target>:<hash>` by the SHA-256
+//! of everything that goes into it, so it is rebuilt exactly when a file changes, and also
+//! `faultline-<target>:latest` (`docker-compose.yml` uses refkv's).
 
 use crate::docker::docker;
 use anyhow::{bail, Context, Result};
@@ -12,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::process::Command;
 
-pub const IMAGE_REPO: &str = "faultline-refkv";
+/// Node images are `faultline-<target>:<content hash>` (and `:latest`).
+pub const IMAGE_PREFIX: &str = "faultline-";
 const DOCKERFILE: &str = include_str!("../docker/Dockerfile");
 const NSSWITCH: &str = include_str!("../docker/nsswitch.conf");
 const PAUSE_SOURCE: &str = include_str!("../docker/pause.rs");
@@ -99,11 +101,7 @@ pub async fn build_pause(root: &Path) -> Result<PathBuf> {
 
 /// SHA-256 of a file, hex, via coreutils' `sha256sum`.
 async fn sha256_file(path: &Path) -> Result<String> {
-    let out = Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .await
-        .context("could not run sha256sum")?;
+    let out = Command::new("sha256sum").arg(path).output().await.context("could not run sha256sum")?;
     if !out.status.success() {
         bail!("sha256sum {} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr));
     }
@@ -115,37 +113,111 @@ async fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex)
 }
 
-/// The content tag (`<repo>:<hash>`) for an image made of these two binaries and the
-/// embedded build files.
-async fn content_tag(repo: &str, server: &Path, pause: &Path) -> Result<String> {
-    let a = sha256_file(server).await?;
-    let b = sha256_file(pause).await?;
-    // The build files are tiny and compiled in; fold them into the tag with the binaries'.
-    let extra: u64 = DOCKERFILE.bytes().chain(NSSWITCH.bytes()).fold(0xcbf29ce484222325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
-    });
-    let combined = format!("{}{}{:016x}", &a[..16], &b[..8], extra);
-    Ok(format!("{repo}:{}", &combined[..20]))
+/// The absolute library paths in `ldd` output (`name => /path (addr)` and `/path (addr)`).
+pub fn parse_ldd(output: &str) -> Vec<PathBuf> {
+    output
+        .lines()
+        .filter_map(|line| {
+            let target = line.split("=>").nth(1).unwrap_or(line).trim();
+            let path = target.split_whitespace().next()?;
+            path.starts_with('/').then(|| PathBuf::from(path))
+        })
+        .collect()
 }
 
-/// Makes sure an image `<repo>:<content hash>` with these binaries exists, building it if
-/// not. Does not touch any `:latest` tag.
-pub async fn ensure_content_image(repo: &str, server: &Path, pause: &Path) -> Result<NodeImage> {
-    let tag = content_tag(repo, server, pause).await?;
+/// Libraries `binary` loads; empty for a static executable.
+async fn needed_libraries(binary: &Path) -> Result<Vec<PathBuf>> {
+    let out = Command::new("ldd").arg(binary).stdin(Stdio::null()).output().await.context("could not run ldd")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || text.contains("not a dynamic executable") {
+        return Ok(Vec::new());
+    }
+    Ok(parse_ldd(&text))
+}
+
+/// What goes into a node image: the server at `/<binary_name>`, the sandbox at `/pause`,
+/// and the libraries the server loads at their own paths (none for a static server).
+struct Contents {
+    binary_name: String,
+    server: PathBuf,
+    pause: PathBuf,
+    /// (path inside the image without the leading `/`, the real file on the host).
+    libraries: Vec<(String, PathBuf)>,
+}
+
+impl Contents {
+    async fn of(binary_name: &str, server: &Path, pause: &Path) -> Result<Contents> {
+        if !server.is_file() {
+            bail!("server binary {} does not exist", server.display());
+        }
+        let mut libraries = Vec::new();
+        for lib in needed_libraries(server).await? {
+            let inside = lib.to_string_lossy().trim_start_matches('/').to_string();
+            // Follow symlinks so the real file lands under the name the loader looks for.
+            let real = std::fs::canonicalize(&lib).with_context(|| format!("resolving {}", lib.display()))?;
+            libraries.push((inside, real));
+        }
+        Ok(Contents { binary_name: binary_name.to_string(), server: server.to_path_buf(), pause: pause.to_path_buf(), libraries })
+    }
+
+    /// The content tag `<repo>:<hash>`: the binaries' SHA-256, the libraries' and the
+    /// embedded build files, so the image is rebuilt exactly when one of them changes.
+    async fn tag(&self, repo: &str) -> Result<String> {
+        let a = sha256_file(&self.server).await?;
+        let b = sha256_file(&self.pause).await?;
+        let mut extra_text = format!("{DOCKERFILE}{NSSWITCH}{}", self.binary_name);
+        for (inside, real) in &self.libraries {
+            extra_text.push_str(inside);
+            extra_text.push_str(&sha256_file(real).await?);
+        }
+        // The build files are tiny and compiled in; fold them into the tag with the binaries'.
+        let extra = extra_text.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3));
+        let combined = format!("{}{}{:016x}", &a[..16], &b[..8], extra);
+        Ok(format!("{repo}:{}", &combined[..20]))
+    }
+
+    /// Writes the build context (rootfs/ and the Dockerfile) into `dir`.
+    fn write_context(&self, dir: &Path) -> Result<()> {
+        let rootfs = dir.join("rootfs");
+        for d in ["etc", "tmp", "data"] {
+            std::fs::create_dir_all(rootfs.join(d))?;
+        }
+        std::fs::write(rootfs.join("etc/nsswitch.conf"), NSSWITCH)?;
+        std::fs::write(dir.join("Dockerfile"), DOCKERFILE)?;
+        copy_executable(&self.server, &rootfs.join(&self.binary_name))?;
+        copy_executable(&self.pause, &rootfs.join("pause"))?;
+        for (inside, real) in &self.libraries {
+            let dest = rootfs.join(inside);
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            copy_executable(real, &dest)?;
+        }
+        Ok(())
+    }
+}
+
+/// Makes sure an image `<repo>:<content hash>` holding `server` as `/<binary_name>` exists,
+/// building it if not. Does not touch any `:latest` tag.
+pub async fn ensure_content_image(repo: &str, binary_name: &str, server: &Path, pause: &Path) -> Result<NodeImage> {
+    let contents = Contents::of(binary_name, server, pause).await?;
+    let tag = contents.tag(repo).await?;
     let existing = docker(&["image", "inspect", "--format", "{{.Id}}", &tag]).await;
     let (id, built) = match existing {
         Ok(id) => (id, false),
-        Err(_) => (build_image(&tag, server, pause).await?, true),
+        Err(_) => (build_image(&tag, &contents).await?, true),
     };
     Ok(NodeImage { tag, id, server_binary: Some(server.to_path_buf()), built })
 }
 
-/// The refkv node image: [`ensure_content_image`] in `faultline-refkv`, also tagged
-/// `faultline-refkv:latest` for docker-compose.yml.
-pub async fn ensure_image(server: &Path, pause: &Path) -> Result<NodeImage> {
-    let image = ensure_content_image(IMAGE_REPO, server, pause).await?;
-    docker(&["tag", &image.tag, &format!("{IMAGE_REPO}:latest")]).await?;
-    prune_old_images(IMAGE_REPO, KEEP_IMAGES).await;
+/// The node image of target `name` (`faultline-<name>`, the server at `/<name>`):
+/// [`ensure_content_image`], also tagged `faultline-<name>:latest` (docker-compose.yml uses
+/// refkv's), keeping the [`KEEP_IMAGES`] newest content tags.
+pub async fn ensure_image(name: &str, server: &Path, pause: &Path) -> Result<NodeImage> {
+    let repo = format!("{IMAGE_PREFIX}{name}");
+    let image = ensure_content_image(&repo, name, server, pause).await?;
+    docker(&["tag", &image.tag, &format!("{repo}:latest")]).await?;
+    prune_old_images(&repo, KEEP_IMAGES).await;
     Ok(image)
 }
 
@@ -173,23 +245,16 @@ pub async fn existing_image(tag: &str) -> Result<NodeImage> {
     Ok(NodeImage { tag: tag.to_string(), id, server_binary: None, built: false })
 }
 
-async fn build_image(tag: &str, server: &Path, pause: &Path) -> Result<String> {
+async fn build_image(tag: &str, contents: &Contents) -> Result<String> {
     tracing::info!("building image {tag}");
     let ctx = tempfile::tempdir().context("creating a temporary build context")?;
-    let rootfs = ctx.path().join("rootfs");
-    for d in ["etc", "tmp", "data"] {
-        std::fs::create_dir_all(rootfs.join(d))?;
-    }
-    std::fs::write(rootfs.join("etc/nsswitch.conf"), NSSWITCH)?;
-    std::fs::write(ctx.path().join("Dockerfile"), DOCKERFILE)?;
-    copy_executable(server, &rootfs.join("refkv"))?;
-    copy_executable(pause, &rootfs.join("pause"))?;
+    contents.write_context(ctx.path())?;
     docker_build(ctx.path(), tag).await
 }
 
 /// `docker build` of a prepared context directory (no BuildKit: this Docker has no buildx),
 /// labelled `faultline=1`; returns the image id.
-pub async fn docker_build(context: &Path, tag: &str) -> Result<String> {
+async fn docker_build(context: &Path, tag: &str) -> Result<String> {
     let out = Command::new("docker")
         .env("DOCKER_BUILDKIT", "0")
         .args(["build", "-q", "--label", "faultline=1", "-t", tag])
@@ -247,6 +312,16 @@ fn elf_interpreter(bytes: &[u8]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ldd_output_yields_absolute_library_paths() {
+        let out = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n\t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n";
+        assert_eq!(
+            parse_ldd(out),
+            vec![PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6"), PathBuf::from("/lib64/ld-linux-x86-64.so.2")]
+        );
+        assert!(parse_ldd("\tnot a dynamic executable\n").is_empty());
+    }
 
     #[tokio::test]
     async fn static_and_dynamic_binaries_are_told_apart() {

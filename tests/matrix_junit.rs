@@ -1,12 +1,9 @@
-//! The JUnit XML writer (`src/junit.rs`, included by path: the faultline package is a
-//! binary): one test case per checker, invalid → `<failure>`, unknown / not-applicable →
-//! `<skipped>` with the reason, text escaped so the document stays well-formed.
-
-#[path = "../src/junit.rs"]
-#[allow(dead_code)]
-mod junit;
+//! The JUnit XML writer (`faultline::junit`): one test case per checker, invalid →
+//! `<failure>`, unknown / not-applicable → `<skipped>` with the reason, text escaped so the
+//! document stays well-formed.
 
 use analysis::verdict::{CheckerResult, Validity, Verdict};
+use faultline::junit;
 use serde_json::json;
 use std::collections::BTreeMap;
 

@@ -1,15 +1,7 @@
-//! The detection matrix's table, rendered from fixture rows (`src/matrix/table.rs` and
-//! `src/matrix/configs.rs`, included by path: the faultline package is a binary), and the
-//! `faultline matrix` CLI's argument errors.
+//! The detection matrix's table, rendered from fixture rows (`faultline::matrix::table` and
+//! `faultline::matrix::configs`), and the `faultline matrix` CLI's argument errors.
 
-#[path = "../src/matrix/table.rs"]
-#[allow(dead_code)]
-mod table;
-
-#[path = "../src/matrix/configs.rs"]
-#[allow(dead_code)]
-mod configs;
-
+use faultline::matrix::{configs, table};
 use std::collections::BTreeMap;
 use table::RunRow;
 

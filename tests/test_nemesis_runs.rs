@@ -46,7 +46,7 @@ const REGISTER: &[&str] = &["--workload", "register", "--no-auto-split"];
 #[test]
 fn kill_run_is_valid_and_restarts() {
     let h = short_run("kill", REGISTER);
-    assert!(nemesis_events(&h, "start-kill").iter().any(|o| !o.value["killed"].as_array().map_or(true, |a| a.is_empty())));
+    assert!(nemesis_events(&h, "start-kill").iter().any(|o| !o.value["killed"].as_array().is_none_or(|a| a.is_empty())));
     // The killed servers' exits are recorded, as asked for: no crash.
     let exits: Vec<_> = h.ops.iter().filter(|o| o.process == analysis::history::Process::Watcher && o.f == "node-exit").collect();
     assert!(!exits.is_empty(), "the node watch saw the kills");

@@ -13,7 +13,6 @@ use crate::checkers::stale_read;
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 /// Every client function some checker understands.
 /// A stale client's write (see `docs/history-format.md`), judged by epoch-authority.
@@ -52,16 +51,11 @@ pub struct AnalyzeOptions {
 }
 
 /// A history this command cannot judge at all, pointing at the op (by position) at fault.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct AnalyzeError {
     pub position: usize,
     pub message: String,
-}
-
-impl fmt::Display for AnalyzeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
 }
 
 /// The checkers `choice` (after auto-detection) runs on `history`.
@@ -134,10 +128,10 @@ pub fn analyze(
         let mut result = linearizable::check(history, &lin_opts);
         stale_read::annotate(history, &mut result);
         note_model(&mut result, model);
-        checkers.insert("linearizable".to_string(), result);
+        checkers.insert(linearizable::NAME.to_string(), result);
     }
     if plan.set_full {
-        checkers.insert("set-full".to_string(), set_full::check(history, &opts.set_full));
+        checkers.insert(set_full::NAME.to_string(), set_full::check(history, &opts.set_full));
     }
     if checkers.is_empty() {
         let mut r = CheckerResult::new(Validity::Unknown);

@@ -13,6 +13,12 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod fault;
+mod job_phase;
+
+pub use fault::{fault_events, FaultEdge, FaultEvent, FaultValue};
+pub use job_phase::{normalized_name as job_phase_name, JobPhase};
+
 /// What an entry records: a call, or one of the three ways a call can end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -184,12 +190,9 @@ impl History {
     }
 }
 
-/// Names of nemesis and watcher events (the `f` of entries whose process is `nemesis` or
-/// `watcher`). Nemesis faults are bracketed: `start-<kind>` when the fault is applied and
-/// `stop-<kind>` when it is healed, `<kind>` one of `partition`, `kill`, `pause`, `loss`,
-/// `split`. Their `value` is an object with at least `targets` (node names) and
-/// `effective` (bool: the fault really took effect, e.g. the partitioned node was a live
-/// leader), plus kind-specific fields.
+/// Names of watcher events (the `f` of entries whose process is `watcher`). Nemesis
+/// events are typed instead: [`FaultEvent`] reads and writes `start-<fault>` /
+/// `stop-<fault>`, the faults themselves being named by the nemesis's registry.
 ///
 /// The node watcher (process `watcher`) records the server processes' lifecycle:
 /// [`events::NODE_WATCH`] when it starts watching, [`events::NODE_EXIT`] for each exit it
@@ -207,7 +210,6 @@ pub mod events {
     pub const NODE_RESTART: &str = "node-restart";
     /// The node watcher stopped: `value` `{"final_poll_ok": bool, "polls", "failed_polls"}`.
     pub const NODE_WATCH_END: &str = "node-watch-end";
-    pub const NEMESIS_KINDS: &[&str] = &["partition", "kill", "pause", "loss", "split"];
 }
 
 /// One route of the catalog as the watcher records it. Keys are UTF-8 strings; `end` empty
@@ -236,8 +238,16 @@ pub struct SplitJobRecord {
     pub target_group: u64,
     /// `PLANNED`, `BACKFILL`, `FENCE`, `DELTA_COPY`, `CUTOVER`, `CLEANUP`, `DONE`,
     /// `ABANDONING`, `ABANDONED`, or elastickv's `FAILED` (a retry waypoint), with or
-    /// without the `SPLIT_JOB_PHASE_` prefix; order and meaning in `docs/checkers.md`.
+    /// without the `SPLIT_JOB_PHASE_` prefix, as the store reported it; order and meaning
+    /// in `docs/checkers.md`. [`SplitJobRecord::job_phase`] reads it.
     pub phase: String,
+}
+
+impl SplitJobRecord {
+    /// The recorded phase, if it is one faultline knows.
+    pub fn job_phase(&self) -> Option<JobPhase> {
+        JobPhase::parse(&self.phase)
+    }
 }
 
 /// The `value` of a `catalog` watcher event: the whole catalog at one version.

@@ -1,6 +1,6 @@
 //! Schedule and fault tests against a fake cluster that records what was done to it.
 
-use crate::faults::{self, Ctx, FaultKind};
+use crate::faults::{self, Ctx, FaultKind, Turn};
 use crate::{Nemesis, NemesisStatus, NodeControl, NodeInfo, Oracle, PartitionMode, SplitOutcome};
 use analysis::history::{HistorySink, Op};
 use futures::future::BoxFuture;
@@ -12,13 +12,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]
-struct FakeCluster {
+pub(crate) struct FakeCluster {
     nodes: Vec<NodeInfo>,
     log: Mutex<Vec<String>>,
 }
 
 impl FakeCluster {
-    fn new(n: u64) -> Arc<FakeCluster> {
+    pub(crate) fn new(n: u64) -> Arc<FakeCluster> {
         let nodes = (1..=n)
             .map(|id| NodeInfo { name: format!("n{id}"), id, ip: [10, 0, 0, id as u8].into(), addr: format!("10.0.0.{id}:1") })
             .collect();
@@ -28,7 +28,7 @@ impl FakeCluster {
         self.log.lock().unwrap().push(format!("{what} {node}"));
         async { Ok(()) }.boxed()
     }
-    fn log(&self) -> Vec<String> {
+    pub(crate) fn log(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
     }
 }
@@ -87,7 +87,7 @@ impl Oracle for FakeOracle {
 }
 
 #[derive(Default)]
-struct VecSink(Mutex<Vec<Op>>);
+pub(crate) struct VecSink(pub(crate) Mutex<Vec<Op>>);
 
 impl HistorySink for VecSink {
     fn record(&self, mut op: Op) -> u64 {
@@ -102,7 +102,7 @@ fn op_index(v: &[Op]) -> u64 {
     v.len() as u64 - 1
 }
 
-fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
+pub(crate) fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
     Ctx {
         control: cluster,
         oracle: Arc::new(FakeOracle),
@@ -110,6 +110,7 @@ fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
         loss_probability: 0.2,
         partition_modes: PartitionMode::ALL.to_vec(),
         use_netem: false,
+        move_phase: None,
     }
 }
 
@@ -119,7 +120,7 @@ async fn the_first_kill_hits_the_leader_and_its_stop_restarts_it() {
     let sink = Arc::new(VecSink::default());
     let c = ctx(cluster.clone(), sink.clone());
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-    let active = faults::start(&c, FaultKind::Kill, 0, &mut rng).await;
+    let active = faults::start(&c, FaultKind::KILL, Turn::first(), &mut rng).await;
     faults::stop(&c, &active).await;
     assert_eq!(cluster.log(), vec!["kill n2", "restart n2"]);
     let ops = sink.0.lock().unwrap().clone();
@@ -136,7 +137,7 @@ async fn a_partition_that_cannot_be_applied_is_recorded_as_not_effective() {
     let sink = Arc::new(VecSink::default());
     let c = ctx(cluster, sink.clone());
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-    let active = faults::start(&c, FaultKind::Partition, 0, &mut rng).await;
+    let active = faults::start(&c, FaultKind::PARTITION, Turn::first(), &mut rng).await;
     faults::stop(&c, &active).await;
     let ops = sink.0.lock().unwrap().clone();
     assert_eq!(ops[0].value["mode"], serde_json::json!("leader"), "the first partition isolates the leader");
@@ -151,7 +152,7 @@ async fn the_schedule_brackets_every_fault_never_overlaps_kill_and_pause_and_hea
     let sink = Arc::new(VecSink::default());
     let nemesis = Nemesis {
         ctx: ctx(cluster.clone(), sink.clone()),
-        kinds: vec![FaultKind::Kill, FaultKind::Pause, FaultKind::Split],
+        kinds: vec![FaultKind::KILL, FaultKind::PAUSE, FaultKind::SPLIT],
         interval: Duration::from_millis(100),
         seed: 3,
         status: Arc::new(NemesisStatus::default()),
@@ -203,9 +204,9 @@ fn a_schedule_that_cannot_start_every_fault_is_reported() {
     use std::time::Duration;
     let s = |n| Duration::from_secs(n);
     // The Docker run: partition then kill, 10 s interval, 30 s: the kill would start at 30 s.
-    let w = schedule_shortfall(&[FaultKind::Partition, FaultKind::Kill], s(10), s(30)).expect("kill never starts");
+    let w = schedule_shortfall(&[FaultKind::PARTITION, FaultKind::KILL], s(10), s(30)).expect("kill never starts");
     assert!(w.contains("--time-limit 30"), "{w}");
-    assert!(schedule_shortfall(&[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause, FaultKind::Split], s(10), s(60)).is_none());
-    assert!(schedule_shortfall(&[FaultKind::Split], s(10), s(10)).is_some(), "the first split comes at the limit");
+    assert!(schedule_shortfall(&[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE, FaultKind::SPLIT], s(10), s(60)).is_none());
+    assert!(schedule_shortfall(&[FaultKind::SPLIT], s(10), s(10)).is_some(), "the first split comes at the limit");
     assert!(schedule_shortfall(&[], s(10), s(1)).is_none());
 }

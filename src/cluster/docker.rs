@@ -34,8 +34,8 @@ pub struct DockerSpec {
     pub server_args: Vec<String>,
     /// A fixed subnet instead of an automatically chosen one.
     pub subnet: Option<Cidr>,
-    /// The target whose node command line to run (`None`: refkv's [`server_command`]).
-    pub db: Option<std::sync::Arc<dyn crate::db::Db>>,
+    /// The target whose node command line to run.
+    pub db: std::sync::Arc<dyn crate::db::Db>,
 }
 
 /// A started Docker cluster.
@@ -126,15 +126,10 @@ impl DockerCluster {
         Ok(())
     }
 
-    /// The server command line of `node` (the target's, or refkv's by default).
+    /// The target's server command line of `node`, as the node image lays it out.
     fn command_of(&self, node: &NodeInfo) -> Vec<String> {
-        match &self.spec.db {
-            Some(db) => {
-                let layout = crate::db::NodeLayout::image(db.kind().name());
-                db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
-            }
-            None => server_command(node, &self.nodes, &self.spec.server_args),
-        }
+        let layout = crate::db::NodeLayout::image(self.spec.db.kind().name());
+        self.spec.db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
     }
 }
 
@@ -203,17 +198,6 @@ impl DockerCluster {
             Err(e) => vec![format!("(faultline could not read the log of {node}: {e})")],
         }
     }
-}
-
-/// The refkv command line of one node.
-pub fn server_command(node: &NodeInfo, all: &[NodeInfo], extra: &[String]) -> Vec<String> {
-    let peers: Vec<String> = all.iter().map(|n| format!("{}={}", n.id, n.addr)).collect();
-    let mut cmd: Vec<String> = ["/refkv", "serve", "--id"].iter().map(|s| s.to_string()).collect();
-    cmd.push(node.id.to_string());
-    cmd.extend(["--listen".into(), node.addr.clone(), "--peers".into(), peers.join(",")]);
-    cmd.extend(["--data-dir".into(), "/data".into()]);
-    cmd.extend(extra.iter().cloned());
-    cmd
 }
 
 /// Creates the run's bridge network on a free subnet, retrying when another network grabs
@@ -382,7 +366,7 @@ mod tests {
         let root = crate::image::workspace_root().expect("workspace sources");
         let pause = crate::image::build_pause(&root).await.expect("building the sandbox binary");
         // Its own repository, so the refkv image's `:latest` tag is never moved by a test.
-        crate::image::ensure_content_image("faultline-sleeper", &pause, &pause).await.expect("building the image").tag
+        crate::image::ensure_content_image("faultline-sleeper", "refkv", &pause, &pause).await.expect("building the image").tag
     }
 
     async fn host_rules() -> String {
@@ -401,7 +385,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltest{}", std::process::id());
         let host_before = host_rules().await;
-        let spec = DockerSpec { run_id: run_id.clone(), nodes: 3, image, run_dir: dir.path().to_path_buf(), server_args: vec![], subnet: None, db: None };
+        let spec = DockerSpec { run_id: run_id.clone(), nodes: 3, image, run_dir: dir.path().to_path_buf(), server_args: vec![], subnet: None, db: crate::db::DbKind::Refkv.build(1) };
         let cluster = DockerCluster::start(spec).await.expect("cluster start");
         let result = async {
             let labelled = crate::docker::containers_with(&[LABEL, &format!("{RUN_LABEL}={run_id}")]).await?;

@@ -14,7 +14,7 @@ mod output;
 mod run_checkers;
 mod run_dir;
 
-use super::exit;
+use crate::exit;
 use analysis::analyze::{analyze, AnalyzeOptions, ModelChoice};
 use analysis::checkers::linearizable::LinearizableOptions;
 use analysis::formats::{load_file, Format, FormatError, LoadedHistory};

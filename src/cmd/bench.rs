@@ -9,7 +9,7 @@
 //! each phase through `/proc/self/clear_refs` where the kernel allows it. Whole-process
 //! figures (start-up included) are measured from outside, see the README.
 
-use super::exit;
+use crate::exit;
 use analysis::checkers::linearizable::{check, LinearizableOptions, Model};
 use analysis::synth::{generate, KeyDist, SynthConfig};
 use analysis::verdict::Validity;
@@ -58,7 +58,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
             if args.json {
                 println!("{report:#}");
             }
-            ExitCode::from(if all_good { exit::VALID } else { exit::INVALID })
+            exit::of(if all_good { Validity::Valid } else { Validity::Invalid })
         }
         Err(e) => {
             eprintln!("faultline bench: {e}");

@@ -2,7 +2,7 @@
 //! register store (see `analysis::synth`), for benchmarks, property tests and for trying
 //! the checker by hand.
 
-use super::exit;
+use crate::exit;
 use analysis::synth::{generate, Anomaly, KeyDist, Mode, SynthConfig};
 use clap::Args;
 use std::io::Write;
@@ -75,7 +75,7 @@ pub fn run(args: GenHistoryArgs) -> ExitCode {
         }
         _ => eprintln!("gen-history: {} entries; no anomaly", synth.history.len()),
     }
-    ExitCode::from(exit::VALID)
+    exit::ok()
 }
 
 fn write_stdout(history: &analysis::history::History) -> std::io::Result<()> {

@@ -1,5 +1,6 @@
-//! `faultline image`: builds (or finds) the node image and prints its tag.
+//! `faultline image`: builds (or finds) the refkv node image and prints its tag.
 
+use crate::db::DbKind;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -17,18 +18,8 @@ pub struct ImageArgs {
 
 pub async fn build(args: ImageArgs) -> anyhow::Result<()> {
     crate::docker::check_engine().await?;
-    let root = crate::image::workspace_root();
-    let server = match (&args.db_binary, &root) {
-        (Some(p), _) => {
-            crate::image::check_static_binary(p)?;
-            p.clone()
-        }
-        (None, Some(root)) => crate::image::build_static_server(root).await?,
-        (None, None) => anyhow::bail!("the faultline sources are not next to this binary: pass --db-binary"),
-    };
-    let pause_root = root.unwrap_or_else(|| std::env::temp_dir().join("faultline"));
-    let pause = crate::image::build_pause(&pause_root).await?;
-    let image = crate::image::ensure_image(&server, &pause).await?;
+    let refkv = DbKind::Refkv.build(1);
+    let image = crate::runner::launch::node_image(refkv.as_ref(), None, args.db_binary.as_deref()).await?;
     println!("{} ({}){}", image.tag, image.id, if image.built { "" } else { ", already built" });
     Ok(())
 }

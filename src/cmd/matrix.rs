@@ -2,7 +2,8 @@
 //! nemeses that expose it, several runs each, tabulated bug × checker (see
 //! docs/detection-matrix.md).
 
-use super::exit;
+use crate::exit;
+use analysis::verdict::Validity;
 use crate::matrix::{self, configs, MatrixPlan};
 use clap::Args;
 use std::path::PathBuf;
@@ -124,10 +125,10 @@ pub fn run(args: MatrixArgs) -> ExitCode {
     eprintln!("\n{}", matrix::table::render(&outcome.rows));
     eprintln!("matrix: rows and table in {}", plan.dir.display());
     if outcome.interrupted {
-        return ExitCode::from(exit::UNKNOWN);
+        return exit::of(Validity::Unknown);
     }
     let all_good = outcome.rows.iter().all(|r| if r.config == "clean" { r.verdict == "valid" } else { r.caught() });
-    ExitCode::from(if all_good { exit::VALID } else { exit::INVALID })
+    exit::of(if all_good { Validity::Valid } else { Validity::Invalid })
 }
 
 fn write_results(plan: &MatrixPlan, args: &MatrixArgs, outcome: &matrix::MatrixOutcome, command: &str) -> anyhow::Result<()> {
@@ -169,7 +170,7 @@ fn render_rows(path: &std::path::Path, out: Option<&std::path::Path>) -> ExitCod
         }
     }
     println!("{}", matrix::table::render(&rows));
-    ExitCode::from(exit::VALID)
+    exit::ok()
 }
 
 /// The row re-read from its run directory when that still exists.

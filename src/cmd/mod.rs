@@ -14,15 +14,6 @@ pub mod test;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Exit codes, following Jepsen's conventions.
-pub mod exit {
-    pub const VALID: u8 = 0;
-    pub const INVALID: u8 = 1;
-    pub const UNKNOWN: u8 = 2;
-    pub const BAD_ARGS: u8 = 254;
-    pub const INTERNAL: u8 = 255;
-}
-
 #[derive(Parser, Debug)]
 #[command(name = "faultline", version, about = "Jepsen-style fault injection for range-sharded Raft KV stores that split hot ranges")]
 pub struct Cli {
@@ -31,6 +22,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; boxing buys nothing
 pub enum Command {
     /// Run a test: start a cluster, run a workload under a nemesis, check the history.
     Test(test::TestArgs),
@@ -55,14 +47,32 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Test(args) => crate::runner::main(args),
-        Command::Cleanup(args) => crate::runner::cleanup_main(args),
-        Command::Image(args) => crate::runner::image_main(args),
+        Command::Test(args) => test::run(args),
+        Command::Cleanup(args) => run_simple("cleanup", cleanup::cleanup(args)),
+        Command::Image(args) => run_simple("image", image::build(args)),
         Command::Report(args) => report::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::GenHistory(args) => gen_history::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Matrix(args) => matrix::run(args),
+    }
+}
+
+/// Runs a small command on a one-thread runtime: exit 0 or 255 with the error.
+fn run_simple(name: &str, fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("faultline {name}: cannot start the async runtime: {e}");
+            return ExitCode::from(crate::exit::INTERNAL);
+        }
+    };
+    match rt.block_on(fut) {
+        Ok(()) => crate::exit::ok(),
+        Err(e) => {
+            eprintln!("faultline {name}: error: {e:#}");
+            ExitCode::from(crate::exit::INTERNAL)
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! `faultline report <run-dir>`: (re)generate a run's self-contained `report.html`.
 
-use super::exit;
+use crate::exit;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +31,7 @@ pub fn run(args: ReportArgs) -> ExitCode {
                     done.bytes as f64 / 1e6
                 );
             }
-            ExitCode::from(exit::VALID)
+            exit::ok()
         }
         Err(e) => {
             eprintln!("faultline report: {e:#}");

@@ -1,6 +1,6 @@
 //! `faultline serve`: serve the store on 127.0.0.1 with a run list linking to each report.
 
-use super::exit;
+use crate::exit;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,13 +41,13 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
         tokio::select! {
             result = crate::report::http::serve(args.store.clone(), listener) => match result {
-                Ok(()) => ExitCode::from(exit::VALID),
+                Ok(()) => exit::ok(),
                 Err(e) => {
                     eprintln!("faultline serve: {e:#}");
                     ExitCode::from(exit::INTERNAL)
                 }
             },
-            _ = tokio::signal::ctrl_c() => ExitCode::from(exit::VALID),
+            _ = tokio::signal::ctrl_c() => exit::ok(),
         }
     })
 }

@@ -1,6 +1,10 @@
-//! `faultline test`: the options of a test run. The run itself is [`crate::runner`].
+//! `faultline test`: the options of a test run, turned into a [`TestSpec`]. The run itself
+//! is [`crate::runner::run`].
 
+use crate::exit;
+use crate::runner::{self, RunError, TestSpec};
 use clap::Args;
+use std::process::ExitCode;
 use std::path::PathBuf;
 
 const TEST_LONG_ABOUT: &str = "\
@@ -132,6 +136,11 @@ pub struct TestArgs {
     #[arg(long, default_value = "one,majority,bridge,ring,leader", help_heading = "Nemesis")]
     pub partition_modes: String,
 
+    /// The split-job phase the `move` fault aims at: BACKFILL, FENCE, DELTA_COPY, CUTOVER,
+    /// CLEANUP, or random (one per turn).
+    #[arg(long, default_value = "random", help_heading = "Nemesis")]
+    pub move_phase: String,
+
     /// Probability a packet between nodes is dropped while the `loss` fault is on.
     #[arg(long, default_value_t = 0.2, help_heading = "Nemesis")]
     pub loss_probability: f64,
@@ -154,12 +163,80 @@ pub struct TestArgs {
 }
 
 impl TestArgs {
-    /// The test's name in the store.
-    pub fn name(&self) -> String {
-        self.test_name.clone().unwrap_or_else(|| {
-            let nemesis = self.nemesis.replace(',', "+");
-            let bug = self.bug.as_ref().map(|b| format!("-bug-{b}")).unwrap_or_default();
-            format!("{}-{}-{}{bug}", self.db.name(), self.workload, nemesis)
-        })
+    /// The run these flags ask for.
+    pub fn into_spec(self) -> TestSpec {
+        TestSpec {
+            nodes: self.nodes,
+            db: self.db,
+            cluster: self.cluster,
+            endpoints: self.endpoints,
+            groups: self.groups,
+            bug: self.bug,
+            db_binary: self.db_binary,
+            image: self.image,
+            no_auto_split: self.no_auto_split,
+            server_args: self.server_args,
+            subnet: self.subnet,
+            restart_crashed: self.restart_crashed,
+            leave_running: self.leave_running,
+            workload: self.workload,
+            key_dist: self.key_dist,
+            concurrency: self.concurrency,
+            rate: self.rate,
+            read_path: self.read_path,
+            time_limit: self.time_limit,
+            seed: self.seed,
+            nemesis: self.nemesis,
+            nemesis_interval: self.nemesis_interval,
+            partition_modes: self.partition_modes,
+            move_phase: self.move_phase,
+            loss_probability: self.loss_probability,
+            recovery_timeout: self.recovery_timeout,
+            store: self.store,
+            test_name: self.test_name,
+            no_progress: self.no_progress,
+            generator: None,
+        }
     }
 }
+
+/// `faultline test`'s defaults: what its flags mean when none is given.
+impl Default for TestSpec {
+    fn default() -> TestSpec {
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            args: TestArgs,
+        }
+        <Defaults as clap::Parser>::try_parse_from(["test"]).map(|d| d.args.into_spec()).expect("every flag of `faultline test` has a default")
+    }
+}
+
+/// Entry point of `faultline test`: exit code of the verdict, 254 for bad arguments, 255
+/// for an internal error.
+pub fn run(args: TestArgs) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("faultline test: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::INTERNAL);
+        }
+    };
+    let outcome = rt.block_on(runner::run(args.into_spec()));
+    // Do not wait for stray blocking tasks (e.g. a hung docker call) at exit.
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    match outcome {
+        Ok(validity) => exit::of(validity),
+        Err(RunError::BadArgs(e)) => {
+            eprintln!("faultline test: {e}");
+            ExitCode::from(exit::BAD_ARGS)
+        }
+        Err(RunError::Internal(e)) => {
+            eprintln!("faultline test: error: {e:#}");
+            ExitCode::from(exit::INTERNAL)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -24,8 +24,11 @@ pub mod versions;
 use super::leader_reads::LeaderDirectory;
 use super::{Db, DbKind, NodeLayout, Reports};
 use client::ElastickvClient;
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
 use node::EkvNode;
+use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, KvTarget, NodeEndpoint, ReadPath};
 use workloads::{ClientOptions, GrpcConnector};
@@ -105,6 +108,15 @@ impl Db for Elastickv {
         cmd
     }
 
+    /// None: faultline never builds elastickv.
+    fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>> {
+        std::future::ready(Err(anyhow::anyhow!(
+            "--db elastickv needs the elastickv server: --db-binary PATH (a binary built from bootjp/elastickv) \
+             or, with Docker, --image TAG (see docs/elastickv.md)"
+        )))
+        .boxed()
+    }
+
     fn groups(&self) -> Vec<u64> {
         (1..=u64::from(self.groups)).collect()
     }
@@ -141,12 +153,17 @@ impl Db for Elastickv {
         Reports { commit_meta: false, catalog: true, splits: true }
     }
 
+    /// Follower reads may be stale by design.
+    fn linearizable_reads(&self) -> bool {
+        false
+    }
+
     fn workloads(&self) -> &'static [&'static str] {
         &["hotspot", "register", "set"]
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &FaultKind::ALL
+        FaultKind::ALL
     }
 }
 

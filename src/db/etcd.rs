@@ -4,12 +4,15 @@
 //! linearizability, set-full and vacuity checkers apply; epoch-authority and split are
 //! `not-applicable`.
 //!
-//! The node image holds `/etcd`, the C libraries it links (Debian builds it as a dynamic
-//! executable — checked with `ldd` and copied in), and the sandbox `/pause`, on an empty
-//! base; nothing is pulled. See `docs/etcd.md`.
+//! The node image (`crate::image`) holds `/etcd`, the C libraries it links (Debian builds
+//! it as a dynamic executable — found with `ldd` and copied in), and the sandbox `/pause`, on
+//! an empty base; nothing is pulled. See `docs/etcd.md`.
 
 use super::{Db, DbKind, NodeLayout, Reports};
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
+use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint};
 use workloads::etcd::EtcdConnector;
@@ -20,6 +23,14 @@ pub const PEER_PORT: u16 = 2380;
 
 #[derive(Debug, Clone, Default)]
 pub struct Etcd;
+
+/// The `etcd` binary on the PATH.
+pub fn find_etcd() -> anyhow::Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|d| d.join("etcd")).find(|p| p.is_file()).ok_or_else(|| {
+        anyhow::anyhow!("no `etcd` on the PATH: install Debian's etcd-server (apt-get install -y etcd-server) or pass --db-binary")
+    })
+}
 
 /// The member name of a node (`n1`, ...), used in `--initial-cluster`.
 fn peer_url(node: &NodeInfo) -> String {
@@ -53,6 +64,11 @@ impl Db for Etcd {
         cmd
     }
 
+    /// `etcd` on the PATH.
+    fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>> {
+        std::future::ready(find_etcd()).boxed()
+    }
+
     fn groups(&self) -> Vec<u64> {
         vec![1]
     }
@@ -70,6 +86,6 @@ impl Db for Etcd {
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause, FaultKind::Loss]
+        &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE, FaultKind::LOSS]
     }
 }

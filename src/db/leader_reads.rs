@@ -9,7 +9,7 @@
 //! (elastickv: each group's RaftAdmin at its own address, see `elastickv::node`), otherwise
 //! one group's leader is taken for all.
 
-use crate::runner::oracle::route_of;
+use analysis::catalog::route_contains;
 use analysis::history::{CommitMeta, RouteRecord};
 use futures::future::join_all;
 use std::collections::HashMap;
@@ -67,7 +67,7 @@ impl LeaderDirectory {
     pub async fn group_of(&self, key: &[u8]) -> u64 {
         let key = String::from_utf8_lossy(key);
         match self.routes().await {
-            Some(routes) => route_of(&routes, &key).map(|r| r.group).unwrap_or(1),
+            Some(routes) => routes.iter().find(|r| route_contains(r, &key)).map(|r| r.group).unwrap_or(1),
             None => 1,
         }
     }

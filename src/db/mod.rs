@@ -9,47 +9,52 @@
 //! (Debian's etcd-server, one Raft group, no catalog) and [`elastickv::Elastickv`] (a
 //! user-provided image or binary; refkv's wire protocol without commit metadata).
 
-pub mod elastickv;
-pub mod etcd;
-pub mod image;
-pub mod launch;
 pub mod leader_reads;
-pub mod refkv;
 
-use analysis::verdict::{CheckerResult, Validity, Verdict};
+use futures::future::BoxFuture;
 use nemesis::{FaultKind, NodeInfo};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint};
 use workloads::ClientOptions;
 
-/// The `--db` choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DbKind {
-    #[default]
-    Refkv,
-    Etcd,
-    Elastickv,
+/// Declares the targets: each line is `Variant "name" in module => constructor from
+/// --groups`. The module (`src/db/<module>.rs`), the `--db` value, the name in `test.json`
+/// and the [`Db`] built for a run all come from here, so a new target is its file plus one
+/// line.
+macro_rules! targets {
+    ($($variant:ident $name:literal in $module:ident => $build:expr,)*) => {
+        $(pub mod $module;)*
+
+        /// The `--db` choice.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum DbKind {
+            $($variant,)*
+        }
+
+        impl DbKind {
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(DbKind::$variant => $name,)*
+                }
+            }
+
+            /// The target's declaration; `groups` is `--groups` (refkv, elastickv).
+            pub fn build(self, groups: u32) -> Arc<dyn Db> {
+                match self {
+                    $(DbKind::$variant => Arc::new(($build)(groups)),)*
+                }
+            }
+        }
+    };
 }
 
-impl DbKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            DbKind::Refkv => "refkv",
-            DbKind::Etcd => "etcd",
-            DbKind::Elastickv => "elastickv",
-        }
-    }
-
-    /// The target's declaration; `groups` is `--groups` (refkv, elastickv).
-    pub fn build(self, groups: u32) -> Arc<dyn Db> {
-        match self {
-            DbKind::Refkv => Arc::new(refkv::Refkv { groups }),
-            DbKind::Etcd => Arc::new(etcd::Etcd),
-            DbKind::Elastickv => Arc::new(elastickv::Elastickv { groups }),
-        }
-    }
+targets! {
+    Refkv "refkv" in refkv => |groups| refkv::Refkv { groups },
+    Etcd "etcd" in etcd => |_groups| etcd::Etcd,
+    Elastickv "elastickv" in elastickv => |groups| elastickv::Elastickv { groups },
 }
 
 /// The `--cluster` choice: how the nodes run.
@@ -74,9 +79,10 @@ impl ClusterKind {
         }
     }
 
-    /// Faults this kind of cluster can inject at all.
+    /// Faults this kind of cluster can inject at all: on an external cluster only those
+    /// that act through the store's API.
     pub fn allows(self, fault: FaultKind) -> bool {
-        self != ClusterKind::External || fault == FaultKind::Split
+        self != ClusterKind::External || !fault.fault().acts_on_nodes()
     }
 }
 
@@ -123,7 +129,7 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
     /// Whether, after the run, the store can be asked which versions it holds for a key
-    /// (`KvTarget::latest_commit_ts` and `read_at`; see `crate::runner::store_versions`).
+    /// (`KvTarget::latest_commit_ts` and `read_at`; see the runner's `store_versions`).
     fn probes_versions(&self) -> bool {
         false
     }
@@ -143,27 +149,29 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn catch_up_before_final_reads(&self) -> bool {
         false
     }
-    /// Checkers that cannot judge this store, with the reason.
-    fn not_applicable(&self) -> Vec<(&'static str, String)> {
-        let r = self.reports();
-        let mut out = Vec::new();
-        if !r.catalog || !r.commit_meta {
-            let why = match (r.catalog, r.commit_meta) {
-                (false, _) => format!("{} has no route catalog or route epochs", self.kind().name()),
-                _ => format!("{} reports no commit metadata (group, term, log index, route epoch)", self.kind().name()),
-            };
-            out.push((EPOCH_CHECKER, why));
-        }
-        if !r.splits {
-            out.push((SPLIT_CHECKER, format!("{} does not split ranges", self.kind().name())));
-        }
-        out
+    /// Whether the store promises linearizable reads (which checkers judge it by this:
+    /// `analysis::checkers::registry`).
+    fn linearizable_reads(&self) -> bool {
+        true
+    }
+    /// The target's own server flags, from the run's options (before the user's
+    /// `--server-arg`s): refkv's `--groups`, `--auto-split` and `--bug`; none by default.
+    fn server_args(&self, _auto_split: bool, _bug: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
+    /// Whether the store can run with a seeded bug (`--bug`).
+    fn seeded_bugs(&self) -> bool {
+        false
+    }
+    /// The server binary on this machine when `--db-binary` is not given (built, found on
+    /// the PATH, or an error saying what to pass).
+    fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>>;
+    /// Whether the server binary must be a static executable (its node image carries no
+    /// libraries), so a `--db-binary` is checked before anything starts.
+    fn static_binary(&self) -> bool {
+        false
     }
 }
-
-/// Registry names of the checkers a target may rule out.
-pub const EPOCH_CHECKER: &str = "epoch-authority";
-pub const SPLIT_CHECKER: &str = "split";
 
 /// Checks the run's options against what the target supports; the error names the flag.
 pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), String> {
@@ -181,22 +189,10 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
             cluster.name()
         ));
     }
-    if bug.is_some() && db.kind() != DbKind::Refkv {
+    if bug.is_some() && !db.seeded_bugs() {
         return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
     }
     Ok(())
-}
-
-/// Marks the checkers that do not apply to `db` as `not-applicable` (replacing whatever
-/// they said: without the data they need their verdict means nothing) and merges again.
-pub fn mark_not_applicable(db: &dyn Db, verdict: Verdict) -> Verdict {
-    let mut checkers = verdict.checkers;
-    for (name, reason) in db.not_applicable() {
-        let mut r = CheckerResult::new(Validity::NotApplicable);
-        r.reason = Some(reason);
-        checkers.insert(name.to_string(), r);
-    }
-    Verdict::from_checkers(checkers)
 }
 
 #[cfg(test)]

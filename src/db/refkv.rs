@@ -2,10 +2,14 @@
 //! metadata on every response, a watched route catalog, splits and cross-group moves — so
 //! every checker applies.
 
-use super::{Db, DbKind, NodeLayout, Reports};
-use nemesis::{FaultKind, NodeInfo};
-use std::sync::Arc;
 use super::leader_reads::LeaderReadConnector;
+use super::{Db, DbKind, NodeLayout, Reports};
+use crate::image;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use nemesis::{FaultKind, NodeInfo};
+use std::path::PathBuf;
+use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint, ReadPath};
 use workloads::{ClientOptions, GrpcConnector};
 
@@ -27,6 +31,38 @@ impl Db for Refkv {
         cmd.extend(["--data-dir".into(), layout.data_dir.clone()]);
         cmd.extend(extra.iter().cloned());
         cmd
+    }
+
+    fn server_args(&self, auto_split: bool, bug: Option<&str>) -> Vec<String> {
+        let mut args = vec!["--groups".to_string(), self.groups.to_string()];
+        if auto_split {
+            args.push("--auto-split".to_string());
+        }
+        if let Some(b) = bug {
+            args.extend(["--bug".to_string(), b.to_string()]);
+        }
+        args
+    }
+
+    fn seeded_bugs(&self) -> bool {
+        true
+    }
+
+    /// Built statically from this workspace (a no-op when up to date).
+    fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>> {
+        async {
+            match image::workspace_root() {
+                Some(root) => image::build_static_server(&root).await,
+                None => anyhow::bail!(
+                    "the faultline sources are not next to this binary, so refkv cannot be built: pass --db-binary or --image"
+                ),
+            }
+        }
+        .boxed()
+    }
+
+    fn static_binary(&self) -> bool {
+        true
     }
 
     fn groups(&self) -> Vec<u64> {
@@ -54,6 +90,6 @@ impl Db for Refkv {
     }
 
     fn faults(&self) -> &'static [FaultKind] {
-        &FaultKind::ALL
+        FaultKind::ALL
     }
 }

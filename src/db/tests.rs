@@ -1,9 +1,7 @@
-//! Node command lines, checker applicability and option validation.
+//! Node command lines and option validation.
 
 use super::elastickv::Elastickv;
 use super::*;
-use analysis::verdict::CheckerResult;
-use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use workloads::Certainty;
 
@@ -17,12 +15,15 @@ fn nodes(n: u64) -> Vec<NodeInfo> {
 }
 
 #[test]
-fn refkv_command_matches_the_docker_cluster_command() {
+fn refkv_command_in_the_image_and_on_the_host() {
     let all = nodes(3);
     let extra = vec!["--groups".to_string(), "3".to_string()];
     let db = DbKind::Refkv.build(3);
     let cmd = db.node_command(&all[1], &all, &NodeLayout::image("refkv"), &extra);
-    assert_eq!(cmd, crate::cluster::docker::server_command(&all[1], &all, &extra));
+    let peers = "1=10.77.5.11:50051,2=10.77.5.12:50051,3=10.77.5.13:50051";
+    let expected =
+        ["/refkv", "serve", "--id", "2", "--listen", "10.77.5.12:50051", "--peers", peers, "--data-dir", "/data", "--groups", "3"];
+    assert_eq!(cmd, expected);
     let host = NodeLayout { binary: "/opt/refkv".into(), data_dir: "/store/run/data/n2".into() };
     let cmd = db.node_command(&all[1], &all, &host, &[]);
     assert_eq!(cmd[0], "/opt/refkv");
@@ -91,49 +92,25 @@ fn shard_ranges_tile_the_keyspace() {
 }
 
 #[test]
-fn etcd_rules_out_epoch_and_split_checkers_and_refkv_none() {
-    let etcd = DbKind::Etcd.build(3);
-    let names: Vec<&str> = etcd.not_applicable().iter().map(|(n, _)| *n).collect();
-    assert_eq!(names, [EPOCH_CHECKER, SPLIT_CHECKER]);
-    assert!(DbKind::Refkv.build(3).not_applicable().is_empty());
-    let ekv: Vec<&str> = DbKind::Elastickv.build(3).not_applicable().iter().map(|(n, _)| *n).collect();
-    assert_eq!(ekv, [EPOCH_CHECKER], "no commit metadata; splits are still judged");
-}
-
-#[test]
-fn not_applicable_replaces_a_checker_verdict_and_never_counts_as_valid() {
-    let etcd = DbKind::Etcd.build(3);
-    let mut checkers = BTreeMap::new();
-    checkers.insert("linearizable".to_string(), CheckerResult::new(Validity::Valid));
-    checkers.insert(EPOCH_CHECKER.to_string(), CheckerResult::new(Validity::Invalid));
-    let v = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(checkers));
-    assert_eq!(v.checkers[EPOCH_CHECKER].valid, Validity::NotApplicable);
-    assert!(v.checkers[SPLIT_CHECKER].reason.as_deref().unwrap().contains("does not split"));
-    assert_eq!(v.valid, Validity::Valid, "decided by the applicable checker");
-    let only_na = mark_not_applicable(etcd.as_ref(), Verdict::from_checkers(BTreeMap::new()));
-    assert_eq!(only_na.valid, Validity::Unknown, "nothing applicable tested nothing");
-}
-
-#[test]
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
-    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::Partition, FaultKind::Kill, FaultKind::Pause], None).is_ok());
+    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err();
     assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::Split], None).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err();
     assert!(e.contains("--nemesis split"), "{e}");
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err();
     assert!(e.contains("--bug"), "{e}");
-    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", &FaultKind::ALL, Some("no-fence")).is_ok());
+    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", FaultKind::ALL, Some("no-fence")).is_ok());
 }
 
 #[test]
 fn external_clusters_allow_only_the_split_nemesis() {
     let refkv = DbKind::Refkv.build(3);
-    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Split], None).is_ok());
-    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::Kill], None).unwrap_err();
+    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::SPLIT], None).is_ok());
+    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err();
     assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
-    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", &FaultKind::ALL, None).is_ok());
+    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", FaultKind::ALL, None).is_ok());
 }
 
 #[tokio::test]
@@ -143,41 +120,4 @@ async fn elastickv_never_sends_a_cas() {
     let client = connector.connect(&nodes[0]).unwrap();
     let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
     assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite), "cas is never sent to elastickv");
-}
-
-mod plans {
-    use crate::cmd::test::TestArgs;
-    use crate::runner::plan::Plan;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        args: TestArgs,
-    }
-
-    fn plan(argv: &[&str]) -> Result<Plan, String> {
-        let mut full = vec!["test"];
-        full.extend_from_slice(argv);
-        Plan::from_args(&Wrap::try_parse_from(full).map_err(|e| e.to_string())?.args).map_err(|e| e.0)
-    }
-
-    #[test]
-    fn other_targets_get_only_the_users_server_args_and_their_own_name() {
-        let p = plan(&["--db", "etcd", "--workload", "register", "--server-arg=--heartbeat-interval=50"]).unwrap();
-        assert_eq!(p.server_args, vec!["--heartbeat-interval=50"], "refkv's --groups/--auto-split are not etcd flags");
-        assert_eq!(p.test_name, "etcd-register-none");
-        assert_eq!(p.db.groups(), vec![1]);
-        assert_eq!(p.to_json()["db"], "etcd");
-    }
-
-    #[test]
-    fn a_dynamic_db_binary_is_fine_outside_refkv_in_docker() {
-        // Debian's etcd is dynamic: refused only where the image has no libc (refkv's).
-        let etcd = super::super::image::find_etcd(None).expect("etcd on the PATH");
-        let path = etcd.to_str().unwrap();
-        assert!(plan(&["--db", "etcd", "--workload", "set", "--db-binary", path]).is_ok());
-        let err = plan(&["--db-binary", path]).unwrap_err();
-        assert!(err.contains("dynamically linked"), "{err}");
-    }
 }

@@ -41,7 +41,7 @@ const RUN_OVERHEAD_BUDGET: Duration = Duration::from_secs(900);
 const INTERRUPT_GRACE: Duration = Duration::from_secs(180);
 
 /// `faultline test`'s exit code for bad arguments.
-const BAD_ARGS: i32 = 254;
+const BAD_ARGS: i32 = crate::exit::BAD_ARGS as i32;
 
 /// Runs every configuration `runs` times, appending each row to `dir/rows.jsonl`.
 pub fn run_matrix(plan: &MatrixPlan) -> Result<MatrixOutcome> {

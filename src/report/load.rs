@@ -4,7 +4,7 @@
 use super::catalog::RouteResolver;
 use super::model::{NemesisInterval, NodeExitMark, OpSpan, Outcome, RunModel, NO_ROUTE, PENDING};
 use analysis::formats::jsonl::JsonlReader;
-use analysis::history::{events, CatalogSnapshot, Op, OpType, Process};
+use analysis::history::{events, CatalogSnapshot, FaultEdge, FaultEvent, Op, OpType, Process};
 use analysis::verdict::Verdict;
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -142,34 +142,24 @@ impl<'k> Builder<'k> {
     }
 
     fn nemesis_event(&mut self, op: Op) {
-        let (phase, kind) = match op.f.split_once('-') {
-            Some((phase @ ("start" | "stop"), kind)) => (phase, kind.to_string()),
-            _ => return,
-        };
-        if phase == "start" {
-            let targets = op
-                .value
-                .get("targets")
-                .and_then(|t| t.as_array())
-                .map(|a| a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
-                .unwrap_or_default();
-            let effective = op.value.get("effective").and_then(|e| e.as_bool());
+        let Some(FaultEvent { edge, fault, value }) = FaultEvent::from_op(&op) else { return };
+        if edge == FaultEdge::Start {
             self.open_faults.push(NemesisInterval {
-                kind,
+                kind: fault,
                 start: op.time,
                 end: op.time,
                 healed: false,
-                targets,
-                effective,
+                targets: value.targets,
+                effective: value.effective,
             });
-        } else if let Some(pos) = self.open_faults.iter().position(|f| f.kind == kind) {
-            let mut fault = self.open_faults.remove(pos);
-            fault.end = op.time;
-            fault.healed = true;
-            if let Some(e) = op.value.get("effective").and_then(|e| e.as_bool()) {
-                fault.effective = Some(fault.effective.unwrap_or(false) || e);
+        } else if let Some(pos) = self.open_faults.iter().position(|f| f.kind == fault) {
+            let mut interval = self.open_faults.remove(pos);
+            interval.end = op.time;
+            interval.healed = true;
+            if let Some(e) = value.effective {
+                interval.effective = Some(interval.effective.unwrap_or(false) || e);
             }
-            self.model.nemesis.push(fault);
+            self.model.nemesis.push(interval);
         }
     }
 

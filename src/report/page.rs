@@ -291,7 +291,12 @@ fn nemesis_legend(model: &RunModel) -> Vec<(String, String)> {
     let mut kinds: Vec<String> = model.nemesis.iter().map(|f| f.kind.clone()).collect();
     kinds.sort();
     kinds.dedup();
-    kinds.into_iter().map(|k| { let c = css_rgb(nemesis_rgb(&k)); (k, c) }).collect()
+    kinds.into_iter().map(|k| (fault_label(&k), css_rgb(nemesis_rgb(&k)))).collect()
+}
+
+/// The legend word of a fault: the registry's label, else the name the history gives.
+fn fault_label(kind: &str) -> String {
+    nemesis::FaultKind::named(kind).map_or_else(|| kind.to_string(), |f| f.fault().style().label.to_string())
 }
 
 fn option_rows(options: Option<&serde_json::Value>) -> Vec<(String, String)> {

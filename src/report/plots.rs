@@ -37,16 +37,9 @@ fn plot_err(e: impl std::fmt::Debug) -> anyhow::Error {
     anyhow!("drawing a plot failed: {e:?}")
 }
 
-/// Colour of a nemesis kind's band.
+/// Colour of a nemesis kind's band: the fault's own ([`nemesis::faults::Style`]).
 pub fn nemesis_rgb(kind: &str) -> (u8, u8, u8) {
-    match kind {
-        "partition" => (230, 80, 80),
-        "kill" => (120, 120, 120),
-        "pause" => (80, 160, 220),
-        "loss" => (230, 170, 40),
-        "split" => (120, 80, 200),
-        _ => (100, 180, 100),
-    }
+    nemesis::faults::style_of(kind).rgb
 }
 
 const CATALOG_MARK: RGBColor = RGBColor(120, 40, 170);

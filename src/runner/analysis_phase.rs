@@ -1,62 +1,60 @@
-//! The analysis phase: runs every checker that applies to the run's workload over the
-//! recorded history and merges their results into the verdict (`results.json`). The list of
-//! checkers is a plain registry, so adding one is adding an entry.
+//! The analysis phase: the run's facts (its options as `test.json` records them and what
+//! its db reports) handed to analysis's one checker registry
+//! ([`analysis::checkers::registry`]), which decides once which checkers judge the
+//! history, runs them and merges their results into the verdict (`results.json`).
 
-use analysis::checkers::{crashes, epoch_authority, linearizable, set_full, split, stale_read, vacuity};
-use analysis::history::{History, Op, Process};
-use analysis::verdict::{CheckerResult, Validity, Verdict};
-use std::collections::BTreeMap;
-
-/// What the checkers may need to know about the run besides its history.
-#[derive(Debug, Clone)]
-pub struct RunFacts {
-    pub workload: String,
-    /// Nemesis kinds requested (`partition`, `kill`, ...).
-    pub nemesis: Vec<String>,
-    /// The store promises linearizable reads (refkv does).
-    pub linearizable_reads: bool,
-    /// Keys of the hot range (the workload's hot prefix), for the split checker.
-    pub hot_prefix: Option<String>,
-    /// The store's split cooldown in seconds (refkv: `--split-cooldown`, default 30 s).
-    pub split_cooldown_s: Option<f64>,
-    /// Splits are expected: a hotspot workload with auto-split on, or the split nemesis.
-    pub splits_expected: bool,
-    /// The store reports route epochs, commit metadata and a catalog (refkv).
-    pub route_epochs: bool,
-    /// faultline ran the nodes and watched their processes (every cluster kind but
-    /// `external`).
-    pub lifecycle_watched: bool,
-}
+use crate::db::{Db, DbKind};
+use std::sync::Arc;
+use analysis::checkers::registry::{self, Basis};
+pub use analysis::checkers::registry::RunFacts;
+use analysis::history::History;
+use analysis::verdict::Verdict;
 
 /// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
 pub const REFKV_DEFAULT_SPLIT_COOLDOWN_S: f64 = 30.0;
 
-impl RunFacts {
-    /// The facts of a run from its options as `test.json` records them (its `"test"`
-    /// object), so `faultline analyze` of a run directory judges exactly as the run did.
-    /// Missing fields take the defaults of `faultline test`.
-    pub fn from_test_json(test: &serde_json::Value, hot_prefix: Option<String>) -> RunFacts {
-        let workload = test["workload"].as_str().unwrap_or("hotspot").to_string();
-        let nemesis: Vec<String> =
-            test["nemesis"].as_array().map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect()).unwrap_or_default();
-        let server_args: Vec<String> =
-            test["server_args"].as_array().map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect()).unwrap_or_default();
-        let auto_split = test["auto_split"].as_bool().unwrap_or(true);
-        let db = test["db"].as_str().unwrap_or("refkv");
-        let splits_expected = nemesis.iter().any(|k| k == "split") || (workload == "hotspot" && auto_split);
-        RunFacts {
-            // refkv and etcd promise linearizable reads (a seeded bug breaks the promise, it
-            // does not withdraw it); elastickv's follower reads may be stale by design.
-            linearizable_reads: db != "elastickv",
-            hot_prefix: hot_prefix.filter(|_| workload == "hotspot"),
-            split_cooldown_s: Some(flag_duration_s(&server_args, "--split-cooldown").unwrap_or(REFKV_DEFAULT_SPLIT_COOLDOWN_S)),
-            splits_expected,
-            route_epochs: db == "refkv",
-            lifecycle_watched: test["cluster"].as_str() != Some("external"),
-            workload,
-            nemesis,
-        }
+/// The facts of a run from its options as `test.json` records them (its `"test"` object)
+/// and its db's declaration, so `faultline analyze` of a run directory judges exactly as
+/// the run did. Missing fields take the defaults of `faultline test`.
+pub fn run_facts(test: &serde_json::Value, db: &dyn Db, hot_prefix: Option<String>) -> RunFacts {
+    let strings = |field: &str| -> Vec<String> {
+        test[field].as_array().map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    };
+    let workload = test["workload"].as_str().unwrap_or("hotspot").to_string();
+    let nemesis = strings("nemesis");
+    let auto_split = test["auto_split"].as_bool().unwrap_or(true);
+    let reports = db.reports();
+    RunFacts {
+        basis: Basis::Run,
+        splits_expected: nemesis.iter().any(|k| k == "split") || (workload == "hotspot" && auto_split),
+        hot_prefix: hot_prefix.filter(|_| workload == "hotspot"),
+        store: db.kind().name().to_string(),
+        // A seeded bug breaks the promise, it does not withdraw it.
+        linearizable_reads: db.linearizable_reads(),
+        commit_meta: reports.commit_meta,
+        catalog: reports.catalog,
+        splits: reports.splits,
+        split_cooldown_s: Some(flag_duration_s(&strings("server_args"), "--split-cooldown").unwrap_or(REFKV_DEFAULT_SPLIT_COOLDOWN_S)),
+        lifecycle_watched: test["cluster"].as_str() != Some("external"),
+        workload,
+        nemesis,
     }
+}
+
+/// The db a `test.json`'s `"test"` object names (default refkv), with its `groups`
+/// (default 3); an error names an unknown db.
+pub fn db_of(test: &serde_json::Value) -> Result<Arc<dyn Db>, String> {
+    let name = test["db"].as_str().unwrap_or("refkv");
+    let kind = [DbKind::Refkv, DbKind::Etcd, DbKind::Elastickv].into_iter().find(|k| k.name() == name);
+    let kind = kind.ok_or_else(|| format!("unknown db {}", test["db"]))?;
+    let groups = test["groups"].as_u64().and_then(|g| u32::try_from(g).ok()).unwrap_or(3);
+    Ok(kind.build(groups))
+}
+
+/// Runs the applicable checkers. `problems` are facts about the run itself (interrupted,
+/// cluster never ready, history write error, ...): each makes the run at best unknown.
+pub fn analyse(history: &History, facts: &RunFacts, problems: &[String]) -> Verdict {
+    registry::run(history, facts, problems)
 }
 
 /// The value of a duration flag (`--flag=30s` or `--flag 30s`; `s`, `ms`, `m` or plain
@@ -89,117 +87,17 @@ fn parse_duration_s(v: &str) -> Option<f64> {
     num.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).map(|x| x * scale)
 }
 
-/// One checker of the registry.
-pub struct CheckerEntry {
-    pub name: &'static str,
-    /// Whether the checker has anything to judge in this kind of run.
-    pub applies: fn(&RunFacts) -> bool,
-    pub run: fn(&History, &RunFacts) -> CheckerResult,
-}
-
-/// Every checker the runner knows, in report order.
-pub fn registry() -> Vec<CheckerEntry> {
-    vec![
-        CheckerEntry {
-            name: "linearizable",
-            applies: |f| f.workload == "hotspot" || f.workload == "register",
-            run: check_linearizable,
-        },
-        CheckerEntry { name: "set-full", applies: |f| f.workload == "hotspot" || f.workload == "set", run: check_set_full },
-        // Always: besides the requested faults it catches a run with no acknowledged op,
-        // which every other checker may rightly call valid.
-        CheckerEntry { name: vacuity::NAME, applies: |_| true, run: check_vacuity },
-        // Stores without route epochs or splits are marked not-applicable per target
-        // (`crate::db::mark_not_applicable`).
-        CheckerEntry { name: epoch_authority::NAME, applies: |f| f.route_epochs, run: check_epoch_authority },
-        CheckerEntry { name: split::NAME, applies: |_| true, run: check_split },
-        CheckerEntry { name: crashes::NAME, applies: |_| true, run: check_crashes },
-    ]
-}
-
-const REGISTER_FNS: &[&str] = &["read", "write", "cas", "get", "put"];
-
-/// Linearizability per key of the register operations, cas-register model, keys absent at
-/// the start; each anomaly's proven cause (a stale read, ...) from the whole history.
-fn check_linearizable(history: &History, _facts: &RunFacts) -> CheckerResult {
-    let ops: Vec<Op> = history
-        .ops
-        .iter()
-        .filter(|op| matches!(op.process, Process::Client(_)) && REGISTER_FNS.contains(&op.f.as_str()))
-        .cloned()
-        .collect();
-    let opts = linearizable::LinearizableOptions { model: linearizable::Model::CasRegister, ..Default::default() };
-    let mut result = linearizable::check(&History::new(ops), &opts);
-    stale_read::annotate(history, &mut result);
-    result
-}
-
-fn check_set_full(history: &History, facts: &RunFacts) -> CheckerResult {
-    let opts = set_full::SetFullOptions { linearizable: facts.linearizable_reads };
-    set_full::check(history, &opts)
-}
-
-/// Each requested fault took effect at least once (otherwise the run tested nothing).
-fn check_vacuity(history: &History, facts: &RunFacts) -> CheckerResult {
-    let opts = vacuity::VacuityOptions { nemesis: facts.nemesis.clone(), ..Default::default() };
-    vacuity::check(history, &opts)
-}
-
-fn check_epoch_authority(history: &History, _facts: &RunFacts) -> CheckerResult {
-    epoch_authority::check(history, &epoch_authority::EpochAuthorityOptions::default())
-}
-
-/// Auto-splits (or forced ones) judged with the run's hot prefix and the store's cooldown;
-/// `not-applicable` where the run expects no split.
-fn check_split(history: &History, facts: &RunFacts) -> CheckerResult {
-    if !facts.splits_expected {
-        let mut r = CheckerResult::new(Validity::NotApplicable);
-        r.reason = Some("no split expected: neither a hotspot workload with auto-split nor the split nemesis".into());
-        return r;
-    }
-    let opts = split::SplitOptions { hot_prefix: facts.hot_prefix.clone(), cooldown_s: facts.split_cooldown_s, ..Default::default() };
-    split::check(history, &opts)
-}
-
-/// Unexpected exits of server processes; `not-applicable` where faultline does not run the
-/// nodes (an exit it cannot see is no evidence of anything).
-fn check_crashes(history: &History, facts: &RunFacts) -> CheckerResult {
-    if !facts.lifecycle_watched {
-        let mut r = CheckerResult::new(Validity::NotApplicable);
-        r.reason = Some("--cluster external: faultline does not run the nodes, so it cannot see them exit".into());
-        return r;
-    }
-    crashes::check(history, &crashes::CrashesOptions::default())
-}
-
-/// Runs the applicable checkers. `problems` are facts about the run itself (interrupted,
-/// cluster never ready, history write error, ...): each makes the run at best unknown.
-pub fn analyse(history: &History, facts: &RunFacts, problems: &[String]) -> Verdict {
-    let mut checkers = BTreeMap::new();
-    for entry in registry() {
-        if !(entry.applies)(facts) {
-            continue;
-        }
-        let started = std::time::Instant::now();
-        let mut result = (entry.run)(history, facts);
-        if let serde_json::Value::Object(m) = &mut result.details {
-            m.insert("check_ms".into(), serde_json::json!(started.elapsed().as_millis() as u64));
-        }
-        checkers.insert(entry.name.to_string(), result);
-    }
-    if !problems.is_empty() {
-        let mut run = CheckerResult::new(Validity::Unknown);
-        run.reason = Some(problems.join("; "));
-        checkers.insert("run".to_string(), run);
-    }
-    Verdict::from_checkers(checkers)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analysis::history::OpType;
+    use analysis::history::{Op, OpType, Process};
+    use analysis::verdict::Validity;
     use serde_json::json;
+
+    /// The facts of a run whose `test.json` says `test`.
+    fn from_test_json(test: &serde_json::Value, hot_prefix: Option<String>) -> RunFacts {
+        run_facts(test, db_of(test).expect("a known db").as_ref(), hot_prefix)
+    }
 
     fn op(index: u64, process: u64, kind: OpType, f: &str, key: &str, value: serde_json::Value) -> Op {
         Op { index, kind, process: Process::Client(process), f: f.into(), key: Some(key.into()), value, time: index * 10, node: None, error: None, meta: None }
@@ -207,13 +105,17 @@ mod tests {
 
     fn facts() -> RunFacts {
         RunFacts {
+            basis: Basis::Run,
             workload: "register".into(),
             nemesis: vec![],
+            store: "test-store".into(),
             linearizable_reads: true,
+            commit_meta: false,
+            catalog: false,
+            splits: true,
             hot_prefix: None,
             split_cooldown_s: None,
             splits_expected: false,
-            route_epochs: false,
             lifecycle_watched: false,
         }
     }
@@ -265,13 +167,13 @@ mod tests {
     fn facts_from_test_json_decide_which_checkers_judge() {
         let hotspot = json!({"db": "refkv", "workload": "hotspot", "nemesis": ["partition"], "auto_split": true,
             "bug": "stale-read", "server_args": ["--groups", "3", "--split-cooldown=12s"]});
-        let f = RunFacts::from_test_json(&hotspot, Some("hot/".into()));
-        assert!(f.splits_expected && f.route_epochs && f.linearizable_reads, "{f:?}");
+        let f = from_test_json(&hotspot, Some("hot/".into()));
+        assert!(f.splits_expected && f.catalog && f.commit_meta && f.linearizable_reads, "{f:?}");
         assert_eq!(f.hot_prefix.as_deref(), Some("hot/"));
         assert_eq!(f.split_cooldown_s, Some(12.0));
 
         let register = json!({"db": "refkv", "workload": "register", "nemesis": ["kill"], "auto_split": true});
-        let f = RunFacts::from_test_json(&register, Some("hot/".into()));
+        let f = from_test_json(&register, Some("hot/".into()));
         assert!(!f.splits_expected, "register without the split nemesis expects no split");
         assert_eq!(f.hot_prefix, None);
         assert_eq!(f.split_cooldown_s, Some(REFKV_DEFAULT_SPLIT_COOLDOWN_S));
@@ -284,19 +186,21 @@ mod tests {
         assert_eq!(v.checkers["epoch-authority"].valid, Validity::Unknown, "no metadata is never valid: {:?}", v.checkers["epoch-authority"]);
 
         let with_split = json!({"db": "refkv", "workload": "register", "nemesis": ["split"], "auto_split": false});
-        assert!(RunFacts::from_test_json(&with_split, None).splits_expected);
+        assert!(from_test_json(&with_split, None).splits_expected);
         let no_auto = json!({"db": "refkv", "workload": "hotspot", "nemesis": [], "auto_split": false});
-        assert!(!RunFacts::from_test_json(&no_auto, None).splits_expected);
+        assert!(!from_test_json(&no_auto, None).splits_expected);
         let etcd = json!({"db": "etcd", "workload": "register", "nemesis": []});
-        let f = RunFacts::from_test_json(&etcd, None);
-        assert!(!f.route_epochs && f.linearizable_reads);
-        assert!(!RunFacts::from_test_json(&json!({"db": "elastickv"}), None).linearizable_reads);
-        assert!(!analyse(&h, &f, &[]).checkers.contains_key("epoch-authority"));
+        let f = from_test_json(&etcd, None);
+        assert!(!(f.catalog && f.commit_meta) && f.linearizable_reads);
+        assert!(!from_test_json(&json!({"db": "elastickv"}), None).linearizable_reads);
+        let etcd_verdict = analyse(&h, &f, &[]);
+        assert_eq!(etcd_verdict.checkers["epoch-authority"].valid, Validity::NotApplicable, "decided before checking");
+        assert_eq!(etcd_verdict.checkers["epoch-authority"].reason.as_deref(), Some("etcd has no route catalog or route epochs"));
     }
 
     #[test]
     fn crashes_judges_watched_clusters_and_is_not_applicable_on_external_ones() {
-        let docker = RunFacts::from_test_json(&json!({"db": "refkv", "workload": "register", "cluster": "docker"}), None);
+        let docker = from_test_json(&json!({"db": "refkv", "workload": "register", "cluster": "docker"}), None);
         assert!(docker.lifecycle_watched);
         let exit = Op {
             index: 2,
@@ -314,8 +218,28 @@ mod tests {
         let v = analyse(&h, &docker, &[]);
         assert_eq!(v.checkers["crashes"].valid, Validity::Invalid, "{:?}", v.checkers["crashes"]);
         assert_eq!(v.valid, Validity::Invalid);
-        let external = RunFacts::from_test_json(&json!({"db": "etcd", "workload": "register", "cluster": "external"}), None);
+        let external = from_test_json(&json!({"db": "etcd", "workload": "register", "cluster": "external"}), None);
         assert_eq!(analyse(&h, &external, &[]).checkers["crashes"].valid, Validity::NotApplicable);
+    }
+
+    #[test]
+    fn each_db_rules_out_the_checkers_it_cannot_feed_before_any_runs() {
+        let ruled_out = |db: &str| -> Vec<&'static str> {
+            let facts = from_test_json(&json!({"db": db, "workload": "hotspot"}), None);
+            let plan = registry::plan(&facts);
+            plan.into_iter().filter(|(_, a)| matches!(a, registry::Applies::NotApplicable(_))).map(|(c, _)| c.name).collect()
+        };
+        assert_eq!(ruled_out("etcd"), ["epoch-authority", "split"]);
+        assert!(ruled_out("refkv").is_empty());
+        assert_eq!(ruled_out("elastickv"), ["epoch-authority"], "no commit metadata; splits are still judged");
+    }
+
+    #[test]
+    fn a_run_where_nothing_applies_tested_nothing() {
+        let etcd = from_test_json(&json!({"db": "etcd", "workload": "register", "cluster": "external"}), None);
+        let v = analyse(&History::default(), &etcd, &[]);
+        assert_eq!(v.checkers["split"].reason.as_deref(), Some("etcd does not split ranges"));
+        assert_ne!(v.valid, Validity::Valid, "not-applicable never counts as valid: {v:?}");
     }
 
     #[test]

@@ -5,77 +5,49 @@
 //! Ctrl-C at any point skips to healing and teardown and still writes a verdict.
 
 pub mod analysis_phase;
+pub mod launch;
 pub mod logging;
 pub mod node_watch;
 pub mod oracle;
 pub mod plan;
 pub mod progress;
+pub mod record;
 pub mod sink;
 pub mod store;
 pub mod store_versions;
 pub mod phases;
+pub mod spec;
 
-use crate::cmd::exit;
-use crate::cmd::test::TestArgs;
-use plan::{BadArgs, Plan};
-use std::process::ExitCode;
+pub use spec::{GeneratorFactory, TestSpec};
 
-/// Entry point of `faultline test`.
-pub fn main(args: TestArgs) -> ExitCode {
-    let plan = match Plan::from_args(&args) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("faultline test: {e:#}");
-            return ExitCode::from(exit::BAD_ARGS);
-        }
-    };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("faultline test: cannot start the async runtime: {e}");
-            return ExitCode::from(exit::INTERNAL);
-        }
-    };
-    let outcome = rt.block_on(phases::run(plan));
-    // Do not wait for stray blocking tasks (e.g. a hung docker call) at exit.
-    rt.shutdown_timeout(std::time::Duration::from_secs(2));
-    match outcome {
-        Ok(validity) => ExitCode::from(validity.exit_code()),
-        Err(e) if e.downcast_ref::<BadArgs>().is_some() => {
-            eprintln!("faultline test: {e:#}");
-            ExitCode::from(exit::BAD_ARGS)
-        }
-        Err(e) => {
-            eprintln!("faultline test: error: {e:#}");
-            ExitCode::from(exit::INTERNAL)
+use analysis::verdict::Validity;
+use plan::Plan;
+use std::fmt;
+
+/// Why a run produced no verdict of its own.
+#[derive(Debug)]
+pub enum RunError {
+    /// The spec asks for something impossible (exit code 254); the message names the flag.
+    BadArgs(String),
+    /// The run failed (exit code 255); its directory still holds an `unknown` verdict when
+    /// it got that far.
+    Internal(anyhow::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::BadArgs(e) => f.write_str(e),
+            RunError::Internal(e) => write!(f, "{e:#}"),
         }
     }
 }
 
-/// Entry point of `faultline cleanup`.
-pub fn cleanup_main(args: crate::cmd::cleanup::CleanupArgs) -> ExitCode {
-    run_simple("cleanup", crate::cmd::cleanup::cleanup(args))
-}
+impl std::error::Error for RunError {}
 
-/// Entry point of `faultline image`.
-pub fn image_main(args: crate::cmd::image::ImageArgs) -> ExitCode {
-    run_simple("image", crate::cmd::image::build(args))
-}
-
-/// Runs a small command on a one-thread runtime: exit 0 or 255 with the error.
-fn run_simple(name: &str, fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("faultline {name}: cannot start the async runtime: {e}");
-            return ExitCode::from(exit::INTERNAL);
-        }
-    };
-    match rt.block_on(fut) {
-        Ok(()) => ExitCode::from(exit::VALID),
-        Err(e) => {
-            eprintln!("faultline {name}: error: {e:#}");
-            ExitCode::from(exit::INTERNAL)
-        }
-    }
+/// Runs one test: validates `spec`, then runs every phase and returns the verdict's
+/// validity. Needs a multi-thread tokio runtime.
+pub async fn run(spec: TestSpec) -> Result<Validity, RunError> {
+    let plan = Plan::from_spec(&spec).map_err(|e| RunError::BadArgs(e.0))?;
+    phases::run(plan).await.map_err(RunError::Internal)
 }

@@ -4,7 +4,8 @@
 //! most frequent key among recent invocations).
 
 use super::sink::JsonlSink;
-use analysis::history::{CatalogSnapshot, RouteRecord, SplitJobRecord};
+use analysis::catalog::route_contains;
+use analysis::history::{CatalogSnapshot, JobPhase, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::oracle::{StaleWriteError, StaleWriteResult};
@@ -35,21 +36,10 @@ impl StoreOracle {
     }
 }
 
-/// A recorded job phase: live unless DONE or ABANDONED (any case, with or without the
-/// protobuf prefix).
-struct JobPhaseText<'a>(&'a str);
-
-impl JobPhaseText<'_> {
-    fn is_live(&self) -> bool {
-        let name = self.0.trim().to_ascii_uppercase();
-        let name = name.strip_prefix("SPLIT_JOB_PHASE_").unwrap_or(&name);
-        !matches!(name, "DONE" | "ABANDONED" | "NONE" | "")
-    }
-}
-
-/// The route whose `[start, end)` holds `key` (`end` empty = unbounded).
+/// The route whose `[start, end)` holds `key` (`end` empty = unbounded); `routes` need
+/// not be sorted.
 pub fn route_of<'a>(routes: &'a [RouteRecord], key: &str) -> Option<&'a RouteRecord> {
-    routes.iter().find(|r| r.start.as_str() <= key && (r.end.is_empty() || key < r.end.as_str()))
+    routes.iter().find(|r| route_contains(r, key))
 }
 
 /// A split point for `key` strictly inside `route`: the key itself, or (when it is the
@@ -171,7 +161,7 @@ impl Oracle for StoreOracle {
     /// From `ListSplitJobs`; a store without it (`unimplemented`) from its catalog.
     fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
-            let live = |jobs: Vec<SplitJobRecord>| jobs.into_iter().find(|j| JobPhaseText(&j.phase).is_live());
+            let live = |jobs: Vec<SplitJobRecord>| jobs.into_iter().find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()));
             for c in self.clients() {
                 match c.list_split_jobs().await {
                     Ok(jobs) => return live(jobs),

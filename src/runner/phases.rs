@@ -5,17 +5,17 @@
 use super::analysis_phase::{self, RunFacts};
 use super::oracle::StoreOracle;
 use super::plan::Plan;
+use super::record::{NemesisCounts, PhasesRecord, RunRecord, TestRecord, Versions};
 use super::sink::JsonlSink;
 use super::store::{write_json, RunDir};
 use super::{logging, progress};
 use crate::cluster::{sweep, Cluster};
-use crate::image::{self, NodeImage};
-use analysis::history::History;
+use crate::image;
+use analysis::history::{History, HistorySink, JobPhase};
 use analysis::verdict::Validity;
 use anyhow::{Context, Result};
 use nemesis::faults::Ctx;
 use nemesis::{Nemesis, NemesisStatus};
-use serde_json::json;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,7 +54,7 @@ fn install_interrupt_handler(token: CancellationToken) {
                 token.cancel();
             } else {
                 eprintln!("faultline: aborted; run `faultline cleanup` to remove the cluster");
-                std::process::exit(i32::from(crate::cmd::exit::INTERNAL));
+                std::process::exit(i32::from(crate::exit::INTERNAL));
             }
         }
     });
@@ -65,12 +65,12 @@ fn install_interrupt_handler(token: CancellationToken) {
 pub async fn run(plan: Plan) -> Result<Validity> {
     let interrupt = CancellationToken::new();
     install_interrupt_handler(interrupt.clone());
-    let docker_cluster = plan.args.cluster == crate::db::ClusterKind::Docker;
-    let engine = if docker_cluster { crate::docker::check_engine().await? } else { format!("not used (--cluster {})", plan.args.cluster.name()) };
-    if plan.args.cluster == crate::db::ClusterKind::Netns {
+    let docker_cluster = plan.spec.cluster == crate::db::ClusterKind::Docker;
+    let engine = if docker_cluster { crate::docker::check_engine().await? } else { format!("not used (--cluster {})", plan.spec.cluster.name()) };
+    if plan.spec.cluster == crate::db::ClusterKind::Netns {
         crate::cluster::netns::require_root()?;
     }
-    let run = RunDir::create(&plan.args.store, &plan.test_name)?;
+    let run = RunDir::create(&plan.spec.store, &plan.test_name)?;
     logging::init(&run.log())?;
     tracing::info!("run directory {}", run.dir.display());
     for warning in plan.warnings() {
@@ -78,31 +78,30 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         eprintln!("faultline: warning: {warning}");
     }
     let started = Instant::now();
-    let mut test_json = json!({
-        "test": plan.to_json(),
-        "versions": {"faultline": env!("CARGO_PKG_VERSION"), "git_commit": git_commit().await, "docker_engine": engine},
-        "run_dir": run.dir,
-        "started_utc": run.timestamp,
-    });
+    let mut test_json = RunRecord {
+        test: TestRecord::of(&plan),
+        versions: Versions { faultline: env!("CARGO_PKG_VERSION"), git_commit: git_commit().await, docker_engine: engine },
+        run_dir: run.dir.clone(),
+        started_utc: run.timestamp.clone(),
+        image: None,
+        cluster: None,
+        phases: None,
+        wall_time_s: None,
+        harness_cpu_s: None,
+        harness_cpu_share: None,
+    };
     write_json(&run.test_json(), &test_json)?;
 
     let image = if !docker_cluster {
         None
     } else {
-        let build = async {
-            if plan.args.db != crate::db::DbKind::Refkv {
-                crate::db::launch::node_image(&plan).await
-            } else {
-                resolve_image(&plan).await
-            }
-        };
-        match unless_interrupted(&interrupt, build).await {
+        match unless_interrupted(&interrupt, super::launch::node_image(plan.db.as_ref(), plan.spec.image.as_deref(), plan.spec.db_binary.as_deref())).await {
             Some(Ok(image)) => Some(image),
             Some(Err(e)) => return fail_before_any_op(&plan, &run, e.context("building the node image")),
             None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
         }
     };
-    test_json["image"] = serde_json::to_value(&image)?;
+    test_json.image = Some(image.clone());
     write_json(&run.test_json(), &test_json)?;
 
     if let Err(e) = sweep_stale_resources(docker_cluster).await {
@@ -113,8 +112,8 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         Err(e) => return fail_before_any_op(&plan, &run, e),
     };
     let run_id = format!("fl{:x}", (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff));
-    tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.args.nodes, plan.args.db.name(), plan.args.cluster.name());
-    let cluster = match unless_interrupted(&interrupt, crate::db::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
+    tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.spec.nodes, plan.spec.db.name(), plan.spec.cluster.name());
+    let cluster = match unless_interrupted(&interrupt, super::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
         Some(Ok(c)) => c,
         Some(Err(e)) => {
             remove_half_started(docker_cluster, &run_id).await;
@@ -128,10 +127,10 @@ pub async fn run(plan: Plan) -> Result<Validity> {
             return finish_without_cluster(&plan, &run, "interrupted while starting the cluster");
         }
     };
-    test_json["cluster"] = cluster.describe();
+    test_json.cluster = Some(cluster.describe());
     write_json(&run.test_json(), &test_json)?;
 
-    let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.args.restart_crashed);
+    let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
     let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
     if plan.db.probes_versions() && !interrupt.is_cancelled() {
         probe_store_versions(&plan, cluster.as_ref(), &sink, &run).await;
@@ -144,14 +143,14 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     if let Err(e) = cluster.collect_logs(&run.nodes()).await {
         tracing::warn!("collecting node logs: {e:#}");
     }
-    if plan.args.leave_running && !interrupt.is_cancelled() {
+    if plan.spec.leave_running && !interrupt.is_cancelled() {
         tracing::info!("--leave-running: cluster left up ({}); remove it with `faultline cleanup`", cluster.describe());
     } else if let Err(e) = cluster.teardown().await {
         tracing::error!("tearing down the cluster: {e:#} (run `faultline cleanup`)");
     }
     let mut problems = match outcome {
         Ok(report) => {
-            test_json["phases"] = report.json;
+            test_json.phases = Some(report.json);
             report.problems
         }
         Err(e) => {
@@ -166,10 +165,10 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         problems.push(format!("history.jsonl could not be written completely: {e}"));
     }
     let wall = started.elapsed().as_secs_f64();
-    test_json["wall_time_s"] = json!(wall);
+    test_json.wall_time_s = Some(wall);
     if let Some(cpu) = own_cpu_seconds() {
-        test_json["harness_cpu_s"] = json!(cpu);
-        test_json["harness_cpu_share"] = json!(cpu / wall.max(1e-9));
+        test_json.harness_cpu_s = Some(cpu);
+        test_json.harness_cpu_share = Some(cpu / wall.max(1e-9));
         tracing::info!("harness CPU: {cpu:.1} s over {wall:.1} s wall ({:.1}% of one core)", 100.0 * cpu / wall.max(1e-9));
     }
     write_json(&run.test_json(), &test_json)?;
@@ -262,15 +261,14 @@ async fn write_report(run: &RunDir) {
 
 /// From the options as test.json records them: `faultline analyze <run>` derives the same.
 fn facts(plan: &Plan) -> RunFacts {
-    RunFacts::from_test_json(&plan.to_json(), Some(plan.workload.hot_prefix.clone()))
+    analysis_phase::run_facts(&plan.to_json(), plan.db.as_ref(), Some(plan.workload.hot_prefix.clone()))
 }
 
 async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::history::Op>, problems: &[String]) -> Result<Validity> {
     tracing::info!("analysing {} history entries", ops.len());
     let facts = facts(plan);
     let problems = problems.to_vec();
-    let db = plan.db.clone();
-    let mut verdict = tokio::task::spawn_blocking(move || crate::db::mark_not_applicable(db.as_ref(), analysis_phase::analyse(&History::new(ops), &facts, &problems)))
+    let mut verdict = tokio::task::spawn_blocking(move || analysis_phase::analyse(&History::new(ops), &facts, &problems))
         .await
         .context("the analysis panicked")?;
     super::store_versions::attach(&mut verdict, &run.dir);
@@ -285,39 +283,22 @@ async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::histor
     Ok(verdict.valid)
 }
 
-async fn resolve_image(plan: &Plan) -> Result<NodeImage> {
-    if let Some(tag) = &plan.args.image {
-        return image::existing_image(tag).await;
-    }
-    let root = image::workspace_root();
-    let server = match (&plan.args.db_binary, &root) {
-        (Some(p), _) => p.clone(),
-        (None, Some(root)) => image::build_static_server(root).await?,
-        (None, None) => anyhow::bail!(
-            "the faultline sources are not next to this binary, so refkv cannot be built: pass --db-binary or --image"
-        ),
-    };
-    let pause_root = root.clone().unwrap_or_else(|| std::env::temp_dir().join("faultline"));
-    let pause = image::build_pause(&pause_root).await?;
-    image::ensure_image(&server, &pause).await
-}
-
 /// What the phases after cluster start report.
 struct PhaseReport {
-    json: serde_json::Value,
+    json: PhasesRecord,
     problems: Vec<String>,
 }
 
 /// setup (readiness) → main → heal → recovery → final reads. Teardown is the caller's.
 async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSink>, interrupt: &CancellationToken) -> Result<PhaseReport> {
-    let mut json = json!({});
+    let mut json = PhasesRecord::default();
     let mut problems = Vec::new();
     let nodes: Vec<NodeEndpoint> =
         cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
-    json["workload_config"] = serde_json::to_value(&cfg)?;
-    let options = workloads::ClientOptions { read_path: plan.args.read_path, ..cfg.client_options() };
+    json.workload_config = Some(cfg.clone());
+    let options = workloads::ClientOptions { read_path: plan.spec.read_path, ..cfg.client_options() };
     let connector: Arc<dyn Connector> = plan.db.connector(options, &nodes);
 
     // Readiness.
@@ -328,18 +309,10 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         None => return Ok(PhaseReport { json, problems }),
     }
     tracing::info!("cluster ready in {:.1} s", t.elapsed().as_secs_f64());
-    json["ready_s"] = json!(t.elapsed().as_secs_f64());
+    json.ready_s = Some(t.elapsed().as_secs_f64());
 
     // Main phase: workload, catalog watcher and nemesis together.
     let stats = Arc::new(workloads::stats::Stats::new());
-    let workload_cancel = interrupt.child_token();
-    let ctx = workloads::processes::ProcessContext {
-        nodes: nodes.clone(),
-        connector: connector.clone(),
-        sink: sink.clone(),
-        stats: stats.clone(),
-        cancel: workload_cancel.clone(),
-    };
     let watcher_cancel = CancellationToken::new();
     let watcher = tokio::spawn({
         let (connector, nodes, sink, cancel) = (connector.clone(), nodes.clone(), sink.clone(), watcher_cancel.clone());
@@ -358,9 +331,10 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             control: cluster.clone(),
             oracle: Arc::new(StoreOracle { nodes: nodes.clone(), connector: connector.clone(), groups: groups.clone(), sink: sink.clone() }),
             sink: sink.clone(),
-            loss_probability: plan.args.loss_probability,
+            loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),
             use_netem: netem_available(cluster.as_ref()).await,
+            move_phase: plan.move_phase,
         },
         kinds: plan.nemesis.clone(),
         interval: plan.nemesis_interval,
@@ -372,13 +346,18 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         sink.clone(),
         nemesis_status.clone(),
         plan.time_limit,
-        !plan.args.no_progress,
+        !plan.spec.no_progress,
         main_done.clone(),
     ));
     let t = Instant::now();
     let cpu_before_main = own_cpu_seconds();
-    tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.args.nemesis);
-    let workload = workloads::processes::run_processes(&cfg, workloads::generators::build(&cfg), ctx.clone());
+    tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.spec.nemesis);
+    let history: Arc<dyn HistorySink> = sink.clone();
+    let generator = match &plan.spec.generator {
+        Some(factory) => (factory.0)(&cfg),
+        None => workloads::generators::build(&cfg),
+    };
+    let workload = workloads::run_generator_with(&cfg, generator, connector.clone(), &nodes, history.clone(), stats.clone(), interrupt.child_token());
     let nemesis_cancel = interrupt.child_token();
     let (summary, ()) = tokio::join!(
         async {
@@ -398,24 +377,23 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
         "main phase done in {main_s:.1} s: {} ok, {} fail, {} info ({ok_per_s:.0} ok ops/s)",
         summary.stats.ok, summary.stats.fail, summary.stats.info
     );
-    json["ok_ops_per_s"] = json!(ok_per_s);
+    json.ok_ops_per_s = Some(ok_per_s);
     if let (Some(a), Some(b)) = (cpu_before_main, own_cpu_seconds()) {
-        json["main_harness_cpu_share"] = json!((b - a) / main_s.max(1e-9));
+        json.main_harness_cpu_share = Some((b - a) / main_s.max(1e-9));
         tracing::info!("harness CPU during the main phase: {:.1}% of one core", 100.0 * (b - a) / main_s.max(1e-9));
     }
-    json["workload"] = serde_json::to_value(&summary)?;
-    json["main_s"] = json!(t.elapsed().as_secs_f64());
-    json["nemesis"] = json!({
-        "faults_started": nemesis_status.faults_started.load(std::sync::atomic::Ordering::Relaxed),
-        "splits_forced": nemesis_status.splits_forced.load(std::sync::atomic::Ordering::Relaxed),
+    json.workload = Some(summary.clone());
+    json.main_s = Some(t.elapsed().as_secs_f64());
+    json.nemesis = Some(NemesisCounts {
+        faults_started: nemesis_status.faults_started.load(std::sync::atomic::Ordering::Relaxed),
+        splits_forced: nemesis_status.splits_forced.load(std::sync::atomic::Ordering::Relaxed),
     });
 
     // Recovery wait, then final reads (skipped when interrupted), through the nodes that run.
     let nodes = running_nodes(cluster.as_ref(), nodes, &mut json);
-    let ctx = workloads::processes::ProcessContext { nodes: nodes.clone(), ..ctx };
     if !interrupt.is_cancelled() {
         let t = Instant::now();
-        let recovery = Duration::from_secs(plan.args.recovery_timeout);
+        let recovery = Duration::from_secs(plan.spec.recovery_timeout);
         let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.as_ref())).await;
         match recovered {
             Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),
@@ -425,22 +403,21 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             }
             None => {}
         }
-        json["recovery_s"] = json!(t.elapsed().as_secs_f64());
+        json.recovery_s = Some(t.elapsed().as_secs_f64());
     }
     if !interrupt.is_cancelled() {
         let t = Instant::now();
-        let reads_ctx = workloads::processes::ProcessContext { cancel: interrupt.child_token(), ..ctx };
         let opts = workloads::final_reads::FinalReadsOptions { timeout: Duration::from_secs(60), ..Default::default() };
-        let report = workloads::final_reads::run_final_reads(&reads_ctx, &summary.touched, summary.next_process, opts).await;
+        let report = workloads::final_reads_with(connector.clone(), &summary, &nodes, history, stats, interrupt.child_token(), opts).await;
         tracing::info!("final reads: {} of {} attempts succeeded in {:.1} s", report.succeeded, report.attempts, t.elapsed().as_secs_f64());
         if !report.unread.is_empty() {
             problems.push(format!("final reads never succeeded for {} key/node pairs", report.unread.len()));
         }
-        json["final_reads"] = serde_json::to_value(&report)?;
+        json.final_reads = Some(report);
     }
     watcher_cancel.cancel();
     match watcher.await {
-        Ok(Ok(w)) => json["watcher"] = serde_json::to_value(&w)?,
+        Ok(Ok(w)) => json.watcher = Some(w),
         Ok(Err(e)) => tracing::warn!("catalog watcher: {e:#}"),
         Err(e) => tracing::warn!("catalog watcher task: {e}"),
     }
@@ -449,14 +426,15 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
 
 /// `nodes` without those whose server exited on its own and stays down: recovery and final
 /// reads cannot wait for them (the `crashes` checker reports the exit).
-fn running_nodes(cluster: &dyn Cluster, nodes: Vec<NodeEndpoint>, json: &mut serde_json::Value) -> Vec<NodeEndpoint> {
+fn running_nodes(cluster: &dyn Cluster, nodes: Vec<NodeEndpoint>, json: &mut PhasesRecord) -> Vec<NodeEndpoint> {
     let down = cluster.down_nodes();
     if down.is_empty() {
         return nodes;
     }
     tracing::warn!("recovery and final reads skip {}: the server exited and was not started again", down.join(", "));
-    json["nodes_down_after_main"] = json!(down);
-    nodes.into_iter().filter(|n| !down.contains(&n.name)).collect()
+    let running = nodes.into_iter().filter(|n| !down.contains(&n.name)).collect();
+    json.nodes_down_after_main = Some(down);
+    running
 }
 
 /// Waits until every group has a leader again, (for stores that read from a node's own
@@ -475,7 +453,7 @@ async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u6
         for n in nodes {
             let Ok(client) = connector.connect(n) else { continue };
             if let Ok(catalog) = client.list_routes().await {
-                running = Some(catalog.jobs.iter().filter(|j| j.phase != "DONE" && j.phase != "ABANDONED").count());
+                running = Some(catalog.jobs.iter().filter(|j| !j.job_phase().is_some_and(JobPhase::is_terminal)).count());
                 break;
             }
         }

@@ -3,14 +3,14 @@
 //! arguments fail fast with exit code 254 and `test.json` records exactly what ran.
 
 use crate::cluster::subnet::{self, Cidr};
-use crate::cmd::test::TestArgs;
+use super::spec::TestSpec;
 use nemesis::{FaultKind, PartitionMode};
 use std::fmt;
 use std::time::Duration;
 use workloads::config::{WorkloadConfig, WorkloadKind};
 
 /// The workload's defaults overridden by the command line.
-fn workload_config(args: &TestArgs, seed: u64) -> anyhow::Result<WorkloadConfig> {
+fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig> {
     let kind: WorkloadKind = args.workload.parse()?;
     let mut cfg = WorkloadConfig::defaults(kind);
     cfg.seed = seed;
@@ -42,13 +42,16 @@ impl std::error::Error for BadArgs {}
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub args: TestArgs,
+    /// The run as asked for.
+    pub spec: TestSpec,
     pub test_name: String,
     pub seed: u64,
     /// The workload's configuration (defaults of the workload, overridden by the flags).
     pub workload: WorkloadConfig,
     pub nemesis: Vec<FaultKind>,
     pub partition_modes: Vec<PartitionMode>,
+    /// The phase the `move` fault aims at; `None` = random.
+    pub move_phase: Option<analysis::history::JobPhase>,
     pub nemesis_interval: Duration,
     pub time_limit: Duration,
     pub subnet: Option<Cidr>,
@@ -59,7 +62,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn from_args(args: &TestArgs) -> Result<Plan, BadArgs> {
+    pub fn from_spec(args: &TestSpec) -> Result<Plan, BadArgs> {
         let bad = |s: String| BadArgs(s);
         let nemesis = FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
         let mut partition_modes = Vec::new();
@@ -92,8 +95,8 @@ impl Plan {
             return Err(bad(format!("--read-path leader has no meaning for --db {}: its reads are served as it decides", args.db.name())));
         }
         crate::db::validate(db.as_ref(), args.cluster, &args.workload, &nemesis, args.bug.as_deref()).map_err(bad)?;
-        let refkv_in_docker = args.db == crate::db::DbKind::Refkv && args.cluster == crate::db::ClusterKind::Docker;
-        if let Some(p) = args.db_binary.as_ref().filter(|_| refkv_in_docker) {
+        let static_in_docker = db.static_binary() && args.cluster == crate::db::ClusterKind::Docker;
+        if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
         let seed = args.seed.unwrap_or_else(rand::random);
@@ -104,24 +107,16 @@ impl Plan {
         }
         let test_name = args.name();
         super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
-        let mut server_args = vec!["--groups".to_string(), args.groups.to_string()];
-        if !args.no_auto_split {
-            server_args.push("--auto-split".to_string());
-        }
-        if args.db != crate::db::DbKind::Refkv {
-            server_args.clear(); // refkv's own flags; other targets get only --server-arg
-        }
-        if let Some(b) = &args.bug {
-            server_args.extend(["--bug".to_string(), b.clone()]);
-        }
+        let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
         server_args.extend(args.server_args.iter().cloned());
         Ok(Plan {
-            args: args.clone(),
+            spec: args.clone(),
             test_name,
             seed,
             workload,
             nemesis,
             partition_modes,
+            move_phase: nemesis::faults::parse_move_phase(&args.move_phase).map_err(bad)?,
             nemesis_interval: Duration::from_secs_f64(args.nemesis_interval),
             time_limit: Duration::from_secs(args.time_limit),
             subnet,
@@ -144,123 +139,8 @@ impl Plan {
         ops
     }
 
-    /// The options as recorded in `test.json`.
+    /// The options as recorded in `test.json` (its `"test"` object).
     pub fn to_json(&self) -> serde_json::Value {
-        let a = &self.args;
-        serde_json::json!({
-            "name": self.test_name,
-            "seed": self.seed,
-            "db": a.db,
-            "cluster": a.cluster,
-            "endpoints": a.endpoints,
-            "nodes": a.nodes,
-            "groups": a.groups,
-            "bug": a.bug,
-            "db_binary": a.db_binary,
-            "image": a.image,
-            "server_args": self.server_args,
-            "workload": a.workload,
-            "read_path": a.read_path,
-            "register_ops": self.register_ops(),
-            "key_dist": a.key_dist,
-            "concurrency": self.workload.concurrency.to_string(),
-            "processes": self.workload.concurrency.processes(usize::from(a.nodes)),
-            "rate": self.workload.rate,
-            "time_limit_s": a.time_limit,
-            "nemesis": self.nemesis.iter().map(|k| k.name()).collect::<Vec<_>>(),
-            "nemesis_interval_s": a.nemesis_interval,
-            "partition_modes": self.partition_modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            "loss_probability": a.loss_probability,
-            "recovery_timeout_s": a.recovery_timeout,
-            "auto_split": !a.no_auto_split,
-            "leave_running": a.leave_running,
-            "restart_crashed": a.restart_crashed,
-            "store": a.store,
-            "subnet": a.subnet,
-            "warnings": self.warnings(),
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        args: TestArgs,
-    }
-
-    fn plan(argv: &[&str]) -> Result<Plan, BadArgs> {
-        let mut full = vec!["test"];
-        full.extend_from_slice(argv);
-        Plan::from_args(&Wrap::try_parse_from(full).expect("clap accepts").args)
-    }
-
-    #[test]
-    fn defaults_resolve_to_the_hotspot_workload() {
-        let p = plan(&["--seed", "7"]).unwrap();
-        assert_eq!(p.seed, 7);
-        assert_eq!(p.workload.seed, 7);
-        assert_eq!(p.workload.time_limit_s, 60.0);
-        assert!(p.nemesis.is_empty());
-        assert_eq!(p.server_args, vec!["--groups", "3", "--auto-split"]);
-        assert_eq!(p.test_name, "refkv-hotspot-none");
-    }
-
-    #[test]
-    fn flags_override_the_workload_defaults() {
-        let p = plan(&["--workload", "register", "--concurrency", "2n", "--rate", "50", "--nemesis", "kill,partition", "--bug", "no-fence"]).unwrap();
-        assert_eq!(p.workload.concurrency.processes(3), 6);
-        assert_eq!(p.workload.rate, 50.0);
-        assert_eq!(p.nemesis, vec![FaultKind::Partition, FaultKind::Kill]);
-        assert!(p.server_args.ends_with(&["--bug".to_string(), "no-fence".to_string()]));
-        assert_eq!(p.test_name, "refkv-register-kill+partition-bug-no-fence");
-    }
-
-    #[test]
-    fn a_target_without_cas_gets_reads_and_writes_only() {
-        let p = plan(&["--db", "elastickv", "--workload", "register"]).unwrap();
-        assert_eq!(p.workload.cas_fraction, 0.0);
-        assert_eq!(p.to_json()["register_ops"], serde_json::json!(["read", "write"]));
-        let refkv = plan(&["--workload", "register"]).unwrap();
-        assert_eq!(refkv.to_json()["register_ops"], serde_json::json!(["read", "write", "cas"]));
-    }
-
-    #[test]
-    fn a_schedule_too_long_for_the_time_limit_is_warned_about() {
-        let p = plan(&["--nemesis", "partition,kill", "--time-limit", "30"]).unwrap();
-        assert_eq!(p.warnings().len(), 1, "the kill would start at 30 s");
-        assert_eq!(p.to_json()["warnings"].as_array().map(Vec::len), Some(1));
-        assert!(plan(&["--nemesis", "partition,kill", "--time-limit", "60"]).unwrap().warnings().is_empty());
-    }
-
-    #[test]
-    fn the_read_path_defaults_to_node_and_is_recorded() {
-        assert_eq!(plan(&["--db", "elastickv"]).unwrap().to_json()["read_path"], "node");
-        assert_eq!(plan(&["--db", "elastickv", "--read-path", "leader"]).unwrap().to_json()["read_path"], "leader");
-        let etcd = plan(&["--db", "etcd", "--workload", "register", "--read-path", "leader"]).expect_err("etcd has no read path");
-        assert!(etcd.0.contains("--read-path"), "{}", etcd.0);
-    }
-
-    #[test]
-    fn bad_values_are_rejected_with_the_flag_named() {
-        for (argv, flag) in [
-            (vec!["--nemesis", "flood"], "--nemesis"),
-            (vec!["--partition-modes", "star"], "--partition-modes"),
-            (vec!["--nemesis-interval", "0"], "--nemesis-interval"),
-            (vec!["--loss-probability", "2"], "--loss-probability"),
-            (vec!["--concurrency", "0"], "--concurrency"),
-            (vec!["--key-dist", "zipf:-1"], "--key-dist"),
-            (vec!["--workload", "bank"], "workload"),
-            (vec!["--subnet", "10.0.0.0/30"], "--subnet"),
-            (vec!["--time-limit", "0"], "--time-limit"),
-            (vec!["--test-name", "../escape"], "--test-name"),
-        ] {
-            let err = plan(&argv).err().unwrap_or_else(|| panic!("{argv:?} accepted")).0;
-            assert!(err.contains(flag), "{argv:?}: {err}");
-        }
+        serde_json::to_value(super::record::TestRecord::of(self)).unwrap_or_default()
     }
 }

@@ -115,6 +115,12 @@ impl JsonlSink {
         self.lock().ops.len()
     }
 
+    /// Whether nothing is recorded yet.
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Totals so far.
     pub fn counters(&self) -> Counters {
         self.lock().counters
@@ -271,7 +277,9 @@ mod tests {
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let s = sink.clone();
-                std::thread::spawn(move || (0..500).for_each(|_| drop(s.record(op(t)))))
+                std::thread::spawn(move || (0..500).for_each(|_| {
+                    let _ = s.record(op(t));
+                }))
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());

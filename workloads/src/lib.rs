@@ -6,26 +6,28 @@
 //! `register`, `set`), the catalog watcher and the final reads. Every actor records its
 //! entries through an [`analysis::history::HistorySink`]; the sink assigns index and time.
 //!
-//! ## API used by the runner
+//! ## API used by the runner (`src/runner/phases.rs`)
 //!
 //! ```text
-//! run_workload(cfg, nodes, sink, stats, cancel)        -> WorkloadSummary
-//! run_catalog_watcher(nodes, sink, cancel)              -> WatcherSummary   (runs until cancel)
-//! final_reads(cfg, summary, nodes, sink, stats, cancel, opts) -> FinalReadsReport
-//! wait_ready(nodes, groups, timeout)                    -> Ok when every group has a leader
-//! leader_of_group(nodes, group)                         -> Option<node name>
+//! cluster::wait_ready_with(connector, nodes, groups, timeout)      -> Ok when every group has a leader
+//! run_workload_with(cfg, connector, nodes, sink, stats, cancel)    -> WorkloadSummary
+//! run_catalog_watcher_with(connector, nodes, sink, cancel, opts)   -> WatcherSummary   (runs until cancel)
+//! cluster::wait_caught_up_with(connector, nodes, groups, timeout)  -> Ok when every node applied what leaders committed
+//! final_reads_with(connector, summary, nodes, sink, stats, cancel, opts) -> FinalReadsReport
 //! ```
 //!
-//! Each has a `*_with` variant taking a [`client::Connector`], the seam through which
-//! another store's client (etcd) plugs in; the plain versions use the gRPC client
-//! configured from the [`WorkloadConfig`] (or default deadlines).
+//! The [`client::Connector`] is the seam through which a target's client plugs in (the
+//! target's `Db::connector` in the runner). Each has a plain version without it
+//! (`wait_ready`, `run_workload`, `run_catalog_watcher`, `final_reads`,
+//! `leader_of_group`) that uses the gRPC client configured from the [`WorkloadConfig`] (or
+//! default deadlines), for tools such as `examples/smoke.rs`.
 //!
 //! A typical run:
-//! 1. `wait_ready(&nodes, &[1, 2, 3], 60 s)`;
-//! 2. spawn `run_catalog_watcher` with its own cancellation token;
-//! 3. `run_workload` (returns after `time_limit_s`, or early on cancel);
-//! 4. heal, `wait_ready` again, then `final_reads` with process numbers from
-//!    `summary.next_process`;
+//! 1. `wait_ready_with(connector, &nodes, &[1, 2, 3], 60 s)`;
+//! 2. spawn `run_catalog_watcher_with` with its own cancellation token;
+//! 3. `run_workload_with` (returns after `time_limit_s`, or early on cancel);
+//! 4. heal, wait for readiness again, then `final_reads_with` (process numbers continue
+//!    from `summary.next_process`);
 //! 5. cancel the watcher.
 //!
 //! History conventions are in `generators` (values, keys, scans) and `execute`
@@ -79,8 +81,22 @@ pub async fn run_workload_with(
     stats: Arc<Stats>,
     cancel: CancellationToken,
 ) -> anyhow::Result<WorkloadSummary> {
+    run_generator_with(cfg, generators::build(cfg), connector, nodes, sink, stats, cancel).await
+}
+
+/// [`run_workload_with`] driving a caller-supplied generator instead of the one `cfg`
+/// names (`cfg` still gives concurrency, rate, time limit and client deadlines).
+pub async fn run_generator_with(
+    cfg: &WorkloadConfig,
+    generator: Box<dyn generators::Workload>,
+    connector: Arc<dyn Connector>,
+    nodes: &[NodeEndpoint],
+    sink: Arc<dyn HistorySink>,
+    stats: Arc<Stats>,
+    cancel: CancellationToken,
+) -> anyhow::Result<WorkloadSummary> {
     let ctx = ProcessContext { nodes: nodes.to_vec(), connector, sink, stats, cancel };
-    processes::run_processes(cfg, generators::build(cfg), ctx).await
+    processes::run_processes(cfg, generator, ctx).await
 }
 
 /// Follows the route catalog (stream, or polling fallback) until `cancel` fires.

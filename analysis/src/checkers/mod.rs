@@ -9,6 +9,8 @@
 //! - [`stale_read`]: not a checker — the proven cause of a linearizability anomaly
 //!   (stale read, read of a failed or unwritten value), added to its witness.
 //! - [`crashes`]: did a server process exit while no kill fault was aimed at it.
+//!
+//! [`registry`] lists them all and decides, before any runs, which judge a history.
 
 pub mod linearizable;
 pub mod set_full;
@@ -17,3 +19,4 @@ pub mod split;
 pub mod vacuity;
 pub mod stale_read;
 pub mod crashes;
+pub mod registry;

@@ -20,6 +20,9 @@
 //! `scan-out-of-range` (a scan returned a key outside its range). Any of them makes the
 //! result invalid; with [`SetFullOptions::linearizable`] so does a stale element.
 
+/// Checker name in `results.json`.
+pub const NAME: &str = "set-full";
+
 pub mod element;
 mod report;
 

@@ -9,10 +9,10 @@
 //! trivially linearizable, but tested nothing); otherwise `unknown` with the reasons. It is
 //! never `invalid`: a vacuous run is not a bug in the system under test.
 
-use crate::history::{events, History, Op, OpType, Process};
+use crate::history::{fault_events, FaultEdge, History, OpType, Process};
 use crate::verdict::{CheckerResult, Validity};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Checker name in `results.json`.
 pub const NAME: &str = "vacuity";
@@ -22,8 +22,8 @@ const NS_PER_S: f64 = 1e9;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VacuityOptions {
-    /// Nemesis kinds the run asked for (`partition`, `kill`, `pause`, `loss`, `split`, or
-    /// `all` for every kind).
+    /// Nemesis kinds the run asked for (fault names such as `partition`, or `all`, see
+    /// [`requested_kinds`]).
     pub nemesis: Vec<String>,
     /// Minimum acknowledged client ops per second before the first fault (0 = no floor).
     pub min_ok_ops_per_s: f64,
@@ -40,11 +40,17 @@ impl Default for VacuityOptions {
     }
 }
 
-/// The kinds `requested` names, with `all` expanded, deduplicated, in order.
+/// What an unexpanded `all` stands for here: the faults faultline shipped when the guard
+/// was written. The harness never passes `all` (it expands it with the nemesis's registry
+/// and passes the faults it ran), so a fault added to the nemesis needs no line here; a
+/// nemesis test keeps every name of this list in its registry.
+pub const ALL_FAULTS: &[&str] = &["partition", "kill", "pause", "loss", "split"];
+
+/// The kinds `requested` names, with `all` expanded ([`ALL_FAULTS`]), deduplicated, in order.
 pub fn requested_kinds(requested: &[String]) -> Vec<String> {
     let mut kinds: Vec<String> = Vec::new();
     for k in requested.iter().flat_map(|k| k.split(',')).map(str::trim).filter(|k| !k.is_empty() && *k != "none") {
-        let expanded: Vec<&str> = if k == "all" { events::NEMESIS_KINDS.to_vec() } else { vec![k] };
+        let expanded: &[&str] = if k == "all" { ALL_FAULTS } else { std::slice::from_ref(&k) };
         for e in expanded {
             if !kinds.iter().any(|x| x == e) {
                 kinds.push(e.to_string());
@@ -52,10 +58,6 @@ pub fn requested_kinds(requested: &[String]) -> Vec<String> {
         }
     }
     kinds
-}
-
-fn flag(op: &Op, name: &str) -> Option<bool> {
-    op.value.get(name).and_then(Value::as_bool)
 }
 
 /// What the history says about one nemesis kind.
@@ -70,19 +72,16 @@ struct KindTally {
 }
 
 fn tally(history: &History, kind: &str) -> KindTally {
-    let (start, stop) = (format!("start-{kind}"), format!("stop-{kind}"));
     let mut t = KindTally::default();
-    for op in history.ops.iter().filter(|op| op.process == Process::Nemesis) {
-        if op.f == stop {
+    for (op, event) in fault_events(&history.ops).filter(|(_, e)| e.fault == kind) {
+        if event.edge == FaultEdge::Stop {
             t.stops += 1;
-        }
-        if op.f != start {
             continue;
         }
         t.starts += 1;
-        let leader = flag(op, "leader");
+        let leader = event.value.leader;
         t.reports_leader |= leader.is_some();
-        if flag(op, "effective") == Some(true) {
+        if event.value.effective == Some(true) {
             t.effective += 1;
             t.first_effective_op.get_or_insert(op.index);
             if leader == Some(true) {
@@ -111,11 +110,7 @@ fn kind_shortfall(kind: &str, t: &KindTally, opts: &VacuityOptions) -> Option<St
 /// Acknowledged client ops per second between the first client invoke and the first fault
 /// (or the end of the history when there is no fault), and the stretch measured.
 fn pre_fault_throughput(history: &History) -> Option<(f64, f64, u64)> {
-    let first_fault = history
-        .ops
-        .iter()
-        .find(|op| op.process == Process::Nemesis && op.f.starts_with("start-"))
-        .map(|op| op.time);
+    let first_fault = fault_events(&history.ops).find(|(_, e)| e.edge == FaultEdge::Start).map(|(op, _)| op.time);
     let clients = || history.ops.iter().filter(|op| matches!(op.process, Process::Client(_)));
     let begin = clients().find(|op| op.kind == OpType::Invoke)?.time;
     let end = first_fault.unwrap_or_else(|| clients().map(|op| op.time).max().unwrap_or(begin));

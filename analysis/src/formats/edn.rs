@@ -127,21 +127,14 @@ impl fmt::Display for Edn {
 }
 
 /// A syntax error, with the 1-based line where it was detected.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
 pub struct EdnError {
     pub line: usize,
     pub message: String,
     /// The input ended inside a form (a truncated file rather than garbage).
     pub at_end_of_input: bool,
 }
-
-impl fmt::Display for EdnError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl std::error::Error for EdnError {}
 
 /// Deeper nesting than this is refused rather than risking the stack.
 const MAX_DEPTH: usize = 200;

@@ -4,8 +4,7 @@
 //! run's verdict. Problems the run itself recorded (an interrupted run, a history write
 //! error) are carried over from the run's `results.json`.
 
-use crate::db::DbKind;
-use crate::runner::analysis_phase::{analyse, RunFacts};
+use crate::runner::analysis_phase::{analyse, db_of, run_facts};
 use analysis::history::History;
 use analysis::verdict::Verdict;
 use std::path::Path;
@@ -25,21 +24,14 @@ fn verdict_from(test_json_path: &Path, text: &str, history: &History) -> Result<
     let doc: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("{}: not valid JSON: {e}", test_json_path.display()))?;
     let test = doc.get("test").ok_or_else(|| format!("{}: has no \"test\" object", test_json_path.display()))?;
-    let facts = RunFacts::from_test_json(test, Some(workloads::WorkloadConfig::default().hot_prefix));
+    let db = db_of(test).map_err(|e| format!("{}: {e}", test_json_path.display()))?;
+    let facts = run_facts(test, db.as_ref(), Some(workloads::WorkloadConfig::default().hot_prefix));
     let problems = recorded_problems(&test_json_path.with_file_name("results.json"));
-    let verdict = analyse(history, &facts, &problems);
-    let db = db_kind(test["db"].as_str().unwrap_or("refkv"))
-        .ok_or_else(|| format!("{}: unknown db {}", test_json_path.display(), test["db"]))?;
-    let groups = test["groups"].as_u64().and_then(|g| u32::try_from(g).ok()).unwrap_or(3);
-    let mut verdict = crate::db::mark_not_applicable(db.build(groups).as_ref(), verdict);
+    let mut verdict = analyse(history, &facts, &problems);
     if let Some(dir) = test_json_path.parent() {
         crate::runner::store_versions::attach(&mut verdict, dir);
     }
     Ok(verdict)
-}
-
-fn db_kind(name: &str) -> Option<DbKind> {
-    [DbKind::Refkv, DbKind::Etcd, DbKind::Elastickv].into_iter().find(|k| k.name() == name)
 }
 
 /// The run-level problems (checker `run`) of the run's own verdict, if it wrote one.

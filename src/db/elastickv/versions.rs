@@ -13,6 +13,13 @@
 //! A version's commit timestamp is the smallest `t` at which its value is visible
 //! (exponential step back, then binary search). Values are compared as bytes.
 //!
+//! A sought value absent from the versions around it is then looked for in a *sweep* of
+//! every version of the HLC milliseconds those versions were stamped in: while the HLC's
+//! physical part sits at the Raft-agreed ceiling, every node stamps within that one
+//! millisecond with its own logical counter, so a write stamped by a lagging node sits
+//! below versions acknowledged before it — the sweep finds it there (`found_by_sweep`),
+//! or shows that no version of that millisecond holds it (`sweeps[].complete`).
+//!
 //! Invariants: at most [`VERSIONS_AROUND`] versions each side of each value sought and
 //! [`CALLS_PER_KEY`] calls per key; a failed call ends that key's probe with a `note`,
 //! never the run.
@@ -184,6 +191,68 @@ impl Walker<'_> {
     }
 }
 
+impl Walker<'_> {
+    /// Every version committed in HLC millisecond `ms`, oldest first, until the call budget
+    /// ends it (`complete` false then).
+    /// Also returns the millisecond of the newest version before the window (`None` when
+    /// there is none), where a node whose clock lagged further would have stamped.
+    async fn sweep_millisecond(&mut self, ms: u64) -> (Vec<Version>, bool, Option<u64>) {
+        let start = ms << HLC_LOGICAL_BITS;
+        let end = start | ((1 << HLC_LOGICAL_BITS) - 1);
+        let mut found = Vec::new();
+        // The version visible just before the window opens is the walk's starting point.
+        let Ok(mut current) = self.version_at(start.saturating_sub(1)).await else {
+            return (found, false, None);
+        };
+        let before = current.value.is_some().then_some(current.commit_ts >> HLC_LOGICAL_BITS);
+        loop {
+            match self.next_version(&current).await {
+                Ok(Some(next)) if next.commit_ts <= end => {
+                    found.push(next.clone());
+                    current = next;
+                }
+                Ok(_) => return (found, true, before),
+                Err(_) => return (found, false, before),
+            }
+        }
+    }
+}
+
+/// Most HLC milliseconds swept per key.
+pub const SWEPT_MS_PER_KEY: usize = 4;
+
+/// For each sought value not among `versions`, sweeps the HLC milliseconds of the versions
+/// listed around it (where a write acknowledged among them was stamped), newest first, then
+/// the millisecond before each swept one, until it is found; versions found that way join
+/// `versions` (and `found_by_sweep`).
+async fn sweep_for_missing(walker: &mut Walker<'_>, sought: &[i64], versions: &mut Vec<Version>) -> Vec<Value> {
+    let mut candidates: Vec<u64> = versions.iter().map(|v| v.commit_ts >> HLC_LOGICAL_BITS).collect();
+    candidates.sort_unstable_by(|a, b| b.cmp(a));
+    candidates.dedup();
+    let mut sweeps = Vec::new();
+    let mut swept: Vec<u64> = Vec::new();
+    for &target in sought {
+        let mut queue = candidates.clone();
+        while let Some(ms) = (!queue.is_empty()).then(|| queue.remove(0)) {
+            if versions.iter().any(|v| number(&v.value) == Some(target)) || swept.len() >= SWEPT_MS_PER_KEY {
+                break;
+            }
+            if swept.contains(&ms) {
+                continue;
+            }
+            swept.push(ms);
+            let (window, complete, before) = walker.sweep_millisecond(ms).await;
+            queue.extend(before.filter(|b| !swept.contains(b)));
+            let holds: Vec<u64> = window.iter().filter(|v| number(&v.value) == Some(target)).map(|v| v.commit_ts).collect();
+            sweeps.push(json!({ "sought": target, "hlc_ms": ms, "versions": window.len(), "complete": complete, "found_at": holds }));
+            for v in window.into_iter().filter(|v| number(&v.value).is_some_and(|n| sought.contains(&n))) {
+                push(versions, v);
+            }
+        }
+    }
+    sweeps
+}
+
 fn push(out: &mut Vec<Version>, v: Version) {
     if v.value.is_some() && !out.contains(&v) {
         out.push(v);
@@ -215,11 +284,17 @@ pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
     let mut walker = Walker { target, key, calls: 1, latest: latest.unwrap_or(0), compacted: false };
     let mut versions = Vec::new();
     let mut note = None;
+    let mut sought = Vec::new();
     if latest.is_some() {
         for value in &request.values {
-            let Some(target) = value.as_i64() else { continue };
+            let Some(target) = value.as_i64() else {
+                continue;
+            };
             let found = match walker.first_at_least(target).await {
-                Ok(ts) => walker.around(ts, &mut versions).await,
+                Ok(ts) => {
+                    sought.push(target);
+                    walker.around(ts, &mut versions).await
+                }
                 Err(why) => Err(why),
             };
             if let Err(why) = found {
@@ -227,6 +302,14 @@ pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
                 break;
             }
         }
+    }
+    if note.is_none() {
+        let around: Vec<Version> = versions.clone();
+        let sweeps = sweep_for_missing(&mut walker, &sought, &mut versions).await;
+        if !sweeps.is_empty() {
+            out["sweeps"] = sweeps.into();
+        }
+        out["found_by_sweep"] = versions.iter().filter(|v| !around.contains(v)).map(version_json).collect::<Vec<_>>().into();
     }
     versions.sort_by_key(|v| std::cmp::Reverse(v.commit_ts));
     out["versions"] = versions.iter().map(version_json).collect::<Vec<_>>().into();
@@ -335,6 +418,60 @@ mod tests {
         let out = probe_key(&store, &ProbeRequest { key: "k".into(), values: vec![json!(3)] }).await;
         let values: Vec<Value> = out["versions"].as_array().unwrap().iter().map(|v| v["value"].clone()).collect();
         assert_eq!(values, vec![json!(4), json!(2), json!(3), json!(1)], "{out:#}");
+    }
+
+    #[tokio::test]
+    async fn a_write_stamped_below_its_millisecond_neighbours_is_found_by_the_sweep() {
+        // 9 was acknowledged after 8 but stamped by a lagging node: it sits at logical 1 of
+        // the millisecond, below 1..8 (logical 10..17), out of reach of the walk around 8.
+        let mut versions = vec![(ts(50, 0), "0"), (ts(110, 1), "9")];
+        let stamped: [&'static str; 8] = ["1", "2", "3", "4", "5", "6", "7", "8"];
+        for (i, v) in stamped.iter().enumerate() {
+            versions.push((ts(110, 10 + i as u64), v));
+        }
+        versions.push((ts(120, 0), "10"));
+        let store = Mvcc(versions, false);
+        let out = probe_key(&store, &ProbeRequest { key: "k".into(), values: vec![json!(8), json!(9)] }).await;
+        assert_eq!(out["found_by_sweep"][0]["value"], json!(9), "{out:#}");
+        assert_eq!(out["found_by_sweep"][0]["commit_ts"], ts(110, 1));
+        let sweep = out["sweeps"].as_array().unwrap().iter().find(|s| s["found_at"] != json!([])).unwrap();
+        assert_eq!(sweep["hlc_ms"], 1_700_000_000_110u64);
+        assert_eq!(sweep["complete"], true);
+        assert_eq!(sweep["versions"], 9, "all nine versions of millisecond 110");
+        assert!(out["versions"].as_array().unwrap().iter().any(|v| v["value"] == json!(9)));
+    }
+
+    #[tokio::test]
+    async fn a_write_stamped_in_an_earlier_millisecond_is_found_by_sweeping_back() {
+        // 9 was stamped by a node whose clock sat at an older ceiling (ms 150), below 1..8.
+        let mut versions = vec![(ts(100, 0), "0"), (ts(150, 3), "9"), (ts(300, 0), "10")];
+        let stamped: [&'static str; 8] = ["1", "2", "3", "4", "5", "6", "7", "8"];
+        for (i, v) in stamped.iter().enumerate() {
+            versions.push((ts(200, i as u64), v));
+        }
+        let store = Mvcc(versions, false);
+        let mut walker = Walker { target: &store, key: b"k", calls: 0, latest: ts(300, 0), compacted: false };
+        // What the walk around 8 listed: 10 and 8..6, all newer than ms 150.
+        let mut listed: Vec<Version> = [(ts(300, 0), "10"), (ts(200, 7), "8"), (ts(200, 6), "7"), (ts(200, 5), "6")]
+            .iter()
+            .map(|(t, v)| Version { commit_ts: *t, value: Some(v.as_bytes().to_vec()) })
+            .collect();
+        let sweeps = sweep_for_missing(&mut walker, &[8, 9], &mut listed).await;
+        let found: Vec<u64> = listed.iter().filter(|v| number(&v.value) == Some(9)).map(|v| v.commit_ts).collect();
+        assert_eq!(found, vec![ts(150, 3)], "{sweeps:#?}");
+        let swept: Vec<u64> = sweeps.iter().map(|s| s["hlc_ms"].as_u64().unwrap() - 1_700_000_000_000).collect();
+        assert_eq!(swept, vec![300, 200, 150], "newest listed first, then back one millisecond at a time");
+    }
+
+    #[tokio::test]
+    async fn a_sweep_that_finds_nothing_says_so_and_lists_nothing_new() {
+        // 3 was acknowledged but no version holds it (a dropped write).
+        let store = Mvcc(vec![(ts(10, 0), "1"), (ts(10, 1), "2"), (ts(10, 2), "4"), (ts(11, 0), "5")], false);
+        let out = probe_key(&store, &ProbeRequest { key: "k".into(), values: vec![json!(2), json!(3)] }).await;
+        assert_eq!(out["found_by_sweep"], json!([]), "{out:#}");
+        assert_eq!(out["sweeps"][0]["sought"], 3);
+        assert_eq!(out["sweeps"][0]["found_at"], json!([]));
+        assert_eq!(out["sweeps"][0]["complete"], true);
     }
 
     #[tokio::test]

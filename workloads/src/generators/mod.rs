@@ -7,6 +7,7 @@
 //! - inserted (`add`) keys are unique, and the element is the insert's sequence number;
 //! - a `scan` covers `[start, end)` with `end` empty meaning unbounded.
 
+pub mod combinators;
 pub mod hotspot;
 pub mod keys;
 pub mod register;

@@ -14,34 +14,18 @@
 
 use super::report::RuleReport;
 use crate::catalog::{CatalogObservation, CatalogTimeline};
-use crate::history::{RouteRecord, SplitJobRecord};
+use crate::history::{job_phase_name, JobPhase, RouteRecord, SplitJobRecord};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::json;
 
-const TERMINAL: &[&str] = &["DONE", "ABANDONED"];
-
-/// The job phase without the protobuf enum prefix, upper case.
-pub fn phase_name(phase: &str) -> String {
-    let upper = phase.to_ascii_uppercase();
-    upper.strip_prefix("SPLIT_JOB_PHASE_").map(str::to_string).unwrap_or(upper)
+/// The job phases faultline knows, by normalized name ([`job_phase_name`]); an unknown
+/// phase is never terminal and has no rank.
+fn known(name: &str) -> Option<JobPhase> {
+    JobPhase::parse(name)
 }
 
-/// Position of a phase on its path: the forward path PLANNED → … → DONE ranks 1–7, the
-/// abandon path ABANDONING → ABANDONED 8–9. elastickv's FAILED has no rank: it is a retry
-/// waypoint (the job resumes at its `retry_phase`, any of BACKFILL … CLEANUP), so moves into
-/// and out of it are never judged. Unknown phases have no rank either.
-fn phase_rank(phase: &str) -> Option<u8> {
-    const ORDER: &[&str] =
-        &["PLANNED", "BACKFILL", "FENCE", "DELTA_COPY", "CUTOVER", "CLEANUP", "DONE", "ABANDONING", "ABANDONED"];
-    ORDER.iter().position(|p| *p == phase).map(|i| i as u8 + 1)
-}
-
-fn phase_at_or_after_cutover(phase: &str) -> bool {
-    matches!(phase, "CUTOVER" | "CLEANUP" | "DONE")
-}
-
-fn is_abandon_path(phase: &str) -> bool {
-    matches!(phase, "ABANDONING" | "ABANDONED")
+fn is_terminal(name: &str) -> bool {
+    known(name).is_some_and(JobPhase::is_terminal)
 }
 
 /// State carried from one observation to the next.
@@ -103,7 +87,7 @@ pub fn catalog_invariants(timeline: &CatalogTimeline, report: &mut RuleReport) -
     job_ids.sort_unstable();
     for id in job_ids {
         let (phase, seen_op) = &t.jobs[&id];
-        if TERMINAL.contains(&phase.as_str()) {
+        if is_terminal(phase) {
             continue;
         }
         if final_jobs.contains(&id) {
@@ -270,18 +254,19 @@ fn check_epoch_progress(obs: &CatalogObservation, old: &RouteRecord, new: &Route
 
 fn check_jobs(obs: &CatalogObservation, t: &mut Tracker, report: &mut RuleReport) {
     for job in &obs.snapshot.jobs {
-        let phase = phase_name(&job.phase);
+        let phase = job_phase_name(&job.phase);
         if t.jobs_key_checked.insert(job.id) {
             check_split_key(obs, job, t, report);
         }
         if let Some((old, _)) = t.jobs.get(&job.id) {
-            if TERMINAL.contains(&old.as_str()) && *old != phase {
+            let (was, now) = (known(old), known(&phase));
+            if is_terminal(old) && *old != phase {
                 tiling_violation(report, obs, "terminal-job-changed",
                     format!("split job {} went from {old} to {phase}", job.id));
-            } else if phase_at_or_after_cutover(old) && is_abandon_path(&phase) {
+            } else if was.is_some_and(JobPhase::at_or_after_cutover) && now.is_some_and(JobPhase::is_abandon_path) {
                 tiling_violation(report, obs, "abandoned-after-cutover",
                     format!("split job {} went from {old} to {phase}: after CUTOVER the source is no longer authoritative", job.id));
-            } else if let (Some(a), Some(b)) = (phase_rank(old), phase_rank(&phase)) {
+            } else if let (Some(a), Some(b)) = (was.and_then(JobPhase::rank), now.and_then(JobPhase::rank)) {
                 if b < a {
                     tiling_violation(report, obs, "job-phase-went-backwards",
                         format!("split job {} went from {old} back to {phase}", job.id));

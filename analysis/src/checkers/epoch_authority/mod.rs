@@ -25,7 +25,7 @@ mod report;
 mod write_rules;
 
 pub use acked::{acknowledged_ops, AckedOp, WRITE_FNS};
-pub use catalog_rules::{phase_name, tiling_gap_or_overlap};
+pub use catalog_rules::tiling_gap_or_overlap;
 pub use report::RuleReport;
 
 use crate::catalog::CatalogTimeline;

@@ -8,9 +8,8 @@
 
 use super::acked::AckedOp;
 use super::report::RuleReport;
-use super::catalog_rules::phase_name;
 use crate::catalog::{jobs_for_range, CatalogObservation, CatalogTimeline, Lineage};
-use crate::history::{CommitMeta, RouteRecord};
+use crate::history::{CommitMeta, JobPhase, RouteRecord};
 use rustc_hash::FxHashMap;
 use serde_json::json;
 
@@ -194,7 +193,7 @@ fn route_name(route: Option<u64>) -> String {
 
 /// Job phases at which the source group's fence is complete: the move design fences the
 /// source (it rejects writes to the moving range) before the delta copy begins.
-const FENCE_COMPLETE_PHASES: &[&str] = &["DELTA_COPY"];
+const FENCE_COMPLETE_PHASES: &[JobPhase] = &[JobPhase::DeltaCopy];
 
 /// Rule (f): once a move's fence is complete, the source group has lost write authority over
 /// the moving range. A write is a violation when the catalog observed *before it was invoked*
@@ -218,7 +217,7 @@ pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, line
             continue;
         }
         let fenced_job = jobs_for_range(&obs.snapshot.jobs, current, key, lineage)
-            .find(|j| j.source_group == group && FENCE_COMPLETE_PHASES.contains(&phase_name(&j.phase).as_str()));
+            .find(|j| j.source_group == group && j.job_phase().is_some_and(|p| FENCE_COMPLETE_PHASES.contains(&p)));
         let Some(job) = fenced_job else { continue };
         report.violation(json!({
             "kind": "write-after-fence",

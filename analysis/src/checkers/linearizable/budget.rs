@@ -20,11 +20,14 @@ pub struct Budget {
 pub const NOT_CHECKED: &str = "not checked (history already invalid)";
 
 /// Which limit a search ran into.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Exceeded {
+    #[error("{}", time_message(limit, *remainder_of_total))]
     Time { limit: Duration, remainder_of_total: bool },
+    #[error("the search exceeded its memory budget of {} MiB (used {} MiB)", limit_bytes >> 20, used_bytes >> 20)]
     Memory { limit_bytes: u64, used_bytes: u64 },
     /// Another key proved the history invalid and the grace ran out.
+    #[error("{NOT_CHECKED}")]
     HistoryInvalid,
 }
 
@@ -66,24 +69,26 @@ impl Budget {
     }
 }
 
-impl std::fmt::Display for Exceeded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Exceeded::Time { limit, remainder_of_total: false } => {
-                write!(f, "the search exceeded its time budget of {:.3} s", limit.as_secs_f64())
-            }
-            Exceeded::Time { limit, remainder_of_total: true } => write!(
-                f,
-                "the check's total time budget ran out ({:.3} s were left for this key)",
-                limit.as_secs_f64()
-            ),
-            Exceeded::HistoryInvalid => f.write_str(NOT_CHECKED),
-            Exceeded::Memory { limit_bytes, used_bytes } => write!(
-                f,
-                "the search exceeded its memory budget of {} MiB (used {} MiB)",
-                limit_bytes >> 20,
-                used_bytes >> 20
-            ),
-        }
+/// The message of a time limit: the key's own, or what remained of the whole check's.
+fn time_message(limit: &Duration, remainder_of_total: bool) -> String {
+    if remainder_of_total {
+        format!("the check's total time budget ran out ({:.3} s were left for this key)", limit.as_secs_f64())
+    } else {
+        format!("the search exceeded its time budget of {:.3} s", limit.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_limit_says_which_it_was() {
+        let time = |remainder_of_total| Exceeded::Time { limit: Duration::from_millis(1500), remainder_of_total }.to_string();
+        assert_eq!(time(false), "the search exceeded its time budget of 1.500 s");
+        assert_eq!(time(true), "the check's total time budget ran out (1.500 s were left for this key)");
+        let memory = Exceeded::Memory { limit_bytes: 64 << 20, used_bytes: 65 << 20 }.to_string();
+        assert_eq!(memory, "the search exceeded its memory budget of 64 MiB (used 65 MiB)");
+        assert_eq!(Exceeded::HistoryInvalid.to_string(), NOT_CHECKED);
     }
 }

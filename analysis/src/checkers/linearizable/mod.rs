@@ -16,6 +16,9 @@
 //! - [`first_verdict`]: once a key is invalid, the others get a bounded grace;
 //! - [`witness`] and [`report`]: the `CheckerResult`.
 
+/// Checker name in `results.json`.
+pub const NAME: &str = "linearizable";
+
 pub mod budget;
 pub mod cache;
 pub mod dead;

@@ -23,8 +23,8 @@
 
 use super::budget::{Budget, Exceeded};
 use super::cache::{ConfigCache, Zobrist};
-use super::entries::{EntryList, HEAD};
 use super::dead::dead_writes;
+use super::entries::{EntryList, HEAD};
 use super::model::{Action, SequentialModel};
 use super::pool::{Pool, NIL};
 use super::prepare::KeyHistory;
@@ -163,207 +163,278 @@ fn first_return(list: &EntryList) -> u32 {
     e
 }
 
-pub fn search<M: SequentialModel>(
-    key: &KeyHistory,
-    model: &mut M,
-    budget: &Budget,
-    exact_max_ops: usize,
-) -> (SearchOutcome, SearchStats) {
-    let ops = &key.ops;
-    let mut list = EntryList::new(ops);
-    let mut pool = Pool::new(ops);
-    let twins = earlier_twins(key);
-    let dead = dead_writes(key);
-    let zobrist = Zobrist::new(ops.len());
-    let mut cache = ConfigCache::for_ops(ops.len(), exact_max_ops);
-    let fixed_bytes = list.bytes() + pool.bytes() + ops.len() as u64 * 48;
-    let mut linearized = FixedBitSet::with_capacity(ops.len());
-    let mut hash = (0u64, 0u64);
-    let mut state = model.initial();
-    let mut stack: Vec<Frame> = Vec::new();
-    // The linearized ops in order, and the list entries of swept dead writes.
-    let mut path: Vec<u32> = Vec::new();
-    let mut swept: Vec<u32> = Vec::new();
-    let mut deepest = Deepest { ops: Vec::new(), common: 0 };
-    let mut remaining = ops.iter().filter(|o| o.is_determinate()).count();
-    let mut stats = SearchStats { cache_kind: cache.kind(), ..Default::default() };
-    let mut cursor = Cursor::Fresh;
-    let toggle = |hash: &mut (u64, u64), op: u32| {
-        let k = zobrist.key(op as usize);
-        *hash = (hash.0 ^ k.0, hash.1 ^ k.1);
-    };
-
-    let outcome = loop {
-        if remaining == 0 {
-            break SearchOutcome::Linearizable;
-        }
-        stats.steps += 1;
-        if stats.steps & (TIME_CHECK_EVERY - 1) == 0 {
-            if let Err(e) = budget.check_time() {
-                break SearchOutcome::OutOfBudget(e);
-            }
-        }
-        // The candidate under the cursor, if any (op, where, safe?); advance the cursor.
-        let candidate = match cursor {
-            Cursor::Fresh => {
-                cursor = Cursor::Main(list.first());
-                safe_move(&list, key, model, state).map(|e| {
-                    // If the configuration after it was already explored, this one fails.
-                    cursor = Cursor::Exhausted;
-                    (list.op(e), Cursor::Main(e), true)
-                })
-            }
-            Cursor::Main(e) if list.is_call(e) => {
-                cursor = Cursor::Main(list.next(e));
-                let op = list.op(e);
-                // A dead write goes alone only when its return is the first pending one.
-                let allowed = !dead.contains(op as usize) || first_return(&list) == list.return_of(e);
-                allowed.then_some((op, Cursor::Main(e), false))
-            }
-            // The first pending return: the pool's turn, for ops called before it.
-            Cursor::Main(e) => {
-                cursor = Cursor::Pool(pool.first(), list.position(e));
-                None
-            }
-            Cursor::Pool(slot, bound) if slot != NIL && pool.call(slot) < bound => {
-                cursor = Cursor::Pool(pool.next(slot), bound);
-                let op = pool.op(slot);
-                let twin = twins[op as usize];
-                (twin == NO_TWIN || linearized.contains(twin as usize)).then_some((op, Cursor::Pool(slot, bound), false))
-            }
-            Cursor::Pool(..) | Cursor::Exhausted => {
-                // Every candidate of this configuration failed: backtrack.
-                let Some(frame) = stack.pop() else {
-                    break SearchOutcome::NotLinearizable(failure(key, model, &deepest.ops));
-                };
-                stats.backtracks += 1;
-                toggle(&mut hash, frame.op);
-                linearized.set(frame.op as usize, false);
-                state = frame.state_before;
-                match frame.at {
-                    Cursor::Main(e) => {
-                        list.unlift(e);
-                        remaining += 1;
-                    }
-                    Cursor::Pool(slot, _) => pool.unlift(slot),
-                    Cursor::Fresh | Cursor::Exhausted => {}
-                }
-                path.pop();
-                unsweep(frame.swept, &mut swept, &mut list, &mut linearized, &mut hash, &mut remaining, &mut path, &toggle);
-                deepest.on_pop(path.len());
-                // Resume after the op, in the list as it was before the step.
-                cursor = match frame.at {
-                    Cursor::Main(e) => Cursor::Main(list.next(e)),
-                    Cursor::Pool(slot, bound) => Cursor::Pool(pool.next(slot), bound),
-                    Cursor::Fresh | Cursor::Exhausted => Cursor::Exhausted,
-                };
-                if frame.safe {
-                    cursor = Cursor::Exhausted;
-                }
-                None
-            }
-        };
-        let Some((op, at, safe)) = candidate else { continue };
-        let action = ops[op as usize].action;
-        let determinate = ops[op as usize].is_determinate();
-        // An indeterminate op that would change nothing is never needed.
-        let Some(next_state) = model.step(state, action).filter(|s| determinate || *s != state) else {
-            continue;
-        };
-        let path_before = path.len();
-        let swept_now = if matches!(action, Action::Write(_)) && !dead.contains(op as usize) {
-            sweep(&dead, &mut swept, &mut list, &mut linearized, &mut hash, &mut remaining, &mut path, &toggle)
-        } else {
-            0
-        };
-        toggle(&mut hash, op);
-        linearized.insert(op as usize);
-        if !cache.insert(hash, &linearized, next_state) {
-            toggle(&mut hash, op);
-            linearized.set(op as usize, false);
-            unsweep(swept_now, &mut swept, &mut list, &mut linearized, &mut hash, &mut remaining, &mut path, &toggle);
-            continue;
-        }
-        stats.configurations += 1;
-        if stats.configurations & (MEMORY_CHECK_EVERY - 1) == 0 {
-            if let Err(e) = budget.check_memory(fixed_bytes + cache.bytes() + model.extra_bytes()) {
-                break SearchOutcome::OutOfBudget(e);
-            }
-        }
-        match at {
-            Cursor::Main(e) => {
-                list.lift(e);
-                remaining -= 1;
-            }
-            Cursor::Pool(slot, _) => pool.lift(slot),
-            Cursor::Fresh | Cursor::Exhausted => unreachable!("candidates are in the list or the pool"),
-        }
-        stack.push(Frame { op, at, state_before: state, safe, swept: swept_now });
-        path.push(op);
-        deepest.on_push(&path, path_before);
-        state = next_state;
-        cursor = Cursor::Fresh;
-    };
-    stats.cache_bytes = cache.bytes();
+pub fn search<M: SequentialModel>(key: &KeyHistory, model: &mut M, budget: &Budget, exact_max_ops: usize) -> (SearchOutcome, SearchStats) {
+    let mut search = Search::new(key, model, budget, exact_max_ops);
+    let outcome = search.run();
+    let mut stats = search.stats;
+    stats.cache_bytes = search.cache.bytes();
     stats.elapsed = budget.elapsed();
     (outcome, stats)
 }
 
-/// Linearizes every dead write that is a candidate now (one pass suffices: lifting a
-/// dead write's return only makes entries further on reachable). Returns how many.
-#[allow(clippy::too_many_arguments)]
-fn sweep(
-    dead: &FixedBitSet,
-    swept: &mut Vec<u32>,
-    list: &mut EntryList,
-    linearized: &mut FixedBitSet,
-    hash: &mut (u64, u64),
-    remaining: &mut usize,
-    path: &mut Vec<u32>,
-    toggle: &impl Fn(&mut (u64, u64), u32),
-) -> u32 {
-    let mut count = 0;
-    let mut before = HEAD;
-    let mut e = list.first();
-    while list.is_call(e) {
-        let op = list.op(e);
-        if dead.contains(op as usize) {
-            list.lift(e);
-            linearized.insert(op as usize);
-            toggle(hash, op);
-            *remaining -= 1;
-            swept.push(e);
-            path.push(op);
-            count += 1;
-        } else {
-            before = e;
-        }
-        // After a lift, the entry after `before` is the next one still in the list.
-        e = list.next(before);
-    }
-    count
+/// An op to try: where it was found and whether it is a safe move.
+#[derive(Clone, Copy)]
+struct Candidate {
+    op: u32,
+    at: Cursor,
+    safe: bool,
 }
 
-/// Undoes the last `count` sweeps, in reverse order.
-#[allow(clippy::too_many_arguments)]
-fn unsweep(
-    count: u32,
-    swept: &mut Vec<u32>,
-    list: &mut EntryList,
-    linearized: &mut FixedBitSet,
-    hash: &mut (u64, u64),
-    remaining: &mut usize,
-    path: &mut Vec<u32>,
-    toggle: &impl Fn(&mut (u64, u64), u32),
-) {
-    for _ in 0..count {
-        let Some(e) = swept.pop() else { return };
-        let op = list.op(e);
-        list.unlift(e);
-        linearized.set(op as usize, false);
-        toggle(hash, op);
-        *remaining += 1;
-        path.pop();
+/// What the cursor yields next.
+enum Next {
+    Try(Candidate),
+    /// Nothing to try at this position; move on.
+    Skip,
+    /// Every candidate of this configuration failed.
+    Backtrack,
+}
+
+/// The state of one key's search: the configuration (what is linearized, in which order,
+/// the model state and the configuration's hash), the structures listing the candidates,
+/// and the stack that undoes each step.
+struct Search<'a, M: SequentialModel> {
+    key: &'a KeyHistory,
+    model: &'a mut M,
+    budget: &'a Budget,
+    list: EntryList,
+    pool: Pool,
+    twins: Vec<u32>,
+    dead: FixedBitSet,
+    zobrist: Zobrist,
+    cache: ConfigCache,
+    /// Memory of everything but the cache and the model, which do not grow.
+    fixed_bytes: u64,
+    linearized: FixedBitSet,
+    hash: (u64, u64),
+    state: u32,
+    stack: Vec<Frame>,
+    /// The linearized ops in order.
+    path: Vec<u32>,
+    /// The list entries of swept dead writes.
+    swept: Vec<u32>,
+    deepest: Deepest,
+    /// Determinate ops not linearized yet.
+    remaining: usize,
+    stats: SearchStats,
+    cursor: Cursor,
+}
+
+impl<'a, M: SequentialModel> Search<'a, M> {
+    fn new(key: &'a KeyHistory, model: &'a mut M, budget: &'a Budget, exact_max_ops: usize) -> Self {
+        let ops = &key.ops;
+        let list = EntryList::new(ops);
+        let pool = Pool::new(ops);
+        let cache = ConfigCache::for_ops(ops.len(), exact_max_ops);
+        let fixed_bytes = list.bytes() + pool.bytes() + ops.len() as u64 * 48;
+        let state = model.initial();
+        Search {
+            key,
+            model,
+            budget,
+            twins: earlier_twins(key),
+            dead: dead_writes(key),
+            zobrist: Zobrist::new(ops.len()),
+            stats: SearchStats { cache_kind: cache.kind(), ..Default::default() },
+            list,
+            pool,
+            cache,
+            fixed_bytes,
+            linearized: FixedBitSet::with_capacity(ops.len()),
+            hash: (0, 0),
+            state,
+            stack: Vec::new(),
+            path: Vec::new(),
+            swept: Vec::new(),
+            deepest: Deepest { ops: Vec::new(), common: 0 },
+            remaining: ops.iter().filter(|o| o.is_determinate()).count(),
+            cursor: Cursor::Fresh,
+        }
+    }
+
+    fn run(&mut self) -> SearchOutcome {
+        loop {
+            if self.remaining == 0 {
+                return SearchOutcome::Linearizable;
+            }
+            self.stats.steps += 1;
+            if self.stats.steps & (TIME_CHECK_EVERY - 1) == 0 {
+                if let Err(e) = self.budget.check_time() {
+                    return SearchOutcome::OutOfBudget(e);
+                }
+            }
+            match self.next() {
+                Next::Try(c) => {
+                    if let Err(e) = self.try_candidate(c) {
+                        return SearchOutcome::OutOfBudget(e);
+                    }
+                }
+                Next::Skip => {}
+                Next::Backtrack => {
+                    if !self.backtrack() {
+                        return SearchOutcome::NotLinearizable(failure(self.key, self.model, &self.deepest.ops));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The candidate under the cursor, if any; advances the cursor.
+    fn next(&mut self) -> Next {
+        let list = &self.list;
+        match self.cursor {
+            Cursor::Fresh => {
+                self.cursor = Cursor::Main(list.first());
+                match safe_move(list, self.key, self.model, self.state) {
+                    Some(e) => {
+                        // If the configuration after it was already explored, this one fails.
+                        self.cursor = Cursor::Exhausted;
+                        Next::Try(Candidate { op: list.op(e), at: Cursor::Main(e), safe: true })
+                    }
+                    None => Next::Skip,
+                }
+            }
+            Cursor::Main(e) if list.is_call(e) => {
+                self.cursor = Cursor::Main(list.next(e));
+                let op = list.op(e);
+                // A dead write goes alone only when its return is the first pending one.
+                let allowed = !self.dead.contains(op as usize) || first_return(list) == list.return_of(e);
+                self.try_if(allowed, Candidate { op, at: Cursor::Main(e), safe: false })
+            }
+            // The first pending return: the pool's turn, for ops called before it.
+            Cursor::Main(e) => {
+                self.cursor = Cursor::Pool(self.pool.first(), list.position(e));
+                Next::Skip
+            }
+            Cursor::Pool(slot, bound) if slot != NIL && self.pool.call(slot) < bound => {
+                self.cursor = Cursor::Pool(self.pool.next(slot), bound);
+                let op = self.pool.op(slot);
+                let twin = self.twins[op as usize];
+                let first_of_twins = twin == NO_TWIN || self.linearized.contains(twin as usize);
+                self.try_if(first_of_twins, Candidate { op, at: Cursor::Pool(slot, bound), safe: false })
+            }
+            Cursor::Pool(..) | Cursor::Exhausted => Next::Backtrack,
+        }
+    }
+
+    fn try_if(&self, allowed: bool, candidate: Candidate) -> Next {
+        if allowed {
+            Next::Try(candidate)
+        } else {
+            Next::Skip
+        }
+    }
+
+    /// Linearizes the candidate if the model allows it and the configuration it leads to
+    /// is new; then the search goes on from that configuration.
+    fn try_candidate(&mut self, Candidate { op, at, safe }: Candidate) -> Result<(), Exceeded> {
+        let entry = &self.key.ops[op as usize];
+        let (action, determinate) = (entry.action, entry.is_determinate());
+        // An indeterminate op that would change nothing is never needed.
+        let state = self.state;
+        let Some(next_state) = self.model.step(state, action).filter(|s| determinate || *s != state) else {
+            return Ok(());
+        };
+        let path_before = self.path.len();
+        let swept_now = if matches!(action, Action::Write(_)) && !self.dead.contains(op as usize) { self.sweep() } else { 0 };
+        self.toggle(op);
+        self.linearized.insert(op as usize);
+        if !self.cache.insert(self.hash, &self.linearized, next_state) {
+            self.toggle(op);
+            self.linearized.set(op as usize, false);
+            self.unsweep(swept_now);
+            return Ok(());
+        }
+        self.stats.configurations += 1;
+        if self.stats.configurations & (MEMORY_CHECK_EVERY - 1) == 0 {
+            self.budget.check_memory(self.fixed_bytes + self.cache.bytes() + self.model.extra_bytes())?;
+        }
+        match at {
+            Cursor::Main(e) => {
+                self.list.lift(e);
+                self.remaining -= 1;
+            }
+            Cursor::Pool(slot, _) => self.pool.lift(slot),
+            Cursor::Fresh | Cursor::Exhausted => unreachable!("candidates are in the list or the pool"),
+        }
+        self.stack.push(Frame { op, at, state_before: state, safe, swept: swept_now });
+        self.path.push(op);
+        self.deepest.on_push(&self.path, path_before);
+        self.state = next_state;
+        self.cursor = Cursor::Fresh;
+        Ok(())
+    }
+
+    /// Undoes the last linearization and resumes with the candidates after it; false when
+    /// there is none to undo (the history is not linearizable).
+    fn backtrack(&mut self) -> bool {
+        let Some(frame) = self.stack.pop() else { return false };
+        self.stats.backtracks += 1;
+        self.toggle(frame.op);
+        self.linearized.set(frame.op as usize, false);
+        self.state = frame.state_before;
+        match frame.at {
+            Cursor::Main(e) => {
+                self.list.unlift(e);
+                self.remaining += 1;
+            }
+            Cursor::Pool(slot, _) => self.pool.unlift(slot),
+            Cursor::Fresh | Cursor::Exhausted => {}
+        }
+        self.path.pop();
+        self.unsweep(frame.swept);
+        self.deepest.on_pop(self.path.len());
+        // Resume after the op, in the list as it was before the step.
+        self.cursor = match frame.at {
+            _ if frame.safe => Cursor::Exhausted,
+            Cursor::Main(e) => Cursor::Main(self.list.next(e)),
+            Cursor::Pool(slot, bound) => Cursor::Pool(self.pool.next(slot), bound),
+            Cursor::Fresh | Cursor::Exhausted => Cursor::Exhausted,
+        };
+        true
+    }
+
+    /// Flips `op` in the configuration's hash.
+    fn toggle(&mut self, op: u32) {
+        let k = self.zobrist.key(op as usize);
+        self.hash = (self.hash.0 ^ k.0, self.hash.1 ^ k.1);
+    }
+
+    /// Linearizes every dead write that is a candidate now (one pass suffices: lifting a
+    /// dead write's return only makes entries further on reachable). Returns how many.
+    fn sweep(&mut self) -> u32 {
+        let mut count = 0;
+        let mut before = HEAD;
+        let mut e = self.list.first();
+        while self.list.is_call(e) {
+            let op = self.list.op(e);
+            if self.dead.contains(op as usize) {
+                self.list.lift(e);
+                self.linearized.insert(op as usize);
+                self.toggle(op);
+                self.remaining -= 1;
+                self.swept.push(e);
+                self.path.push(op);
+                count += 1;
+            } else {
+                before = e;
+            }
+            // After a lift, the entry after `before` is the next one still in the list.
+            e = self.list.next(before);
+        }
+        count
+    }
+
+    /// Undoes the last `count` sweeps, in reverse order.
+    fn unsweep(&mut self, count: u32) {
+        for _ in 0..count {
+            let Some(e) = self.swept.pop() else { return };
+            let op = self.list.op(e);
+            self.list.unlift(e);
+            self.linearized.set(op as usize, false);
+            self.toggle(op);
+            self.remaining += 1;
+            self.path.pop();
+        }
     }
 }
 

@@ -7,10 +7,13 @@
 //! (auto-splits) and are the ones whose judgement the split checker examines.
 
 use crate::catalog::CatalogTimeline;
-use crate::history::{History, Process, RouteRecord};
+use crate::history::{fault_events, FaultEdge, History, RouteRecord};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 const NS_PER_S: f64 = 1e9;
+
+/// The nemesis fault whose events ask for splits (`start-split`).
+pub const SPLIT_FAULT: &str = "split";
 
 #[derive(Debug, Clone)]
 pub struct SplitEvent {
@@ -92,16 +95,11 @@ pub fn catalog_changes(timeline: &CatalogTimeline) -> CatalogChanges {
 /// split's keys, or — when the event names no key — the nearest such event. Events with
 /// `effective: false` (refused or never attempted) claim nothing.
 pub fn mark_forced(history: &History, splits: &mut [SplitEvent], match_s: f64) {
-    let requests: Vec<(u64, Option<&str>)> = history
-        .ops
-        .iter()
-        .filter(|op| op.process == Process::Nemesis && op.f == "start-split")
+    let requests: Vec<(u64, Option<String>)> = fault_events(&history.ops)
+        .filter(|(_, e)| e.edge == FaultEdge::Start && e.fault == SPLIT_FAULT)
         // A split the store refused (or the nemesis never attempted) claims nothing.
-        .filter(|op| op.value.get("effective").and_then(|v| v.as_bool()) != Some(false))
-        .map(|op| {
-            let key = op.value.get("split_key").or_else(|| op.value.get("key")).and_then(|v| v.as_str());
-            (op.time, key)
-        })
+        .filter(|(_, e)| e.value.effective != Some(false))
+        .map(|(op, e)| (op.time, e.value.split_key().map(str::to_string)))
         .collect();
     let window = (match_s * NS_PER_S) as u64;
     let mut claimed: FxHashSet<usize> = FxHashSet::default();
@@ -109,7 +107,7 @@ pub fn mark_forced(history: &History, splits: &mut [SplitEvent], match_s: f64) {
         let found = requests.iter().enumerate().find(|(i, (t, key))| {
             !claimed.contains(i)
                 && t.abs_diff(split.time) <= window
-                && key.is_none_or(|k| split.split_keys.iter().any(|s| s == k))
+                && key.as_deref().is_none_or(|k| split.split_keys.iter().any(|s| s == k))
         });
         if let Some((i, _)) = found {
             claimed.insert(i);

@@ -6,29 +6,24 @@
 //! active until the next `stop-<kind>`; times in the output are milliseconds before the
 //! moment, so the numbers read as "how long ago".
 
-use crate::history::{History, Op, Process};
+use crate::history::{fault_events, FaultEdge, FaultEvent, History, Op};
 use serde_json::{json, Value};
 
 fn ms(ns: u64) -> f64 {
     (ns as f64 / 1e4).round() / 100.0
 }
 
-fn targets(op: &Op) -> Vec<String> {
-    let list = op.value.get("targets").and_then(Value::as_array);
-    list.map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()).unwrap_or_default()
-}
-
-fn event_json(op: &Op, kind: &str, at: u64, node: Option<&str>) -> Value {
-    let targets = targets(op);
+fn event_json(op: &Op, event: &FaultEvent, at: u64, node: Option<&str>) -> Value {
+    let targets = &event.value.targets;
     let mut v = json!({
-        "kind": kind,
+        "kind": event.fault,
         "event": op.index,
         "ms_before": ms(at - op.time),
         "targets": targets,
         "node_targeted": node.is_some_and(|n| targets.iter().any(|t| t == n)),
     });
-    if let Some(effective) = op.value.get("effective") {
-        v["effective"] = effective.clone();
+    if let Some(effective) = event.value.effective {
+        v["effective"] = json!(effective);
     }
     v
 }
@@ -36,20 +31,18 @@ fn event_json(op: &Op, kind: &str, at: u64, node: Option<&str>) -> Value {
 /// The faults active at `at` and the last heal before it. `node` (the node that served the
 /// read) is marked in each event whose targets include it.
 pub fn fault_state(history: &History, at: u64, node: Option<&str>) -> Value {
-    let mut active: Vec<(&str, &Op)> = Vec::new();
-    let mut last_heal: Option<(&str, &Op)> = None;
-    for op in history.ops.iter().filter(|o| o.process == Process::Nemesis && o.time < at) {
-        if let Some(kind) = op.f.strip_prefix("start-") {
-            active.retain(|(k, _)| *k != kind);
-            active.push((kind, op));
-        } else if let Some(kind) = op.f.strip_prefix("stop-") {
-            active.retain(|(k, _)| *k != kind);
-            last_heal = Some((kind, op));
+    let mut active: Vec<(&Op, FaultEvent)> = Vec::new();
+    let mut last_heal: Option<(&Op, FaultEvent)> = None;
+    for (op, event) in fault_events(history.ops.iter().filter(|o| o.time < at)) {
+        active.retain(|(_, e)| e.fault != event.fault);
+        match event.edge {
+            FaultEdge::Start => active.push((op, event)),
+            FaultEdge::Stop => last_heal = Some((op, event)),
         }
     }
     json!({
-        "active": active.iter().map(|(k, op)| event_json(op, k, at, node)).collect::<Vec<_>>(),
-        "last_heal": last_heal.map(|(k, op)| event_json(op, k, at, node)),
+        "active": active.iter().map(|(op, e)| event_json(op, e, at, node)).collect::<Vec<_>>(),
+        "last_heal": last_heal.map(|(op, e)| event_json(op, &e, at, node)),
     })
 }
 

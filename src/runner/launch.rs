@@ -1,70 +1,63 @@
 //! Starting the cluster a run asked for: the target's node image (Docker) or host binary
 //! (netns), then a Docker, netns or external cluster running the target's node command.
+//! Nothing here depends on which target it is: the [`crate::db::Db`] declares its binary,
+//! its image contents and its command line.
 
-use super::{ClusterKind, DbKind};
+use super::plan::Plan;
 use crate::cluster::docker::{DockerCluster, DockerSpec};
 use crate::cluster::external::ExternalCluster;
 use crate::cluster::netns::{NetnsCluster, NetnsSpec};
 use crate::cluster::Cluster;
+use crate::db::{ClusterKind, Db};
 use crate::image::{self, NodeImage};
-use crate::runner::plan::Plan;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The node image of a non-refkv target (refkv's is built by the runner itself).
-pub async fn node_image(plan: &Plan) -> Result<NodeImage> {
-    let db = plan.args.db;
-    if let Some(tag) = &plan.args.image {
+/// The node image of target `db`: the `existing` image (`--image`), or one built from its
+/// server binary (`binary`, else the target's default).
+pub async fn node_image(db: &dyn Db, existing: Option<&str>, binary: Option<&Path>) -> Result<NodeImage> {
+    if let Some(tag) = existing {
         return image::existing_image(tag).await;
     }
-    let server = server_binary(plan).await?;
+    if let Some(p) = binary.filter(|_| db.static_binary()) {
+        image::check_static_binary(p)?;
+    }
+    let server = server_binary(db, binary).await?;
     let pause_root = image::workspace_root().unwrap_or_else(|| std::env::temp_dir().join("faultline"));
     let pause = image::build_pause(&pause_root).await?;
-    super::image::ensure_image(db.name(), &server, &pause).await
+    image::ensure_image(db.kind().name(), &server, &pause).await
 }
 
-/// The server binary on this machine: `--db-binary`, refkv built from the workspace, or
-/// etcd from the PATH.
-pub async fn server_binary(plan: &Plan) -> Result<PathBuf> {
-    if let Some(p) = &plan.args.db_binary {
-        return Ok(p.clone());
-    }
-    match plan.args.db {
-        DbKind::Refkv => match image::workspace_root() {
-            Some(root) => image::build_static_server(&root).await,
-            None => bail!("the faultline sources are not next to this binary, so refkv cannot be built: pass --db-binary"),
-        },
-        DbKind::Etcd => super::image::find_etcd(None),
-        DbKind::Elastickv => bail!(
-            "--db elastickv needs the elastickv server: --db-binary PATH (a binary built from bootjp/elastickv) \
-             or, with Docker, --image TAG (see docs/elastickv.md)"
-        ),
+/// The server binary on this machine: `binary` (`--db-binary`), else the target's default.
+pub async fn server_binary(db: &dyn Db, binary: Option<&Path>) -> Result<PathBuf> {
+    match binary {
+        Some(p) => Ok(p.to_path_buf()),
+        None => db.default_binary().await,
     }
 }
 
 /// Starts the cluster. `image` is the node image for Docker clusters.
 pub async fn start(plan: &Plan, run_id: String, run_dir: &Path, image: Option<&NodeImage>) -> Result<Arc<dyn Cluster>> {
-    match plan.args.cluster {
+    match plan.spec.cluster {
         ClusterKind::Docker => {
             let image = image.context("a Docker cluster needs a node image")?;
-            let refkv = plan.args.db == DbKind::Refkv;
             let spec = DockerSpec {
                 run_id,
-                nodes: usize::from(plan.args.nodes),
+                nodes: usize::from(plan.spec.nodes),
                 image: image.tag.clone(),
                 run_dir: run_dir.to_path_buf(),
                 server_args: plan.server_args.clone(),
                 subnet: plan.subnet,
-                db: (!refkv).then(|| plan.db.clone()),
+                db: plan.db.clone(),
             };
             Ok(Arc::new(DockerCluster::start(spec).await?))
         }
         ClusterKind::Netns => {
-            let binary = server_binary(plan).await?;
+            let binary = server_binary(plan.db.as_ref(), plan.spec.db_binary.as_deref()).await?;
             let spec = NetnsSpec {
                 run_id,
-                nodes: usize::from(plan.args.nodes),
+                nodes: usize::from(plan.spec.nodes),
                 binary,
                 run_dir: run_dir.to_path_buf(),
                 server_args: plan.server_args.clone(),
@@ -73,7 +66,7 @@ pub async fn start(plan: &Plan, run_id: String, run_dir: &Path, image: Option<&N
             Ok(Arc::new(NetnsCluster::start(spec).await?))
         }
         ClusterKind::External => {
-            let endpoints = plan.args.endpoints.as_deref().context("--cluster external needs --endpoints host:port,...")?;
+            let endpoints = plan.spec.endpoints.as_deref().context("--cluster external needs --endpoints host:port,...")?;
             Ok(Arc::new(ExternalCluster::new(endpoints)?))
         }
     }

@@ -1,0 +1,87 @@
+//! `partition`: cuts the network with DROP rules inside the nodes' namespaces, in one of
+//! the [`PartitionMode`] shapes (the first partition of a run isolates the hot group's
+//! leader when that mode is enabled).
+//!
+//! Effective when every rule was installed and some group's leader lost its majority (or
+//! the shape is a ring, which cuts every node off from its predecessor).
+
+use super::{Ctx, Fault, Started, Style, Turn, Undo};
+use crate::grudge::{self, Grudge, PartitionMode};
+use crate::net;
+use analysis::history::FaultValue;
+use futures::future::BoxFuture;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use std::collections::BTreeMap;
+
+pub struct Partition;
+
+/// What a partition records beside the shared fields.
+#[derive(serde::Serialize)]
+struct Facts {
+    grudge: Grudge,
+    leaders: BTreeMap<u64, String>,
+    leaders_cut_off: Vec<u64>,
+}
+
+impl Fault for Partition {
+    fn name(&self) -> &'static str {
+        "partition"
+    }
+
+    fn effective_means(&self) -> &'static str {
+        "every rule was installed and a group's leader lost its majority (or the shape is a ring)"
+    }
+
+    fn style(&self) -> Style {
+        Style { rgb: (230, 80, 80), label: "partition" }
+    }
+
+    fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
+        Box::pin(start_partition(ctx, turn.nth == 0, rng))
+    }
+}
+
+async fn start_partition(ctx: &Ctx, first: bool, rng: &mut StdRng) -> Started {
+    let nodes = ctx.node_names();
+    let modes = if ctx.partition_modes.is_empty() { PartitionMode::ALL.to_vec() } else { ctx.partition_modes.clone() };
+    let mode = if first && modes.contains(&PartitionMode::Leader) {
+        PartitionMode::Leader
+    } else {
+        *modes.choose(rng).unwrap_or(&PartitionMode::One)
+    };
+    let leaders = ctx.leaders().await;
+    let hot_leader = if mode == PartitionMode::Leader { ctx.hot_leader().await } else { None };
+    let g = grudge::grudge(mode, &nodes, hot_leader.as_deref(), rng);
+    let errors = apply_grudge(ctx, &g).await;
+    let cut_leaders: Vec<u64> = leaders.iter().filter(|(_, l)| !grudge::has_majority(&g, &nodes, l)).map(|(g, _)| *g).collect();
+    let mut value = FaultValue::new(g.keys().cloned().collect());
+    value.effective = Some(errors.is_empty() && (!cut_leaders.is_empty() || mode == PartitionMode::Ring));
+    value.mode = Some(mode.name().to_string());
+    value.leader = Some(!cut_leaders.is_empty());
+    value.errors = Some(errors);
+    let value = value.with_facts(Facts { grudge: g, leaders, leaders_cut_off: cut_leaders });
+    Started { value, undo: Undo::Network { nodes, netem: false }, summary: Some(format!("partition {}", mode.name())) }
+}
+
+/// Installs DROP rules so that each node drops what comes from the nodes it holds a grudge
+/// against. Returns the errors (empty: fully applied).
+pub(super) async fn apply_grudge(ctx: &Ctx, g: &Grudge) -> Vec<String> {
+    let mut errors = Vec::new();
+    let all = ctx.control.nodes();
+    for (node, from) in g {
+        let r = async {
+            let ns = ctx.control.netns(node).await?;
+            net::ensure_chain(&ns).await?;
+            for f in from {
+                let peer = crate::NodeInfo::find(all, f)?;
+                net::drop_inbound_from(&ns, peer.ip).await?;
+            }
+            anyhow::Ok(())
+        };
+        if let Err(e) = r.await {
+            errors.push(format!("{node}: {e:#}"));
+        }
+    }
+    errors
+}
