@@ -124,7 +124,7 @@ pub struct TestArgs {
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
 
-    /// Faults, comma-separated: partition, kill, pause, loss, split, all, none.
+    /// Faults, comma-separated: partition, kill, pause, loss, split, move, abort-move, all, none.
     #[arg(long, default_value = "none", help_heading = "Nemesis")]
     pub nemesis: String,
 

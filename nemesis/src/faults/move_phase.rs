@@ -9,9 +9,10 @@
 //!
 //! It heals once the job is past CUTOVER (CLEANUP, DONE, ABANDONED or FAILED) or the turn's
 //! budget has passed, so a paused old owner stays frozen across the cutover. A paused
-//! source leader that wakes after the cutover is then a stale client too: right after it
-//! resumes, [`STALE_WRITES`] `stale-write` ops go through it straight to the source group
-//! under the pre-move epoch (the store must refuse every one at commit time). Runs on its
+//! source leader held past the cutover is then a stale client too: just before it resumes,
+//! [`STALE_WRITES`] `stale-write` ops are sent through it straight to the source group under
+//! the pre-move epoch, so it handles them as it wakes (the store must refuse every one at
+//! commit time). Runs on its
 //! own clock. Effective when the action hit a node while the job was live; the events
 //! record the phase aimed at, the phase seen when it fired, the job and the node hit.
 
@@ -37,6 +38,10 @@ pub const STALE_WRITES: u64 = 20;
 
 /// Client process ids of stale writes start here (far above any workload process).
 pub const STALE_WRITER_PROCESS: u64 = 900_000;
+
+/// How long the stale writes wait in the frozen node's sockets before it is resumed (well
+/// under the client's call timeout).
+const STALE_WRITES_BEFORE_RESUME: Duration = Duration::from_millis(300);
 
 /// What the fault does to the node it picks; the turn number picks the action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -249,7 +254,8 @@ async fn act(ctx: &Ctx, action: Action, node: &str) -> (Undo, Vec<String>) {
 /// Waits until the job is past its cutover (at most the budget), then heals; a paused
 /// source leader woken after the cutover then sends the stale writes.
 async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
-    let fact = |k: &str| active.started.facts.get(k).cloned().unwrap_or(serde_json::Value::Null);
+    let null = serde_json::Value::Null;
+    let fact = |k: &str| active.started.facts.get(k).unwrap_or(&null);
     let job_id = fact("job_id").as_u64();
     let mut job_phase = None;
     if let (Some(id), false) = (job_id, active.undo == Undo::Nothing) {
@@ -262,15 +268,27 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
             tokio::time::sleep(POLL * 5).await;
         }
     }
-    let errors = super::undo(ctx, &active.undo).await;
-    let woke_stale = fact("action") == serde_json::json!("pause-source-leader")
-        && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| past_cutover(p) && p != JobPhase::Abandoned && p != JobPhase::Failed);
-    let mut stale_writes = 0;
-    if let (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) =
-        (woke_stale, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("split_key").as_str(), job_id)
-    {
-        stale_writes = send_stale_writes(ctx, node, key, group, epoch, job, active.turn.nth).await;
-    }
+    let stale_through = *fact("action") == serde_json::json!("pause-source-leader")
+        && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| p == JobPhase::Cleanup || p == JobPhase::Done);
+    let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("split_key").as_str(), job_id) {
+        (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => Some(StaleWrites { node, group, epoch, split_key: key, job, nth: active.turn.nth }),
+        _ => None,
+    };
+    // The stale writes are sent while the old owner is still frozen, so that it handles
+    // them the moment it wakes, with the routing view it had before the cutover.
+    let resume_later = async {
+        if stale.is_some() {
+            tokio::time::sleep(STALE_WRITES_BEFORE_RESUME).await;
+        }
+        super::undo(ctx, &active.undo).await
+    };
+    let send = async {
+        match &stale {
+            Some(w) => send_stale_writes(ctx, w).await,
+            None => 0,
+        }
+    };
+    let (errors, stale_writes) = tokio::join!(resume_later, send);
     let mut value = FaultValue::new(active.targets.clone());
     value.effective = active.started.effective;
     value.healed = Some(errors.is_empty());
@@ -278,22 +296,34 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
     value.with_facts(Healed { job_id, job_phase, stale_writes })
 }
 
-/// Sends [`STALE_WRITES`] writes through `node` to `group` under `epoch`, each recorded as a
-/// `stale-write` invoke and its completion (one process per write). Returns how many.
-async fn send_stale_writes(ctx: &Ctx, node: &str, split_key: &str, group: u64, epoch: u64, job: u64, nth: u64) -> u64 {
-    for i in 0..STALE_WRITES {
-        let process = STALE_WRITER_PROCESS + nth * STALE_WRITES + i;
-        let key = format!("{split_key}~stale-{job}-{i}");
-        let written = format!("stale-{job}-{i}");
-        let value = serde_json::json!({"value": written, "group": group, "epoch": epoch});
-        ctx.sink.record(stale_op(OpType::Invoke, process, &key, value.clone(), node, None, None));
-        let (kind, meta, error) = match ctx.oracle.stale_write(node, &key, &written, group, epoch).await {
+/// Where and under what the stale writes of one heal go.
+struct StaleWrites<'a> {
+    node: &'a str,
+    group: u64,
+    epoch: u64,
+    split_key: &'a str,
+    job: u64,
+    nth: u64,
+}
+
+/// Sends [`STALE_WRITES`] writes at once through `w.node` to `w.group` under `w.epoch`, each
+/// recorded as a `stale-write` invoke and its completion (one process per write). Returns
+/// how many were sent.
+async fn send_stale_writes(ctx: &Ctx, w: &StaleWrites<'_>) -> u64 {
+    let one = |i: u64| async move {
+        let process = STALE_WRITER_PROCESS + w.nth * STALE_WRITES + i;
+        let key = format!("{}~stale-{}-{i}", w.split_key, w.job);
+        let written = format!("stale-{}-{i}", w.job);
+        let value = serde_json::json!({"value": written, "group": w.group, "epoch": w.epoch});
+        ctx.sink.record(stale_op(OpType::Invoke, process, &key, value.clone(), w.node, None, None));
+        let (kind, meta, error) = match ctx.oracle.stale_write(w.node, &key, &written, w.group, w.epoch).await {
             Ok(meta) => (OpType::Ok, meta, None),
             Err(e) if e.definite => (OpType::Fail, None, Some(e.error)),
             Err(e) => (OpType::Info, None, Some(e.error)),
         };
-        ctx.sink.record(stale_op(kind, process, &key, value, node, meta, error));
-    }
+        ctx.sink.record(stale_op(kind, process, &key, value, w.node, meta, error));
+    };
+    futures::future::join_all((0..STALE_WRITES).map(one)).await;
     STALE_WRITES
 }
 
