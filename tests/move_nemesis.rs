@@ -9,7 +9,9 @@ use test_support::*;
 
 fn move_run(name: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
     let _one = lock();
-    let mut args = vec!["--nemesis", "move", "--move-phase", "BACKFILL", "--nemesis-interval", "3", "--time-limit", "20", "--test-name", name];
+    // One turn every 6 s: a paused source leader that is also the migrator (group 1) holds
+    // the job in FENCE for a few seconds, and the fault holds until past CUTOVER.
+    let mut args = vec!["--nemesis", "move", "--move-phase", "BACKFILL", "--nemesis-interval", "6", "--time-limit", "30", "--test-name", name];
     args.extend_from_slice(extra);
     let (run, out) = run_test(&format!("move-{name}"), &args);
     let results = results(&run);

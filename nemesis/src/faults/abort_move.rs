@@ -8,7 +8,7 @@
 //! the store had to answer and what it answered. Whether the catalog then settles
 //! consistently is the epoch-authority checker's rule (e).
 
-use super::move_phase::{live_or_new_job, wait_for_phase};
+use super::move_phase::{forced_split_key, live_or_new_job, wait_for_phase};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use analysis::history::{FaultValue, JobPhase};
 use futures::future::BoxFuture;
@@ -92,6 +92,7 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
     };
     let mut value = FaultValue::new(Vec::new());
     value.effective = Some(false);
+    value.split_key = forced_split_key(&asked.started_split, job.as_ref());
     if let Some(job) = job {
         let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
         asked.phase_seen = seen.map(|j| j.phase);

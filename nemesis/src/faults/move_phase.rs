@@ -112,7 +112,7 @@ struct Aimed {
     /// The moving range's group and epoch when the action fired (what a stale client holds).
     pre_move_group: Option<u64>,
     pre_move_epoch: Option<u64>,
-    split_key: Option<String>,
+    job_split_key: Option<String>,
     /// The split this turn started, when no job was live.
     started_split: Option<serde_json::Value>,
 }
@@ -166,6 +166,13 @@ pub(super) async fn live_or_new_job(ctx: &Ctx) -> (Option<SplitJobRecord>, Optio
     (job, Some(asked))
 }
 
+/// The split key this turn's own accepted split used (recorded as the event's `split_key`, so
+/// the split checker knows the split was forced, not the store's own decision).
+pub(super) fn forced_split_key(started_split: &Option<serde_json::Value>, job: Option<&SplitJobRecord>) -> Option<String> {
+    let accepted = started_split.as_ref().is_some_and(|s| s["accepted"] == serde_json::json!(true));
+    job.filter(|_| accepted).map(|j| j.split_key.clone())
+}
+
 /// Waits (at most `budget`) for `job` to reach `aimed`; the phase seen last and whether it did.
 pub(super) async fn wait_for_phase(ctx: &Ctx, job_id: u64, aimed: JobPhase, budget: Duration) -> (Option<SplitJobRecord>, bool) {
     let deadline = tokio::time::Instant::now() + budget;
@@ -200,11 +207,12 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
         node: None,
         pre_move_group: None,
         pre_move_epoch: None,
-        split_key: job.as_ref().map(|j| j.split_key.clone()),
+        job_split_key: job.as_ref().map(|j| j.split_key.clone()),
         started_split,
     };
     let mut value = FaultValue::new(Vec::new());
     value.effective = Some(false);
+    value.split_key = forced_split_key(&facts.started_split, job.as_ref());
     let Some(job) = job else { return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None } };
     let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
     facts.phase_seen = seen.as_ref().map(|j| j.phase.clone());
@@ -270,7 +278,7 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
     }
     let stale_through = *fact("action") == serde_json::json!("pause-source-leader")
         && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| p == JobPhase::Cleanup || p == JobPhase::Done);
-    let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("split_key").as_str(), job_id) {
+    let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("job_split_key").as_str(), job_id) {
         (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => Some(StaleWrites { node, group, epoch, split_key: key, job, nth: active.turn.nth }),
         _ => None,
     };
