@@ -11,7 +11,11 @@ fn move_run(name: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Ou
     let _one = lock();
     // One turn every 6 s: a paused source leader that is also the migrator (group 1) holds
     // the job in FENCE for a few seconds, and the fault holds until past CUTOVER.
-    let mut args = vec!["--nemesis", "move", "--move-phase", "BACKFILL", "--nemesis-interval", "6", "--time-limit", "30", "--test-name", name];
+    // Slow copies keep the job in BACKFILL long enough for the pause to land there.
+    let mut args = vec![
+        "--nemesis", "move", "--move-phase", "BACKFILL", "--nemesis-interval", "6", "--time-limit", "30",
+        "--server-arg=--copy-bytes-per-sec=4000", "--test-name", name,
+    ];
     args.extend_from_slice(extra);
     let (run, out) = run_test(&format!("move-{name}"), &args);
     let results = results(&run);

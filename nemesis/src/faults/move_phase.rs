@@ -214,15 +214,18 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
     value.effective = Some(false);
     value.split_key = forced_split_key(&facts.started_split, job.as_ref());
     let Some(job) = job else { return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None } };
+    // The node is found before waiting, so that the action follows the phase at once.
+    let Some(node) = ctx.oracle.leader_of(action.group(&job)).await else {
+        value.errors = Some(vec![format!("no leader known for group {}", action.group(&job))]);
+        return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
+    };
     let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
     facts.phase_seen = seen.as_ref().map(|j| j.phase.clone());
     if !hit {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     }
-    let Some(node) = ctx.oracle.leader_of(action.group(&job)).await else {
-        value.errors = Some(vec![format!("no leader known for group {}", action.group(&job))]);
-        return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
-    };
+    // Before the cutover the route still has its pre-move group and epoch (asked before
+    // acting: a paused node would hold the question up).
     if let Some((group, epoch)) = ctx.oracle.route_at(&job.split_key).await {
         facts.pre_move_group = Some(group);
         facts.pre_move_epoch = Some(epoch);
