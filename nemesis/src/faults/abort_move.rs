@@ -60,7 +60,7 @@ impl Fault for AbortMove {
     }
 
     fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
-        let before_cutover = turn.nth % 2 == 0;
+        let before_cutover = turn.nth.is_multiple_of(2);
         let aimed = if before_cutover { *PRE_CUTOVER.choose(rng).unwrap_or(&JobPhase::Fence) } else { JobPhase::Cutover };
         Box::pin(abandon_at(ctx, turn, aimed, before_cutover))
     }
