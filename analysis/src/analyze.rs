@@ -15,8 +15,11 @@ use crate::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every client function some checker understands.
+/// A stale client's write (see `docs/history-format.md`), judged by epoch-authority.
+pub const STALE_WRITE: &str = "stale-write";
+
 pub const KNOWN_FUNCTIONS: &[&str] =
-    &["read", "get", "write", "put", "cas", "compare-and-set", "append", "add", "read-set", "scan"];
+    &["read", "get", "write", "put", "cas", "compare-and-set", "append", "add", "read-set", "scan", STALE_WRITE];
 
 /// Which checkers to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

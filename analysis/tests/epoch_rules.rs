@@ -484,3 +484,33 @@ fn rule_e_leaves_elastickv_failed_retries_unjudged() {
     assert_eq!(phases(&["CUTOVER", "ABANDONING", "ABANDONED"]), ["abandoned-after-cutover"]);
     assert_eq!(phases(&["DONE", "FAILED", "DONE"]), ["terminal-job-changed"]);
 }
+
+// --- stale writes -----------------------------------------------------------------------
+
+#[test]
+fn an_acknowledged_stale_write_to_the_old_owner_is_a_rule_b_witness_and_counted() {
+    let mut h = clean_move();
+    // A stale client: straight to group 1 under epoch 1, after the move was observed.
+    h.at_ms(300).invoke(900_000, "stale-write", "z", json!("s1"));
+    h.complete(OpType::Ok, 900_000, "stale-write", "z", json!("s1"), Some(meta(1, 1, 14, 1, 1)));
+    h.invoke(900_001, "stale-write", "y", json!("s2"));
+    h.complete(OpType::Fail, 900_001, "stale-write", "y", json!("s2"), None);
+    h.invoke(900_002, "stale-write", "x", json!("s3"));
+    let r = run(&h);
+    assert_eq!(rule_validity(&r, "b"), json!(false));
+    let w = r.anomalies.iter().find(|a| a["rule"] == "b").unwrap();
+    assert_eq!(w["kind"], "stale-epoch-write");
+    assert_eq!(w["key"], "z");
+    let counts: Vec<u64> = ["attempted", "acknowledged", "rejected", "indeterminate"].iter().map(|k| r.counts[&format!("stale-writes-{k}")]).collect();
+    assert_eq!(counts, vec![3, 1, 1, 1]);
+}
+
+#[test]
+fn rejected_stale_writes_are_counted_and_never_a_violation() {
+    let mut h = clean_move();
+    h.at_ms(300).invoke(900_000, "stale-write", "z", json!("s1"));
+    h.complete(OpType::Fail, 900_000, "stale-write", "z", json!("s1"), None);
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
+    assert_eq!((r.counts["stale-writes-attempted"], r.counts["stale-writes-rejected"]), (1, 1));
+}

@@ -209,6 +209,21 @@ fn forced_splits_are_observed_but_not_judged() {
 }
 
 #[test]
+fn a_move_fault_claims_only_the_split_it_started_itself() {
+    let split_then = |event: serde_json::Value| {
+        let mut h = HistoryBuilder::new();
+        h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+        h.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+        h.at_ms(1500).nemesis("start-move", event);
+        check(&h.build(), &opts()).counts["forced-splits"]
+    };
+    // The move fault started the split (its event names the key): forced.
+    assert_eq!(split_then(json!({"targets": ["n1"], "effective": true, "split_key": "q", "job_split_key": "q"})), 1);
+    // It aimed at a job the store started itself (no `split_key`): the split stays the store's.
+    assert_eq!(split_then(json!({"targets": ["n1"], "effective": true, "job_split_key": "q"})), 0);
+}
+
+#[test]
 fn route_load_series_counts_ops_per_second_through_the_catalog_in_force() {
     let mut h = HistoryBuilder::new();
     let mut n = 0;

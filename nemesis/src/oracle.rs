@@ -2,6 +2,7 @@
 //! group, which group serves the hot range, and forcing a split. The harness implements it
 //! with its gRPC client; the nemesis stays independent of the wire protocol.
 
+use analysis::history::{CommitMeta, SplitJobRecord};
 use futures::future::BoxFuture;
 
 /// The outcome of a forced split, as recorded in the history.
@@ -21,6 +22,16 @@ pub struct SplitOutcome {
     pub job_id: Option<u64>,
 }
 
+/// How a stale write ended when not acknowledged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleWriteError {
+    /// The write certainly did not take effect (a refusal), rather than maybe.
+    pub definite: bool,
+    pub error: String,
+}
+
+pub type StaleWriteResult = Result<Option<CommitMeta>, StaleWriteError>;
+
 /// Questions and commands the nemesis sends to the cluster under test.
 pub trait Oracle: Send + Sync {
     /// The node currently leading `group`, if one is known.
@@ -34,4 +45,32 @@ pub trait Oracle: Send + Sync {
     fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>>;
     /// The phase of a split job (`PLANNED` ... `DONE`, `ABANDONED`), if the catalog shows it.
     fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>>;
+    /// A split job as the store reports it (`GetSplitJob`, else its catalog). The default:
+    /// none (a store without split jobs).
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
+        let _ = job_id;
+        Box::pin(async { None })
+    }
+    /// The store's live (not DONE/ABANDONED) split job, if any.
+    fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
+        Box::pin(async { None })
+    }
+    /// The group and epoch of the route holding `key` in the store's catalog now.
+    fn route_at<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<(u64, u64)>> {
+        let _ = key;
+        Box::pin(async { None })
+    }
+    /// A stale client's write: `value` sent through `node` straight to `group` as if routed
+    /// under `epoch` (not re-routed). `Ok` = acknowledged, with the commit metadata;
+    /// `Err` = refused or failed, with whether that is definite and the error text.
+    fn stale_write<'a>(&'a self, node: &'a str, key: &'a str, value: &'a str, group: u64, epoch: u64) -> BoxFuture<'a, StaleWriteResult> {
+        let _ = (node, key, value, group, epoch);
+        Box::pin(async { Err(StaleWriteError { definite: true, error: "unimplemented: no pinned writes".into() }) })
+    }
+    /// Asks the store to abandon a split job (`AbandonSplitJob`); the store's refusal or
+    /// the call's failure as text.
+    fn abandon_job(&self, job_id: u64) -> BoxFuture<'_, Result<(), String>> {
+        let _ = job_id;
+        Box::pin(async { Err("unimplemented: this oracle cannot abandon split jobs".to_string()) })
+    }
 }

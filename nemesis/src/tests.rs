@@ -110,6 +110,7 @@ pub(crate) fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
         loss_probability: 0.2,
         partition_modes: PartitionMode::ALL.to_vec(),
         use_netem: false,
+        move_phase: None,
     }
 }
 

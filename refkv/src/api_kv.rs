@@ -79,7 +79,14 @@ impl RawKv for Api {
             (true, true) => Some(Cas::ExpectAbsent),
             (true, false) => Some(Cas::Expect(r.expected)),
         };
-        let routed = self.node.put(&r.key, &r.value, cas).await;
+        let routed = if r.group_id != 0 {
+            if cas.is_some() {
+                return Err(Status::invalid_argument("a pinned put (group_id) cannot be a compare-and-set"));
+            }
+            self.node.put_pinned(&r.key, &r.value, r.group_id, r.route_epoch).await
+        } else {
+            self.node.put(&r.key, &r.value, cas).await
+        };
         self.node.sampler.record(routed.route.id, &r.key, AccessKind::Write);
         let (commit_index, success, meta) = written(&self.node, routed)?;
         Ok(Response::new(RawPutResponse { commit_index, success, meta: Some(meta) }))

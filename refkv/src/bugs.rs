@@ -3,7 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const BUG_NAMES: [&str; 5] = ["no-fence", "early-cutover", "stale-read", "ack-before-commit", "split-midpoint"];
+pub const BUG_NAMES: [&str; 8] = [
+    "no-fence",
+    "early-cutover",
+    "stale-read",
+    "ack-before-commit",
+    "split-midpoint",
+    "proxy-fence",
+    "abandon-keeps-target",
+    "resume-skips-delta",
+];
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Bugs {
@@ -17,6 +26,13 @@ pub struct Bugs {
     pub ack_before_commit: bool,
     /// The auto-split detector splits at the byte midpoint, ignoring its evidence.
     pub split_midpoint: bool,
+    /// Check the epoch/fence only where a write is routed (against the routing node's view),
+    /// not where it is applied: a node with a stale view still commits into the old owner.
+    pub proxy_fence: bool,
+    /// An abandoned move leaves the target owning (and holding) its copy of the range.
+    pub abandon_keeps_target: bool,
+    /// A migrator that inherits a job in DELTA_COPY skips the delta copy.
+    pub resume_skips_delta: bool,
 }
 
 impl Bugs {
@@ -30,6 +46,9 @@ impl Bugs {
                 "stale-read" => bugs.stale_read = true,
                 "ack-before-commit" => bugs.ack_before_commit = true,
                 "split-midpoint" => bugs.split_midpoint = true,
+                "proxy-fence" => bugs.proxy_fence = true,
+                "abandon-keeps-target" => bugs.abandon_keeps_target = true,
+                "resume-skips-delta" => bugs.resume_skips_delta = true,
                 other => return Err(format!("unknown bug {other:?}; known bugs: {}", BUG_NAMES.join(", "))),
             }
         }
@@ -37,7 +56,16 @@ impl Bugs {
     }
 
     pub fn names(&self) -> Vec<&'static str> {
-        let flags = [self.no_fence, self.early_cutover, self.stale_read, self.ack_before_commit, self.split_midpoint];
+        let flags = [
+            self.no_fence,
+            self.early_cutover,
+            self.stale_read,
+            self.ack_before_commit,
+            self.split_midpoint,
+            self.proxy_fence,
+            self.abandon_keeps_target,
+            self.resume_skips_delta,
+        ];
         BUG_NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(n, _)| *n).collect()
     }
 }

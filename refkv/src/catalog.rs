@@ -3,14 +3,20 @@
 //! Routes tile the keyspace `[start, end)` (empty `end` = unbounded). Every change bumps
 //! `version` by exactly one. A same-group split replaces a route by two children carrying
 //! its id as `parent`; a cross-group split also opens a split job whose phases move the
-//! right child to another group (see [`JobPhase`]); the child gets a new epoch at cutover.
+//! right child to another group (see [`JobPhase`], `catalog_job.rs`); the child gets a new
+//! epoch at cutover.
 //! Everything here is pure and deterministic: it runs inside Raft apply.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::Key;
+pub use crate::keys::below_end;
+use crate::keys::Key;
+pub use job::{Job, JobPhase, MAX_LIVE_JOBS};
+
+#[path = "catalog_job.rs"]
+mod job;
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub enum RouteState {
@@ -38,68 +44,6 @@ impl Route {
     }
 }
 
-/// `key < end`, with an empty `end` meaning unbounded.
-pub fn below_end(key: &[u8], end: &[u8]) -> bool {
-    end.is_empty() || key < end
-}
-
-/// Phases of a cross-group split job (see issue 4 / docs/refkv.md).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum JobPhase {
-    Planned,
-    Backfill,
-    Fence,
-    DeltaCopy,
-    Cutover,
-    Cleanup,
-    Done,
-    Abandoning,
-    Abandoned,
-}
-
-impl JobPhase {
-    pub fn is_terminal(self) -> bool {
-        matches!(self, JobPhase::Done | JobPhase::Abandoned)
-    }
-
-    /// The legal phase steps: the forward path, and abandoning before cutover.
-    pub fn can_step_to(self, to: JobPhase) -> bool {
-        use JobPhase::*;
-        matches!(
-            (self, to),
-            (Planned, Backfill)
-                | (Backfill, Fence)
-                | (Fence, DeltaCopy)
-                | (DeltaCopy, Cutover)
-                | (Cutover, Cleanup)
-                | (Cleanup, Done)
-                | (Planned | Backfill | Fence | DeltaCopy, Abandoning)
-                | (Abandoning, Abandoned)
-        )
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Job {
-    pub id: u64,
-    /// The route that was split.
-    pub parent_route: u64,
-    /// The child that moves.
-    pub moving_route: u64,
-    pub split_key: Key,
-    pub start: Key,
-    pub end: Key,
-    pub source_group: u64,
-    pub target_group: u64,
-    pub phase: JobPhase,
-    /// The epoch the moving child gets at cutover (allocated when the job is planned).
-    pub new_epoch: u64,
-    pub last_error: String,
-    pub started_ms: i64,
-    pub updated_ms: i64,
-    pub terminal_ms: i64,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SplitOutcome {
     pub version: u64,
@@ -124,6 +68,18 @@ pub enum CatalogError {
     UnknownJob(u64),
     #[error("split job {job}: illegal step {from:?} -> {to:?} (job is in {current:?})")]
     IllegalStep { job: u64, from: JobPhase, to: JobPhase, current: JobPhase },
+    #[error("ErrTooManyInFlightJobs: split job {live} is still live (at most {max} at a time)", max = MAX_LIVE_JOBS)]
+    TooManyInFlightJobs { live: u64 },
+    #[error("ErrSplitJobOverlap: route {route} overlaps the range of live split job {job}")]
+    SplitJobOverlap { route: u64, job: u64 },
+    #[error("StartSplitMigration needs a target group other than the route's own group {0} (same-group splits use SplitRange)")]
+    SameGroupMigration(u64),
+    #[error("split job {job} cannot be abandoned in {phase:?} (only before CUTOVER)")]
+    AbandonRefused { job: u64, phase: JobPhase },
+    #[error("split job {job} cannot be retried in {phase:?} (only FAILED with a recorded retry phase)")]
+    RetryRefused { job: u64, phase: JobPhase },
+    #[error("not the catalog group")]
+    NotCatalogGroup,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -136,9 +92,6 @@ pub struct Catalog {
     pub next_job_id: u64,
     pub next_epoch: u64,
 }
-
-/// How many finished jobs the catalog keeps for reporting.
-const KEEP_TERMINAL_JOBS: usize = 64;
 
 impl Catalog {
     /// The catalog every node starts from: routes cut at `split_keys` (sorted, distinct,
@@ -181,7 +134,8 @@ impl Catalog {
     }
 
     /// Splits `route_id` at `split_key`. A `target_group` of 0 or the route's own group is a
-    /// catalog-only split; another group opens a move job for the right child.
+    /// catalog-only split, refused while it overlaps a live job; another group is the
+    /// deprecated alias of [`Catalog::start_migration`].
     pub fn split(
         &mut self,
         expected_version: u64,
@@ -190,6 +144,23 @@ impl Catalog {
         target_group: u64,
         now_ms: i64,
     ) -> Result<SplitOutcome, CatalogError> {
+        let parent = self.checked_split(expected_version, route_id, split_key)?;
+        if target_group != 0 && target_group != parent.group {
+            return self.start_migration(expected_version, route_id, split_key, target_group, now_ms);
+        }
+        if let Some(job) = self.live_jobs().find(|j| j.overlaps(&parent.start, &parent.end)) {
+            return Err(CatalogError::SplitJobOverlap { route: route_id, job: job.id });
+        }
+        if parent.state != RouteState::Active {
+            return Err(CatalogError::RouteBusy(route_id));
+        }
+        let (left, right) = self.replace_by_children(&parent, split_key, RouteState::Active);
+        self.version += 1;
+        Ok(SplitOutcome { version: self.version, left, right, job_id: 0 })
+    }
+
+    /// The checks every split shares: catalog version, route, key strictly inside it.
+    fn checked_split(&self, expected_version: u64, route_id: u64, split_key: &[u8]) -> Result<Route, CatalogError> {
         if expected_version != self.version {
             return Err(CatalogError::VersionMismatch { expected: expected_version, current: self.version });
         }
@@ -197,13 +168,11 @@ impl Catalog {
         if split_key <= parent.start.as_slice() || !below_end(split_key, &parent.end) {
             return Err(CatalogError::KeyOutsideRoute(route_id));
         }
-        if parent.state != RouteState::Active {
-            return Err(CatalogError::RouteBusy(route_id));
-        }
-        if target_group > self.groups {
-            return Err(CatalogError::UnknownGroup(target_group));
-        }
-        let moving = target_group != 0 && target_group != parent.group;
+        Ok(parent)
+    }
+
+    /// Replaces `parent` by its two children at `split_key` (version unchanged).
+    fn replace_by_children(&mut self, parent: &Route, split_key: &[u8], right_state: RouteState) -> (Route, Route) {
         let left = Route {
             id: self.next_route_id,
             start: parent.start.clone(),
@@ -216,90 +185,14 @@ impl Catalog {
             start: split_key.to_vec(),
             end: parent.end.clone(),
             parent: parent.id,
-            state: if moving { RouteState::MigratingSource } else { RouteState::Active },
+            state: right_state,
             ..parent.clone()
         };
         self.next_route_id += 2;
-        self.routes.remove(&route_id);
+        self.routes.remove(&parent.id);
         self.routes.insert(left.id, left.clone());
         self.routes.insert(right.id, right.clone());
-        let mut job_id = 0;
-        if moving {
-            job_id = self.next_job_id;
-            self.next_job_id += 1;
-            let new_epoch = self.next_epoch;
-            self.next_epoch += 1;
-            self.jobs.insert(
-                job_id,
-                Job {
-                    id: job_id,
-                    parent_route: parent.id,
-                    moving_route: right.id,
-                    split_key: split_key.to_vec(),
-                    start: right.start.clone(),
-                    end: right.end.clone(),
-                    source_group: parent.group,
-                    target_group,
-                    phase: JobPhase::Planned,
-                    new_epoch,
-                    last_error: String::new(),
-                    started_ms: now_ms,
-                    updated_ms: now_ms,
-                    terminal_ms: 0,
-                },
-            );
-        }
-        self.version += 1;
-        Ok(SplitOutcome { version: self.version, left, right, job_id })
-    }
-
-    /// Advances a job one phase, applying the phase's effect on its route.
-    pub fn step_job(
-        &mut self,
-        job_id: u64,
-        from: JobPhase,
-        to: JobPhase,
-        error: Option<String>,
-        now_ms: i64,
-    ) -> Result<(), CatalogError> {
-        let job = self.jobs.get(&job_id).ok_or(CatalogError::UnknownJob(job_id))?;
-        if job.phase != from || !from.can_step_to(to) {
-            return Err(CatalogError::IllegalStep { job: job_id, from, to, current: job.phase });
-        }
-        let job = job.clone();
-        if let Some(route) = self.routes.get_mut(&job.moving_route) {
-            match to {
-                JobPhase::Fence => route.state = RouteState::WriteFenced,
-                JobPhase::Cutover => {
-                    route.group = job.target_group;
-                    route.epoch = job.new_epoch;
-                    route.state = RouteState::Active;
-                }
-                JobPhase::Abandoned => route.state = RouteState::Active,
-                _ => {}
-            }
-        }
-        let job = self.jobs.get_mut(&job_id).expect("checked above");
-        job.phase = to;
-        job.updated_ms = now_ms;
-        if let Some(error) = error {
-            job.last_error = error;
-        }
-        if to.is_terminal() {
-            job.terminal_ms = now_ms;
-        }
-        self.version += 1;
-        self.forget_old_jobs();
-        Ok(())
-    }
-
-    fn forget_old_jobs(&mut self) {
-        let terminal: Vec<u64> = self.jobs.values().filter(|j| j.phase.is_terminal()).map(|j| j.id).collect();
-        if terminal.len() > KEEP_TERMINAL_JOBS {
-            for id in &terminal[..terminal.len() - KEEP_TERMINAL_JOBS] {
-                self.jobs.remove(id);
-            }
-        }
+        (left, right)
     }
 
     /// Checks the tiling invariant: routes sorted by start cover the keyspace without gaps
@@ -330,3 +223,7 @@ impl Catalog {
 #[cfg(test)]
 #[path = "catalog_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "catalog_job_tests.rs"]
+mod job_tests;

@@ -59,7 +59,7 @@ fn cross_group_split_runs_job_to_cutover_with_new_epoch() {
     assert_eq!(out.right.state, RouteState::MigratingSource);
     assert_eq!(out.right.group, 1);
     // A moving route cannot be split again.
-    assert_eq!(c.split(2, out.right.id, b"x", 0, 0), Err(CatalogError::RouteBusy(out.right.id)));
+    assert_eq!(c.split(2, out.right.id, b"x", 0, 0), Err(CatalogError::SplitJobOverlap { route: out.right.id, job: out.job_id }));
     use JobPhase::*;
     let path = [Planned, Backfill, Fence, DeltaCopy, Cutover, Cleanup, Done];
     for w in path.windows(2) {
@@ -88,11 +88,13 @@ fn abandoned_job_leaves_source_authoritative() {
     let out = c.split(1, 1, b"m", 3, 0).unwrap();
     c.step_job(out.job_id, JobPhase::Planned, JobPhase::Backfill, None, 1).unwrap();
     c.step_job(out.job_id, JobPhase::Backfill, JobPhase::Fence, None, 1).unwrap();
-    c.step_job(out.job_id, JobPhase::Fence, JobPhase::Abandoning, Some("boom".into()), 1).unwrap();
+    c.step_job(out.job_id, JobPhase::Fence, JobPhase::Failed, Some("boom".into()), 1).unwrap();
+    assert!(c.abandon_job(out.job_id, 1).unwrap());
     c.step_job(out.job_id, JobPhase::Abandoning, JobPhase::Abandoned, None, 2).unwrap();
     let route = &c.routes[&out.right.id];
     assert_eq!((route.group, route.state, route.epoch), (1, RouteState::Active, out.right.epoch));
     assert_eq!(c.jobs[&out.job_id].last_error, "boom");
+    assert_eq!(c.jobs[&out.job_id].abandon_from, Some(JobPhase::Fence));
     // No abandoning after cutover.
     let out2 = c.split(c.version, out.left.id, b"f", 2, 0).unwrap();
     for (a, b) in [(JobPhase::Planned, JobPhase::Backfill), (JobPhase::Backfill, JobPhase::Fence),
@@ -100,6 +102,7 @@ fn abandoned_job_leaves_source_authoritative() {
         c.step_job(out2.job_id, a, b, None, 0).unwrap();
     }
     assert!(c.step_job(out2.job_id, JobPhase::Cutover, JobPhase::Abandoning, None, 0).is_err());
+    assert!(c.abandon_job(out2.job_id, 0).is_err());
 }
 
 proptest::proptest! {

@@ -30,7 +30,8 @@ pub enum CtlCommand {
         #[arg(long, default_value_t = 100)]
         limit: i64,
     },
-    /// Split a route at a key (`--target-group` moves the right child to another group).
+    /// Split a route at a key (`--target-group` moves the right child to another group
+    /// through StartSplitMigration).
     Split {
         route_id: u64,
         split_key: String,
@@ -39,6 +40,12 @@ pub enum CtlCommand {
         #[arg(long, default_value_t = 0)]
         target_group: u64,
     },
+    /// List split jobs (ListSplitJobs).
+    Jobs,
+    /// Abandon a split job before its cutover (AbandonSplitJob).
+    Abandon { job_id: u64 },
+    /// Send a FAILED split job back to its retry phase (RetrySplitJob).
+    Retry { job_id: u64 },
     /// Ask a node to take over leadership of a group.
     TransferLeader {
         #[arg(long, default_value_t = 1)]
@@ -63,6 +70,20 @@ fn show_meta(m: &Option<CommitMeta>) -> String {
     }
 }
 
+fn show_job(j: &SplitJob) -> String {
+    let phase = SplitJobPhase::try_from(j.phase).map(|s| s.as_str_name()).unwrap_or("?");
+    format!(
+        "job {} route {} at {:?} group {} -> {} {} {}",
+        j.job_id,
+        j.source_route_id,
+        String::from_utf8_lossy(&j.split_key),
+        j.source_group_id,
+        j.target_group_id,
+        phase,
+        j.last_error
+    )
+}
+
 fn show_routes(version: u64, routes: &[RouteDescriptor], jobs: &[SplitJob]) {
     println!("catalog version {version}");
     for r in routes {
@@ -79,17 +100,7 @@ fn show_routes(version: u64, routes: &[RouteDescriptor], jobs: &[SplitJob]) {
         );
     }
     for j in jobs {
-        let phase = SplitJobPhase::try_from(j.phase).map(|s| s.as_str_name()).unwrap_or("?");
-        println!(
-            "job {} route {} at {:?} group {} -> {} {} {}",
-            j.job_id,
-            j.source_route_id,
-            String::from_utf8_lossy(&j.split_key),
-            j.source_group_id,
-            j.target_group_id,
-            phase,
-            j.last_error
-        );
+        println!("{}", show_job(j));
     }
 }
 
@@ -149,17 +160,35 @@ pub async fn run(addr: &str, cmd: CtlCommand) -> anyhow::Result<()> {
                 Some(v) => v,
                 None => dist.list_routes(ListRoutesRequest {}).await?.into_inner().catalog_version,
             };
-            let r = dist
-                .split_range(SplitRangeRequest {
+            if target_group != 0 {
+                let req = StartSplitMigrationRequest {
                     expected_catalog_version: expected,
                     route_id,
                     split_key: split_key.into(),
                     target_group_id: target_group,
-                })
-                .await?
-                .into_inner();
+                    options: Default::default(),
+                };
+                let r = dist.start_split_migration(req).await?.into_inner();
+                println!("catalog version {} job {}", r.catalog_version, r.job_id);
+                return Ok(());
+            }
+            let req = SplitRangeRequest { expected_catalog_version: expected, route_id, split_key: split_key.into(), ..Default::default() };
+            let r = dist.split_range(req).await?.into_inner();
             let (l, rr) = (r.left.unwrap_or_default(), r.right.unwrap_or_default());
-            println!("catalog version {} left route {} right route {} job {}", r.catalog_version, l.route_id, rr.route_id, r.job_id);
+            println!("catalog version {} left route {} right route {}", r.catalog_version, l.route_id, rr.route_id);
+        }
+        CtlCommand::Jobs => {
+            for j in dist.list_split_jobs(ListSplitJobsRequest::default()).await?.into_inner().jobs {
+                println!("{}", show_job(&j));
+            }
+        }
+        CtlCommand::Abandon { job_id } => {
+            dist.abandon_split_job(AbandonSplitJobRequest { job_id }).await?;
+            println!("job {job_id} abandoning");
+        }
+        CtlCommand::Retry { job_id } => {
+            dist.retry_split_job(RetrySplitJobRequest { job_id }).await?;
+            println!("job {job_id} retried");
         }
         CtlCommand::TransferLeader { group, target } => {
             admin.transfer_leadership(RaftAdminTransferLeadershipRequest { target_id: target, target_address: String::new(), group_id: group }).await?;

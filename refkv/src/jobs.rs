@@ -12,12 +12,15 @@
 //! - CUTOVER (the catalog step into it re-points the route at the target, new epoch):
 //!   commit `Disown` into the source so it refuses even reads under any older epoch.
 //! - CLEANUP: after the grace period, delete the source's copy.
-//! - ABANDONING (before cutover, after repeated failures): unfence the source, delete the
-//!   target's partial copy; the source stays authoritative.
+//! - FAILED (after repeated failures in any working phase): nothing; an operator sends it
+//!   back to its retry phase (`RetrySplitJob`) or, before cutover, abandons it.
+//! - ABANDONING (entered only through `AbandonSplitJob`): unfence the source, revoke what
+//!   the target may have been given (`Disown` back to the source at the old epoch) and delete
+//!   its partial copy; the source stays the only owner.
 //!
 //! Every data-group command is idempotent, so repeating a phase after a crash is safe.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,7 +31,7 @@ use crate::sm::CATALOG_GROUP;
 use crate::types::{Command, CommandResult, Key};
 
 const TICK: Duration = Duration::from_millis(100);
-/// A job that fails this many attempts in a row before cutover is abandoned.
+/// A job that fails this many attempts in a row goes FAILED (and waits for an operator).
 const MAX_FAILURES: u32 = 50;
 /// Copy batches stay small so that one Raft entry never holds more than ~32 KB of data.
 const COPY_BATCH: usize = 256;
@@ -37,26 +40,34 @@ const COPY_BATCH_BYTES: usize = 32 << 10;
 pub fn spawn_driver(core: Arc<NodeCore>) {
     tokio::spawn(async move {
         let mut failures: HashMap<u64, u32> = HashMap::new();
+        let mut entered_delta: HashSet<u64> = HashSet::new();
         loop {
             tokio::time::sleep(TICK).await;
             let Some(g) = core.group(CATALOG_GROUP) else { return };
             if !g.is_leader(core.id) {
                 failures.clear();
+                entered_delta.clear();
                 continue;
             }
             let catalog = g.shared.read().catalog.clone();
             let Some(catalog) = catalog else { continue };
             for job in catalog.jobs.values().filter(|j| !j.phase.is_terminal()) {
-                match drive(&core, job).await {
+                // Seeded bug `resume-skips-delta`: a driver that inherited the job in
+                // DELTA_COPY (it did not step it there itself) trusts the copy to be done.
+                let skip_delta = core.bugs.resume_skips_delta && job.phase == JobPhase::DeltaCopy && !entered_delta.contains(&job.id);
+                match drive(&core, job, skip_delta).await {
                     Ok(()) => {
                         failures.remove(&job.id);
+                        if job.phase == JobPhase::Fence {
+                            entered_delta.insert(job.id);
+                        }
                     }
                     Err(e) => {
                         let n = failures.entry(job.id).or_default();
                         *n += 1;
                         tracing::warn!(job = job.id, phase = ?job.phase, attempt = *n, "split job step failed: {e}");
-                        if *n >= MAX_FAILURES && JobPhase::can_step_to(job.phase, JobPhase::Abandoning) {
-                            let _ = step(&core, job, JobPhase::Abandoning, Some(e)).await;
+                        if *n >= MAX_FAILURES && JobPhase::can_step_to(job.phase, JobPhase::Failed) {
+                            let _ = step(&core, job, JobPhase::Failed, Some(e)).await;
                             failures.remove(&job.id);
                         }
                     }
@@ -71,7 +82,7 @@ fn now_ms() -> i64 {
 }
 
 /// Runs the work of the job's current phase, then steps it to the next phase.
-async fn drive(core: &NodeCore, job: &Job) -> Result<(), String> {
+async fn drive(core: &NodeCore, job: &Job, skip_delta: bool) -> Result<(), String> {
     use JobPhase::*;
     let early = core.bugs.early_cutover;
     match job.phase {
@@ -87,7 +98,7 @@ async fn drive(core: &NodeCore, job: &Job) -> Result<(), String> {
             step(core, job, DeltaCopy, None).await
         }
         DeltaCopy => {
-            if !early {
+            if !early && !skip_delta {
                 match copy_range(core, job, true).await {
                     // A previous attempt already got as far as `Own`: the copy is complete.
                     Err(e) if e.contains("already serves") => {}
@@ -117,10 +128,20 @@ async fn drive(core: &NodeCore, job: &Job) -> Result<(), String> {
         }
         Abandoning => {
             command(core, job.source_group, Command::Unfence { start: job.start.clone(), end: job.end.clone() }).await?;
-            command(core, job.target_group, Command::DeleteRange { start: job.start.clone(), end: job.end.clone() }).await?;
+            // Seeded bug `abandon-keeps-target`: the target keeps what it was given.
+            if !core.bugs.abandon_keeps_target {
+                let revoke = Command::Disown {
+                    start: job.start.clone(),
+                    end: job.end.clone(),
+                    new_epoch: job.old_epoch,
+                    new_group: job.source_group,
+                };
+                command(core, job.target_group, revoke).await?;
+                command(core, job.target_group, Command::DeleteRange { start: job.start.clone(), end: job.end.clone() }).await?;
+            }
             step(core, job, Abandoned, None).await
         }
-        Done | Abandoned => Ok(()),
+        Done | Failed | Abandoned => Ok(()),
     }
 }
 

@@ -23,7 +23,7 @@ use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinitio
 use serde::Deserialize;
 use tokio::sync::oneshot;
 
-use crate::store::{json, sio};
+use crate::storage_io::{json, sio};
 use crate::types::{Entry, LogId, NodeId, StorageError, TypeConfig};
 
 const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("log");

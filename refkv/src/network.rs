@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use openraft::error::{InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable};
+use openraft::error::{InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError, Unreachable};
 use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
 use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse, VoteRequest, VoteResponse};
 use openraft::BasicNode;
@@ -16,6 +16,9 @@ use tonic::transport::{Channel, Endpoint};
 use crate::proto::internal::refkv_internal_client::RefkvInternalClient;
 use crate::proto::internal::{RaftKind, RaftMessage};
 use crate::types::{NodeId, TypeConfig};
+
+/// How a Raft RPC that got no answer in time is described (matched to shrink appends).
+const TIMED_OUT: &str = "timed out";
 
 /// Lazily connected gRPC channels to every peer, shared by all groups and the forwarder.
 pub struct PeerClients {
@@ -94,7 +97,7 @@ impl Connection {
         let mut client = self.peers.client(self.target).map_err(|e| RPCError::Unreachable(Unreachable::new(&Msg(e))))?;
         let msg = RaftMessage { group_id: self.group, kind: kind as i32, payload };
         let reply = match tokio::time::timeout(ttl, client.raft(msg)).await {
-            Err(_) => return Err(RPCError::Unreachable(Unreachable::new(&Msg(format!("raft rpc to {} timed out", self.target))))),
+            Err(_) => return Err(RPCError::Unreachable(Unreachable::new(&Msg(format!("raft rpc to {} {TIMED_OUT}", self.target))))),
             Ok(Err(status)) => return Err(RPCError::Unreachable(Unreachable::new(&Msg(status.message().to_string())))),
             Ok(Ok(r)) => r.into_inner(),
         };
@@ -110,7 +113,17 @@ impl RaftNetwork<TypeConfig> for Connection {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
-        self.call(RaftKind::Append, &rpc, option.hard_ttl()).await
+        let entries = rpc.entries.len() as u64;
+        match self.call(RaftKind::Append, &rpc, option.hard_ttl()).await {
+            // A follower far behind (paused or restarted while a move copied data) is sent
+            // up to `max_payload_entries` large entries at once; if that cannot arrive
+            // within the heartbeat-sized timeout it never would: ask openraft for smaller
+            // batches instead of retrying the same one forever.
+            Err(RPCError::Unreachable(u)) if entries > 1 && u.to_string().contains(TIMED_OUT) => {
+                Err(RPCError::PayloadTooLarge(PayloadTooLarge::new_entries_hint(entries / 2)))
+            }
+            other => other,
+        }
     }
 
     async fn install_snapshot(

@@ -12,8 +12,8 @@ use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{below_end, Catalog};
-use crate::types::Key;
+use crate::catalog::Catalog;
+use crate::keys::{below_end, Key};
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Owned {
@@ -34,7 +34,7 @@ pub struct Refusal {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Ownership {
     /// Keyed by range start; ranges never overlap.
-    #[serde(with = "crate::types::pairs")]
+    #[serde(with = "crate::keys::pairs")]
     ranges: BTreeMap<Key, Owned>,
 }
 

@@ -117,6 +117,8 @@ impl NodeCore {
             };
             let reply = if self.bugs.stale_read && !mutating {
                 self.local_stale(route.group, make(route.epoch))
+            } else if let Some(refused) = self.proxy_admission(mutating, &route, route.group, route.epoch) {
+                refused
             } else {
                 self.execute(route.group, make(route.epoch), mutating).await
             };
@@ -129,6 +131,36 @@ impl NodeCore {
             }
             return Routed { reply, route, catalog_version: catalog.version };
         }
+    }
+
+    /// Seeded bug `proxy-fence`: the fence is checked here, against this node's routing
+    /// view, instead of when the write is applied. `None` = admitted (or the bug is off).
+    fn proxy_admission(&self, mutating: bool, route: &Route, group: u64, epoch: u64) -> Option<ExecReply> {
+        if !self.bugs.proxy_fence || !mutating {
+            return None;
+        }
+        let refuse = |reason: String| Some(ExecReply::Rejected { current_epoch: route.epoch, reason });
+        if route.state == crate::catalog::RouteState::WriteFenced {
+            return refuse("range is write-fenced (moving)".into());
+        }
+        if (route.group, route.epoch) != (group, epoch) {
+            return refuse(format!("stale route epoch {epoch} for group {group}"));
+        }
+        None
+    }
+
+    /// A put that is not routed: proposed to `group`'s leader as if routed under `epoch`
+    /// (the stale-client probe of docs/refkv.md). A refusal is returned, never retried.
+    pub async fn put_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> Routed {
+        let catalog = self.catalog();
+        let viewed = catalog.route_for_key(key).cloned().unwrap_or_else(empty_route);
+        let route = Route { group, epoch, ..viewed.clone() };
+        let cmd = Command::Put { key: key.to_vec(), value: value.to_vec(), epoch, cas: None };
+        let reply = match self.proxy_admission(true, &viewed, group, epoch) {
+            Some(refused) => refused,
+            None => self.execute(group, ExecOp::Write(cmd), true).await,
+        };
+        Routed { reply, route, catalog_version: catalog.version }
     }
 
     /// Seeded bug `stale-read`: answer a read from this node's replica, unconfirmed.

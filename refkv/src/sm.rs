@@ -10,7 +10,7 @@ use std::ops::Bound;
 use serde::{Deserialize, Serialize};
 
 use crate::bugs::Bugs;
-use crate::catalog::{below_end, Catalog};
+use crate::catalog::{below_end, Catalog, CatalogError};
 use crate::ownership::{Ownership, Refusal};
 use crate::types::{Cas, Command, CommandResult, Key, LogId, StoredMembership};
 
@@ -22,7 +22,7 @@ pub struct GroupState {
     pub group: u64,
     pub last_applied: Option<LogId>,
     pub membership: StoredMembership,
-    #[serde(with = "crate::types::pairs")]
+    #[serde(with = "crate::keys::pairs")]
     pub kv: BTreeMap<Key, Vec<u8>>,
     pub ownership: Ownership,
     pub catalog: Option<Catalog>,
@@ -86,19 +86,20 @@ impl GroupState {
                 }
                 Err(r) => rejected(r),
             },
-            Command::Split { expected_version, route_id, split_key, target_group, now_ms } => {
-                dirty.meta = true;
-                match self.catalog.as_mut() {
-                    Some(c) => CommandResult::Split(c.split(*expected_version, *route_id, split_key, *target_group, *now_ms)),
-                    None => CommandResult::Job(Err("not the catalog group".into())),
-                }
-            }
+            Command::Split { expected_version, route_id, split_key, target_group, now_ms } => CommandResult::Split(
+                self.catalog_change(dirty, |c| c.split(*expected_version, *route_id, split_key, *target_group, *now_ms)),
+            ),
+            Command::StartMigration { expected_version, route_id, split_key, target_group, now_ms } => CommandResult::Split(
+                self.catalog_change(dirty, |c| c.start_migration(*expected_version, *route_id, split_key, *target_group, *now_ms)),
+            ),
             Command::JobStep { job_id, from, to, error, now_ms } => {
-                dirty.meta = true;
-                match self.catalog.as_mut() {
-                    Some(c) => CommandResult::Job(c.step_job(*job_id, *from, *to, error.clone(), *now_ms).map_err(|e| e.to_string())),
-                    None => CommandResult::Job(Err("not the catalog group".into())),
-                }
+                CommandResult::Job(self.catalog_change(dirty, |c| c.step_job(*job_id, *from, *to, error.clone(), *now_ms)))
+            }
+            Command::AbandonJob { job_id, now_ms } => {
+                CommandResult::Job(self.catalog_change(dirty, |c| c.abandon_job(*job_id, *now_ms).map(|_| ())))
+            }
+            Command::RetryJob { job_id, now_ms } => {
+                CommandResult::Job(self.catalog_change(dirty, |c| c.retry_job(*job_id, *now_ms)))
             }
             Command::Fence { start, end } => self.ownership_change(dirty, |o| o.fence(start, end, true)),
             Command::Unfence { start, end } => self.ownership_change(dirty, |o| o.fence(start, end, false)),
@@ -136,15 +137,27 @@ impl GroupState {
         }
     }
 
+    /// Runs a catalog operation (default group only); marks the metadata dirty.
+    fn catalog_change<T>(
+        &mut self,
+        dirty: &mut Dirty,
+        f: impl FnOnce(&mut Catalog) -> Result<T, CatalogError>,
+    ) -> Result<T, CatalogError> {
+        let catalog = self.catalog.as_mut().ok_or(CatalogError::NotCatalogGroup)?;
+        dirty.meta = true;
+        f(catalog)
+    }
+
     fn ownership_change(&mut self, dirty: &mut Dirty, f: impl FnOnce(&mut Ownership)) -> CommandResult {
         f(&mut self.ownership);
         dirty.meta = true;
         CommandResult::Done
     }
 
-    /// The fencing rule (skipped entirely under the `no-fence` bug).
+    /// The fencing rule (skipped entirely under the `no-fence` bug; under `proxy-fence` it
+    /// moved to admission, see `router.rs`).
     fn write_allowed(&self, key: &[u8], epoch: u64, bugs: &Bugs) -> Result<u64, Refusal> {
-        if bugs.no_fence {
+        if bugs.no_fence || bugs.proxy_fence {
             return Ok(epoch);
         }
         self.ownership.check_write(key, epoch).map(|_| epoch)

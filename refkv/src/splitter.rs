@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::autosplit::{AutoSplit, CatalogView, RouteInfo, SplitOutcome, WindowStats};
+use crate::autosplit::{AutoSplit, CatalogView, RouteInfo, SplitOutcome, SplitRangeCall, WindowStats};
 use crate::catalog::{Catalog, RouteState};
 use crate::exec::{ExecOp, ExecReply};
 use crate::node::NodeCore;
@@ -46,6 +46,19 @@ async fn pull_windows(core: &NodeCore) -> Vec<WindowStats> {
         }
     }
     windows
+}
+
+/// The catalog command for a scheduler call: `StartSplitMigration` (at most one live job)
+/// when the right child moves to another group, a same-group `SplitRange` otherwise.
+fn split_command(catalog: &Catalog, call: &SplitRangeCall, now_ms: i64) -> Command {
+    let source = catalog.routes.get(&call.route_id).map(|r| r.group);
+    let (expected_version, route_id, split_key) = (call.expected_catalog_version, call.route_id, call.split_key.clone());
+    match call.target_group_id {
+        target if target == 0 || Some(target) == source => {
+            Command::Split { expected_version, route_id, split_key, target_group: 0, now_ms }
+        }
+        target => Command::StartMigration { expected_version, route_id, split_key, target_group: target, now_ms },
+    }
 }
 
 fn now_ms() -> i64 {
@@ -89,13 +102,7 @@ pub fn spawn(core: Arc<NodeCore>) {
             let Some(catalog) = g.shared.read().catalog.clone() else { continue };
             let report = auto.tick(Instant::now(), &windows, &catalog_view(&catalog));
             for call in report.calls {
-                let cmd = Command::Split {
-                    expected_version: call.expected_catalog_version,
-                    route_id: call.route_id,
-                    split_key: call.split_key.clone(),
-                    target_group: call.target_group_id,
-                    now_ms: now_ms(),
-                };
+                let cmd = split_command(&catalog, &call, now_ms());
                 let outcome = match core.execute(CATALOG_GROUP, ExecOp::Write(cmd), true).await {
                     ExecReply::Committed { result: CommandResult::Split(Ok(out)), .. } => {
                         tracing::info!(

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 use openraft::storage::RaftStateMachine;
-use openraft::{AnyError, EntryPayload, OptionalSend, RaftSnapshotBuilder, Snapshot, StorageIOError};
+use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, Snapshot, StorageIOError};
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
@@ -28,20 +28,13 @@ use tokio::sync::watch;
 use crate::bugs::Bugs;
 use crate::catalog::Catalog;
 use crate::sm::{Dirty, GroupState};
-use crate::types::{CommandResult, Entry, LogId, NodeId, SnapshotMeta, StorageError, TypeConfig};
+use crate::types::{CommandResult, Entry, LogId, SnapshotMeta, StorageError, TypeConfig};
 pub use crate::logstore::LogStore;
+use crate::storage_io::{json, sio};
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 const KV: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
 const SM_META: TableDefinition<&str, &[u8]> = TableDefinition::new("sm_meta");
-
-pub(crate) fn sio(f: fn(AnyError) -> StorageIOError<NodeId>, e: impl std::fmt::Display) -> StorageError {
-    StorageError::IO { source: f(AnyError::error(e.to_string())) }
-}
-
-pub(crate) fn json<T: Serialize>(v: &T) -> Vec<u8> {
-    serde_json::to_vec(v).expect("refkv types always serialize")
-}
 
 /// The state shared between the state machine store and the node's request path.
 pub struct Shared {

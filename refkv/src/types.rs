@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{CatalogError, JobPhase, SplitOutcome};
 
-/// Key bytes. An empty `end` of a range means "unbounded".
-pub type Key = Vec<u8>;
+pub use crate::keys::Key;
 
 openraft::declare_raft_types!(
     /// refkv's openraft type configuration.
@@ -42,8 +41,15 @@ pub enum Command {
     Put { key: Key, value: Vec<u8>, epoch: u64, cas: Option<Cas> },
     /// Client delete, routed under route `epoch`.
     Delete { key: Key, epoch: u64 },
-    /// Catalog (default group only): split a route.
+    /// Catalog (default group only): split a route (`SplitRange`; a cross-group target is
+    /// the deprecated alias of `StartMigration`).
     Split { expected_version: u64, route_id: u64, split_key: Key, target_group: u64, now_ms: i64 },
+    /// Catalog (default group only): `StartSplitMigration`.
+    StartMigration { expected_version: u64, route_id: u64, split_key: Key, target_group: u64, now_ms: i64 },
+    /// Catalog (default group only): `AbandonSplitJob`.
+    AbandonJob { job_id: u64, now_ms: i64 },
+    /// Catalog (default group only): `RetrySplitJob`.
+    RetryJob { job_id: u64, now_ms: i64 },
     /// Catalog (default group only): advance a split job from one phase to the next.
     JobStep { job_id: u64, from: JobPhase, to: JobPhase, error: Option<String>, now_ms: i64 },
     /// Data group: reject writes to `[start, end)` (the range is about to move).
@@ -71,28 +77,6 @@ pub enum CommandResult {
     /// The epoch fence rejected the write: the key is not served here under that epoch.
     Rejected { current_epoch: u64, reason: String },
     Split(Result<SplitOutcome, CatalogError>),
-    Job(Result<(), String>),
+    Job(Result<(), CatalogError>),
     Done,
-}
-
-/// Serde for maps with byte-string keys (JSON object keys must be strings): a list of
-/// `[key, value]` pairs.
-pub mod pairs {
-    use std::collections::BTreeMap;
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer, K: Serialize, V: Serialize>(m: &BTreeMap<K, V>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(m.iter())
-    }
-
-    pub fn deserialize<'de, D, K, V>(d: D) -> Result<BTreeMap<K, V>, D::Error>
-    where
-        D: Deserializer<'de>,
-        K: Deserialize<'de> + Ord,
-        V: Deserialize<'de>,
-    {
-        let v: Vec<(K, V)> = Deserialize::deserialize(d)?;
-        Ok(v.into_iter().collect())
-    }
 }

@@ -109,7 +109,7 @@ async fn split_under_load_keeps_writes_and_catalog_invariants() {
             expected_catalog_version: before.catalog_version,
             route_id: parent.route_id,
             split_key: b"k0300".to_vec(),
-            target_group_id: 0,
+            ..Default::default()
         })
         .await
         .expect("split")
@@ -128,7 +128,7 @@ async fn split_under_load_keeps_writes_and_catalog_invariants() {
             expected_catalog_version: split.catalog_version,
             route_id: right.route_id,
             split_key: b"k0450".to_vec(),
-            target_group_id: 0,
+            ..Default::default()
         })
         .await
         .expect("second split")
@@ -168,7 +168,7 @@ async fn split_errors_metadata_and_catalog_watch() {
     let first = routes.routes.iter().find(|r| r.start.is_empty()).unwrap().clone();
     let v = routes.catalog_version;
     let call = |version: u64, route: u64, key: &str| SplitRangeRequest {
-        expected_catalog_version: version, route_id: route, split_key: key.as_bytes().to_vec(), target_group_id: 0,
+        expected_catalog_version: version, route_id: route, split_key: key.as_bytes().to_vec(), ..Default::default()
     };
     let code = |r: Result<tonic::Response<SplitRangeResponse>, tonic::Status>| r.map(|_| ()).unwrap_err().code();
     assert_eq!(code(dist.split_range(call(v + 5, first.route_id, "c")).await), tonic::Code::Aborted);

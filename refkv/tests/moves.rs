@@ -1,5 +1,5 @@
 //! Cross-group moves (issue 4): a split job moves the right child to another group while
-//! writers hammer it and the source group's leader is killed mid-move; afterwards every
+//! writers hammer it and the source group's leader is killed (or paused) mid-move; afterwards every
 //! acknowledged write is readable and no write was committed by the old owner after the
 //! cutover (from the commit metadata). With `--bug no-fence` the same scenario loses
 //! acknowledged writes.
@@ -39,11 +39,22 @@ enum Trigger {
     Auto,
 }
 
-async fn run_move_scenario(extra: &[&str], kill_source_leader: bool) -> Outcome {
-    run_scenario(extra, kill_source_leader, Trigger::Manual).await
+/// What happens to the source group's leader while the job is in its first phases.
+#[derive(PartialEq, Clone, Copy)]
+enum Fault {
+    None,
+    /// kill -9, restarted 1.5 s later.
+    Kill,
+    /// SIGSTOP for 4 s (across the cutover of a fast move), then SIGCONT: a zombie old
+    /// owner whose clients write as soon as it wakes.
+    Pause,
 }
 
-async fn run_scenario(extra: &[&str], kill_source_leader: bool, trigger: Trigger) -> Outcome {
+async fn run_move_scenario(extra: &[&str], fault: Fault) -> Outcome {
+    run_scenario(extra, fault, Trigger::Manual).await
+}
+
+async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome {
     let mut args = vec!["--copy-bytes-per-sec", "200000"];
     if trigger == Trigger::Auto {
         args.extend_from_slice(&["--auto-split", "--split-window", "1s", "--split-hysteresis", "2", "--split-threshold", "20000"]);
@@ -98,18 +109,20 @@ async fn run_scenario(extra: &[&str], kill_source_leader: bool, trigger: Trigger
         Trigger::Manual => {
             // Move [m, ∞) from group 1 to group 2.
             let mut dist = cluster.dist(1).await.unwrap();
-            let split = dist
-                .split_range(SplitRangeRequest {
+            let started = dist
+                .start_split_migration(StartSplitMigrationRequest {
                     expected_catalog_version: routes.catalog_version,
                     route_id: parent.route_id,
                     split_key: SPLIT_KEY.as_bytes().to_vec(),
                     target_group_id: 2,
+                    options: Default::default(),
                 })
                 .await
-                .expect("cross-group split")
+                .expect("StartSplitMigration")
                 .into_inner();
-            assert!(split.job_id > 0, "a cross-group split opens a job");
-            (split.job_id, split.right.unwrap().route_id, SPLIT_KEY.as_bytes().to_vec(), 2)
+            assert!(started.job_id > 0, "a cross-group split opens a job");
+            let moving = cluster.list_routes(1).await.routes.into_iter().find(|r| r.start == SPLIT_KEY.as_bytes()).expect("moving child");
+            (started.job_id, moving.route_id, SPLIT_KEY.as_bytes().to_vec(), 2)
         }
         Trigger::Auto => {
             // Wait for the auto-splitter to split the hot route and start moving a child.
@@ -130,12 +143,22 @@ async fn run_scenario(extra: &[&str], kill_source_leader: bool, trigger: Trigger
 
     // Kill the source group's leader (group 1: also the catalog group and job driver)
     // while the job is in its first phases, restart it a little later.
-    if kill_source_leader {
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        let leader = cluster.leader_of(1).await.expect("leader");
-        cluster.kill(leader);
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        cluster.restart(leader);
+    match fault {
+        Fault::None => {}
+        Fault::Kill => {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            let leader = cluster.leader_of(1).await.expect("leader");
+            cluster.kill(leader);
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            cluster.restart(leader);
+        }
+        Fault::Pause => {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            let leader = cluster.leader_of(1).await.expect("leader");
+            cluster.pause(leader, true);
+            tokio::time::sleep(Duration::from_millis(4000)).await;
+            cluster.pause(leader, false);
+        }
     }
 
     // Watch the job until it is terminal; note when we first saw the cutover.
@@ -216,7 +239,7 @@ async fn read_back(cluster: &Arc<Cluster>, acks: &BTreeMap<Vec<u8>, Ack>) -> Vec
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn move_with_source_leader_kill_loses_nothing_and_fences_the_old_owner() {
-    let out = run_move_scenario(&[], true).await;
+    let out = run_move_scenario(&[], Fault::Kill).await;
     eprintln!("acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert_eq!(out.moved_route.raft_group_id, 2, "the right child now lives in group 2");
@@ -229,7 +252,7 @@ async fn move_with_source_leader_kill_loses_nothing_and_fences_the_old_owner() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_fence_bug_loses_acknowledged_writes() {
-    let out = run_move_scenario(&["--bug", "no-fence"], false).await;
+    let out = run_move_scenario(&["--bug", "no-fence"], Fault::None).await;
     eprintln!("no-fence: acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert!(!out.lost.is_empty() || !out.stale_owner_acks.is_empty(), "the seeded bug must be observable");
@@ -237,7 +260,7 @@ async fn no_fence_bug_loses_acknowledged_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn early_cutover_bug_loses_writes_accepted_during_the_move() {
-    let out = run_move_scenario(&["--bug", "early-cutover"], false).await;
+    let out = run_move_scenario(&["--bug", "early-cutover"], Fault::None).await;
     eprintln!("early-cutover: acked {} writes, lost {}", out.acked, out.lost.len());
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert!(!out.lost.is_empty(), "writes accepted by the source during the move must be lost");
@@ -245,11 +268,22 @@ async fn early_cutover_bug_loses_writes_accepted_during_the_move() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn hot_range_is_auto_split_and_moved_while_source_leader_is_killed() {
-    let out = run_scenario(&[], true, Trigger::Auto).await;
+    let out = run_scenario(&[], Fault::Kill, Trigger::Auto).await;
     eprintln!("auto: acked {} writes, lost {}, stale-owner acks {}, moved to group {}", out.acked, out.lost.len(), out.stale_owner_acks.len(), out.target);
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert_eq!(out.moved_route.raft_group_id, out.target);
     assert!(out.moved_route.epoch > 1);
+    assert!(out.lost.is_empty(), "lost acknowledged writes: {:?}", &out.lost[..out.lost.len().min(10)]);
+    assert!(out.stale_owner_acks.is_empty(), "old owner committed after cutover: {:?}", out.stale_owner_acks);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn move_with_source_leader_paused_across_it_loses_nothing() {
+    let out = run_move_scenario(&[], Fault::Pause).await;
+    eprintln!("pause: acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
+    assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
+    assert_eq!(out.moved_route.raft_group_id, 2);
+    assert!(out.acked > 200, "the writers made progress ({})", out.acked);
     assert!(out.lost.is_empty(), "lost acknowledged writes: {:?}", &out.lost[..out.lost.len().min(10)]);
     assert!(out.stale_owner_acks.is_empty(), "old owner committed after cutover: {:?}", out.stale_owner_acks);
 }

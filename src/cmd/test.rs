@@ -136,7 +136,7 @@ pub struct TestArgs {
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
 
-    /// Faults, comma-separated: partition, kill, pause, loss, split, all, none.
+    /// Faults, comma-separated: partition, kill, pause, loss, split, move, abort-move, all, none.
     #[arg(long, default_value = "none", help_heading = "Nemesis")]
     pub nemesis: String,
 
@@ -149,6 +149,11 @@ pub struct TestArgs {
     /// nodes the first five).
     #[arg(long, default_value = "auto", help_heading = "Nemesis")]
     pub partition_modes: String,
+
+    /// The split-job phase the `move` fault aims at: BACKFILL, FENCE, DELTA_COPY, CUTOVER,
+    /// CLEANUP, or random (one per turn).
+    #[arg(long, default_value = "random", help_heading = "Nemesis")]
+    pub move_phase: String,
 
     /// Probability a packet between nodes is dropped while the `loss` fault is on.
     #[arg(long, default_value_t = 0.2, help_heading = "Nemesis")]
@@ -200,6 +205,7 @@ impl TestArgs {
             nemesis: self.nemesis,
             nemesis_interval: self.nemesis_interval,
             partition_modes: self.partition_modes,
+            move_phase: self.move_phase,
             loss_probability: self.loss_probability,
             recovery_timeout: self.recovery_timeout,
             store: self.store,

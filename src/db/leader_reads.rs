@@ -144,6 +144,9 @@ impl KvTarget for LeaderReadClient {
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.delete(key)
     }
+    fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
+        self.inner.write_pinned(key, value, group, epoch)
+    }
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.inner.scan(start, end, limit)
     }
@@ -161,6 +164,18 @@ impl KvTarget for LeaderReadClient {
     }
     fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         self.inner.start_split_migration(request)
+    }
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
+        self.inner.split_job(job_id)
+    }
+    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<analysis::history::SplitJobRecord>>> {
+        self.inner.list_split_jobs()
+    }
+    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        self.inner.abandon_split_job(job_id)
+    }
+    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        self.inner.retry_split_job(job_id)
     }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.inner.status(group)

@@ -5,12 +5,13 @@
 
 use super::sink::JsonlSink;
 use analysis::catalog::route_contains;
-use analysis::history::{CatalogSnapshot, RouteRecord};
+use analysis::history::{CatalogSnapshot, JobPhase, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use nemesis::oracle::{StaleWriteError, StaleWriteResult};
 use nemesis::{Oracle, SplitOutcome};
 use std::sync::Arc;
-use workloads::client::{Connector, KvTarget, NodeEndpoint, SplitRequest};
+use workloads::client::{Certainty, Connector, KvTarget, NodeEndpoint, SplitRequest};
 
 pub struct StoreOracle {
     pub nodes: Vec<NodeEndpoint>,
@@ -137,9 +138,74 @@ impl Oracle for StoreOracle {
     }
 
     fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>> {
+        async move { self.split_job(job_id).await.map(|j| j.phase) }.boxed()
+    }
+
+    /// From `GetSplitJob`; only a store without it (`unimplemented`) is asked for its
+    /// catalog's job list instead.
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
+        async move {
+            for c in self.clients() {
+                match c.split_job(job_id).await {
+                    Ok(job) => return Some(job),
+                    Err(e) if e.tag == "unimplemented" => break,
+                    Err(_) => continue,
+                }
+            }
+            let (catalog, _) = self.catalog().await?;
+            catalog.jobs.into_iter().find(|j| j.id == job_id)
+        }
+        .boxed()
+    }
+
+    /// From `ListSplitJobs`; a store without it (`unimplemented`) from its catalog.
+    fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
+        async move {
+            let live = |jobs: Vec<SplitJobRecord>| jobs.into_iter().find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()));
+            for c in self.clients() {
+                match c.list_split_jobs().await {
+                    Ok(jobs) => return live(jobs),
+                    Err(e) if e.tag == "unimplemented" => break,
+                    Err(_) => continue,
+                }
+            }
+            let (catalog, _) = self.catalog().await?;
+            live(catalog.jobs)
+        }
+        .boxed()
+    }
+
+    fn route_at<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<(u64, u64)>> {
         async move {
             let (catalog, _) = self.catalog().await?;
-            catalog.jobs.iter().find(|j| j.id == job_id).map(|j| j.phase.clone())
+            route_of(&catalog.routes, key).map(|r| (r.group, r.epoch))
+        }
+        .boxed()
+    }
+
+    fn stale_write<'a>(&'a self, node: &'a str, key: &'a str, value: &'a str, group: u64, epoch: u64) -> BoxFuture<'a, StaleWriteResult> {
+        async move {
+            let endpoint = self.nodes.iter().find(|n| n.name == node).ok_or_else(|| StaleWriteError { definite: true, error: format!("no node {node}") })?;
+            let client = self.connector.connect(endpoint).map_err(|e| StaleWriteError { definite: true, error: format!("{e:#}") })?;
+            match client.write_pinned(key.as_bytes(), value.as_bytes(), group, epoch).await {
+                Ok(reply) => Ok(reply.meta),
+                Err(e) => Err(StaleWriteError { definite: e.certainty == Certainty::Definite, error: e.history_text() }),
+            }
+        }
+        .boxed()
+    }
+
+    fn abandon_job(&self, job_id: u64) -> BoxFuture<'_, Result<(), String>> {
+        async move {
+            let mut last = "no node answered".to_string();
+            for c in self.clients() {
+                match c.abandon_split_job(job_id).await {
+                    Ok(()) => return Ok(()),
+                    Err(e) if e.tag == "unavailable" => last = e.history_text(),
+                    Err(e) => return Err(e.history_text()),
+                }
+            }
+            Err(last)
         }
         .boxed()
     }

@@ -334,6 +334,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),
             use_netem: netem_available(cluster.as_ref()).await,
+            move_phase: plan.move_phase,
         },
         kinds: plan.nemesis.clone(),
         interval: plan.nemesis_interval,

@@ -43,6 +43,8 @@ pub struct Plan {
     pub workload: WorkloadConfig,
     pub nemesis: Vec<FaultKind>,
     pub partition_modes: Vec<PartitionMode>,
+    /// The phase the `move` fault aims at; `None` = random.
+    pub move_phase: Option<analysis::history::JobPhase>,
     pub nemesis_interval: Duration,
     pub time_limit: Duration,
     pub subnet: Option<Cidr>,
@@ -132,6 +134,7 @@ impl Plan {
             workload,
             nemesis,
             partition_modes,
+            move_phase: nemesis::faults::parse_move_phase(&args.move_phase).map_err(bad)?,
             nemesis_interval: Duration::from_secs_f64(args.nemesis_interval),
             time_limit: Duration::from_secs(args.time_limit),
             subnet,

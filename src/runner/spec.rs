@@ -64,6 +64,8 @@ pub struct TestSpec {
     pub nemesis: String,
     pub nemesis_interval: f64,
     pub partition_modes: String,
+    /// `--move-phase`: a split-job phase name or `random`.
+    pub move_phase: String,
     pub loss_probability: f64,
     pub recovery_timeout: u64,
     pub store: PathBuf,

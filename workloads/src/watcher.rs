@@ -9,6 +9,11 @@
 //! trying the stream again. When a node fails it moves on to the next one. Only versions
 //! newer than the last recorded one are recorded, so the recorded versions strictly
 //! increase even when a lagging node is consulted after a fresher one.
+//!
+//! A catalog that carries no split jobs (elastickv's messages have no job list) is
+//! completed from `ListSplitJobs` before it is recorded; a store without that RPC answers
+//! `unimplemented`, which is counted once in the summary (`split_jobs_unsupported`) and the
+//! catalog is then recorded as the store reported it.
 
 use crate::client::{CatalogEvent, CatalogStream, Connector, KvTarget, NodeEndpoint};
 use analysis::history::{events, CatalogSnapshot, HistorySink, Op, OpType, Process, RouteRecord, SplitJobRecord};
@@ -53,6 +58,9 @@ pub struct WatcherSummary {
     pub stream_attempts: u64,
     /// Failures that made the watcher switch nodes.
     pub node_switches: u64,
+    /// The store answered `ListSplitJobs` with `unimplemented`.
+    #[serde(default)]
+    pub split_jobs_unsupported: bool,
 }
 
 /// The watcher's copy of the catalog.
@@ -182,7 +190,7 @@ impl Watcher {
             // Start from a full listing so the first recorded catalog does not depend on
             // whether the stream opens with a snapshot.
             if let Ok(s) = client.list_routes().await {
-                self.observe(CatalogState::from_snapshot(&s), node);
+                self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await;
             }
         }
         let after = self.state.as_ref().map_or(0, |s| s.version);
@@ -231,14 +239,14 @@ impl Watcher {
     /// the node cannot be followed any more.
     async fn apply_event(&mut self, event: CatalogEvent, client: &dyn KvTarget, node: &str) -> bool {
         match event {
-            CatalogEvent::Reset(s) => self.observe(CatalogState::from_snapshot(&s), node),
+            CatalogEvent::Reset(s) => self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await,
             CatalogEvent::Delta { previous_version, version, upserts, deleted_routes, jobs } => {
                 let mut next = self.state.clone().unwrap_or_default();
                 if next.apply(previous_version, version, &upserts, &deleted_routes, &jobs) {
-                    self.observe(next, node);
+                    self.observe_with_jobs(next, client, node).await;
                 } else {
                     match client.list_routes().await {
-                        Ok(s) => self.observe(CatalogState::from_snapshot(&s), node),
+                        Ok(s) => self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await,
                         Err(_) => return false,
                     }
                 }
@@ -257,7 +265,7 @@ impl Watcher {
             };
             self.summary.polls += 1;
             match listed {
-                Ok(s) => self.observe(CatalogState::from_snapshot(&s), node),
+                Ok(s) => self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await,
                 Err(_) => return SessionEnd::NodeFailed,
             }
             if until.is_some_and(|u| Instant::now() >= u) {
@@ -267,6 +275,22 @@ impl Watcher {
                 return SessionEnd::Cancelled;
             }
         }
+    }
+
+    /// [`Watcher::observe`], after completing a job-less newer catalog from `ListSplitJobs`.
+    async fn observe_with_jobs(&mut self, mut state: CatalogState, client: &dyn KvTarget, node: &str) {
+        let newer = self.summary.last_version.is_none_or(|v| state.version > v);
+        if newer && state.jobs.is_empty() && !self.summary.split_jobs_unsupported {
+            match client.list_split_jobs().await {
+                Ok(jobs) => state.jobs = jobs.into_iter().map(|j| (j.id, j)).collect(),
+                Err(e) if e.tag == "unimplemented" => {
+                    tracing::info!(node, "ListSplitJobs not supported; recording catalogs without jobs");
+                    self.summary.split_jobs_unsupported = true;
+                }
+                Err(e) => tracing::debug!(node, error = %e, "ListSplitJobs failed; recording the catalog as reported"),
+            }
+        }
+        self.observe(state, node);
     }
 
     /// Adopts `state` if it is newer than what was recorded, and records it.

@@ -9,6 +9,8 @@
 
 mod process;
 
+pub use move_phase::parse_move_phase;
+
 use crate::grudge::PartitionMode;
 use crate::net;
 use crate::{NodeControl, Oracle};
@@ -37,6 +39,8 @@ registry! {
     pause::Pause,
     loss::Loss,
     split::Split,
+    move_phase::Move,
+    abort_move::AbortMove,
 }
 
 /// When the schedule runs a fault.
@@ -272,6 +276,8 @@ pub struct Ctx {
     pub loss_probability: f64,
     pub partition_modes: Vec<PartitionMode>,
     pub use_netem: bool,
+    /// The phase the `move` fault aims at (`--move-phase`); `None` = a random one per turn.
+    pub move_phase: Option<JobPhase>,
 }
 
 impl Ctx {

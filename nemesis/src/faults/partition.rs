@@ -69,7 +69,7 @@ async fn start_partition(ctx: &Ctx, first: bool, rng: &mut StdRng) -> Started {
 
 /// Installs DROP rules so that each node drops what comes from the nodes it holds a grudge
 /// against. Returns the errors (empty: fully applied).
-async fn apply_grudge(ctx: &Ctx, g: &Grudge) -> Vec<String> {
+pub(super) async fn apply_grudge(ctx: &Ctx, g: &Grudge) -> Vec<String> {
     let mut errors = Vec::new();
     let all = ctx.control.nodes();
     for (node, from) in g {

@@ -141,6 +141,18 @@ impl KvTarget for ElastickvClient {
     fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         async move { self.on_catalog_leader(&request).await }.boxed()
     }
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
+        self.node.split_job(job_id)
+    }
+    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<analysis::history::SplitJobRecord>>> {
+        self.node.list_split_jobs()
+    }
+    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        self.node.abandon_split_job(job_id)
+    }
+    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        self.node.retry_split_job(job_id)
+    }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.node.status(group)
     }

@@ -88,6 +88,18 @@ impl KvTarget for EkvNode {
     fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         mutation(self.rpc.start_split_migration(request))
     }
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
+        self.rpc.split_job(job_id)
+    }
+    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<analysis::history::SplitJobRecord>>> {
+        self.rpc.list_split_jobs()
+    }
+    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        self.rpc.abandon_split_job(job_id)
+    }
+    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        self.rpc.retry_split_job(job_id)
+    }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         let index = group.max(1) as usize - 1;
         match self.admin.get(index) {

@@ -3,7 +3,7 @@
 //! `grpc-timeout` and enforced locally) and every failure comes back classified.
 
 use super::classify::{classify, CallError, CallKind};
-use super::convert::{catalog_event, commit_meta, raft_state_name, route_record, snapshot_from_list, write_meta};
+use super::convert::{catalog_event, commit_meta, job_record, raft_state_name, route_record, snapshot_from_list, write_meta};
 use super::{
     CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
     SplitRequest, WriteReply,
@@ -14,7 +14,7 @@ use crate::proto::kv;
 use crate::proto::kv::distribution_client::DistributionClient;
 use crate::proto::kv::raft_admin_client::RaftAdminClient;
 use crate::proto::kv::raw_kv_client::RawKvClient;
-use analysis::history::CatalogSnapshot;
+use analysis::history::{CatalogSnapshot, SplitJobRecord};
 use anyhow::Context;
 use futures::future::BoxFuture;
 use futures::StreamExt;
@@ -44,9 +44,10 @@ pub struct ClientOptions {
     /// promptly. `None` disables pings: grpc-go servers (elastickv) by default answer
     /// pings more frequent than every 5 minutes with GOAWAY `too_many_pings`.
     pub keepalive: Option<Duration>,
-    /// Whether the server honours the compare-and-set extension of RawPut. elastickv does
-    /// not: it would ignore the fields and write unconditionally, so with `false` every
-    /// cas fails definitely (`unimplemented`) without being sent.
+    /// Whether the server honours refkv's RawPut extensions (compare-and-set, and the pinned
+    /// group/epoch of a stale-write probe). elastickv does not: it would ignore the fields
+    /// and write unconditionally, so with `false` every cas and pinned write fails
+    /// definitely (`unimplemented`) without being sent.
     pub cas_supported: bool,
     /// Where single-key reads go (`--read-path`); targets that route reads themselves
     /// (elastickv, refkv) honour it, the plain [`KvClient`] always reads through its node.
@@ -230,11 +231,13 @@ impl KvClient {
 
     async fn split_range(&self, r: SplitRequest) -> CallResult<SplitReply> {
         let mut c = self.dist.clone();
+        // Same-group only: SplitRange's deprecated target_group_id is never sent (an old
+        // leader would ignore it and split in place); moves go through StartSplitMigration.
         let req = self.request(kv::SplitRangeRequest {
             expected_catalog_version: r.expected_catalog_version,
             route_id: r.route_id,
             split_key: r.split_key,
-            target_group_id: r.target_group.unwrap_or(0),
+            ..Default::default()
         });
         let resp = self.call(CallKind::Mutation, c.split_range(req)).await?;
         Ok(SplitReply {
@@ -263,6 +266,30 @@ impl KvClient {
             job_id: (resp.job_id != 0).then_some(resp.job_id),
             resolved_from: None,
         })
+    }
+
+    async fn get_split_job(&self, job_id: u64) -> CallResult<SplitJobRecord> {
+        let mut c = self.dist.clone();
+        let resp = self.call(CallKind::Read, c.get_split_job(self.request(kv::GetSplitJobRequest { job_id }))).await?;
+        resp.job.as_ref().map(job_record).ok_or_else(|| CallError::bad_response(CallKind::Read, "GetSplitJob returned no job"))
+    }
+
+    async fn split_jobs(&self) -> CallResult<Vec<SplitJobRecord>> {
+        let mut c = self.dist.clone();
+        let resp = self.call(CallKind::Read, c.list_split_jobs(self.request(kv::ListSplitJobsRequest::default()))).await?;
+        Ok(resp.jobs.iter().map(job_record).collect())
+    }
+
+    async fn abandon_job(&self, job_id: u64) -> CallResult<()> {
+        let mut c = self.dist.clone();
+        self.call(CallKind::Mutation, c.abandon_split_job(self.request(kv::AbandonSplitJobRequest { job_id }))).await?;
+        Ok(())
+    }
+
+    async fn retry_job(&self, job_id: u64) -> CallResult<()> {
+        let mut c = self.dist.clone();
+        self.call(CallKind::Mutation, c.retry_split_job(self.request(kv::RetrySplitJobRequest { job_id }))).await?;
+        Ok(())
     }
 
     async fn group_status(&self, group: u64) -> CallResult<GroupStatus> {
@@ -323,7 +350,17 @@ impl KvTarget for KvClient {
             cas: true,
             expected: expected.map(<[u8]>::to_vec).unwrap_or_default(),
             expect_absent: expected.is_none(),
+            ..Default::default()
         };
+        Box::pin(self.put(req))
+    }
+
+    fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
+        if !self.cas_supported || group == 0 {
+            let err = CallError::new(super::Certainty::Definite, "unimplemented", "this server has no pinned writes");
+            return Box::pin(async move { Err(err) });
+        }
+        let req = kv::RawPutRequest { key: key.to_vec(), value: value.to_vec(), group_id: group, route_epoch: epoch, ..Default::default() };
         Box::pin(self.put(req))
     }
 
@@ -348,7 +385,26 @@ impl KvTarget for KvClient {
     }
 
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
-        Box::pin(self.split_range(request))
+        match request.target_group {
+            Some(_) => Box::pin(self.split_migration(request)),
+            None => Box::pin(self.split_range(request)),
+        }
+    }
+
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<SplitJobRecord>> {
+        Box::pin(self.get_split_job(job_id))
+    }
+
+    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<SplitJobRecord>>> {
+        Box::pin(self.split_jobs())
+    }
+
+    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        Box::pin(self.abandon_job(job_id))
+    }
+
+    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        Box::pin(self.retry_job(job_id))
     }
 
     fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {

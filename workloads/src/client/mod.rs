@@ -162,6 +162,13 @@ pub trait KvTarget: Send + Sync {
     /// Compare-and-set: write `new` only if the current value is `expected` (`None` = the
     /// key must be absent). `applied == false` means the comparison failed.
     fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    /// A stale client's write: sent straight to `group` as if routed under route `epoch`
+    /// (refkv's RawPut extension), refused rather than re-routed if that is not the owner.
+    /// Stores without it answer a definite `unimplemented` without sending anything.
+    fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let _ = (key, value, group, epoch);
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no pinned writes")) })
+    }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
     /// Keys in `[start, end)`; an empty `end` means unbounded; `limit` 0 = no limit. A
     /// client may read the range in pages (each page a separate request), so a scan is
@@ -176,6 +183,24 @@ pub trait KvTarget: Send + Sync {
     fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         let _ = request;
         Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no StartSplitMigration")) })
+    }
+    /// elastickv's milestone-2 job introspection and control (`GetSplitJob`,
+    /// `ListSplitJobs`, `AbandonSplitJob`, `RetrySplitJob`). Stores without it answer a
+    /// definite `unimplemented`, which callers record; they never substitute another call.
+    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<SplitJobRecord>> {
+        let _ = job_id;
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no GetSplitJob")) })
+    }
+    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<SplitJobRecord>>> {
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no ListSplitJobs")) })
+    }
+    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        let _ = job_id;
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no AbandonSplitJob")) })
+    }
+    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
+        let _ = job_id;
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no RetrySplitJob")) })
     }
     /// Raft status of `group` as this node sees it (0 = the default group).
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>>;

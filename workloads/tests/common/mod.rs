@@ -220,6 +220,22 @@ impl distribution_server::Distribution for Svc {
         Err(Status::unimplemented("fake"))
     }
 
+    async fn get_split_job(&self, _: Request<kv::GetSplitJobRequest>) -> Result<Response<kv::GetSplitJobResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn list_split_jobs(&self, _: Request<kv::ListSplitJobsRequest>) -> Result<Response<kv::ListSplitJobsResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn abandon_split_job(&self, _: Request<kv::AbandonSplitJobRequest>) -> Result<Response<kv::AbandonSplitJobResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn retry_split_job(&self, _: Request<kv::RetrySplitJobRequest>) -> Result<Response<kv::RetrySplitJobResponse>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
     async fn get_catalog_capabilities(&self, _: Request<kv::CatalogCapabilitiesRequest>) -> Result<Response<kv::CatalogCapabilitiesResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }

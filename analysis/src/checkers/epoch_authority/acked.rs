@@ -7,8 +7,33 @@
 use crate::history::{CommitMeta, History, OpType, Process};
 use rustc_hash::FxHashMap;
 
-/// Functions that change the store.
-pub const WRITE_FNS: &[&str] = &["write", "put", "cas", "add", "delete", "append", "insert"];
+/// Functions that change the store (`stale-write`: a write sent straight to a group under
+/// the epoch a stale client still holds).
+pub const WRITE_FNS: &[&str] = &["write", "put", "cas", "add", "delete", "append", "insert", crate::analyze::STALE_WRITE];
+
+/// How the history's stale writes ended: attempted (invoked), acknowledged (`ok`),
+/// rejected (`fail`), indeterminate (`info`, or never completed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StaleWriteCounts {
+    pub attempted: u64,
+    pub acknowledged: u64,
+    pub rejected: u64,
+    pub indeterminate: u64,
+}
+
+pub fn stale_write_counts(history: &History) -> StaleWriteCounts {
+    let mut c = StaleWriteCounts::default();
+    for op in history.ops.iter().filter(|o| o.process.client().is_some() && o.f == crate::analyze::STALE_WRITE) {
+        match op.kind {
+            OpType::Invoke => c.attempted += 1,
+            OpType::Ok => c.acknowledged += 1,
+            OpType::Fail => c.rejected += 1,
+            OpType::Info => {}
+        }
+    }
+    c.indeterminate = c.attempted.saturating_sub(c.acknowledged + c.rejected);
+    c
+}
 
 /// One acknowledged client operation.
 #[derive(Debug, Clone, Copy)]

@@ -74,7 +74,17 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     write_rules::no_writes_after_fence(&acked, timeline, &lineage, &mut f);
     let catalog_details = catalog_rules::catalog_invariants(timeline, &mut e);
     let rules = [a, b, c, d, e, f];
-    assemble(&acked, timeline, &rules, catalog_details)
+    let mut result = assemble(&acked, timeline, &rules, catalog_details);
+    let stale = acked::stale_write_counts(history);
+    for (name, n) in [
+        ("stale-writes-attempted", stale.attempted),
+        ("stale-writes-acknowledged", stale.acknowledged),
+        ("stale-writes-rejected", stale.rejected),
+        ("stale-writes-indeterminate", stale.indeterminate),
+    ] {
+        result.counts.insert(name.into(), n);
+    }
+    result
 }
 
 fn assemble(acked: &[AckedOp], timeline: &CatalogTimeline, rules: &[RuleReport], catalog_details: serde_json::Value) -> CheckerResult {

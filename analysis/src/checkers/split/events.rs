@@ -15,6 +15,10 @@ const NS_PER_S: f64 = 1e9;
 /// The nemesis fault whose events ask for splits (`start-split`).
 pub const SPLIT_FAULT: &str = "split";
 
+/// Faults aimed at moves that start a split themselves when no job is live; their start
+/// event names its key (`split_key`) only when they did, and claims only that split.
+pub const MOVE_FAULTS: [&str; 2] = ["move", "abort-move"];
+
 #[derive(Debug, Clone)]
 pub struct SplitEvent {
     pub parent: RouteRecord,
@@ -89,16 +93,20 @@ pub fn catalog_changes(timeline: &CatalogTimeline) -> CatalogChanges {
     out
 }
 
-/// Mark the splits that the split nemesis asked for: a `start-split` event within
+/// Mark the splits that the nemesis asked for: a `start-split` event (or a `start-move` /
+/// `start-abort-move` naming the key of the split it started itself) within
 /// `match_s` seconds of the split's observation (either side: a nemesis may record its
 /// start only once the split RPC returned) whose `split_key` (or `key`) is one of the
 /// split's keys, or — when the event names no key — the nearest such event. Events with
 /// `effective: false` (refused or never attempted) claim nothing.
 pub fn mark_forced(history: &History, splits: &mut [SplitEvent], match_s: f64) {
     let requests: Vec<(u64, Option<String>)> = fault_events(&history.ops)
-        .filter(|(_, e)| e.edge == FaultEdge::Start && e.fault == SPLIT_FAULT)
-        // A split the store refused (or the nemesis never attempted) claims nothing.
-        .filter(|(_, e)| e.value.effective != Some(false))
+        .filter(|(_, e)| e.edge == FaultEdge::Start)
+        .filter(|(_, e)| match e.fault.as_str() {
+            // A split the store refused (or the nemesis never attempted) claims nothing.
+            SPLIT_FAULT => e.value.effective != Some(false),
+            f => MOVE_FAULTS.contains(&f) && e.value.split_key().is_some(),
+        })
         .map(|(op, e)| (op.time, e.value.split_key().map(str::to_string)))
         .collect();
     let window = (match_s * NS_PER_S) as u64;

@@ -1,0 +1,396 @@
+//! `move`: a fault aimed at a phase of a split job rather than at a clock. It takes the
+//! store's live job (or starts one: a cross-group split of the hot range), waits until the
+//! job enters the aimed phase (`--move-phase`; `random` picks one per turn), then hits the
+//! node whose failure at that moment matters, in turn:
+//! 1. pause the source group's leader (a zombie old owner that wakes with a stale view),
+//! 2. partition the source group's leader away from the other nodes,
+//! 3. kill the migrator (the default group's leader driving the job; it must resume),
+//! 4. kill the target group's leader.
+//!
+//! It heals once the job is past CUTOVER (CLEANUP, DONE, ABANDONED or FAILED) or the turn's
+//! budget has passed, so a paused old owner stays frozen across the cutover. A paused
+//! source leader held past the cutover is then a stale client too: just before it resumes,
+//! [`STALE_WRITES`] `stale-write` ops are sent through it straight to the source group under
+//! the pre-move epoch, so it handles them as it wakes (the store must refuse every one at
+//! commit time). Runs on its
+//! own clock. Effective when the action hit a node while the job was live; the events
+//! record the phase aimed at, the phase seen when it fired, the job and the node hit.
+
+use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
+use crate::grudge::{self, PartitionMode};
+use analysis::analyze::STALE_WRITE;
+use analysis::history::{CommitMeta, FaultValue, JobPhase, Op, OpType, Process, SplitJobRecord};
+use futures::future::BoxFuture;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use std::time::Duration;
+
+pub struct Move;
+
+/// The phases `--move-phase` may aim at (`random` picks one of these).
+pub const AIMABLE: [JobPhase; 5] = [JobPhase::Backfill, JobPhase::Fence, JobPhase::DeltaCopy, JobPhase::Cutover, JobPhase::Cleanup];
+
+/// How often the job's phase is polled while waiting for the aimed one.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Stale writes sent through a paused source leader when it wakes after the cutover.
+pub const STALE_WRITES: u64 = 20;
+
+/// Client process ids of stale writes start here (far above any workload process).
+pub const STALE_WRITER_PROCESS: u64 = 900_000;
+
+/// How long the stale writes wait in the frozen node's sockets before it is resumed (well
+/// under the client's call timeout).
+const STALE_WRITES_BEFORE_RESUME: Duration = Duration::from_millis(300);
+
+/// What the fault does to the node it picks; the turn number picks the action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    PauseSourceLeader,
+    PartitionSourceLeader,
+    KillMigrator,
+    KillTargetLeader,
+}
+
+impl Action {
+    const ROTATION: [Action; 4] = [Action::PauseSourceLeader, Action::PartitionSourceLeader, Action::KillMigrator, Action::KillTargetLeader];
+
+    pub fn for_turn(nth: u64) -> Action {
+        Action::ROTATION[(nth % 4) as usize]
+    }
+
+    /// The group whose leader the action hits.
+    fn group(self, job: &SplitJobRecord) -> u64 {
+        match self {
+            Action::PauseSourceLeader | Action::PartitionSourceLeader => job.source_group,
+            Action::KillMigrator => 1,
+            Action::KillTargetLeader => job.target_group,
+        }
+    }
+}
+
+/// Parses `--move-phase`: a phase of [`AIMABLE`] (any case, with or without the protobuf
+/// prefix) or `random` (`None`).
+pub fn parse_move_phase(text: &str) -> Result<Option<JobPhase>, String> {
+    if text.eq_ignore_ascii_case("random") {
+        return Ok(None);
+    }
+    match JobPhase::parse(text) {
+        Some(p) if AIMABLE.contains(&p) => Ok(Some(p)),
+        _ => {
+            let names: Vec<&str> = AIMABLE.iter().map(|p| p.name()).collect();
+            Err(format!("unknown --move-phase {text:?}: expected {} or random", names.join(", ")))
+        }
+    }
+}
+
+/// Has the job got to `aimed` (or past it, when the poll missed the phase itself)?
+pub fn reached(aimed: JobPhase, seen: JobPhase) -> bool {
+    let order = |p: JobPhase| AIMABLE.iter().position(|a| *a == p);
+    match (order(aimed), order(seen)) {
+        (Some(a), Some(s)) => s >= a,
+        _ => false,
+    }
+}
+
+/// The job is past its cutover (or settled another way): a held fault may be healed.
+pub fn past_cutover(phase: JobPhase) -> bool {
+    matches!(phase, JobPhase::Cleanup | JobPhase::Done | JobPhase::Abandoned | JobPhase::Failed)
+}
+
+/// What a start-move records beside the shared fields.
+#[derive(serde::Serialize)]
+struct Aimed {
+    action: Action,
+    aimed_phase: &'static str,
+    phase_seen: Option<String>,
+    job_id: Option<u64>,
+    source_group: Option<u64>,
+    target_group: Option<u64>,
+    node: Option<String>,
+    /// The moving range's group and epoch when the action fired (what a stale client holds).
+    pre_move_group: Option<u64>,
+    pre_move_epoch: Option<u64>,
+    job_split_key: Option<String>,
+    /// The split this turn started, when no job was live.
+    started_split: Option<serde_json::Value>,
+}
+
+/// What a stop-move records beside the shared fields.
+#[derive(serde::Serialize)]
+struct Healed {
+    job_id: Option<u64>,
+    job_phase: Option<String>,
+    stale_writes: u64,
+}
+
+impl Fault for Move {
+    fn name(&self) -> &'static str {
+        "move"
+    }
+
+    fn effective_means(&self) -> &'static str {
+        "a split job reached the aimed phase and the action hit its node"
+    }
+
+    fn style(&self) -> Style {
+        Style { rgb: (220, 120, 40), label: "move" }
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Own
+    }
+
+    fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
+        let aimed = ctx.move_phase.unwrap_or_else(|| *AIMABLE.choose(rng).unwrap_or(&JobPhase::Fence));
+        Box::pin(aim(ctx, turn, aimed))
+    }
+
+    fn stop<'a>(&'a self, ctx: &'a Ctx, active: &'a Active) -> BoxFuture<'a, FaultValue> {
+        Box::pin(heal(ctx, active))
+    }
+}
+
+/// The live job, or one this turn starts (with the store's answer to the split).
+pub(super) async fn live_or_new_job(ctx: &Ctx) -> (Option<SplitJobRecord>, Option<serde_json::Value>) {
+    if let Some(job) = ctx.oracle.live_job().await {
+        return (Some(job), None);
+    }
+    let Some(o) = ctx.oracle.split_hot(true).await else { return (None, Some(serde_json::json!("no hot key to split yet"))) };
+    let asked = serde_json::json!({"accepted": o.accepted, "key": o.key, "job_id": o.job_id, "detail": o.detail});
+    let job = match o.job_id {
+        Some(id) if o.accepted => ctx.oracle.split_job(id).await,
+        _ => None,
+    };
+    (job, Some(asked))
+}
+
+/// The split key this turn's own accepted split used (recorded as the event's `split_key`, so
+/// the split checker knows the split was forced, not the store's own decision).
+pub(super) fn forced_split_key(started_split: &Option<serde_json::Value>, job: Option<&SplitJobRecord>) -> Option<String> {
+    let accepted = started_split.as_ref().is_some_and(|s| s["accepted"] == serde_json::json!(true));
+    job.filter(|_| accepted).map(|j| j.split_key.clone())
+}
+
+/// Waits (at most `budget`) for `job` to reach `aimed`; the phase seen last and whether it did.
+pub(super) async fn wait_for_phase(ctx: &Ctx, job_id: u64, aimed: JobPhase, budget: Duration) -> (Option<SplitJobRecord>, bool) {
+    let deadline = tokio::time::Instant::now() + budget;
+    let mut last = None;
+    loop {
+        if let Some(job) = ctx.oracle.split_job(job_id).await {
+            let phase = JobPhase::parse(&job.phase);
+            let hit = phase.is_some_and(|p| reached(aimed, p));
+            let over = phase.is_some_and(|p| p.is_terminal() || p == JobPhase::Failed);
+            last = Some(job);
+            if hit || over {
+                return (last, hit);
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return (last, false);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
+    let action = Action::for_turn(turn.nth);
+    let (job, started_split) = live_or_new_job(ctx).await;
+    let mut facts = Aimed {
+        action,
+        aimed_phase: aimed.name(),
+        phase_seen: None,
+        job_id: job.as_ref().map(|j| j.id),
+        source_group: job.as_ref().map(|j| j.source_group),
+        target_group: job.as_ref().map(|j| j.target_group),
+        node: None,
+        pre_move_group: None,
+        pre_move_epoch: None,
+        job_split_key: job.as_ref().map(|j| j.split_key.clone()),
+        started_split,
+    };
+    let mut value = FaultValue::new(Vec::new());
+    value.effective = Some(false);
+    value.split_key = forced_split_key(&facts.started_split, job.as_ref());
+    let Some(job) = job else { return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None } };
+    // The node is found before waiting, so that the action follows the phase at once.
+    let Some(node) = ctx.oracle.leader_of(action.group(&job)).await else {
+        value.errors = Some(vec![format!("no leader known for group {}", action.group(&job))]);
+        return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
+    };
+    let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
+    facts.phase_seen = seen.as_ref().map(|j| j.phase.clone());
+    if !hit {
+        return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
+    }
+    // Before the cutover the route still has its pre-move group and epoch (asked before
+    // acting: a paused node would hold the question up).
+    if let Some((group, epoch)) = ctx.oracle.route_at(&job.split_key).await {
+        facts.pre_move_group = Some(group);
+        facts.pre_move_epoch = Some(epoch);
+    }
+    let (undo, errors) = act(ctx, action, &node).await;
+    value.effective = Some(errors.is_empty());
+    value.leader = Some(true);
+    value.targets = vec![node.clone()];
+    value.errors = Some(errors);
+    facts.node = Some(node.clone());
+    let summary = Some(format!("move {} at {}: {node}", serde_json::to_value(action).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(), aimed.name()));
+    Started { value: value.with_facts(facts), undo, summary }
+}
+
+/// Applies `action` to `node`; its undo (only for what succeeded) and the errors.
+async fn act(ctx: &Ctx, action: Action, node: &str) -> (Undo, Vec<String>) {
+    let done = |r: anyhow::Result<()>, undo: Undo| match r {
+        Ok(()) => (undo, Vec::new()),
+        Err(e) => (Undo::Nothing, vec![format!("{node}: {e:#}")]),
+    };
+    match action {
+        Action::PauseSourceLeader => done(ctx.control.pause(node).await, Undo::Resume { nodes: vec![node.to_string()] }),
+        Action::KillMigrator | Action::KillTargetLeader => {
+            done(ctx.control.kill(node).await, Undo::Restart { nodes: vec![node.to_string()] })
+        }
+        Action::PartitionSourceLeader => {
+            let nodes = ctx.node_names();
+            // The leader shape with this node as the "hot leader": it alone is cut off.
+            let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(0);
+            let g = grudge::grudge(PartitionMode::Leader, &nodes, Some(node), &mut rng);
+            let errors = super::partition::apply_grudge(ctx, &g).await;
+            (Undo::Network { nodes, netem: false }, errors)
+        }
+    }
+}
+
+/// Waits until the job is past its cutover (at most the budget), then heals; a paused
+/// source leader woken after the cutover then sends the stale writes.
+async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
+    let null = serde_json::Value::Null;
+    let fact = |k: &str| active.started.facts.get(k).unwrap_or(&null);
+    let job_id = fact("job_id").as_u64();
+    let mut job_phase = None;
+    if let (Some(id), false) = (job_id, active.undo == Undo::Nothing) {
+        let deadline = tokio::time::Instant::now() + active.turn.budget;
+        loop {
+            job_phase = ctx.oracle.split_job(id).await.map(|j| j.phase);
+            if job_phase.as_deref().and_then(JobPhase::parse).is_some_and(past_cutover) || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(POLL * 5).await;
+        }
+    }
+    let stale_through = *fact("action") == serde_json::json!("pause-source-leader")
+        && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| p == JobPhase::Cleanup || p == JobPhase::Done);
+    let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("job_split_key").as_str(), job_id) {
+        (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => Some(StaleWrites { node, group, epoch, split_key: key, job, nth: active.turn.nth }),
+        _ => None,
+    };
+    // The stale writes are sent while the old owner is still frozen, so that it handles
+    // them the moment it wakes, with the routing view it had before the cutover.
+    let resume_later = async {
+        if stale.is_some() {
+            tokio::time::sleep(STALE_WRITES_BEFORE_RESUME).await;
+        }
+        super::undo(ctx, &active.undo).await
+    };
+    let send = async {
+        match &stale {
+            Some(w) => send_stale_writes(ctx, w).await,
+            None => 0,
+        }
+    };
+    let (errors, stale_writes) = tokio::join!(resume_later, send);
+    let mut value = FaultValue::new(active.targets.clone());
+    value.effective = active.started.effective;
+    value.healed = Some(errors.is_empty());
+    value.errors = (!errors.is_empty()).then_some(errors);
+    value.with_facts(Healed { job_id, job_phase, stale_writes })
+}
+
+/// Where and under what the stale writes of one heal go.
+struct StaleWrites<'a> {
+    node: &'a str,
+    group: u64,
+    epoch: u64,
+    split_key: &'a str,
+    job: u64,
+    nth: u64,
+}
+
+/// Sends [`STALE_WRITES`] writes at once through `w.node` to `w.group` under `w.epoch`, each
+/// recorded as a `stale-write` invoke and its completion (one process per write). Returns
+/// how many were sent.
+async fn send_stale_writes(ctx: &Ctx, w: &StaleWrites<'_>) -> u64 {
+    let one = |i: u64| async move {
+        let process = STALE_WRITER_PROCESS + w.nth * STALE_WRITES + i;
+        let key = format!("{}~stale-{}-{i}", w.split_key, w.job);
+        let written = format!("stale-{}-{i}", w.job);
+        let value = serde_json::json!({"value": written, "group": w.group, "epoch": w.epoch});
+        ctx.sink.record(stale_op(OpType::Invoke, process, &key, value.clone(), w.node, None, None));
+        let (kind, meta, error) = match ctx.oracle.stale_write(w.node, &key, &written, w.group, w.epoch).await {
+            Ok(meta) => (OpType::Ok, meta, None),
+            Err(e) if e.definite => (OpType::Fail, None, Some(e.error)),
+            Err(e) => (OpType::Info, None, Some(e.error)),
+        };
+        ctx.sink.record(stale_op(kind, process, &key, value, w.node, meta, error));
+    };
+    futures::future::join_all((0..STALE_WRITES).map(one)).await;
+    STALE_WRITES
+}
+
+fn stale_op(kind: OpType, process: u64, key: &str, value: serde_json::Value, node: &str, meta: Option<CommitMeta>, error: Option<String>) -> Op {
+    Op {
+        index: 0,
+        kind,
+        process: Process::Client(process),
+        f: STALE_WRITE.to_string(),
+        key: Some(key.to_string()),
+        value,
+        time: 0,
+        node: Some(node.to_string()),
+        error,
+        meta,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn move_phase_parses_aimable_phases_and_random_only() {
+        assert_eq!(parse_move_phase("random"), Ok(None));
+        assert_eq!(parse_move_phase("DELTA_COPY"), Ok(Some(JobPhase::DeltaCopy)));
+        assert_eq!(parse_move_phase("split_job_phase_fence"), Ok(Some(JobPhase::Fence)));
+        assert!(parse_move_phase("DONE").unwrap_err().contains("expected BACKFILL"));
+        assert!(parse_move_phase("sideways").is_err());
+    }
+
+    #[test]
+    fn a_missed_phase_still_counts_once_the_job_is_past_it() {
+        assert!(reached(JobPhase::Fence, JobPhase::Fence));
+        assert!(reached(JobPhase::Fence, JobPhase::DeltaCopy));
+        assert!(!reached(JobPhase::DeltaCopy, JobPhase::Fence));
+        assert!(!reached(JobPhase::Cleanup, JobPhase::Done), "a settled job is not aimed at");
+        assert!(!reached(JobPhase::Backfill, JobPhase::Planned));
+    }
+
+    #[test]
+    fn actions_rotate_starting_with_the_paused_source_leader() {
+        assert_eq!(Action::for_turn(0), Action::PauseSourceLeader);
+        assert_eq!(Action::for_turn(2), Action::KillMigrator);
+        assert_eq!(Action::for_turn(5), Action::PartitionSourceLeader);
+        let job = SplitJobRecord { id: 1, route_id: 2, split_key: "k".into(), source_group: 2, target_group: 3, phase: "FENCE".into() };
+        assert_eq!(Action::KillTargetLeader.group(&job), 3);
+        assert_eq!(Action::PauseSourceLeader.group(&job), 2);
+        assert_eq!(Action::KillMigrator.group(&job), 1);
+    }
+
+    #[test]
+    fn held_faults_heal_only_past_the_cutover() {
+        assert!(!past_cutover(JobPhase::Cutover));
+        assert!(!past_cutover(JobPhase::DeltaCopy));
+        assert!(past_cutover(JobPhase::Cleanup));
+        assert!(past_cutover(JobPhase::Abandoned));
+    }
+}

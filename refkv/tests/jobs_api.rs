@@ -1,0 +1,226 @@
+//! elastickv's milestone-2 job API on a live refkv cluster: StartSplitMigration, one live
+//! job, overlap refusal, GetSplitJob / ListSplitJobs, AbandonSplitJob before the cutover
+//! (the source stays the only owner, the target refuses writes for the range) and after it
+//! (refused), RetrySplitJob outside FAILED (refused), and stale pinned writes refused at
+//! commit time. With `--bug abandon-keeps-target` the target still accepts writes after an
+//! abandon in DELTA_COPY.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use refkv::proto::api::*;
+use tonic::Code;
+
+/// 100 KB under `m`, copied at 20 KB/s: BACKFILL and DELTA_COPY take ~5 s each.
+const SLOW: [&str; 2] = ["--copy-bytes-per-sec", "20000"];
+
+async fn preload(cluster: &Cluster) {
+    let mut clients = Clients::new(cluster);
+    for i in 0..100 {
+        let k = format!("m-pre-{i:03}").into_bytes();
+        assert!(clients.put_until_acked(i % 3, &k, &[b'p'; 1000], Instant::now() + Duration::from_secs(30)).await.is_some());
+    }
+}
+
+async fn start_move(cluster: &Cluster) -> u64 {
+    let routes = cluster.list_routes(0).await;
+    let mut dist = cluster.dist(0).await.unwrap();
+    let req = StartSplitMigrationRequest {
+        expected_catalog_version: routes.catalog_version,
+        route_id: routes.routes[0].route_id,
+        split_key: b"m".to_vec(),
+        target_group_id: 2,
+        options: Default::default(),
+    };
+    dist.start_split_migration(req).await.expect("StartSplitMigration").into_inner().job_id
+}
+
+async fn job(cluster: &Cluster, job_id: u64) -> SplitJob {
+    let mut dist = cluster.dist(1).await.unwrap();
+    dist.get_split_job(GetSplitJobRequest { job_id }).await.expect("GetSplitJob").into_inner().job.expect("a job")
+}
+
+async fn wait_phase(cluster: &Cluster, job_id: u64, phase: SplitJobPhase) -> SplitJob {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let j = job(cluster, job_id).await;
+        if j.phase == phase as i32 {
+            return j;
+        }
+        assert!(Instant::now() < deadline, "job never reached {phase:?} (now {:?}); logs:\n{}", j.phase, cluster.grep_logs("job"));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A put sent straight to `group` as if routed under `epoch`.
+async fn pinned_put(cluster: &Cluster, key: &[u8], group: u64, epoch: u64) -> Result<RawPutResponse, tonic::Status> {
+    let mut kv = cluster.kv(0).await.unwrap();
+    let req = RawPutRequest { key: key.to_vec(), value: b"stale".to_vec(), group_id: group, route_epoch: epoch, ..Default::default() };
+    kv.raw_put(req).await.map(|r| r.into_inner())
+}
+
+/// Abandons a slow move once it is in `phase`, waits for ABANDONED, and probes the target
+/// with a write under the job's new epoch. Returns the job and that probe's outcome.
+async fn abandon_in(phase: SplitJobPhase, bugs: &[&str]) -> (SplitJob, Result<RawPutResponse, tonic::Status>, Cluster) {
+    let args: Vec<&str> = SLOW.iter().chain(bugs).copied().collect();
+    let cluster = Cluster::start(3, &args).await;
+    preload(&cluster).await;
+    let job_id = start_move(&cluster).await;
+    wait_phase(&cluster, job_id, phase).await;
+    let mut dist = cluster.dist(2).await.unwrap();
+    dist.abandon_split_job(AbandonSplitJobRequest { job_id }).await.expect("abandon before cutover");
+    let done = wait_phase(&cluster, job_id, SplitJobPhase::Abandoned).await;
+    let probe = pinned_put(&cluster, b"m-probe", 2, done.new_epoch).await;
+    (done, probe, cluster)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_live_job_overlap_refusal_and_abandon_in_backfill() {
+    let cluster = Cluster::start(3, &SLOW).await;
+    preload(&cluster).await;
+    let job_id = start_move(&cluster).await;
+    let mut dist = cluster.dist(1).await.unwrap();
+    let routes = cluster.list_routes(1).await;
+    let left = routes.routes.iter().find(|r| r.end == b"m").expect("left child").clone();
+
+    let second = StartSplitMigrationRequest {
+        expected_catalog_version: routes.catalog_version,
+        route_id: left.route_id,
+        split_key: b"c".to_vec(),
+        target_group_id: 3,
+        options: Default::default(),
+    };
+    let err = dist.start_split_migration(second).await.expect_err("a second live job");
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert!(err.message().contains("ErrTooManyInFlightJobs"), "{}", err.message());
+
+    // The job's phase steps bump the catalog version: retry a version mismatch.
+    let mut overlap_refusal = None;
+    for _ in 0..20 {
+        let version = cluster.list_routes(1).await.catalog_version;
+        let overlap = SplitRangeRequest { expected_catalog_version: version, route_id: left.route_id, split_key: b"c".to_vec(), ..Default::default() };
+        match dist.split_range(overlap).await {
+            Err(e) if e.code() == Code::Aborted => continue,
+            other => {
+                overlap_refusal = Some(other.expect_err("a same-group split inside the job's route"));
+                break;
+            }
+        }
+    }
+    let err = overlap_refusal.expect("an answer other than a version mismatch");
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert!(err.message().contains("ErrSplitJobOverlap"), "{}", err.message());
+
+    let err = dist.retry_split_job(RetrySplitJobRequest { job_id }).await.expect_err("retry of a job that is not FAILED");
+    assert_eq!(err.code(), Code::FailedPrecondition);
+
+    wait_phase(&cluster, job_id, SplitJobPhase::Backfill).await;
+    dist.abandon_split_job(AbandonSplitJobRequest { job_id }).await.expect("abandon in BACKFILL");
+    dist.abandon_split_job(AbandonSplitJobRequest { job_id }).await.expect("a repeated abandon is a no-op");
+    let done = wait_phase(&cluster, job_id, SplitJobPhase::Abandoned).await;
+    assert_eq!(done.abandon_from_phase, SplitJobPhase::Backfill as i32);
+
+    let listed = dist.list_split_jobs(ListSplitJobsRequest { phase: "ABANDONED".into(), ..Default::default() }).await.unwrap().into_inner();
+    assert_eq!(listed.jobs.iter().map(|j| j.job_id).collect::<Vec<_>>(), vec![job_id]);
+    let bad = dist.list_split_jobs(ListSplitJobsRequest { phase: "SIDEWAYS".into(), ..Default::default() }).await;
+    assert_eq!(bad.expect_err("unknown phase").code(), Code::InvalidArgument);
+
+    // The source is again the only owner: routed writes commit there, at the old epoch;
+    // the target refuses a write under the job's new epoch.
+    let route = cluster.list_routes(0).await.routes.into_iter().find(|r| r.start == b"m").expect("right child");
+    assert_eq!((route.raft_group_id, route.epoch, route.state), (1, 1, RouteState::Active as i32));
+    let meta = Clients::new(&cluster).put_until_acked(0, b"m-after", b"v", Instant::now() + Duration::from_secs(20)).await.expect("write after abandon");
+    assert_eq!((meta.group_id, meta.route_epoch), (1, 1));
+    let probe = pinned_put(&cluster, b"m-probe", 2, done.new_epoch).await.expect_err("the target does not own the range");
+    assert_eq!(probe.code(), Code::Aborted);
+    let mut clients = Clients::new(&cluster);
+    for i in 0..100 {
+        let k = format!("m-pre-{i:03}").into_bytes();
+        assert_eq!(clients.get(i % 3, &k).await.unwrap(), Some(vec![b'p'; 1000]), "preloaded key {i} survives the abandon");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_cutover_abandon_is_refused_and_the_old_owner_rejects_stale_writes() {
+    let cluster = Cluster::start(3, &[]).await;
+    preload(&cluster).await;
+    let job_id = start_move(&cluster).await;
+    let done = wait_phase(&cluster, job_id, SplitJobPhase::Done).await;
+    let mut dist = cluster.dist(0).await.unwrap();
+    let err = dist.abandon_split_job(AbandonSplitJobRequest { job_id }).await.expect_err("abandon after cutover");
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert!(err.message().contains("only before CUTOVER"), "{}", err.message());
+    assert_eq!(dist.abandon_split_job(AbandonSplitJobRequest { job_id: 999 }).await.expect_err("unknown job").code(), Code::NotFound);
+    assert_eq!(dist.get_split_job(GetSplitJobRequest { job_id: 999 }).await.expect_err("unknown job").code(), Code::NotFound);
+
+    // A stale client: straight to the former owner, under the pre-move epoch.
+    assert_eq!(done.old_epoch, 1);
+    let stale = pinned_put(&cluster, b"m-stale", 1, done.old_epoch).await.expect_err("the old owner must refuse");
+    assert_eq!(stale.code(), Code::Aborted);
+    let fresh = pinned_put(&cluster, b"m-fresh", 2, done.new_epoch).await.expect("the new owner under the new epoch");
+    assert_eq!(fresh.meta.unwrap().group_id, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn abandon_in_delta_copy_revokes_the_target() {
+    let (done, probe, _cluster) = abandon_in(SplitJobPhase::DeltaCopy, &[]).await;
+    assert_eq!(done.abandon_from_phase, SplitJobPhase::DeltaCopy as i32);
+    assert_eq!(probe.expect_err("the target must refuse after the abandon").code(), Code::Aborted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn abandon_keeps_target_bug_lets_the_target_accept_writes() {
+    let (_, probe, _cluster) = abandon_in(SplitJobPhase::DeltaCopy, &["--bug", "abandon-keeps-target"]).await;
+    let meta = probe.expect("with the bug the target still owns the range").meta.unwrap();
+    assert_eq!(meta.group_id, 2);
+}
+
+/// Writes keys the backfill has already passed, lets the job reach DELTA_COPY, kills the
+/// migrator (the catalog group's leader) and waits for the new one to finish the job.
+/// Returns how many of those acknowledged keys the moved range lacks. (With
+/// `--bug resume-skips-delta` this scenario did not lose them in its one run: that bug's
+/// proof is still missing, see docs/refkv.md.)
+async fn kill_migrator_in_delta_copy(bugs: &[&str]) -> usize {
+    let args: Vec<&str> = SLOW.iter().chain(bugs).copied().collect();
+    let cluster = Cluster::start(3, &args).await;
+    preload(&cluster).await;
+    let job_id = start_move(&cluster).await;
+    wait_phase(&cluster, job_id, SplitJobPhase::Backfill).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // "m-a-…" sorts before the preloaded "m-pre-…": the backfill cursor is past them.
+    let mut clients = Clients::new(&cluster);
+    let late: Vec<Vec<u8>> = (0..20).map(|i| format!("m-a-{i:02}").into_bytes()).collect();
+    for (i, k) in late.iter().enumerate() {
+        assert!(clients.put_until_acked(i % 3, k, b"late", Instant::now() + Duration::from_secs(20)).await.is_some());
+    }
+    wait_phase(&cluster, job_id, SplitJobPhase::DeltaCopy).await;
+    let migrator = cluster.leader_of(1).await.expect("catalog leader");
+    cluster.kill(migrator);
+    let alive = (migrator + 1) % 3;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(mut d) = cluster.dist(alive).await {
+            if let Ok(j) = d.get_split_job(GetSplitJobRequest { job_id }).await {
+                if j.into_inner().job.is_some_and(|j| j.phase == SplitJobPhase::Done as i32) {
+                    break;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "job not DONE after the migrator was killed; logs:\n{}", cluster.grep_logs("job"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut missing = 0;
+    for k in &late {
+        if clients.get(alive, k).await.ok().flatten().as_deref() != Some(&b"late"[..]) {
+            missing += 1;
+        }
+    }
+    missing
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_migrator_killed_in_delta_copy_is_resumed_without_losing_writes() {
+    assert_eq!(kill_migrator_in_delta_copy(&[]).await, 0);
+}
