@@ -61,8 +61,10 @@ impl Plan {
         let bad = |s: String| BadArgs(s);
         let nemesis = FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
         let mut partition_modes = Vec::new();
+        let mut auto = false;
         for m in args.partition_modes.split(',').map(str::trim).filter(|m| !m.is_empty()) {
             if m == "auto" {
+                auto = true;
                 partition_modes.extend(PartitionMode::all_for(usize::from(args.nodes)));
                 continue;
             }
@@ -70,8 +72,13 @@ impl Plan {
                 bad(format!("--partition-modes: unknown mode {m:?} (auto, one, majority, bridge, ring, leader, majorities-ring)"))
             })?);
         }
-        if partition_modes.is_empty() {
+        if partition_modes.is_empty() && !auto {
             return Err(bad("--partition-modes needs at least one mode".into()));
+        }
+        // `auto` on a cluster too small for any shape (one node) is fine unless partitions
+        // were asked for.
+        if partition_modes.is_empty() && nemesis.contains(&FaultKind::PARTITION) {
+            return Err(bad(format!("--nemesis partition: no partition shape fits {} node(s)", args.nodes)));
         }
         if !(args.nemesis_interval.is_finite() && args.nemesis_interval >= 0.5 && args.nemesis_interval <= 3600.0) {
             return Err(bad(format!("--nemesis-interval {} must be between 0.5 and 3600 seconds", args.nemesis_interval)));
