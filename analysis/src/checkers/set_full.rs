@@ -25,6 +25,7 @@ pub const NAME: &str = "set-full";
 
 pub mod element;
 mod report;
+pub mod route_change;
 
 use crate::history::{History, Op, OpType, Process};
 use crate::verdict::{CheckerResult, Validity};
@@ -51,7 +52,9 @@ pub fn check(history: &History, opts: &SetFullOptions) -> CheckerResult {
             return result;
         }
     }
-    report::assemble(scan, opts)
+    let mut result = report::assemble(scan, opts);
+    route_change::annotate(history, &mut result);
+    result
 }
 
 /// A read-type entry that a read returned which matched no attempted element (yet).
