@@ -86,6 +86,10 @@ struct ServeArgs {
     /// server that dies on its own; other nodes ignore it.
     #[arg(long, value_name = "ID=DURATION", value_parser = refkv::panic_after::parse)]
     panic_after: Option<refkv::panic_after::PanicAfter>,
+    /// Test only: a move job stops in DELTA_COPY once its target was granted the range
+    /// (`Own`) and is never stepped to CUTOVER; only an abandon ends it.
+    #[arg(long)]
+    hold_before_cutover: bool,
 }
 
 fn parse_peers(s: &str) -> anyhow::Result<BTreeMap<u64, String>> {
@@ -143,6 +147,9 @@ fn node_config(a: ServeArgs) -> anyhow::Result<NodeConfig> {
     }
     if a.split_no_move {
         split.move_to_least_loaded = false;
+    }
+    if a.hold_before_cutover {
+        tunables.hold_before_cutover = true;
     }
     let peers = parse_peers(&a.peers)?;
     if !peers.contains_key(&a.id) {

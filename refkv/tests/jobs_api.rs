@@ -3,7 +3,9 @@
 //! (the source stays the only owner, the target refuses writes for the range) and after it
 //! (refused), RetrySplitJob outside FAILED (refused), and stale pinned writes refused at
 //! commit time. With `--bug abandon-keeps-target` the target still accepts writes after an
-//! abandon in DELTA_COPY.
+//! abandon in DELTA_COPY. The DELTA_COPY abandons are deterministic: the driver is held
+//! before cutover (`--hold-before-cutover`) and the abandon is sent only once the target
+//! accepts a write under the job's new epoch (it was granted the range).
 
 mod common;
 
@@ -61,14 +63,34 @@ async fn pinned_put(cluster: &Cluster, key: &[u8], group: u64, epoch: u64) -> Re
     kv.raw_put(req).await.map(|r| r.into_inner())
 }
 
-/// Abandons a slow move once it is in `phase`, waits for ABANDONED, and probes the target
-/// with a write under the job's new epoch. Returns the job and that probe's outcome.
-async fn abandon_in(phase: SplitJobPhase, bugs: &[&str]) -> (SplitJob, Result<RawPutResponse, tonic::Status>, Cluster) {
-    let args: Vec<&str> = SLOW.iter().chain(bugs).copied().collect();
+/// Waits until `group` accepts a write pinned under `epoch`: the proof that it was granted
+/// the range (`Own`). Refusals by the epoch fence are definite (nothing was written).
+async fn wait_owned(cluster: &Cluster, group: u64, epoch: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match pinned_put(cluster, b"m-owned", group, epoch).await {
+            Ok(r) => {
+                assert_eq!(r.meta.expect("commit metadata").group_id, group);
+                return;
+            }
+            Err(e) => assert!(Instant::now() < deadline, "group {group} never owned the range under epoch {epoch}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Moves the range with the driver held before cutover (`--hold-before-cutover`), waits until
+/// the target owns the range (a write pinned to it under the job's new epoch is accepted),
+/// abandons the job (still in DELTA_COPY), waits for ABANDONED, and probes the target with a
+/// write under the new epoch. Returns the job and that probe's outcome.
+async fn abandon_after_target_owns(bugs: &[&str]) -> (SplitJob, Result<RawPutResponse, tonic::Status>, Cluster) {
+    let args: Vec<&str> = SLOW.iter().chain(&["--hold-before-cutover"]).chain(bugs).copied().collect();
     let cluster = Cluster::start(3, &args).await;
     preload(&cluster).await;
     let job_id = start_move(&cluster).await;
-    wait_phase(&cluster, job_id, phase).await;
+    let delta = wait_phase(&cluster, job_id, SplitJobPhase::DeltaCopy).await;
+    wait_owned(&cluster, 2, delta.new_epoch).await;
+    assert_eq!(job(&cluster, job_id).await.phase, SplitJobPhase::DeltaCopy as i32, "held before cutover");
     let mut dist = cluster.dist(2).await.unwrap();
     dist.abandon_split_job(AbandonSplitJobRequest { job_id }).await.expect("abandon before cutover");
     let done = wait_phase(&cluster, job_id, SplitJobPhase::Abandoned).await;
@@ -165,15 +187,15 @@ async fn after_cutover_abandon_is_refused_and_the_old_owner_rejects_stale_writes
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn abandon_in_delta_copy_revokes_the_target() {
-    let (done, probe, _cluster) = abandon_in(SplitJobPhase::DeltaCopy, &[]).await;
+    let (done, probe, _cluster) = abandon_after_target_owns(&[]).await;
     assert_eq!(done.abandon_from_phase, SplitJobPhase::DeltaCopy as i32);
     assert_eq!(probe.expect_err("the target must refuse after the abandon").code(), Code::Aborted);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "timing: the abandon can land in DELTA_COPY before the target is given Own, and then even the bug leaves nothing to keep (failed twice in a row on the merged main); run with --ignored"]
 async fn abandon_keeps_target_bug_lets_the_target_accept_writes() {
-    let (_, probe, _cluster) = abandon_in(SplitJobPhase::DeltaCopy, &["--bug", "abandon-keeps-target"]).await;
+    let (done, probe, _cluster) = abandon_after_target_owns(&["--bug", "abandon-keeps-target"]).await;
+    assert_eq!(done.abandon_from_phase, SplitJobPhase::DeltaCopy as i32);
     let meta = probe.expect("with the bug the target still owns the range").meta.unwrap();
     assert_eq!(meta.group_id, 2);
 }
