@@ -27,8 +27,13 @@ async fn preload(cluster: &Cluster) {
 }
 
 async fn start_move(cluster: &Cluster) -> u64 {
-    let routes = cluster.list_routes(0).await;
-    let mut dist = cluster.dist(0).await.unwrap();
+    start_move_via(cluster, 0).await
+}
+
+/// Starts moving `[m, ∞)` from group 1 to group 2 through node `via`.
+async fn start_move_via(cluster: &Cluster, via: usize) -> u64 {
+    let routes = cluster.list_routes(via).await;
+    let mut dist = cluster.dist(via).await.unwrap();
     let req = StartSplitMigrationRequest {
         expected_catalog_version: routes.catalog_version,
         route_id: routes.routes[0].route_id,
@@ -55,6 +60,8 @@ async fn wait_phase(cluster: &Cluster, job_id: u64, phase: SplitJobPhase) -> Spl
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+type PutOutcome = Result<RawPutResponse, tonic::Status>;
 
 /// A put sent straight to `group` as if routed under `epoch`.
 async fn pinned_put(cluster: &Cluster, key: &[u8], group: u64, epoch: u64) -> Result<RawPutResponse, tonic::Status> {
@@ -198,6 +205,56 @@ async fn abandon_keeps_target_bug_lets_the_target_accept_writes() {
     assert_eq!(done.abandon_from_phase, SplitJobPhase::DeltaCopy as i32);
     let meta = probe.expect("with the bug the target still owns the range").meta.unwrap();
     assert_eq!(meta.group_id, 2);
+}
+
+/// Pauses a follower node (not the migrator) across a whole move, then — with the node still
+/// paused — sends it a write pinned to the old owner under the pre-move epoch and a routed
+/// write, and resumes it: it wakes with its pre-move routing view. Returns both outcomes.
+async fn writes_through_a_node_paused_across_the_cutover(bugs: &[&str]) -> (PutOutcome, PutOutcome) {
+    let cluster = Cluster::start(3, bugs).await;
+    preload(&cluster).await;
+    let migrator = cluster.leader_of(1).await.expect("catalog leader");
+    let zombie = (migrator + 1) % 3;
+    let alive = (migrator + 2) % 3;
+    // Connections opened before the pause: the requests wait in the paused node's socket.
+    let (mut stale_kv, mut routed_kv) = (cluster.kv(zombie).await.unwrap(), cluster.kv(zombie).await.unwrap());
+    cluster.pause(zombie, true);
+    let job_id = start_move_via(&cluster, alive).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut dist = cluster.dist(alive).await.unwrap();
+        let j = dist.get_split_job(GetSplitJobRequest { job_id }).await.expect("GetSplitJob").into_inner().job.expect("a job");
+        if j.phase == SplitJobPhase::Done as i32 {
+            assert_eq!(j.old_epoch, 1);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the move did not finish with one follower paused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let stale = RawPutRequest { key: b"m-stale".to_vec(), value: b"stale".to_vec(), group_id: 1, route_epoch: 1, ..Default::default() };
+    let routed = RawPutRequest { key: b"m-routed".to_vec(), value: b"v".to_vec(), ..Default::default() };
+    let stale = tokio::spawn(async move { stale_kv.raw_put(stale).await.map(|r| r.into_inner()) });
+    let routed = tokio::spawn(async move { routed_kv.raw_put(routed).await.map(|r| r.into_inner()) });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    cluster.pause(zombie, false);
+    (stale.await.unwrap(), routed.await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_paused_across_the_cutover_cannot_write_into_the_old_owner() {
+    let (stale, routed) = writes_through_a_node_paused_across_the_cutover(&[]).await;
+    assert_eq!(stale.expect_err("the old owner refuses at commit time").code(), Code::Aborted);
+    let meta = routed.expect("the routed write is re-routed to the new owner").meta.unwrap();
+    assert_eq!(meta.group_id, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn proxy_fence_bug_lets_a_node_paused_across_the_cutover_write_into_the_old_owner() {
+    let (stale, routed) = writes_through_a_node_paused_across_the_cutover(&["--bug", "proxy-fence"]).await;
+    let stale = stale.expect("admitted by the stale view, applied unchecked").meta.unwrap();
+    assert_eq!((stale.group_id, stale.route_epoch), (1, 1));
+    let routed = routed.expect("routed by the stale view").meta.unwrap();
+    assert_eq!((routed.group_id, routed.route_epoch), (1, 1), "a write committed by the old owner after the cutover");
 }
 
 /// Writes keys the backfill has already passed, lets the job reach DELTA_COPY, kills the
