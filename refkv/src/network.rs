@@ -165,7 +165,7 @@ impl RaftNetwork<TypeConfig> for Connection {
         // retries at once with the hint for its next few RPCs).
         let fit = entries_within(&rpc.entries, MAX_APPEND_BYTES) as u64;
         if fit < entries {
-            tracing::debug!(group = self.group, target = self.target, entries, fit, "append batch over the byte cap: sending fewer entries");
+            tracing::debug!(group = self.group, target = self.target, entries, fit, "append batch over the byte cap: fewer entries");
             return Err(RPCError::PayloadTooLarge(PayloadTooLarge::new_entries_hint(fit)));
         }
         // A batch that still cannot arrive within the heartbeat-sized timeout never would:

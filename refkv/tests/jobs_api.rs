@@ -259,19 +259,22 @@ async fn proxy_fence_bug_lets_a_node_paused_across_the_cutover_write_into_the_ol
 
 /// Writes keys the backfill has already passed, lets the job reach DELTA_COPY, kills the
 /// migrator (the catalog group's leader) and waits for the new one to finish the job.
-/// Returns how many of those acknowledged keys the moved range lacks. (With
-/// `--bug resume-skips-delta` this scenario did not lose them in its one run: that bug's
-/// proof is still missing, see docs/refkv.md.)
+/// Returns how many of those acknowledged keys the moved range lacks (with
+/// `--bug resume-skips-delta`, all of them: the new migrator skips the delta copy).
 async fn kill_migrator_in_delta_copy(bugs: &[&str]) -> usize {
     let args: Vec<&str> = SLOW.iter().chain(bugs).copied().collect();
     let cluster = Cluster::start(3, &args).await;
     preload(&cluster).await;
     let job_id = start_move(&cluster).await;
     wait_phase(&cluster, job_id, SplitJobPhase::Backfill).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    // "m-a-…" sorts before the preloaded "m-pre-…": the backfill cursor is past them.
+    // The copy goes in key order, 32 KB (32 preloaded keys) per batch, then sleeps 1.6 s at
+    // 20 KB/s: batch 2 (keys 32-63) is copied ~1.6 s into BACKFILL and batch 3 ~3.2 s in,
+    // and the delta copy reaches batch 2 only ~1.6 s into DELTA_COPY. Keys just after key
+    // 040, written ~2.5 s into BACKFILL, are behind the backfill cursor and still ahead of
+    // the delta copy when the migrator is killed right as DELTA_COPY begins.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     let mut clients = Clients::new(&cluster);
-    let late: Vec<Vec<u8>> = (0..20).map(|i| format!("m-a-{i:02}").into_bytes()).collect();
+    let late: Vec<Vec<u8>> = (0..20).map(|i| format!("m-pre-040-late-{i:02}").into_bytes()).collect();
     for (i, k) in late.iter().enumerate() {
         assert!(clients.put_until_acked(i % 3, k, b"late", Instant::now() + Duration::from_secs(20)).await.is_some());
     }
@@ -303,4 +306,10 @@ async fn kill_migrator_in_delta_copy(bugs: &[&str]) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_migrator_killed_in_delta_copy_is_resumed_without_losing_writes() {
     assert_eq!(kill_migrator_in_delta_copy(&[]).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn resume_skips_delta_bug_loses_the_writes_the_backfill_missed() {
+    let missing = kill_migrator_in_delta_copy(&["--bug", "resume-skips-delta"]).await;
+    assert!(missing > 0, "with the bug the resumed move must lose the late writes");
 }
