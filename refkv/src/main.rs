@@ -52,7 +52,8 @@ struct ServeArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Enable a seeded bug (repeatable): no-fence, early-cutover, stale-read,
-    /// ack-before-commit, split-midpoint.
+    /// ack-before-commit, split-midpoint, proxy-fence, abandon-keeps-target,
+    /// resume-skips-delta.
     #[arg(long = "bug")]
     bugs: Vec<String>,
     /// Run the automatic splitter on the default-group leader.
