@@ -17,7 +17,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a node.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Talk to a running node.
     Ctl {
         /// The node's gRPC address (IP:port).
@@ -173,7 +173,7 @@ fn main() {
                 .with_writer(std::io::stderr)
                 .init();
             refkv::panic_after::arm(args.id, args.panic_after);
-            node_config(args).and_then(|cfg| {
+            node_config(*args).and_then(|cfg| {
                 let rt = runtime();
                 let result = rt.block_on(refkv::server::serve(cfg));
                 // Background tasks (job driver, replication) are abandoned, not awaited.
