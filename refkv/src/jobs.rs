@@ -41,17 +41,24 @@ pub fn spawn_driver(core: Arc<NodeCore>) {
     tokio::spawn(async move {
         let mut failures: HashMap<u64, u32> = HashMap::new();
         let mut entered_delta: HashSet<u64> = HashSet::new();
+        // `--hold-before-cutover`: jobs this driver already granted `Own` and holds.
+        let mut held: HashSet<u64> = HashSet::new();
         loop {
             tokio::time::sleep(TICK).await;
             let Some(g) = core.group(CATALOG_GROUP) else { return };
             if !g.is_leader(core.id) {
                 failures.clear();
                 entered_delta.clear();
+                held.clear();
                 continue;
             }
             let catalog = g.shared.read().catalog.clone();
             let Some(catalog) = catalog else { continue };
             for job in catalog.jobs.values().filter(|j| !j.phase.is_terminal()) {
+                let hold = core.cfg.tunables.hold_before_cutover && job.phase == JobPhase::DeltaCopy;
+                if hold && held.contains(&job.id) {
+                    continue;
+                }
                 // Seeded bug `resume-skips-delta`: a driver that inherited the job in
                 // DELTA_COPY (it did not step it there itself) trusts the copy to be done.
                 let skip_delta = core.bugs.resume_skips_delta && job.phase == JobPhase::DeltaCopy && !entered_delta.contains(&job.id);
@@ -60,6 +67,9 @@ pub fn spawn_driver(core: Arc<NodeCore>) {
                         failures.remove(&job.id);
                         if job.phase == JobPhase::Fence {
                             entered_delta.insert(job.id);
+                        }
+                        if hold {
+                            held.insert(job.id);
                         }
                     }
                     Err(e) => {
@@ -106,6 +116,10 @@ async fn drive(core: &NodeCore, job: &Job, skip_delta: bool) -> Result<(), Strin
                 }
             }
             command(core, job.target_group, Command::Own { start: job.start.clone(), end: job.end.clone(), epoch: job.new_epoch }).await?;
+            if core.cfg.tunables.hold_before_cutover {
+                tracing::info!(job = job.id, "split job held before cutover (--hold-before-cutover): the target owns the range");
+                return Ok(());
+            }
             step(core, job, Cutover, None).await
         }
         Cutover => {

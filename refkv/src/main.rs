@@ -17,7 +17,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a node.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Talk to a running node.
     Ctl {
         /// The node's gRPC address (IP:port).
@@ -52,7 +52,8 @@ struct ServeArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Enable a seeded bug (repeatable): no-fence, early-cutover, stale-read,
-    /// ack-before-commit, split-midpoint.
+    /// ack-before-commit, split-midpoint, proxy-fence, abandon-keeps-target,
+    /// resume-skips-delta.
     #[arg(long = "bug")]
     bugs: Vec<String>,
     /// Run the automatic splitter on the default-group leader.
@@ -86,6 +87,10 @@ struct ServeArgs {
     /// server that dies on its own; other nodes ignore it.
     #[arg(long, value_name = "ID=DURATION", value_parser = refkv::panic_after::parse)]
     panic_after: Option<refkv::panic_after::PanicAfter>,
+    /// Test only: a move job stops in DELTA_COPY once its target was granted the range
+    /// (`Own`) and is never stepped to CUTOVER; only an abandon ends it.
+    #[arg(long)]
+    hold_before_cutover: bool,
 }
 
 fn parse_peers(s: &str) -> anyhow::Result<BTreeMap<u64, String>> {
@@ -144,6 +149,9 @@ fn node_config(a: ServeArgs) -> anyhow::Result<NodeConfig> {
     if a.split_no_move {
         split.move_to_least_loaded = false;
     }
+    if a.hold_before_cutover {
+        tunables.hold_before_cutover = true;
+    }
     let peers = parse_peers(&a.peers)?;
     if !peers.contains_key(&a.id) {
         anyhow::bail!("--id {} is not in --peers", a.id);
@@ -165,7 +173,7 @@ fn main() {
                 .with_writer(std::io::stderr)
                 .init();
             refkv::panic_after::arm(args.id, args.panic_after);
-            node_config(args).and_then(|cfg| {
+            node_config(*args).and_then(|cfg| {
                 let rt = runtime();
                 let result = rt.block_on(refkv::server::serve(cfg));
                 // Background tasks (job driver, replication) are abandoned, not awaited.

@@ -15,10 +15,53 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::proto::internal::refkv_internal_client::RefkvInternalClient;
 use crate::proto::internal::{RaftKind, RaftMessage};
-use crate::types::{NodeId, TypeConfig};
+use crate::types::{Entry, NodeId, TypeConfig};
 
 /// How a Raft RPC that got no answer in time is described (matched to shrink appends).
 const TIMED_OUT: &str = "timed out";
+
+/// The most JSON one AppendEntries RPC carries when it holds more than one entry.
+///
+/// openraft 0.9 gives every AppendEntries one heartbeat interval (100 ms by default) to be
+/// encoded, sent, decoded, appended and answered. A follower that lagged (paused, restarted)
+/// was sent up to `max_payload_entries` entries at once; with large entries (a move's copy
+/// batches hold 32 KB of data, ~130 KB of JSON) that is megabytes that never arrive in time,
+/// and openraft re-sent the same batch forever: the follower stayed at its old log index.
+pub const MAX_APPEND_BYTES: usize = 256 << 10;
+
+/// How many of `entries`, from the first, fit in `budget` bytes of JSON; at least one (a
+/// single entry is always sent whole).
+pub fn entries_within(entries: &[Entry], budget: usize) -> usize {
+    let mut total = 0usize;
+    for (i, entry) in entries.iter().enumerate() {
+        total = total.saturating_add(json_len(entry));
+        if total > budget {
+            return i.max(1);
+        }
+    }
+    entries.len()
+}
+
+/// The length of `value` as JSON, without building the text.
+fn json_len<T: Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing our own types into a counter cannot fail; if it ever did, the entry
+    // counts as too big to batch (it is then sent alone).
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
 
 /// Lazily connected gRPC channels to every peer, shared by all groups and the forwarder.
 pub struct PeerClients {
@@ -93,10 +136,13 @@ impl Connection {
         Resp: DeserializeOwned,
         E: std::error::Error + DeserializeOwned,
     {
+        // The deadline runs from here (encoding included), so that a `ttl` shorter than
+        // openraft's own timeout really fires first.
+        let deadline = tokio::time::Instant::now() + ttl;
         let payload = serde_json::to_vec(req).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
         let mut client = self.peers.client(self.target).map_err(|e| RPCError::Unreachable(Unreachable::new(&Msg(e))))?;
         let msg = RaftMessage { group_id: self.group, kind: kind as i32, payload };
-        let reply = match tokio::time::timeout(ttl, client.raft(msg)).await {
+        let reply = match tokio::time::timeout_at(deadline, client.raft(msg)).await {
             Err(_) => return Err(RPCError::Unreachable(Unreachable::new(&Msg(format!("raft rpc to {} {TIMED_OUT}", self.target))))),
             Ok(Err(status)) => return Err(RPCError::Unreachable(Unreachable::new(&Msg(status.message().to_string())))),
             Ok(Ok(r)) => r.into_inner(),
@@ -114,11 +160,20 @@ impl RaftNetwork<TypeConfig> for Connection {
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId>>> {
         let entries = rpc.entries.len() as u64;
-        match self.call(RaftKind::Append, &rpc, option.hard_ttl()).await {
-            // A follower far behind (paused or restarted while a move copied data) is sent
-            // up to `max_payload_entries` large entries at once; if that cannot arrive
-            // within the heartbeat-sized timeout it never would: ask openraft for smaller
-            // batches instead of retrying the same one forever.
+        // A follower far behind (paused or restarted while a move copied data) would be sent
+        // up to `max_payload_entries` large entries at once: cap the batch by bytes (openraft
+        // retries at once with the hint for its next few RPCs).
+        let fit = entries_within(&rpc.entries, MAX_APPEND_BYTES) as u64;
+        if fit < entries {
+            tracing::debug!(group = self.group, target = self.target, entries, fit, "append batch over the byte cap: fewer entries");
+            return Err(RPCError::PayloadTooLarge(PayloadTooLarge::new_entries_hint(fit)));
+        }
+        // A batch that still cannot arrive within the heartbeat-sized timeout never would:
+        // ask openraft for smaller batches instead of retrying the same one. Our deadline
+        // (3/4 of openraft's) must fire first, or openraft reports its own timeout and the
+        // batch is never shrunk.
+        let ttl = if entries > 1 { option.soft_ttl() } else { option.hard_ttl() };
+        match self.call(RaftKind::Append, &rpc, ttl).await {
             Err(RPCError::Unreachable(u)) if entries > 1 && u.to_string().contains(TIMED_OUT) => {
                 Err(RPCError::PayloadTooLarge(PayloadTooLarge::new_entries_hint(entries / 2)))
             }
@@ -156,3 +211,7 @@ pub async fn handle_raft_message(raft: &crate::types::Raft, kind: RaftKind, payl
     };
     out.map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+#[path = "network_tests.rs"]
+mod tests;

@@ -44,6 +44,10 @@ pub struct Tunables {
     pub cleanup_grace_ms: u64,
     /// Auto-split sampler/detector/scheduler settings (see refkv/src/autosplit/mod.rs).
     pub auto_split: crate::autosplit::AutoSplitConfig,
+    /// Test only: the move-job driver grants the target `Own` in DELTA_COPY and then holds
+    /// the job there instead of stepping it to CUTOVER (until it is abandoned), so that a
+    /// test can abandon a job whose target already owns the range.
+    pub hold_before_cutover: bool,
 }
 
 impl Default for Tunables {
@@ -61,6 +65,7 @@ impl Default for Tunables {
             copy_bytes_per_sec: 4 << 20,
             cleanup_grace_ms: 2000,
             auto_split: crate::autosplit::AutoSplitConfig::default(),
+            hold_before_cutover: false,
         }
     }
 }

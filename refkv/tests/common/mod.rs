@@ -202,6 +202,11 @@ impl Drop for Cluster {
         for i in 0..self.addrs.len() {
             self.kill(i);
         }
+        // A failed test keeps its nodes' logs and data when asked to (for a post-mortem).
+        if std::thread::panicking() && std::env::var_os("REFKV_KEEP_FAILED").is_some() {
+            self.dir.disable_cleanup(true);
+            eprintln!("kept the failed cluster's directory: {}", self.dir.path().display());
+        }
     }
 }
 
