@@ -95,11 +95,11 @@ fn shard_ranges_tile_the_keyspace() {
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
     assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err().to_string();
     assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err().to_string();
     assert!(e.contains("--nemesis split"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err().to_string();
     assert!(e.contains("--bug"), "{e}");
     assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", FaultKind::ALL, Some("no-fence")).is_ok());
 }
@@ -108,7 +108,7 @@ fn validation_names_the_unsupported_option() {
 fn external_clusters_allow_only_the_split_nemesis() {
     let refkv = DbKind::Refkv.build(3);
     assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::SPLIT], None).is_ok());
-    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err();
+    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err().to_string();
     assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
     assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", FaultKind::ALL, None).is_ok());
 }
