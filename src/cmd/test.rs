@@ -93,8 +93,11 @@ pub struct TestArgs {
     pub leave_running: bool,
 
     /// Workload: `hotspot` (register ops on hot keys + unique inserts into a hot range),
-    /// `register` (read/write/cas on a few keys) or `set` (unique inserts + range reads).
-    #[arg(long, default_value = "hotspot", help_heading = "Workload")]
+    /// `register` (read/write/cas on a few keys), `set` (unique inserts + range reads), or
+    /// another of the workloads declared in `workloads/src/generators/mod.rs` (each listed
+    /// below; its own file says what it does).
+    #[arg(long, default_value = "hotspot", help_heading = "Workload",
+          value_parser = clap::builder::PossibleValuesParser::new(workloads::WorkloadKind::names()))]
     pub workload: String,
 
     /// How keys are chosen: `zipf:S`, `celebrity:P`, `hot-range` or `uniform`
