@@ -161,6 +161,7 @@ workloads! {
     Hotspot "hotspot" in hotspot,
     Register "register" in register,
     Set "set" in set,
+    ReadHeavy "read-heavy" in read_heavy,
 }
 
 /// The generator `cfg` asks for.
