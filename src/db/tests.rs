@@ -130,3 +130,26 @@ fn every_target_is_found_by_its_name() {
     }
     assert_eq!(DbKind::from_name("bank"), None);
 }
+
+#[test]
+fn workload_support_follows_from_what_each_target_declares() {
+    let names = |kind: DbKind| -> Vec<&'static str> { supported_workloads(kind.build(3).as_ref()).into_iter().map(|w| w.name()).collect() };
+    // A workload that loads a hot range for the splitter needs a store that splits.
+    assert_eq!(names(DbKind::Refkv), ["hotspot", "register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Elastickv), ["hotspot", "register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Etcd), ["register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Redis), ["register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Null), ["hotspot", "register", "set", "read-heavy"], "the harness's own target drives every workload");
+}
+
+#[test]
+fn the_null_target_runs_in_process_and_refuses_every_fault() {
+    let null = DbKind::Null.build(3);
+    assert!(null.in_process());
+    assert!(validate(null.as_ref(), ClusterKind::InProcess, "register", &[], None).is_ok());
+    let e = validate(null.as_ref(), ClusterKind::InProcess, "register", &[FaultKind::PAUSE], None).unwrap_err().to_string();
+    assert!(e.contains("--nemesis pause") && e.contains("no node to fault"), "{e}");
+    let refkv = DbKind::Refkv.build(3);
+    let e = validate(refkv.as_ref(), ClusterKind::InProcess, "register", &[], None).unwrap_err().to_string();
+    assert!(e.contains("--cluster in-process"), "only an in-process target gets an in-process cluster: {e}");
+}
