@@ -2,8 +2,16 @@
 //! has no lifecycle over it — it neither starts, kills, pauses nor partitions its nodes, so
 //! only client-side faults (none yet beyond the workload itself) and the split nemesis,
 //! which goes through the store's API, apply; the plan refuses the others up front.
+//!
+//! The same type stands for the nodes of an in-process target (`--db null`,
+//! [`ClusterKind::InProcess`]): named nodes that all reach the one store in faultline's own
+//! process, with no process to kill, pause or partition.
+//!
+//! Invariant: every node-control call is refused with the reason; nothing is ever started
+//! or removed, so teardown is a no-op.
 
 use super::Cluster;
+use crate::db::ClusterKind;
 use anyhow::{bail, Context, Result};
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -14,7 +22,12 @@ use std::path::{Path, PathBuf};
 /// A cluster faultline only talks to.
 pub struct ExternalCluster {
     nodes: Vec<NodeInfo>,
+    /// `External` or `InProcess`.
+    kind: ClusterKind,
 }
+
+/// The client address of every node of an in-process cluster.
+pub const IN_PROCESS_ADDR: &str = "in-process";
 
 /// Parses `host:port,host:port,...` into nodes `n1`, `n2`, ... (host names are resolved
 /// once, now; the IPv4 address is what partitions would need, kept for the history).
@@ -42,12 +55,24 @@ pub fn parse_endpoints(list: &str) -> Result<Vec<NodeInfo>> {
 
 impl ExternalCluster {
     pub fn new(endpoints: &str) -> Result<ExternalCluster> {
-        Ok(ExternalCluster { nodes: parse_endpoints(endpoints)? })
+        Ok(ExternalCluster { nodes: parse_endpoints(endpoints)?, kind: ClusterKind::External })
     }
-}
 
-fn refuse<'a, T: Send + 'a>(what: &'static str, node: &'a str) -> BoxFuture<'a, Result<T>> {
-    async move { bail!("cannot {what} {node}: --cluster external gives faultline no control over the nodes") }.boxed()
+    /// `nodes` named nodes `n1`, ... of an in-process store.
+    pub fn in_process(nodes: usize) -> ExternalCluster {
+        let nodes = (1..=nodes as u64)
+            .map(|id| NodeInfo { name: format!("n{id}"), id, ip: Ipv4Addr::LOCALHOST, addr: IN_PROCESS_ADDR.into() })
+            .collect();
+        ExternalCluster { nodes, kind: ClusterKind::InProcess }
+    }
+
+    fn refuse<'a, T: Send + 'a>(&self, what: &'static str, node: &'a str) -> BoxFuture<'a, Result<T>> {
+        let why = match self.kind {
+            ClusterKind::InProcess => "the store runs inside faultline: there is no node process",
+            _ => "--cluster external gives faultline no control over the nodes",
+        };
+        async move { bail!("cannot {what} {node}: {why}") }.boxed()
+    }
 }
 
 impl NodeControl for ExternalCluster {
@@ -55,26 +80,26 @@ impl NodeControl for ExternalCluster {
         &self.nodes
     }
     fn kill<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
-        refuse("kill", node)
+        self.refuse("kill", node)
     }
     fn restart<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
-        refuse("restart", node)
+        self.refuse("restart", node)
     }
     fn pause<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
-        refuse("pause", node)
+        self.refuse("pause", node)
     }
     fn resume<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
-        refuse("resume", node)
+        self.refuse("resume", node)
     }
     fn netns<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<PathBuf>> {
-        refuse("partition", node)
+        self.refuse("partition", node)
     }
 }
 
 impl Cluster for ExternalCluster {
     fn describe(&self) -> serde_json::Value {
         serde_json::json!({
-            "kind": "external",
+            "kind": self.kind.name(),
             "nodes": self.nodes.iter().map(|n| serde_json::json!({"name": n.name, "addr": n.addr})).collect::<Vec<_>>(),
         })
     }
@@ -87,7 +112,7 @@ impl Cluster for ExternalCluster {
         async { Ok(()) }.boxed()
     }
 
-    /// Someone else runs the nodes: faultline cannot see their processes exit.
+    /// Someone else runs the nodes (or there are none): faultline cannot see processes exit.
     fn watches_lifecycle(&self) -> bool {
         false
     }
@@ -124,5 +149,16 @@ mod tests {
         assert!(e.contains("--cluster external"), "{e}");
         assert!(c.netns("n1").await.is_err());
         c.teardown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn in_process_nodes_are_named_and_refuse_control_with_the_reason() {
+        let c = ExternalCluster::in_process(3);
+        let names: Vec<&str> = c.nodes().iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["n1", "n2", "n3"]);
+        let e = c.pause("n2").await.unwrap_err().to_string();
+        assert!(e.contains("cannot pause n2") && e.contains("inside faultline"), "{e}");
+        assert_eq!(c.describe()["kind"], "in-process");
+        assert!(!c.watches_lifecycle());
     }
 }

@@ -60,7 +60,7 @@ pub struct BenchArgs {
     /// `--harness`: seconds of workload per process count.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub harness_seconds: f64,
-    /// `--harness`: the workload (hotspot, register or set).
+    /// `--harness`: the workload (any `faultline test --workload`).
     #[arg(long, default_value = "hotspot", value_name = "NAME")]
     pub harness_workload: workloads::WorkloadKind,
     /// `--harness`: total target rate in ops/s (0 = as fast as the processes go).

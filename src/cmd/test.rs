@@ -93,7 +93,9 @@ pub struct TestArgs {
     pub leave_running: bool,
 
     /// Workload: `hotspot` (register ops on hot keys + unique inserts into a hot range),
-    /// `register` (read/write/cas on a few keys) or `set` (unique inserts + range reads).
+    /// `register` (read/write/cas on a few keys), `set` (unique inserts + range reads), or
+    /// `read-heavy` (register ops, 90% reads), or another workload of the table in
+    /// `workloads/src/generators/mod.rs` (an unknown name is refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
 

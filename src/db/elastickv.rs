@@ -172,10 +172,6 @@ impl Db for Elastickv {
         false
     }
 
-    fn workloads(&self) -> &'static [&'static str] {
-        &["hotspot", "register", "set"]
-    }
-
     fn faults(&self) -> &'static [FaultKind] {
         FaultKind::ALL
     }

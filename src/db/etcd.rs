@@ -78,10 +78,6 @@ impl Db for Etcd {
         Reports { commit_meta: false, catalog: false, splits: false }
     }
 
-    fn workloads(&self) -> &'static [&'static str] {
-        &["register", "set"]
-    }
-
     fn faults(&self) -> &'static [FaultKind] {
         &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE, FaultKind::LOSS]
     }

@@ -5,10 +5,11 @@
 //! catalog) and therefore which checkers apply. A checker that cannot apply to a target is
 //! reported `not-applicable` with the reason, never `valid`.
 //!
-//! Four targets: [`refkv::Refkv`] (the reference store in this workspace), [`etcd::Etcd`]
-//! (Debian's etcd-server, one Raft group, no catalog) and [`elastickv::Elastickv`] (a
+//! Five targets: [`refkv::Refkv`] (the reference store in this workspace), [`etcd::Etcd`]
+//! (Debian's etcd-server, one Raft group, no catalog), [`elastickv::Elastickv`] (a
 //! user-provided image or binary; refkv's wire protocol without commit metadata, or its
-//! Redis adapter with `--client redis`) and [`redis::Redis`] (Debian's redis-server, one node).
+//! Redis adapter with `--client redis`), [`redis::Redis`] (Debian's redis-server, one node)
+//! and [`null::Null`] (an in-process map: no nodes, for testing the harness itself).
 
 pub mod leader_reads;
 
@@ -18,7 +19,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint, Protocol};
-use workloads::ClientOptions;
+use workloads::{ClientOptions, WorkloadKind};
 
 /// Declares the targets: each line is `Variant "name" in module => constructor from
 /// --groups`. The module (`src/db/<module>.rs`), the `--db` value, the name in `test.json`
@@ -65,6 +66,7 @@ targets! {
     Etcd "etcd" in etcd => |_groups| etcd::Etcd,
     Elastickv "elastickv" in elastickv => |groups| elastickv::Elastickv { groups },
     Redis "redis" in redis => |_groups| redis::Redis,
+    Null "null" in null => |_groups| null::Null::default(),
 }
 
 /// The `--cluster` choice: how the nodes run.
@@ -78,6 +80,11 @@ pub enum ClusterKind {
     Netns,
     /// A cluster someone else runs: no lifecycle, client-side and split faults only.
     External,
+    /// No nodes: the store lives in faultline's own process ([`Db::in_process`]). Chosen
+    /// by the target, never on the command line.
+    #[value(skip)]
+    #[serde(rename = "in-process")]
+    InProcess,
 }
 
 impl ClusterKind {
@@ -86,13 +93,24 @@ impl ClusterKind {
             ClusterKind::Docker => "docker",
             ClusterKind::Netns => "netns",
             ClusterKind::External => "external",
+            ClusterKind::InProcess => "in-process",
         }
+    }
+
+    /// The kind called `name` (as `test.json` records it), if any.
+    pub fn from_name(name: &str) -> Option<ClusterKind> {
+        [ClusterKind::Docker, ClusterKind::Netns, ClusterKind::External, ClusterKind::InProcess].into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether faultline runs server processes it can watch (and kill, pause, partition).
+    pub fn runs_nodes(self) -> bool {
+        matches!(self, ClusterKind::Docker | ClusterKind::Netns)
     }
 
     /// Faults this kind of cluster can inject at all: on an external cluster only those
     /// that act through the store's API.
     pub fn allows(self, fault: FaultKind) -> bool {
-        self != ClusterKind::External || !fault.fault().acts_on_nodes()
+        self.runs_nodes() || !fault.fault().acts_on_nodes()
     }
 }
 
@@ -134,8 +152,25 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// cluster of `nodes`.
     fn connector(&self, options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector>;
     fn reports(&self) -> Reports;
-    /// Workloads that make sense against this store.
-    fn workloads(&self) -> &'static [&'static str];
+    /// Whether `workload` makes sense against this store: by default every workload on
+    /// plain key-value ops, and one that loads a hot range for the splitter only where the
+    /// store splits ranges.
+    fn supports_workload(&self, workload: WorkloadKind) -> bool {
+        !workload.spec().hot_range || self.reports().splits
+    }
+    /// The store's per-route split cooldown in seconds, given every server's extra flags
+    /// (the target's own, then `--server-arg`s), when it has one the split checker can hold
+    /// it to; `None`: no ping-pong check.
+    fn split_cooldown_s(&self, server_args: &[String]) -> Option<f64> {
+        let _ = server_args;
+        None
+    }
+    /// Whether the store lives in faultline's own process (no nodes, no image, no server
+    /// binary): the run then gets an [`ClusterKind::InProcess`] cluster whatever
+    /// `--cluster` says, and the node-level faults do not apply.
+    fn in_process(&self) -> bool {
+        false
+    }
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
     /// Whether, after the run, the store can be asked which versions it holds for a key
@@ -196,27 +231,62 @@ pub trait Db: Send + Sync + fmt::Debug {
     }
 }
 
-/// Checks the run's options against what the target supports; the error names the flag.
-pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), String> {
+/// An option of the run that its target (or cluster kind) does not support; the message
+/// names the flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unsupported {
+    #[error("--db {db} starts its own node; --cluster external is not supported")]
+    ExternalCluster { db: &'static str },
+    #[error("--db {db} runs in this process; it has no nodes, so --{flag} has no meaning")]
+    NoNodes { db: &'static str, flag: &'static str },
+    #[error("--cluster {cluster} is chosen by the target; --db {db} runs its own nodes")]
+    ClusterOfTarget { cluster: &'static str, db: &'static str },
+    #[error("{0}")]
+    UnknownWorkload(String),
+    #[error("--workload {workload} is not supported with --db {db} (supported: {supported})")]
+    Workload { workload: String, db: &'static str, supported: String },
+    #[error("--nemesis {fault} is not supported with --db {db}")]
+    Fault { fault: &'static str, db: &'static str },
+    #[error("--nemesis {fault} is not supported with --db {db}: it runs inside faultline, with no node to fault (use --nemesis none)")]
+    InProcessFault { fault: &'static str, db: &'static str },
+    #[error("--nemesis {fault} needs control over the nodes; --cluster {cluster} allows only `split` (or none)")]
+    NodeFault { fault: &'static str, cluster: &'static str },
+    #[error("--bug seeds bugs into refkv only, not --db {db}")]
+    Bug { db: &'static str },
+    #[error("--client {client} is not supported with --db {db} (supported: {supported})")]
+    Client { client: &'static str, db: &'static str, supported: String },
+}
+
+/// The workloads `db` supports, in table order.
+pub fn supported_workloads(db: &dyn Db) -> Vec<WorkloadKind> {
+    WorkloadKind::ALL.iter().copied().filter(|w| db.supports_workload(*w)).collect()
+}
+
+/// Checks the run's options against what the target supports.
+pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), Unsupported> {
     let name = db.kind().name();
     if db.nodes().is_some() && cluster == ClusterKind::External {
-        return Err(format!("--db {name} starts its own node; --cluster external is not supported"));
+        return Err(Unsupported::ExternalCluster { db: name });
     }
-    if !db.workloads().contains(&workload) {
-        return Err(format!("--workload {workload} is not supported with --db {name} (supported: {})", db.workloads().join(", ")));
+    if cluster == ClusterKind::InProcess && !db.in_process() {
+        return Err(Unsupported::ClusterOfTarget { cluster: cluster.name(), db: name });
+    }
+    let kind = WorkloadKind::from_name(workload).ok_or_else(|| Unsupported::UnknownWorkload(format!("--workload: {}", workload.parse::<WorkloadKind>().unwrap_err())))?;
+    if !db.supports_workload(kind) {
+        let supported: Vec<&str> = supported_workloads(db).into_iter().map(WorkloadKind::name).collect();
+        return Err(Unsupported::Workload { workload: workload.to_string(), db: name, supported: supported.join(", ") });
     }
     if let Some(kind) = faults.iter().find(|k| !db.faults().contains(k)) {
-        return Err(format!("--nemesis {} is not supported with --db {name}", kind.name()));
+        return Err(match db.in_process() {
+            true => Unsupported::InProcessFault { fault: kind.name(), db: name },
+            false => Unsupported::Fault { fault: kind.name(), db: name },
+        });
     }
     if let Some(kind) = faults.iter().find(|k| !cluster.allows(**k)) {
-        return Err(format!(
-            "--nemesis {} needs control over the nodes; --cluster {} allows only `split` (or none)",
-            kind.name(),
-            cluster.name()
-        ));
+        return Err(Unsupported::NodeFault { fault: kind.name(), cluster: cluster.name() });
     }
     if bug.is_some() && !db.seeded_bugs() {
-        return Err(format!("--bug seeds bugs into refkv only, not --db {name}"));
+        return Err(Unsupported::Bug { db: name });
     }
     Ok(())
 }
@@ -230,14 +300,14 @@ pub fn on_path(name: &str, package: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// The protocol a run uses: `--client` if given (and spoken by `db`), else the target's default.
-pub fn protocol(db: &dyn Db, asked: Option<Protocol>) -> Result<Protocol, String> {
+pub fn protocol(db: &dyn Db, asked: Option<Protocol>) -> Result<Protocol, Unsupported> {
     let spoken = db.protocols();
     match asked {
         None => Ok(spoken[0]),
         Some(p) if spoken.contains(&p) => Ok(p),
         Some(p) => {
             let names: Vec<&str> = spoken.iter().map(|p| p.name()).collect();
-            Err(format!("--client {} is not supported with --db {} (supported: {})", p.name(), db.kind().name(), names.join(", ")))
+            Err(Unsupported::Client { client: p.name(), db: db.kind().name(), supported: names.join(", ") })
         }
     }
 }

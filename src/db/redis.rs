@@ -62,10 +62,6 @@ impl Db for Redis {
         }
     }
 
-    fn workloads(&self) -> &'static [&'static str] {
-        &["register", "set"]
-    }
-
     fn faults(&self) -> &'static [FaultKind] {
         &[FaultKind::KILL, FaultKind::PAUSE]
     }

@@ -13,6 +13,9 @@ use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint, ReadPath};
 use workloads::{ClientOptions, GrpcConnector};
 
+/// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
+pub const DEFAULT_SPLIT_COOLDOWN_S: f64 = 30.0;
+
 #[derive(Debug, Clone)]
 pub struct Refkv {
     /// Raft groups per node (`--groups`).
@@ -46,6 +49,11 @@ impl Db for Refkv {
 
     fn seeded_bugs(&self) -> bool {
         true
+    }
+
+    /// `--split-cooldown` among the server flags, else refkv's default.
+    fn split_cooldown_s(&self, server_args: &[String]) -> Option<f64> {
+        Some(flag_duration_s(server_args, "--split-cooldown").unwrap_or(DEFAULT_SPLIT_COOLDOWN_S))
     }
 
     /// Built statically from this workspace (a no-op when up to date).
@@ -85,11 +93,52 @@ impl Db for Refkv {
         Reports { commit_meta: true, catalog: true, splits: true }
     }
 
-    fn workloads(&self) -> &'static [&'static str] {
-        &["hotspot", "register", "set"]
-    }
-
     fn faults(&self) -> &'static [FaultKind] {
         FaultKind::ALL
+    }
+}
+
+/// The value of a duration flag (`--flag=30s` or `--flag 30s`; `s`, `ms`, `m` or plain
+/// seconds) among server arguments; the last occurrence wins.
+pub fn flag_duration_s(args: &[String], flag: &str) -> Option<f64> {
+    let mut found = None;
+    for (i, a) in args.iter().enumerate() {
+        let value = match a.strip_prefix(flag) {
+            Some(rest) if rest.starts_with('=') => Some(&rest[1..]),
+            Some("") => args.get(i + 1).map(String::as_str),
+            _ => None,
+        };
+        if let Some(v) = value.and_then(parse_duration_s) {
+            found = Some(v);
+        }
+    }
+    found
+}
+
+fn parse_duration_s(v: &str) -> Option<f64> {
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (v, 1.0)
+    };
+    num.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).map(|x| x * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duration_flags_in_every_spelling() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown", "30s"]), "--split-cooldown"), Some(30.0));
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown=500ms"]), "--split-cooldown"), Some(0.5));
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown=2m", "--split-cooldown=7"]), "--split-cooldown"), Some(7.0));
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown-x=5s", "--split-cooldown"]), "--split-cooldown"), None);
+        assert_eq!(flag_duration_s(&args(&["--split-cooldown=soon"]), "--split-cooldown"), None);
     }
 }

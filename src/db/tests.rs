@@ -95,11 +95,11 @@ fn shard_ranges_tile_the_keyspace() {
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
     assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err().to_string();
     assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err().to_string();
     assert!(e.contains("--nemesis split"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err().to_string();
     assert!(e.contains("--bug"), "{e}");
     assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", FaultKind::ALL, Some("no-fence")).is_ok());
 }
@@ -108,7 +108,7 @@ fn validation_names_the_unsupported_option() {
 fn external_clusters_allow_only_the_split_nemesis() {
     let refkv = DbKind::Refkv.build(3);
     assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::SPLIT], None).is_ok());
-    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err();
+    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err().to_string();
     assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
     assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", FaultKind::ALL, None).is_ok());
 }
@@ -129,4 +129,27 @@ fn every_target_is_found_by_its_name() {
         assert_eq!(kind.build(3).kind(), *kind, "{} builds itself", kind.name());
     }
     assert_eq!(DbKind::from_name("bank"), None);
+}
+
+#[test]
+fn workload_support_follows_from_what_each_target_declares() {
+    let names = |kind: DbKind| -> Vec<&'static str> { supported_workloads(kind.build(3).as_ref()).into_iter().map(|w| w.name()).collect() };
+    // A workload that loads a hot range for the splitter needs a store that splits.
+    assert_eq!(names(DbKind::Refkv), ["hotspot", "register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Elastickv), ["hotspot", "register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Etcd), ["register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Redis), ["register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Null), ["hotspot", "register", "set", "read-heavy"], "the harness's own target drives every workload");
+}
+
+#[test]
+fn the_null_target_runs_in_process_and_refuses_every_fault() {
+    let null = DbKind::Null.build(3);
+    assert!(null.in_process());
+    assert!(validate(null.as_ref(), ClusterKind::InProcess, "register", &[], None).is_ok());
+    let e = validate(null.as_ref(), ClusterKind::InProcess, "register", &[FaultKind::PAUSE], None).unwrap_err().to_string();
+    assert!(e.contains("--nemesis pause") && e.contains("no node to fault"), "{e}");
+    let refkv = DbKind::Refkv.build(3);
+    let e = validate(refkv.as_ref(), ClusterKind::InProcess, "register", &[], None).unwrap_err().to_string();
+    assert!(e.contains("--cluster in-process"), "only an in-process target gets an in-process cluster: {e}");
 }

@@ -3,41 +3,75 @@
 //! ([`analysis::checkers::registry`]), which decides once which checkers judge the
 //! history, runs them and merges their results into the verdict (`results.json`).
 
-use crate::db::{Db, DbKind};
+use super::record::TestRecord;
+use crate::db::{ClusterKind, Db, DbKind};
 use std::sync::Arc;
 use analysis::checkers::registry::{self, Basis};
 pub use analysis::checkers::registry::RunFacts;
 use analysis::history::History;
 use analysis::verdict::Verdict;
+use workloads::WorkloadKind;
 
-/// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
-pub const REFKV_DEFAULT_SPLIT_COOLDOWN_S: f64 = 30.0;
+/// The options of a run that the facts depend on.
+struct FactOptions<'a> {
+    workload: &'a str,
+    nemesis: Vec<String>,
+    auto_split: bool,
+    server_args: &'a [String],
+    cluster: ClusterKind,
+}
 
-/// The facts of a run from its options as `test.json` records them (its `"test"` object)
-/// and its db's declaration, so `faultline analyze` of a run directory judges exactly as
-/// the run did. Missing fields take the defaults of `faultline test`.
-pub fn run_facts(test: &serde_json::Value, db: &dyn Db, hot_prefix: Option<String>) -> RunFacts {
+/// The facts of a run from its resolved options (typed, as its `test.json` records them)
+/// and its db's declaration.
+pub fn run_facts(test: &TestRecord, db: &dyn Db, hot_prefix: Option<String>) -> RunFacts {
+    let options = FactOptions {
+        workload: &test.workload,
+        nemesis: test.nemesis.iter().map(|k| k.to_string()).collect(),
+        auto_split: test.auto_split,
+        server_args: &test.server_args,
+        cluster: test.cluster,
+    };
+    facts_of(&options, db, hot_prefix)
+}
+
+/// The facts of a run from the `"test"` object of its `test.json`, so `faultline analyze`
+/// of a run directory judges exactly as the run did. Missing fields take the defaults of
+/// `faultline test`.
+pub fn recorded_facts(test: &serde_json::Value, db: &dyn Db, hot_prefix: Option<String>) -> RunFacts {
     let strings = |field: &str| -> Vec<String> {
         test[field].as_array().map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect()).unwrap_or_default()
     };
-    let workload = test["workload"].as_str().unwrap_or("hotspot").to_string();
-    let nemesis = strings("nemesis");
-    let auto_split = test["auto_split"].as_bool().unwrap_or(true);
+    let server_args = strings("server_args");
+    let options = FactOptions {
+        workload: test["workload"].as_str().unwrap_or("hotspot"),
+        nemesis: strings("nemesis"),
+        auto_split: test["auto_split"].as_bool().unwrap_or(true),
+        server_args: &server_args,
+        cluster: test["cluster"].as_str().and_then(ClusterKind::from_name).unwrap_or_default(),
+    };
+    facts_of(&options, db, hot_prefix)
+}
+
+fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> RunFacts {
+    let spec = WorkloadKind::from_name(options.workload).map(WorkloadKind::spec);
+    let hot_range = spec.is_some_and(|s| s.hot_range);
     let reports = db.reports();
     RunFacts {
         basis: Basis::Run,
-        splits_expected: nemesis.iter().any(|k| k == "split") || (workload == "hotspot" && auto_split),
-        hot_prefix: hot_prefix.filter(|_| workload == "hotspot"),
+        splits_expected: options.nemesis.iter().any(|k| k == "split") || (hot_range && options.auto_split),
+        hot_prefix: hot_prefix.filter(|_| hot_range),
         store: db.kind().name().to_string(),
         // A seeded bug breaks the promise, it does not withdraw it.
         linearizable_reads: db.linearizable_reads(),
         commit_meta: reports.commit_meta,
         catalog: reports.catalog,
         splits: reports.splits,
-        split_cooldown_s: Some(flag_duration_s(&strings("server_args"), "--split-cooldown").unwrap_or(REFKV_DEFAULT_SPLIT_COOLDOWN_S)),
-        lifecycle_watched: test["cluster"].as_str() != Some("external"),
-        workload,
-        nemesis,
+        split_cooldown_s: db.split_cooldown_s(options.server_args),
+        lifecycle_watched: options.cluster.runs_nodes(),
+        cluster: options.cluster.name().to_string(),
+        judged_by: spec.map(|s| s.checkers.iter().map(|c| c.to_string()).collect()).unwrap_or_default(),
+        workload: options.workload.to_string(),
+        nemesis: options.nemesis.clone(),
     }
 }
 
@@ -56,36 +90,6 @@ pub fn analyse(history: &History, facts: &RunFacts, problems: &[String]) -> Verd
     registry::run(history, facts, problems)
 }
 
-/// The value of a duration flag (`--flag=30s` or `--flag 30s`; `s`, `ms`, `m` or plain
-/// seconds) among server arguments; the last occurrence wins.
-pub fn flag_duration_s(args: &[String], flag: &str) -> Option<f64> {
-    let mut found = None;
-    for (i, a) in args.iter().enumerate() {
-        let value = match a.strip_prefix(flag) {
-            Some(rest) if rest.starts_with('=') => Some(&rest[1..]),
-            Some("") => args.get(i + 1).map(String::as_str),
-            _ => None,
-        };
-        if let Some(v) = value.and_then(parse_duration_s) {
-            found = Some(v);
-        }
-    }
-    found
-}
-
-fn parse_duration_s(v: &str) -> Option<f64> {
-    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = v.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (v, 1.0)
-    };
-    num.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).map(|x| x * scale)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,7 +99,7 @@ mod tests {
 
     /// The facts of a run whose `test.json` says `test`.
     fn from_test_json(test: &serde_json::Value, hot_prefix: Option<String>) -> RunFacts {
-        run_facts(test, db_of(test).expect("a known db").as_ref(), hot_prefix)
+        recorded_facts(test, db_of(test).expect("a known db").as_ref(), hot_prefix)
     }
 
     fn op(index: u64, process: u64, kind: OpType, f: &str, key: &str, value: serde_json::Value) -> Op {
@@ -106,6 +110,7 @@ mod tests {
         RunFacts {
             basis: Basis::Run,
             workload: "register".into(),
+            judged_by: vec!["linearizable".into()],
             nemesis: vec![],
             store: "test-store".into(),
             linearizable_reads: true,
@@ -116,6 +121,7 @@ mod tests {
             split_cooldown_s: None,
             splits_expected: false,
             lifecycle_watched: false,
+            cluster: "docker".into(),
         }
     }
 
@@ -175,7 +181,7 @@ mod tests {
         let f = from_test_json(&register, Some("hot/".into()));
         assert!(!f.splits_expected, "register without the split nemesis expects no split");
         assert_eq!(f.hot_prefix, None);
-        assert_eq!(f.split_cooldown_s, Some(REFKV_DEFAULT_SPLIT_COOLDOWN_S));
+        assert_eq!(f.split_cooldown_s, Some(crate::db::refkv::DEFAULT_SPLIT_COOLDOWN_S));
         let h = History::new(vec![
             op(0, 1, OpType::Invoke, "write", "k", json!(1)),
             op(1, 1, OpType::Ok, "write", "k", json!(1)),
@@ -239,15 +245,5 @@ mod tests {
         let v = analyse(&History::default(), &etcd, &[]);
         assert_eq!(v.checkers["split"].reason.as_deref(), Some("etcd does not split ranges"));
         assert_ne!(v.valid, Validity::Valid, "not-applicable never counts as valid: {v:?}");
-    }
-
-    #[test]
-    fn duration_flags_in_every_spelling() {
-        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(flag_duration_s(&args(&["--split-cooldown", "30s"]), "--split-cooldown"), Some(30.0));
-        assert_eq!(flag_duration_s(&args(&["--split-cooldown=500ms"]), "--split-cooldown"), Some(0.5));
-        assert_eq!(flag_duration_s(&args(&["--split-cooldown=2m", "--split-cooldown=7"]), "--split-cooldown"), Some(7.0));
-        assert_eq!(flag_duration_s(&args(&["--split-cooldown-x=5s", "--split-cooldown"]), "--split-cooldown"), None);
-        assert_eq!(flag_duration_s(&args(&["--split-cooldown=soon"]), "--split-cooldown"), None);
     }
 }

@@ -69,5 +69,6 @@ pub async fn start(plan: &Plan, run_id: String, run_dir: &Path, image: Option<&N
             let endpoints = plan.spec.endpoints.as_deref().context("--cluster external needs --endpoints host:port,...")?;
             Ok(Arc::new(ExternalCluster::new(endpoints)?))
         }
+        ClusterKind::InProcess => Ok(Arc::new(ExternalCluster::in_process(usize::from(plan.spec.nodes)))),
     }
 }

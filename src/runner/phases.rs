@@ -104,8 +104,11 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     test_json.image = Some(image.clone());
     write_json(&run.test_json(), &test_json)?;
 
-    if let Err(e) = sweep_stale_resources(docker_cluster).await {
-        return fail_before_any_op(&plan, &run, e);
+    // An in-process run creates nothing outside this process, so it sweeps nothing either.
+    if plan.spec.cluster != crate::db::ClusterKind::InProcess {
+        if let Err(e) = sweep_stale_resources(docker_cluster).await {
+            return fail_before_any_op(&plan, &run, e);
+        }
     }
     let sink = match JsonlSink::create(&run.history()).with_context(|| format!("creating {}", run.history().display())) {
         Ok(sink) => Arc::new(sink),
@@ -261,7 +264,7 @@ async fn write_report(run: &RunDir) {
 
 /// From the options as test.json records them: `faultline analyze <run>` derives the same.
 fn facts(plan: &Plan) -> RunFacts {
-    analysis_phase::run_facts(&plan.to_json(), plan.db.as_ref(), Some(plan.workload.hot_prefix.clone()))
+    analysis_phase::run_facts(&TestRecord::of(plan), plan.db.as_ref(), Some(plan.workload.hot_prefix.clone()))
 }
 
 async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::history::Op>, problems: &[String]) -> Result<Validity> {
@@ -365,7 +368,12 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             nemesis_cancel.cancel();
             r
         },
-        nemesis.run(nemesis_cancel.clone())
+        async {
+            // An in-process store has no node to fault or heal (the plan allows it no fault).
+            if plan.spec.cluster != crate::db::ClusterKind::InProcess {
+                nemesis.run(nemesis_cancel.clone()).await
+            }
+        }
     );
     // nemesis.run has healed everything by now.
     main_done.cancel();

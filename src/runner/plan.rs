@@ -10,7 +10,7 @@ use workloads::config::{WorkloadConfig, WorkloadKind};
 
 /// The workload's defaults overridden by the command line.
 fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig> {
-    let kind: WorkloadKind = args.workload.parse()?;
+    let kind: WorkloadKind = args.workload.parse().map_err(anyhow::Error::msg)?;
     let mut cfg = WorkloadConfig::defaults(kind);
     cfg.seed = seed;
     cfg.time_limit_s = args.time_limit as f64;
@@ -25,6 +25,24 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     }
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// Options that name nodes, refused for an in-process target. `--cluster docker` is the
+/// default and cannot be told from an explicit one, so only the other kinds are refused.
+fn in_process_options(args: &TestSpec) -> Result<(), crate::db::Unsupported> {
+    let db = args.db.name();
+    let asked = [
+        ("db-binary", args.db_binary.is_some()),
+        ("image", args.image.is_some()),
+        ("server-arg", !args.server_args.is_empty()),
+        ("subnet", args.subnet.is_some()),
+        ("endpoints", args.endpoints.is_some()),
+        ("cluster", args.cluster != crate::db::ClusterKind::Docker),
+    ];
+    match asked.into_iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(crate::db::Unsupported::NoNodes { db, flag }),
+        None => Ok(()),
+    }
 }
 
 /// An error in the command-line arguments (exit code 254); the message names the flag.
@@ -98,7 +116,12 @@ impl Plan {
         };
         let db = args.db.build(args.groups);
         let mut args = args.clone();
-        let client = crate::db::protocol(db.as_ref(), args.client).map_err(bad)?;
+        let unsupported = |e: crate::db::Unsupported| BadArgs(e.to_string());
+        let client = crate::db::protocol(db.as_ref(), args.client).map_err(unsupported)?;
+        if db.in_process() {
+            in_process_options(&args).map_err(unsupported)?;
+            args.cluster = crate::db::ClusterKind::InProcess;
+        }
         args.client = Some(client);
         let requested_nodes = args.nodes;
         if let Some(n) = db.nodes() {
@@ -114,7 +137,7 @@ impl Plan {
         if args.read_path == workloads::ReadPath::Leader && !db.read_paths() {
             return Err(bad(format!("--read-path leader has no meaning for --db {}: its reads are served as it decides", args.db.name())));
         }
-        crate::db::validate(db.as_ref(), args.cluster, &args.workload, &nemesis, args.bug.as_deref()).map_err(bad)?;
+        crate::db::validate(db.as_ref(), args.cluster, &args.workload, &nemesis, args.bug.as_deref()).map_err(unsupported)?;
         let static_in_docker = db.static_binary() && args.cluster == crate::db::ClusterKind::Docker;
         if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;

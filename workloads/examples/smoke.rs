@@ -64,7 +64,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 }
             }
             "--groups" => groups = value.parse().context("--groups")?,
-            "--workload" => kind = value.parse()?,
+            "--workload" => kind = value.parse().map_err(anyhow::Error::msg)?,
             "--out" => out = value,
             "--time-limit" | "--rate" | "--concurrency" | "--key-dist" => overrides.push((flag, value)),
             other => bail!("unknown flag {other}"),

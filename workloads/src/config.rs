@@ -7,39 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Which workload to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkloadKind {
-    /// Register ops on celebrity keys + unique inserts into a hot range + range scans.
-    Hotspot,
-    /// Read / write / compare-and-set on a few keys.
-    Register,
-    /// Unique-key inserts under a prefix + periodic scans of the prefix.
-    Set,
-}
-
-impl FromStr for WorkloadKind {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> anyhow::Result<Self> {
-        match s {
-            "hotspot" => Ok(WorkloadKind::Hotspot),
-            "register" => Ok(WorkloadKind::Register),
-            "set" => Ok(WorkloadKind::Set),
-            other => bail!("unknown workload {other:?}: expected hotspot, register or set"),
-        }
-    }
-}
-
-impl fmt::Display for WorkloadKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            WorkloadKind::Hotspot => "hotspot",
-            WorkloadKind::Register => "register",
-            WorkloadKind::Set => "set",
-        })
-    }
-}
+pub use crate::generators::WorkloadKind;
 
 /// How keys are chosen (`--key-dist`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -222,7 +190,8 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
-    /// Sensible defaults for each workload. The hotspot defaults send 70% of operations
+    /// Sensible defaults for each workload: the common base below, adjusted by the
+    /// workload's own [`crate::generators::WorkloadSpec::defaults`]. The hotspot defaults send 70% of operations
     /// (all writes) as sequential inserts into `hot/`, so the hot route carries over 80% of
     /// the writes: at 500 ops/s that is ≈ 350 inserts/s into one route, which refkv's auto-split
     /// scores (4 × writes) at ≈ 84,000 ops/min, 1.7× its default 50,000 threshold.
@@ -247,11 +216,7 @@ impl WorkloadConfig {
             call_timeout_ms: 2000,
             connect_timeout_ms: 1000,
         };
-        match kind {
-            WorkloadKind::Hotspot => base,
-            WorkloadKind::Register => WorkloadConfig { key_dist: KeyDist::Uniform, keys: 8, rate: 200.0, ..base },
-            WorkloadKind::Set => WorkloadConfig { key_dist: KeyDist::Uniform, rate: 200.0, scan_every: 100, ..base },
-        }
+        (kind.spec().defaults)(base)
     }
 
     pub fn time_limit(&self) -> Duration {

@@ -40,6 +40,7 @@ pub mod config;
 pub mod execute;
 pub mod final_reads;
 pub mod generators;
+pub mod named;
 pub mod null;
 pub mod processes;
 pub mod proto;

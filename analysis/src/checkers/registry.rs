@@ -29,8 +29,12 @@ pub enum Basis {
 #[derive(Debug, Clone)]
 pub struct RunFacts {
     pub basis: Basis,
-    /// The run's workload (`hotspot`, `register`, `set`); empty for evidence.
+    /// The run's workload (`hotspot`, `register`, `set`, ...); empty for evidence.
     pub workload: String,
+    /// The checkers the run's workload declares as judging its client operations
+    /// (`workloads::generators::WorkloadSpec::checkers`); empty for evidence, whose
+    /// client-op checkers [`crate::analyze::plan`] chooses.
+    pub judged_by: Vec<String>,
     /// Nemesis kinds requested (a run) or started (evidence).
     pub nemesis: Vec<String>,
     /// The store's name, for reasons.
@@ -52,6 +56,9 @@ pub struct RunFacts {
     pub split_cooldown_s: Option<f64>,
     /// faultline ran the nodes and watched their processes (evidence: lifecycle events).
     pub lifecycle_watched: bool,
+    /// How the nodes ran (`docker`, `netns`, `external`, `in-process`), for reasons; empty
+    /// for evidence.
+    pub cluster: String,
 }
 
 /// Whether a checker judges a history.
@@ -140,6 +147,7 @@ impl RunFacts {
         RunFacts {
             basis: Basis::Evidence,
             workload: String::new(),
+            judged_by: Vec::new(),
             splits_expected: catalog && (started.contains(split::events::SPLIT_FAULT) || catalog_changed(history)),
             nemesis: started.into_iter().collect(),
             store: "the store".into(),
@@ -150,6 +158,7 @@ impl RunFacts {
             hot_prefix: None,
             split_cooldown_s: None,
             lifecycle_watched: history.ops.iter().any(lifecycle_event),
+            cluster: String::new(),
         }
     }
 }
@@ -174,19 +183,20 @@ fn catalog_changed(history: &History) -> bool {
     false
 }
 
-fn workload_is(facts: &RunFacts, names: &[&str]) -> Applies {
-    match facts.basis == Basis::Run && names.contains(&facts.workload.as_str()) {
+/// A run whose workload declares the checker `name` among those that judge it.
+fn judges_the_workload(facts: &RunFacts, name: &str) -> Applies {
+    match facts.basis == Basis::Run && facts.judged_by.iter().any(|n| n == name) {
         true => Applies::Yes,
         false => Applies::Omitted,
     }
 }
 
 fn linearizable_applies(facts: &RunFacts) -> Applies {
-    workload_is(facts, &["hotspot", "register"])
+    judges_the_workload(facts, linearizable::NAME)
 }
 
 fn set_full_applies(facts: &RunFacts) -> Applies {
-    workload_is(facts, &["hotspot", "set"])
+    judges_the_workload(facts, set_full::NAME)
 }
 
 /// A run: always — besides the requested faults it catches a run with no acknowledged op,
@@ -231,7 +241,7 @@ fn crashes_applies(facts: &RunFacts) -> Applies {
     match (facts.basis, facts.lifecycle_watched) {
         (_, true) => Applies::Yes,
         (Basis::Run, false) => {
-            Applies::NotApplicable("--cluster external: faultline does not run the nodes, so it cannot see them exit".into())
+            Applies::NotApplicable(format!("--cluster {}: faultline does not run the nodes, so it cannot see them exit", facts.cluster))
         }
         (Basis::Evidence, false) => Applies::Omitted,
     }

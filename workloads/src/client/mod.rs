@@ -24,36 +24,15 @@ use std::sync::Arc;
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
 
-/// Which node a process's single-key reads go to (`--read-path`).
-///
-/// `Node`: through the node the process is bound to, as a store's own clients read (the
-/// node serves or forwards the read as the store decides). `Leader`: to the leader of the
-/// key's group, found by the harness (for stores where that differs from `Node`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReadPath {
-    #[default]
-    Node,
-    Leader,
-}
-
-impl ReadPath {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReadPath::Node => "node",
-            ReadPath::Leader => "leader",
-        }
-    }
-}
-
-impl std::str::FromStr for ReadPath {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ReadPath, String> {
-        match s {
-            "node" => Ok(ReadPath::Node),
-            "leader" => Ok(ReadPath::Leader),
-            other => Err(format!("unknown read path {other:?}: expected node or leader")),
-        }
+crate::named_enum! {
+    /// Which node a process's single-key reads go to (`--read-path`).
+    ///
+    /// `Node`: through the node the process is bound to, as a store's own clients read (the
+    /// node serves or forwards the read as the store decides). `Leader`: to the leader of the
+    /// key's group, found by the harness (for stores where that differs from `Node`).
+    pub enum ReadPath "read path" {
+        Node = "node",
+        Leader = "leader",
     }
 }
 

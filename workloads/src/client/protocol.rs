@@ -6,64 +6,22 @@
 //! targets, `SCAN` for a set read through Redis), so a run that names neither tests the
 //! common path.
 
-/// The protocol of a run's data operations (reads, writes, cas, scans).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    #[default]
-    Grpc,
-    Redis,
-}
-
-impl Protocol {
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Grpc => "grpc",
-            Protocol::Redis => "redis",
-        }
+crate::named_enum! {
+    /// The protocol of a run's data operations (reads, writes, cas, scans).
+    pub enum Protocol "client protocol" {
+        Grpc = "grpc",
+        Redis = "redis",
     }
 }
 
-impl std::str::FromStr for Protocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Protocol, String> {
-        match s {
-            "grpc" => Ok(Protocol::Grpc),
-            "redis" => Ok(Protocol::Redis),
-            other => Err(format!("unknown client protocol {other:?}: expected grpc or redis")),
-        }
-    }
-}
-
-/// How the Redis client reads the elements of a set (a key range).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SetRead {
-    /// `SCAN` with `MATCH` over the range's prefix, paging until the cursor is 0.
-    #[default]
-    Scan,
-    /// `MGET`, in batches, of every key any process of the run attempted to write in the
-    /// range (for stores whose `SCAN` is broken).
-    Mget,
-}
-
-impl SetRead {
-    pub fn name(self) -> &'static str {
-        match self {
-            SetRead::Scan => "scan",
-            SetRead::Mget => "mget",
-        }
-    }
-}
-
-impl std::str::FromStr for SetRead {
-    type Err = String;
-    fn from_str(s: &str) -> Result<SetRead, String> {
-        match s {
-            "scan" => Ok(SetRead::Scan),
-            "mget" => Ok(SetRead::Mget),
-            other => Err(format!("unknown set read {other:?}: expected scan or mget")),
-        }
+crate::named_enum! {
+    /// How the Redis client reads the elements of a set (a key range).
+    pub enum SetRead "set read" {
+        /// `SCAN` with `MATCH` over the range's prefix, paging until the cursor is 0.
+        Scan = "scan",
+        /// `MGET`, in batches, of every key any process of the run attempted to write in the
+        /// range (for stores whose `SCAN` is broken).
+        Mget = "mget",
     }
 }
 

@@ -19,6 +19,16 @@ use super::{OpSpec, ScanClock, Touched, Workload};
 use crate::config::{KeyDist, WorkloadConfig};
 use rand::rngs::SmallRng;
 use rand::RngExt;
+use analysis::checkers::{linearizable, set_full};
+
+/// Register ops judged per key for linearizability, inserts judged by set-full; the hot
+/// range is what the splitter should split.
+pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
+    defaults: std::convert::identity,
+    build: |cfg| Box::new(Hotspot::new(cfg)),
+    checkers: &[linearizable::NAME, set_full::NAME],
+    hot_range: true,
+};
 
 pub struct Hotspot {
     insert_fraction: f64,

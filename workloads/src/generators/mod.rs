@@ -6,15 +6,19 @@
 //!   counter), so an unobserved indeterminate write can be pruned;
 //! - inserted (`add`) keys are unique, and the element is the insert's sequence number;
 //! - a `scan` covers `[start, end)` with `end` empty meaning unbounded.
+//!
+//! The workloads are declared in one table ([`workloads!`] below): each line names a
+//! module whose `SPEC` ([`WorkloadSpec`]) says, together, how the workload's defaults
+//! differ from the common ones, how its generator is built and which checkers judge its
+//! operations. `--workload`, `test.json`, the targets that support it and the checkers
+//! that judge it all follow from that declaration, so a workload on existing ops is its
+//! file plus one line here.
 
 pub mod combinators;
-pub mod hotspot;
 pub mod keys;
-pub mod register;
-pub mod set;
 
 use crate::client::CallKind;
-use crate::config::{WorkloadConfig, WorkloadKind};
+use crate::config::WorkloadConfig;
 use rand::rngs::SmallRng;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -113,13 +117,56 @@ pub trait Workload: Send {
     fn touched(&self) -> Touched;
 }
 
+/// A workload, declared once: its defaults, its generator and the checkers that judge it.
+pub struct WorkloadSpec {
+    /// The common defaults ([`WorkloadConfig::defaults`]) adjusted for this workload.
+    pub defaults: fn(WorkloadConfig) -> WorkloadConfig,
+    /// The run's generator, from its resolved configuration.
+    pub build: fn(&WorkloadConfig) -> Box<dyn Workload>,
+    /// The checkers (`analysis::checkers::*::NAME`) that judge its client operations; the
+    /// run-level ones (vacuity, epoch-authority, split, crashes) apply by what the store
+    /// reports, whatever the workload.
+    pub checkers: &'static [&'static str],
+    /// It loads one hot range under `hot_prefix` so that a store's auto-splitter should
+    /// split it: only targets that split ranges support it, and with auto-split on the split
+    /// checker expects splits and judges them against the hot prefix.
+    pub hot_range: bool,
+}
+
+/// Declares the workloads: each line is `Variant "name" in module`, the module
+/// (`generators/<module>.rs`) holding `pub const SPEC: WorkloadSpec`.
+macro_rules! workloads {
+    ($($variant:ident $name:literal in $module:ident,)*) => {
+        $(pub mod $module;)*
+
+        crate::named_enum! {
+            /// Which workload to run (`--workload`).
+            pub enum WorkloadKind "workload" {
+                $($variant = $name,)*
+            }
+        }
+
+        impl WorkloadKind {
+            /// The workload's declaration.
+            pub fn spec(self) -> &'static WorkloadSpec {
+                match self {
+                    $(WorkloadKind::$variant => &$module::SPEC,)*
+                }
+            }
+        }
+    };
+}
+
+workloads! {
+    Hotspot "hotspot" in hotspot,
+    Register "register" in register,
+    Set "set" in set,
+    ReadHeavy "read-heavy" in read_heavy,
+}
+
 /// The generator `cfg` asks for.
 pub fn build(cfg: &WorkloadConfig) -> Box<dyn Workload> {
-    match cfg.workload {
-        WorkloadKind::Hotspot => Box::new(hotspot::Hotspot::new(cfg)),
-        WorkloadKind::Register => Box::new(register::Register::new(cfg)),
-        WorkloadKind::Set => Box::new(set::SetWorkload::new(cfg)),
-    }
+    (cfg.workload.spec().build)(cfg)
 }
 
 /// Counts operations and says when the next periodic scan is due.

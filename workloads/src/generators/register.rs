@@ -5,6 +5,16 @@ use super::keys::RegisterOps;
 use super::{OpSpec, Touched, Workload};
 use crate::config::WorkloadConfig;
 use rand::rngs::SmallRng;
+use crate::config::KeyDist;
+use analysis::checkers::linearizable;
+
+/// A few uniformly chosen keys at 200 ops/s, judged for linearizability.
+pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
+    defaults: |base| WorkloadConfig { key_dist: KeyDist::Uniform, keys: 8, rate: 200.0, ..base },
+    build: |cfg| Box::new(Register::new(cfg)),
+    checkers: &[linearizable::NAME],
+    hot_range: false,
+};
 
 pub struct Register {
     ops: RegisterOps,
