@@ -7,8 +7,10 @@
 //! 3. kill the migrator (the default group's leader driving the job; it must resume),
 //! 4. kill the target group's leader.
 //!
-//! It heals once the job is past CUTOVER (CLEANUP, DONE, ABANDONED or FAILED) or the turn's
-//! budget has passed, so a paused old owner stays frozen across the cutover. A paused
+//! It heals once the job is past CUTOVER (CLEANUP, DONE, ABANDONED or FAILED) or, at the
+//! latest, [`HOLD_LIMIT`] after the action (not the turn's budget: a job whose migrator was
+//! just paused needs a re-election and both copies before its cutover), so a paused old
+//! owner stays frozen across the cutover. A paused
 //! source leader held past the cutover is then a stale client too: just before it resumes,
 //! [`STALE_WRITES`] `stale-write` ops are sent through it straight to the source group under
 //! the pre-move epoch, so it handles them as it wakes (the store must refuse every one at
@@ -35,6 +37,9 @@ const POLL: Duration = Duration::from_millis(20);
 
 /// Stale writes sent through a paused source leader when it wakes after the cutover.
 pub const STALE_WRITES: u64 = 20;
+
+/// The longest a fault is held waiting for its job to pass CUTOVER.
+pub const HOLD_LIMIT: Duration = Duration::from_secs(20);
 
 /// Client process ids of stale writes start here (far above any workload process).
 pub const STALE_WRITER_PROCESS: u64 = 900_000;
@@ -122,6 +127,10 @@ struct Aimed {
 struct Healed {
     job_id: Option<u64>,
     job_phase: Option<String>,
+    /// `past-cutover` (the job got there while the fault held) or `hold-limit`.
+    held_until: Option<&'static str>,
+    /// How long heal waited for the job before undoing the action.
+    held_ms: u64,
     stale_writes: u64,
 }
 
@@ -219,16 +228,16 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
         value.errors = Some(vec![format!("no leader known for group {}", action.group(&job))]);
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
+    // Until the cutover the moving range keeps its pre-move group and epoch: asked before
+    // waiting, so that nothing delays the action once the phase is seen.
+    if let Some((group, epoch)) = ctx.oracle.route_at(&job.split_key).await {
+        facts.pre_move_group = Some(group);
+        facts.pre_move_epoch = Some(epoch);
+    }
     let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
     facts.phase_seen = seen.as_ref().map(|j| j.phase.clone());
     if !hit {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
-    }
-    // Before the cutover the route still has its pre-move group and epoch (asked before
-    // acting: a paused node would hold the question up).
-    if let Some((group, epoch)) = ctx.oracle.route_at(&job.split_key).await {
-        facts.pre_move_group = Some(group);
-        facts.pre_move_epoch = Some(epoch);
     }
     let (undo, errors) = act(ctx, action, &node).await;
     value.effective = Some(errors.is_empty());
@@ -268,17 +277,12 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
     let null = serde_json::Value::Null;
     let fact = |k: &str| active.started.facts.get(k).unwrap_or(&null);
     let job_id = fact("job_id").as_u64();
-    let mut job_phase = None;
-    if let (Some(id), false) = (job_id, active.undo == Undo::Nothing) {
-        let deadline = tokio::time::Instant::now() + active.turn.budget;
-        loop {
-            job_phase = ctx.oracle.split_job(id).await.map(|j| j.phase);
-            if job_phase.as_deref().and_then(JobPhase::parse).is_some_and(past_cutover) || tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            tokio::time::sleep(POLL * 5).await;
-        }
-    }
+    let held_since = tokio::time::Instant::now();
+    let (job_phase, held_until) = match (job_id, active.undo == Undo::Nothing) {
+        (Some(id), false) => hold_past_cutover(ctx, id).await,
+        _ => (None, None),
+    };
+    let held_ms = held_since.elapsed().as_millis() as u64;
     let stale_through = *fact("action") == serde_json::json!("pause-source-leader")
         && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| p == JobPhase::Cleanup || p == JobPhase::Done);
     let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("job_split_key").as_str(), job_id) {
@@ -304,7 +308,23 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
     value.effective = active.started.effective;
     value.healed = Some(errors.is_empty());
     value.errors = (!errors.is_empty()).then_some(errors);
-    value.with_facts(Healed { job_id, job_phase, stale_writes })
+    value.with_facts(Healed { job_id, job_phase, held_until, held_ms, stale_writes })
+}
+
+/// Polls the job until it is past CUTOVER or [`HOLD_LIMIT`] has passed: its last phase
+/// and which of the two ended the hold.
+async fn hold_past_cutover(ctx: &Ctx, job_id: u64) -> (Option<String>, Option<&'static str>) {
+    let deadline = tokio::time::Instant::now() + HOLD_LIMIT;
+    loop {
+        let phase = ctx.oracle.split_job(job_id).await.map(|j| j.phase);
+        if phase.as_deref().and_then(JobPhase::parse).is_some_and(past_cutover) {
+            return (phase, Some("past-cutover"));
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return (phase, Some("hold-limit"));
+        }
+        tokio::time::sleep(POLL * 5).await;
+    }
 }
 
 /// Where and under what the stale writes of one heal go.
