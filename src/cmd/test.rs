@@ -155,6 +155,11 @@ pub struct TestArgs {
     #[arg(long, default_value = "random", help_heading = "Nemesis")]
     pub move_phase: String,
 
+    /// What the `move` fault does when the job is in the phase: pause-source-leader,
+    /// partition-source-leader, kill-migrator, kill-target-leader, or rotate (each in turn).
+    #[arg(long, default_value = "rotate", help_heading = "Nemesis")]
+    pub move_action: String,
+
     /// Probability a packet between nodes is dropped while the `loss` fault is on.
     #[arg(long, default_value_t = 0.2, help_heading = "Nemesis")]
     pub loss_probability: f64,
@@ -206,6 +211,7 @@ impl TestArgs {
             nemesis_interval: self.nemesis_interval,
             partition_modes: self.partition_modes,
             move_phase: self.move_phase,
+            move_action: self.move_action,
             loss_probability: self.loss_probability,
             recovery_timeout: self.recovery_timeout,
             store: self.store,

@@ -66,6 +66,8 @@ pub struct TestSpec {
     pub partition_modes: String,
     /// `--move-phase`: a split-job phase name or `random`.
     pub move_phase: String,
+    /// `--move-action`: one action of the `move` fault, or `rotate`.
+    pub move_action: String,
     pub loss_probability: f64,
     pub recovery_timeout: u64,
     pub store: PathBuf,

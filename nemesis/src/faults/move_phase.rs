@@ -1,7 +1,8 @@
 //! `move`: a fault aimed at a phase of a split job rather than at a clock. It takes the
 //! store's live job (or starts one: a cross-group split of the hot range), waits until the
 //! job enters the aimed phase (`--move-phase`; `random` picks one per turn), then hits the
-//! node whose failure at that moment matters, in turn:
+//! node whose failure at that moment matters, in turn (or always the one `--move-action`
+//! names):
 //! 1. pause the source group's leader (a zombie old owner that wakes with a stale view),
 //! 2. partition the source group's leader away from the other nodes,
 //! 3. kill the migrator (the default group's leader driving the job; it must resume),
@@ -65,6 +66,15 @@ impl Action {
         Action::ROTATION[(nth % 4) as usize]
     }
 
+    fn name(self) -> &'static str {
+        match self {
+            Action::PauseSourceLeader => "pause-source-leader",
+            Action::PartitionSourceLeader => "partition-source-leader",
+            Action::KillMigrator => "kill-migrator",
+            Action::KillTargetLeader => "kill-target-leader",
+        }
+    }
+
     /// The group whose leader the action hits.
     fn group(self, job: &SplitJobRecord) -> u64 {
         match self {
@@ -86,6 +96,20 @@ pub fn parse_move_phase(text: &str) -> Result<Option<JobPhase>, String> {
         _ => {
             let names: Vec<&str> = AIMABLE.iter().map(|p| p.name()).collect();
             Err(format!("unknown --move-phase {text:?}: expected {} or random", names.join(", ")))
+        }
+    }
+}
+
+/// Parses `--move-action`: one action's name, or `rotate` (`None`: one after the other).
+pub fn parse_move_action(text: &str) -> Result<Option<Action>, String> {
+    if text == "rotate" {
+        return Ok(None);
+    }
+    match Action::ROTATION.iter().find(|a| a.name() == text) {
+        Some(a) => Ok(Some(*a)),
+        None => {
+            let names: Vec<&str> = Action::ROTATION.iter().map(|a| a.name()).collect();
+            Err(format!("unknown --move-action {text:?}: expected {} or rotate", names.join(", ")))
         }
     }
 }
@@ -204,7 +228,7 @@ pub(super) async fn wait_for_phase(ctx: &Ctx, job_id: u64, aimed: JobPhase, budg
 }
 
 async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
-    let action = Action::for_turn(turn.nth);
+    let action = ctx.move_action.unwrap_or_else(|| Action::for_turn(turn.nth));
     let (job, started_split) = live_or_new_job(ctx).await;
     let mut facts = Aimed {
         action,
@@ -245,7 +269,7 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
     value.targets = vec![node.clone()];
     value.errors = Some(errors);
     facts.node = Some(node.clone());
-    let summary = Some(format!("move {} at {}: {node}", serde_json::to_value(action).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(), aimed.name()));
+    let summary = Some(format!("move {} at {}: {node}", action.name(), aimed.name()));
     Started { value: value.with_facts(facts), undo, summary }
 }
 
@@ -393,6 +417,16 @@ mod tests {
         assert!(!reached(JobPhase::DeltaCopy, JobPhase::Fence));
         assert!(!reached(JobPhase::Cleanup, JobPhase::Done), "a settled job is not aimed at");
         assert!(!reached(JobPhase::Backfill, JobPhase::Planned));
+    }
+
+    #[test]
+    fn move_action_parses_each_action_and_rotate_only() {
+        assert_eq!(parse_move_action("rotate"), Ok(None));
+        assert_eq!(parse_move_action("kill-migrator"), Ok(Some(Action::KillMigrator)));
+        for a in Action::ROTATION {
+            assert_eq!(serde_json::to_value(a).unwrap(), a.name(), "the event spells it as the flag does");
+        }
+        assert!(parse_move_action("kill").unwrap_err().contains("expected pause-source-leader"));
     }
 
     #[test]
