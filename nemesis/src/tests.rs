@@ -112,6 +112,7 @@ pub(crate) fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
         use_netem: false,
         move_phase: None,
         move_action: None,
+        abort_phase: None,
     }
 }
 

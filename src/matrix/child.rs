@@ -280,8 +280,8 @@ mod tests {
         let args = child_args(&plan(), &no_fence, 1);
         assert_eq!(flag_values(&args, "--time-limit"), ["20"], "{args:?}");
         assert_eq!(flag_values(&args, "--nemesis-interval"), ["5"], "{args:?}");
-        let clean = super::super::configs::config_for(None).expect("configured");
-        let args = child_args(&plan(), &clean, 1);
+        let stale_read = super::super::configs::config_for(Some("stale-read")).expect("configured");
+        let args = child_args(&plan(), &stale_read, 1);
         assert_eq!(flag_values(&args, "--time-limit"), ["30"], "{args:?}");
         assert_eq!(flag_values(&args, "--nemesis-interval"), ["7"], "{args:?}");
     }

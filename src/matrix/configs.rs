@@ -19,8 +19,10 @@ pub struct Config {
     pub expected_kinds: &'static [(&'static str, &'static [&'static str])],
 }
 
-/// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b), (f)).
-pub const WRONG_OWNER_KINDS: &[&str] = &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write", "write-after-fence"];
+/// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b), (f)),
+/// including the target of an abandoned move.
+pub const WRONG_OWNER_KINDS: &[&str] =
+    &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write", "write-after-fence", "committed-under-abandoned-epoch"];
 /// Epoch-authority witnesses of an acknowledged write that was not committed (rule (c)).
 pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index-reused-across-terms"];
 
@@ -50,7 +52,9 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: None,
             workload: "hotspot",
             nemesis: "partition,kill,split,move,abort-move",
-            extra: &["--move-phase", "BACKFILL", SLOW_COPIES],
+            // 40 s at a 4 s pace: the own-clock faults (split, move, abort-move) take turns,
+            // and a held move fault lasts until its job is past CUTOVER.
+            extra: &["--time-limit", "40", "--nemesis-interval", "4", "--move-phase", "BACKFILL", SLOW_COPIES],
             expected: &[],
             expected_kinds: &[],
         },
@@ -130,7 +134,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("abandon-keeps-target"),
             workload: "hotspot",
             nemesis: "abort-move",
-            extra: &["--nemesis-interval", "6", SLOW_COPIES],
+            extra: &["--nemesis-interval", "6", "--abort-phase", "DELTA_COPY", SLOW_COPIES],
             expected: &["epoch-authority"],
             expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
         },

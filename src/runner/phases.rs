@@ -336,6 +336,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             use_netem: netem_available(cluster.as_ref()).await,
             move_phase: plan.move_phase,
             move_action: plan.move_action,
+            abort_phase: plan.abort_phase,
         },
         kinds: plan.nemesis.clone(),
         interval: plan.nemesis_interval,

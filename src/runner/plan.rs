@@ -47,6 +47,8 @@ pub struct Plan {
     pub move_phase: Option<analysis::history::JobPhase>,
     /// What the `move` fault does; `None` = each action in turn.
     pub move_action: Option<nemesis::faults::MoveAction>,
+    /// The phase `abort-move` abandons in; `None` = random.
+    pub abort_phase: Option<analysis::history::JobPhase>,
     pub nemesis_interval: Duration,
     pub time_limit: Duration,
     pub subnet: Option<Cidr>,
@@ -145,6 +147,7 @@ impl Plan {
             partition_modes,
             move_phase: nemesis::faults::parse_move_phase(&args.move_phase).map_err(bad)?,
             move_action: nemesis::faults::parse_move_action(&args.move_action).map_err(bad)?,
+            abort_phase: nemesis::faults::parse_abort_phase(&args.abort_phase).map_err(bad)?,
             nemesis_interval: Duration::from_secs_f64(args.nemesis_interval),
             time_limit: Duration::from_secs(args.time_limit),
             subnet,

@@ -9,6 +9,7 @@
 
 mod process;
 
+pub use abort_move::parse_abort_phase;
 pub use move_phase::{parse_move_action, parse_move_phase, Action as MoveAction};
 
 use crate::grudge::PartitionMode;
@@ -280,6 +281,8 @@ pub struct Ctx {
     pub move_phase: Option<JobPhase>,
     /// What the `move` fault does (`--move-action`); `None` = each action in turn.
     pub move_action: Option<MoveAction>,
+    /// The pre-CUTOVER phase `abort-move` abandons a job in (`--abort-phase`); `None` = random.
+    pub abort_phase: Option<JobPhase>,
 }
 
 impl Ctx {

@@ -42,8 +42,10 @@ pub const STALE_WRITES: u64 = 20;
 /// The longest a fault is held waiting for its job to pass CUTOVER.
 pub const HOLD_LIMIT: Duration = Duration::from_secs(20);
 
-/// Client process ids of stale writes start here (far above any workload process).
+/// Client process ids of stale writes start here (far above any workload process); those of
+/// `abort-move` at [`ABANDONED_WRITER_PROCESS`], so the two never share a process.
 pub const STALE_WRITER_PROCESS: u64 = 900_000;
+pub const ABANDONED_WRITER_PROCESS: u64 = 950_000;
 
 /// How long the stale writes wait in the frozen node's sockets before it is resumed (well
 /// under the client's call timeout).
@@ -310,7 +312,9 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
     let stale_through = *fact("action") == serde_json::json!("pause-source-leader")
         && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| p == JobPhase::Cleanup || p == JobPhase::Done);
     let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("job_split_key").as_str(), job_id) {
-        (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => Some(StaleWrites { node, group, epoch, split_key: key, job, nth: active.turn.nth }),
+        (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => {
+            Some(StaleWrites { node, group, epoch, split_key: key, job, tag: "stale", first_process: STALE_WRITER_PROCESS + active.turn.nth * STALE_WRITES })
+        }
         _ => None,
     };
     // The stale writes are sent while the old owner is still frozen, so that it handles
@@ -351,24 +355,27 @@ async fn hold_past_cutover(ctx: &Ctx, job_id: u64) -> (Option<String>, Option<&'
     }
 }
 
-/// Where and under what the stale writes of one heal go.
-struct StaleWrites<'a> {
-    node: &'a str,
-    group: u64,
-    epoch: u64,
-    split_key: &'a str,
-    job: u64,
-    nth: u64,
+/// Where and under what the stale writes of one turn go.
+pub(super) struct StaleWrites<'a> {
+    pub node: &'a str,
+    pub group: u64,
+    pub epoch: u64,
+    pub split_key: &'a str,
+    pub job: u64,
+    /// Names the keys and values: `<split key>~<tag>-<job>-<i>`.
+    pub tag: &'static str,
+    /// The client process of the first write; the others follow it.
+    pub first_process: u64,
 }
 
 /// Sends [`STALE_WRITES`] writes at once through `w.node` to `w.group` under `w.epoch`, each
 /// recorded as a `stale-write` invoke and its completion (one process per write). Returns
 /// how many were sent.
-async fn send_stale_writes(ctx: &Ctx, w: &StaleWrites<'_>) -> u64 {
+pub(super) async fn send_stale_writes(ctx: &Ctx, w: &StaleWrites<'_>) -> u64 {
     let one = |i: u64| async move {
-        let process = STALE_WRITER_PROCESS + w.nth * STALE_WRITES + i;
-        let key = format!("{}~stale-{}-{i}", w.split_key, w.job);
-        let written = format!("stale-{}-{i}", w.job);
+        let process = w.first_process + i;
+        let written = format!("{}-{}-{i}", w.tag, w.job);
+        let key = format!("{}~{written}", w.split_key);
         let value = serde_json::json!({"value": written, "group": w.group, "epoch": w.epoch});
         ctx.sink.record(stale_op(OpType::Invoke, process, &key, value.clone(), w.node, None, None));
         let (kind, meta, error) = match ctx.oracle.stale_write(w.node, &key, &written, w.group, w.epoch).await {
@@ -434,7 +441,7 @@ mod tests {
         assert_eq!(Action::for_turn(0), Action::PauseSourceLeader);
         assert_eq!(Action::for_turn(2), Action::KillMigrator);
         assert_eq!(Action::for_turn(5), Action::PartitionSourceLeader);
-        let job = SplitJobRecord { id: 1, route_id: 2, split_key: "k".into(), source_group: 2, target_group: 3, phase: "FENCE".into() };
+        let job = SplitJobRecord { id: 1, route_id: 2, split_key: "k".into(), source_group: 2, target_group: 3, phase: "FENCE".into(), new_epoch: None };
         assert_eq!(Action::KillTargetLeader.group(&job), 3);
         assert_eq!(Action::PauseSourceLeader.group(&job), 2);
         assert_eq!(Action::KillMigrator.group(&job), 1);

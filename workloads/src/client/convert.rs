@@ -82,6 +82,8 @@ pub fn job_record(job: &kv::SplitJob) -> SplitJobRecord {
         source_group: job.source_group_id,
         target_group: job.target_group_id,
         phase: job_phase_name(job.phase).to_string(),
+        // proto3 default 0: the store did not say (refkv's epochs start at 1).
+        new_epoch: (job.new_epoch != 0).then_some(job.new_epoch),
     }
 }
 
