@@ -11,7 +11,7 @@
 //! what it answered. Whether the catalog then settles consistently is the epoch-authority
 //! checker's rule (e); a write the target commits under that epoch, its rule (a).
 
-use super::move_phase::{forced_split_key, live_or_new_job, send_stale_writes, wait_for_phase, StaleWrites};
+use super::move_phase::{forced_split_key, live_or_new_job, parse_phase_among, send_stale_writes, wait_for_phase, StaleWrites};
 use super::move_phase::{ABANDONED_WRITER_PROCESS, STALE_WRITES};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use analysis::history::{FaultValue, JobPhase};
@@ -49,16 +49,7 @@ struct Settled {
 /// Parses `--abort-phase`: a phase of [`PRE_CUTOVER`] (any case, with or without the
 /// protobuf prefix) or `random` (`None`).
 pub fn parse_abort_phase(text: &str) -> Result<Option<JobPhase>, String> {
-    if text.eq_ignore_ascii_case("random") {
-        return Ok(None);
-    }
-    match JobPhase::parse(text) {
-        Some(p) if PRE_CUTOVER.contains(&p) => Ok(Some(p)),
-        _ => {
-            let names: Vec<&str> = PRE_CUTOVER.iter().map(|p| p.name()).collect();
-            Err(format!("unknown --abort-phase {text:?}: expected {} or random", names.join(", ")))
-        }
-    }
+    parse_phase_among("--abort-phase", text, &PRE_CUTOVER)
 }
 
 impl Fault for AbortMove {

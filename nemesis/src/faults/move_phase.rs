@@ -90,14 +90,20 @@ impl Action {
 /// Parses `--move-phase`: a phase of [`AIMABLE`] (any case, with or without the protobuf
 /// prefix) or `random` (`None`).
 pub fn parse_move_phase(text: &str) -> Result<Option<JobPhase>, String> {
+    parse_phase_among("--move-phase", text, &AIMABLE)
+}
+
+/// Parses the value of `flag`: one of `allowed` (any case, with or without the protobuf
+/// prefix) or `random` (`None`).
+pub(super) fn parse_phase_among(flag: &str, text: &str, allowed: &[JobPhase]) -> Result<Option<JobPhase>, String> {
     if text.eq_ignore_ascii_case("random") {
         return Ok(None);
     }
     match JobPhase::parse(text) {
-        Some(p) if AIMABLE.contains(&p) => Ok(Some(p)),
+        Some(p) if allowed.contains(&p) => Ok(Some(p)),
         _ => {
-            let names: Vec<&str> = AIMABLE.iter().map(|p| p.name()).collect();
-            Err(format!("unknown --move-phase {text:?}: expected {} or random", names.join(", ")))
+            let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
+            Err(format!("unknown {flag} {text:?}: expected {} or random", names.join(", ")))
         }
     }
 }
