@@ -20,13 +20,20 @@ fn validator() -> &'static jsonschema::Validator {
 
 /// The schema violations of `doc`, one line each (empty when it conforms).
 pub fn schema_errors(doc: &Value) -> Vec<String> {
-    validator().iter_errors(doc).map(|e| format!("{}: {e}", e.instance_path())).collect()
+    validator()
+        .iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
 }
 
 /// Panics, naming `what` and every violation, unless `doc` conforms to the schema.
 pub fn assert_matches_schema(doc: &Value, what: &str) {
     let errors = schema_errors(doc);
-    assert!(errors.is_empty(), "{what} does not match docs/results.schema.json:\n{}\n{doc:#}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "{what} does not match docs/results.schema.json:\n{}\n{doc:#}",
+        errors.join("\n")
+    );
 }
 
 /// Reads `path` (a results.json), checks it against the schema and returns it.

@@ -21,7 +21,10 @@ pub fn faultline() -> Command {
 
 /// A fresh store directory under target/ (kept after the test for post-mortems).
 pub fn store_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("e2e-store").join(format!("{name}-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("e2e-store")
+        .join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("creating the test store");
     dir
@@ -59,7 +62,10 @@ pub fn nemesis_events<'h>(h: &'h History, f: &str) -> Vec<&'h Op> {
 }
 
 pub fn client_oks(h: &History) -> usize {
-    h.ops.iter().filter(|o| matches!(o.process, Process::Client(_)) && o.kind == analysis::history::OpType::Ok).count()
+    h.ops
+        .iter()
+        .filter(|o| matches!(o.process, Process::Client(_)) && o.kind == analysis::history::OpType::Ok)
+        .count()
 }
 
 /// Containers and networks (any state) carrying `label`.
@@ -70,7 +76,11 @@ pub fn docker_ids(kind: &str, label: &str) -> Vec<String> {
     };
     let filter = format!("label={label}");
     let out = Command::new("docker").args(&args).arg(&filter).output().expect("docker runs");
-    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).filter(|l| !l.is_empty()).collect()
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 /// The host's firewall rules, minus the lines Docker itself manages for its bridges.
