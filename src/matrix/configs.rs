@@ -43,10 +43,6 @@ pub const BUGS: [&str; 8] = [
 /// so a fault aimed at those phases lands in them.
 const SLOW_COPIES: &str = "--server-arg=--copy-bytes-per-sec=50";
 
-/// Copies at 10 bytes/s: a few seconds between the backfill's read and the fence, so that
-/// writes acknowledged in between (what `resume-skips-delta` loses) are many.
-const VERY_SLOW_COPIES: &str = "--server-arg=--copy-bytes-per-sec=10";
-
 /// The configuration for clean refkv (`None`) or a bug.
 pub fn config_for(bug: Option<&str>) -> Option<Config> {
     let c = match bug {
@@ -146,14 +142,13 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
         },
         // The migrator that inherits a job in DELTA_COPY skips the copy: kill the migrator in
         // DELTA_COPY, and writes acknowledged between the backfill and the fence are missing at
-        // the target after the cutover (reads regress, inserts go missing). No auto-split: at
-        // these copy rates the store's own split of a large hot range would not settle.
+        // the target after the cutover (reads regress, inserts go missing).
         Some("resume-skips-delta") => Config {
             name: "resume-skips-delta",
             bug: Some("resume-skips-delta"),
             workload: "hotspot",
             nemesis: "move",
-            extra: &["--nemesis-interval", "6", "--move-phase", "DELTA_COPY", "--move-action", "kill-migrator", VERY_SLOW_COPIES, "--no-auto-split"],
+            extra: &["--nemesis-interval", "6", "--move-phase", "DELTA_COPY", "--move-action", "kill-migrator", SLOW_COPIES],
             expected: &["linearizable", "set-full"],
             expected_kinds: &[],
         },
