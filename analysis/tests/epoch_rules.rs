@@ -450,6 +450,19 @@ fn rule_f_flags_a_write_committed_by_the_source_after_its_fence_completed() {
     assert_eq!(w["catalog_version"], 2);
 }
 
+#[test]
+fn rule_f_accepts_a_write_invoked_in_delta_copy_that_the_source_commits_after_an_abandon() {
+    // Invoked in DELTA_COPY, retried by the router while fenced, committed once the abandon
+    // unfenced the source again (seen in a clean refkv run under abort-move).
+    let mut h = fenced_move("DELTA_COPY");
+    h.at_ms(60).invoke(0, "put", "q", json!(1));
+    h.at_ms(80).catalog(3, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job(1, 1, "m", 1, 2, "ABANDONED")]);
+    h.at_ms(90).complete(OpType::Ok, 0, "put", "q", json!(1), Some(meta(1, 1, 20, 3, 1)));
+    let r = run(&h);
+    assert_eq!(rule_validity(&r, "f"), json!(true), "{:?}", r.anomalies);
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
+}
+
 fn fenced(mut r: analysis::history::RouteRecord) -> analysis::history::RouteRecord {
     r.state = "WRITE_FENCED".into();
     r
