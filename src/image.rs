@@ -217,7 +217,7 @@ pub async fn ensure_image(name: &str, server: &Path, pause: &Path) -> Result<Nod
     let repo = format!("{IMAGE_PREFIX}{name}");
     let image = ensure_content_image(&repo, name, server, pause).await?;
     docker(&["tag", &image.tag, &format!("{repo}:latest")]).await?;
-    prune_old_images(&repo, KEEP_IMAGES).await;
+    prune_old_images(&repo, KEEP_IMAGES, &image.tag).await;
     Ok(image)
 }
 
@@ -225,12 +225,14 @@ pub async fn ensure_image(name: &str, server: &Path, pause: &Path) -> Result<Nod
 const KEEP_IMAGES: usize = 3;
 
 /// Removes all but the `keep` newest content-tagged images of `repo`; images still used by
-/// a container (or the `:latest` one) are left alone, and failures are only logged.
-async fn prune_old_images(repo: &str, keep: usize) {
+/// a container (or the `:latest` one) are left alone, and failures are only logged. `ensured`
+/// (`repo:tag`) is never removed: an image rebuilt from the build cache keeps its old
+/// creation time, so it may list as the oldest although it is the one about to run.
+async fn prune_old_images(repo: &str, keep: usize, ensured: &str) {
     // `docker image ls` lists the newest first.
     let Ok(listing) = docker(&["image", "ls", repo, "--format", "{{.Tag}}"]).await else { return };
     let tags: Vec<&str> = listing.lines().map(str::trim).filter(|t| !t.is_empty() && *t != "latest" && *t != "<none>").collect();
-    for old in tags.iter().skip(keep) {
+    for old in tags.iter().skip(keep).filter(|t| format!("{repo}:{t}") != ensured) {
         if let Err(e) = docker(&["rmi", &format!("{repo}:{old}")]).await {
             tracing::debug!("keeping {repo}:{old}: {e:#}");
         }

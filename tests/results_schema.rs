@@ -91,3 +91,18 @@ fn the_schema_rejects_what_the_format_excludes() {
         assert!(!schema_errors(&doc).is_empty(), "accepted: {doc}");
     }
 }
+
+#[test]
+fn the_schema_accepts_the_stale_write_summary_and_rejects_a_partial_one() {
+    let counts = json!({"attempted": 20, "rejected": 0, "acknowledged": 20, "indeterminate": 0, "witnesses": 20});
+    let ok = json!({"valid": false, "checkers": {}, "stale_writes": counts});
+    assert!(schema_errors(&ok).is_empty(), "{:?}", schema_errors(&ok));
+    let bad = [
+        json!({"valid": true, "checkers": {}, "stale_writes": {"attempted": 1}}),
+        json!({"valid": true, "checkers": {}, "stale_writes": {"attempted": 1, "rejected": 1, "acknowledged": 0, "indeterminate": 0, "witnesses": -1}}),
+        json!({"valid": true, "checkers": {}, "stale_writes": {"attempted": 0, "rejected": 0, "acknowledged": 0, "indeterminate": 0, "witnesses": 0, "lost": 0}}),
+    ];
+    for doc in bad {
+        assert!(!schema_errors(&doc).is_empty(), "accepted: {doc}");
+    }
+}

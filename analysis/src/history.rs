@@ -241,6 +241,10 @@ pub struct SplitJobRecord {
     /// without the `SPLIT_JOB_PHASE_` prefix, as the store reported it; order and meaning
     /// in `docs/checkers.md`. [`SplitJobRecord::job_phase`] reads it.
     pub phase: String,
+    /// The epoch the moved range gets at CUTOVER (refkv's extension; absent when the store
+    /// does not say). An abandoned job never publishes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_epoch: Option<u64>,
 }
 
 impl SplitJobRecord {

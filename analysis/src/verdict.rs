@@ -109,6 +109,36 @@ pub struct Verdict {
     pub valid: Validity,
     /// One entry per checker, by name (`linearizable`, `set-full`, `epoch-authority`, ...).
     pub checkers: BTreeMap<String, CheckerResult>,
+    /// How the history's stale writes ended, when the epoch-authority checker counted them
+    /// (its counts are the source: this is a summary for CI scripts and the matrix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_writes: Option<StaleWriteSummary>,
+}
+
+/// `results.json`'s `stale_writes`: the epoch-authority checker's `stale-writes-*` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaleWriteSummary {
+    pub attempted: u64,
+    pub rejected: u64,
+    pub acknowledged: u64,
+    pub indeterminate: u64,
+    /// Acknowledged stale writes that are epoch-authority witnesses.
+    pub witnesses: u64,
+}
+
+impl StaleWriteSummary {
+    /// From an epoch-authority result; `None` when it counted no stale writes (it did not
+    /// run, or is of a version that did not count them).
+    pub fn from_epoch_authority(result: &CheckerResult) -> Option<Self> {
+        let n = |name: &str| result.counts.get(&format!("stale-writes-{name}")).copied();
+        Some(StaleWriteSummary {
+            attempted: n("attempted")?,
+            rejected: n("rejected").unwrap_or(0),
+            acknowledged: n("acknowledged").unwrap_or(0),
+            indeterminate: n("indeterminate").unwrap_or(0),
+            witnesses: n("witnesses").unwrap_or(0),
+        })
+    }
 }
 
 impl Verdict {
@@ -118,7 +148,8 @@ impl Verdict {
             .fold(Validity::NotApplicable, |acc, c| acc.merge(c.valid));
         // A run where no checker applied has tested nothing: that is unknown, not valid.
         let valid = if valid == Validity::NotApplicable { Validity::Unknown } else { valid };
-        Verdict { valid, checkers }
+        let stale_writes = checkers.get(crate::checkers::epoch_authority::NAME).and_then(StaleWriteSummary::from_epoch_authority);
+        Verdict { valid, checkers, stale_writes }
     }
 }
 

@@ -66,6 +66,45 @@ fn rule_a_flags_a_write_committed_by_a_group_the_catalog_does_not_name() {
     assert_eq!(w["catalog_version"], 2);
 }
 
+/// Route 1 split at "m" by job 1 (source group 1, target group 2, new epoch 5), observed in
+/// DELTA_COPY, then ABANDONED: the moving child, route 3 `["m", "")`, stays at group 1 epoch 1.
+fn abandoned_move() -> HistoryBuilder {
+    let job = |phase: &str| analysis::history::SplitJobRecord { new_epoch: Some(5), ..job(1, 1, "m", 1, 2, phase) };
+    let children = || vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)];
+    let mut h = HistoryBuilder::new();
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    h.at_ms(10).catalog(2, children(), vec![job("DELTA_COPY")]);
+    h.at_ms(100).catalog(3, children(), vec![job("ABANDONED")]);
+    h
+}
+
+#[test]
+fn rule_a_flags_the_target_of_an_abandoned_move_committing_under_its_new_epoch() {
+    let mut h = abandoned_move();
+    h.at_ms(200).put(0, "p", 1, meta(2, 1, 3, 3, 5));
+    let r = run(&h);
+    assert_eq!(rule_validity(&r, "a"), json!(false), "{:?}", r.anomalies);
+    let w = r.anomalies.iter().find(|a| a["rule"] == "a").expect("a rule (a) witness");
+    assert_eq!(w["kind"], "committed-under-abandoned-epoch");
+    assert_eq!((w["group"].as_u64(), w["epoch"].as_u64(), w["job"].as_u64()), (Some(2), Some(5), Some(1)));
+    assert_eq!(w["catalog_group"], 1);
+}
+
+#[test]
+fn rule_a_does_not_judge_new_epoch_writes_before_the_abandon_or_once_the_epoch_is_published() {
+    // Invoked while the catalog showed the job in DELTA_COPY (the target may own by then).
+    let mut before = HistoryBuilder::new();
+    let job = analysis::history::SplitJobRecord { new_epoch: Some(5), ..job(1, 1, "m", 1, 2, "DELTA_COPY") };
+    before.catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job]);
+    before.at_ms(50).put(0, "p", 1, meta(2, 1, 3, 3, 5));
+    assert_eq!(rule_validity(&run(&before), "a"), json!(true));
+    let mut published = abandoned_move();
+    published.at_ms(200).put(0, "p", 1, meta(2, 1, 3, 3, 5));
+    published.at_ms(300).catalog(4, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 5, 1)], vec![]);
+    let r = run(&published);
+    assert!(r.anomalies.iter().all(|a| a["kind"] != "committed-under-abandoned-epoch"), "{:?}", r.anomalies);
+}
+
 // --- rule (b) ---------------------------------------------------------------------------
 
 #[test]
@@ -411,6 +450,19 @@ fn rule_f_flags_a_write_committed_by_the_source_after_its_fence_completed() {
     assert_eq!(w["catalog_version"], 2);
 }
 
+#[test]
+fn rule_f_accepts_a_write_invoked_in_delta_copy_that_the_source_commits_after_an_abandon() {
+    // Invoked in DELTA_COPY, retried by the router while fenced, committed once the abandon
+    // unfenced the source again (seen in a clean refkv run under abort-move).
+    let mut h = fenced_move("DELTA_COPY");
+    h.at_ms(60).invoke(0, "put", "q", json!(1));
+    h.at_ms(80).catalog(3, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job(1, 1, "m", 1, 2, "ABANDONED")]);
+    h.at_ms(90).complete(OpType::Ok, 0, "put", "q", json!(1), Some(meta(1, 1, 20, 3, 1)));
+    let r = run(&h);
+    assert_eq!(rule_validity(&r, "f"), json!(true), "{:?}", r.anomalies);
+    assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
+}
+
 fn fenced(mut r: analysis::history::RouteRecord) -> analysis::history::RouteRecord {
     r.state = "WRITE_FENCED".into();
     r
@@ -513,4 +565,25 @@ fn rejected_stale_writes_are_counted_and_never_a_violation() {
     let r = run(&h);
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
     assert_eq!((r.counts["stale-writes-attempted"], r.counts["stale-writes-rejected"]), (1, 1));
+}
+
+#[test]
+fn the_verdict_summarises_stale_writes_with_their_witnesses_at_its_top_level() {
+    let mut h = clean_move();
+    // One witness (to the old owner after the move), one legitimate (to the new owner under
+    // the new epoch), one refused, one never answered.
+    h.at_ms(300).invoke(900_000, "stale-write", "z", json!("s1"));
+    h.complete(OpType::Ok, 900_000, "stale-write", "z", json!("s1"), Some(meta(1, 1, 14, 1, 1)));
+    h.invoke(900_001, "stale-write", "w", json!("s2"));
+    h.complete(OpType::Ok, 900_001, "stale-write", "w", json!("s2"), Some(meta(2, 1, 9, 1, 2)));
+    h.invoke(900_002, "stale-write", "y", json!("s3"));
+    h.complete(OpType::Fail, 900_002, "stale-write", "y", json!("s3"), None);
+    h.invoke(900_003, "stale-write", "x", json!("s4"));
+    let r = run(&h);
+    assert_eq!(r.counts["stale-writes-witnesses"], 1);
+    let verdict = analysis::verdict::Verdict::from_checkers([("epoch-authority".to_string(), r)].into_iter().collect());
+    let json = serde_json::to_value(&verdict).unwrap();
+    assert_eq!(json["stale_writes"], json!({"attempted": 4, "rejected": 1, "acknowledged": 2, "indeterminate": 1, "witnesses": 1}));
+    let none = analysis::verdict::Verdict::from_checkers([("linearizable".to_string(), CheckerResult::new(Validity::Valid))].into_iter().collect());
+    assert!(serde_json::to_value(&none).unwrap().get("stale_writes").is_none(), "absent without an epoch-authority result");
 }

@@ -111,6 +111,8 @@ pub(crate) fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
         partition_modes: PartitionMode::ALL.to_vec(),
         use_netem: false,
         move_phase: None,
+        move_action: None,
+        abort_phase: None,
     }
 }
 

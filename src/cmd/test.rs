@@ -157,6 +157,16 @@ pub struct TestArgs {
     #[arg(long, default_value = "random", help_heading = "Nemesis")]
     pub move_phase: String,
 
+    /// What the `move` fault does when the job is in the phase: pause-source-leader,
+    /// partition-source-leader, kill-migrator, kill-target-leader, or rotate (each in turn).
+    #[arg(long, default_value = "rotate", help_heading = "Nemesis")]
+    pub move_action: String,
+
+    /// The phase the `abort-move` fault abandons a job in: BACKFILL, FENCE, DELTA_COPY, or
+    /// random (one per turn).
+    #[arg(long, default_value = "random", help_heading = "Nemesis")]
+    pub abort_phase: String,
+
     /// Probability a packet between nodes is dropped while the `loss` fault is on.
     #[arg(long, default_value_t = 0.2, help_heading = "Nemesis")]
     pub loss_probability: f64,
@@ -208,6 +218,8 @@ impl TestArgs {
             nemesis_interval: self.nemesis_interval,
             partition_modes: self.partition_modes,
             move_phase: self.move_phase,
+            move_action: self.move_action,
+            abort_phase: self.abort_phase,
             loss_probability: self.loss_probability,
             recovery_timeout: self.recovery_timeout,
             store: self.store,

@@ -84,8 +84,10 @@ fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
     let mut args: Vec<String> = vec!["test".into(), "--store".into(), plan.store.display().to_string()];
     args.extend(["--test-name".into(), test_name(config), "--no-progress".into()]);
     args.extend(["--workload".into(), config.workload.into(), "--nemesis".into(), config.nemesis.into()]);
-    args.extend(["--time-limit".into(), plan.time_limit.to_string()]);
-    // A configuration that needs its own fault pace says so in its extra flags.
+    // A configuration that needs its own length or fault pace says so in its extra flags.
+    if !config.extra.contains(&"--time-limit") {
+        args.extend(["--time-limit".into(), plan.time_limit.to_string()]);
+    }
     if !config.extra.contains(&"--nemesis-interval") {
         args.extend(["--nemesis-interval".into(), plan.nemesis_interval.to_string()]);
     }
@@ -249,4 +251,38 @@ pub fn read_row(config: &Config, run: u32, dir: Option<&Path>, exit_code: Option
         Err(e) => row.error = Some(format!("{}: {e} (exit code {exit_code:?})", path.display())),
     }
     row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> MatrixPlan {
+        MatrixPlan {
+            configs: Vec::new(),
+            runs: 1,
+            time_limit: 30,
+            nemesis_interval: 7.0,
+            store: PathBuf::from("store"),
+            seed: None,
+            test_args: Vec::new(),
+            dir: PathBuf::from("store/matrix/x"),
+        }
+    }
+
+    fn flag_values<'a>(args: &'a [String], flag: &str) -> Vec<&'a str> {
+        args.windows(2).filter(|w| w[0] == flag).map(|w| w[1].as_str()).collect()
+    }
+
+    #[test]
+    fn a_configuration_with_its_own_length_and_pace_overrides_the_matrix_ones() {
+        let no_fence = super::super::configs::config_for(Some("no-fence")).expect("configured");
+        let args = child_args(&plan(), &no_fence, 1);
+        assert_eq!(flag_values(&args, "--time-limit"), ["20"], "{args:?}");
+        assert_eq!(flag_values(&args, "--nemesis-interval"), ["5"], "{args:?}");
+        let stale_read = super::super::configs::config_for(Some("stale-read")).expect("configured");
+        let args = child_args(&plan(), &stale_read, 1);
+        assert_eq!(flag_values(&args, "--time-limit"), ["30"], "{args:?}");
+        assert_eq!(flag_values(&args, "--nemesis-interval"), ["7"], "{args:?}");
+    }
 }

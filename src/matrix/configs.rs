@@ -19,13 +19,29 @@ pub struct Config {
     pub expected_kinds: &'static [(&'static str, &'static [&'static str])],
 }
 
-/// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b), (f)).
-pub const WRONG_OWNER_KINDS: &[&str] = &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write", "write-after-fence"];
+/// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b), (f)),
+/// including the target of an abandoned move.
+pub const WRONG_OWNER_KINDS: &[&str] =
+    &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write", "write-after-fence", "committed-under-abandoned-epoch"];
 /// Epoch-authority witnesses of an acknowledged write that was not committed (rule (c)).
 pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index-reused-across-terms"];
 
 /// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs).
-pub const BUGS: [&str; 5] = ["no-fence", "early-cutover", "stale-read", "ack-before-commit", "split-midpoint"];
+pub const BUGS: [&str; 8] = [
+    "no-fence",
+    "early-cutover",
+    "stale-read",
+    "ack-before-commit",
+    "split-midpoint",
+    "proxy-fence",
+    "abandon-keeps-target",
+    "resume-skips-delta",
+];
+
+/// Copies throttled to 50 bytes/s: a moving range of a few dozen bytes then spends about a
+/// second in BACKFILL and in DELTA_COPY, longer than `docker pause` or `docker kill` takes,
+/// so a fault aimed at those phases lands in them.
+const SLOW_COPIES: &str = "--server-arg=--copy-bytes-per-sec=50";
 
 /// The configuration for clean refkv (`None`) or a bug.
 pub fn config_for(bug: Option<&str>) -> Option<Config> {
@@ -35,20 +51,24 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             name: "clean",
             bug: None,
             workload: "hotspot",
-            nemesis: "partition,kill,split",
-            extra: &[],
+            nemesis: "partition,kill,split,move,abort-move",
+            // 40 s at a 4 s pace: the own-clock faults (split, move, abort-move) take turns,
+            // and a held move fault lasts until its job is past CUTOVER. No auto-split: at
+            // slow copies the store's own split of a large hot range would not settle in time.
+            extra: &["--time-limit", "40", "--nemesis-interval", "4", "--move-phase", "BACKFILL", SLOW_COPIES, "--no-auto-split"],
             expected: &[],
             expected_kinds: &[],
         },
-        // The source keeps accepting writes after cutover: forced cross-group splits move hot
-        // ranges (the split nemesis alternates same- and cross-group splits). Splits alone,
-        // every 3 s, give ~5 moves in a 30 s run; each move is one window for the symptom.
+        // The source keeps accepting writes after cutover. The move fault starts a cross-group
+        // move of the hot range and pauses its source leader across the cutover; the stale
+        // writes it then sends to the source under the pre-move epoch are accepted, and so are
+        // the writes routed there during the (slow) delta copy. 20 s, no forced splits.
         Some("no-fence") => Config {
             name: "no-fence",
             bug: Some("no-fence"),
             workload: "hotspot",
-            nemesis: "split",
-            extra: &["--nemesis-interval", "3"],
+            nemesis: "move",
+            extra: &["--time-limit", "20", "--nemesis-interval", "5", "--move-phase", "BACKFILL", SLOW_COPIES],
             expected: &["epoch-authority"],
             expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
         },
@@ -93,6 +113,43 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             nemesis: "none",
             extra: &[],
             expected: &["split"],
+            expected_kinds: &[],
+        },
+        // The fence is checked where a write is routed, against that node's view: a source
+        // leader paused in BACKFILL (before its view shows the fence) and held across the
+        // cutover admits the stale writes sent through it as it wakes; the source commits them.
+        Some("proxy-fence") => Config {
+            name: "proxy-fence",
+            bug: Some("proxy-fence"),
+            workload: "hotspot",
+            nemesis: "move",
+            extra: &["--nemesis-interval", "6", "--move-phase", "BACKFILL", "--move-action", "pause-source-leader", SLOW_COPIES],
+            expected: &["epoch-authority"],
+            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
+        },
+        // The abandon leaves the target owning the range: abandoned mid delta copy (the target
+        // is given `Own` as the interrupted copy ends), it accepts the writes sent to it under
+        // the job's never-published new epoch while the source owns the range again.
+        Some("abandon-keeps-target") => Config {
+            name: "abandon-keeps-target",
+            bug: Some("abandon-keeps-target"),
+            workload: "hotspot",
+            nemesis: "abort-move",
+            // Later jobs of the range keep failing under the bug: a short recovery wait.
+            extra: &["--nemesis-interval", "6", "--abort-phase", "DELTA_COPY", SLOW_COPIES, "--no-auto-split", "--recovery-timeout", "20"],
+            expected: &["epoch-authority"],
+            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
+        },
+        // The migrator that inherits a job in DELTA_COPY skips the copy: kill the migrator in
+        // DELTA_COPY, and writes acknowledged between the backfill and the fence are missing at
+        // the target after the cutover (reads regress, inserts go missing).
+        Some("resume-skips-delta") => Config {
+            name: "resume-skips-delta",
+            bug: Some("resume-skips-delta"),
+            workload: "hotspot",
+            nemesis: "move",
+            extra: &["--nemesis-interval", "6", "--move-phase", "DELTA_COPY", "--move-action", "kill-migrator", SLOW_COPIES],
+            expected: &["linearizable", "set-full"],
             expected_kinds: &[],
         },
         Some(_) => return None,

@@ -338,6 +338,8 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             partition_modes: plan.partition_modes.clone(),
             use_netem: netem_available(cluster.as_ref()).await,
             move_phase: plan.move_phase,
+            move_action: plan.move_action,
+            abort_phase: plan.abort_phase,
         },
         kinds: plan.nemesis.clone(),
         interval: plan.nemesis_interval,

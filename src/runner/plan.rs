@@ -63,6 +63,10 @@ pub struct Plan {
     pub partition_modes: Vec<PartitionMode>,
     /// The phase the `move` fault aims at; `None` = random.
     pub move_phase: Option<analysis::history::JobPhase>,
+    /// What the `move` fault does; `None` = each action in turn.
+    pub move_action: Option<nemesis::faults::MoveAction>,
+    /// The phase `abort-move` abandons in; `None` = random.
+    pub abort_phase: Option<analysis::history::JobPhase>,
     pub nemesis_interval: Duration,
     pub time_limit: Duration,
     pub subnet: Option<Cidr>,
@@ -165,6 +169,8 @@ impl Plan {
             nemesis,
             partition_modes,
             move_phase: nemesis::faults::parse_move_phase(&args.move_phase).map_err(bad)?,
+            move_action: nemesis::faults::parse_move_action(&args.move_action).map_err(bad)?,
+            abort_phase: nemesis::faults::parse_abort_phase(&args.abort_phase).map_err(bad)?,
             nemesis_interval: Duration::from_secs_f64(args.nemesis_interval),
             time_limit: Duration::from_secs(args.time_limit),
             subnet,

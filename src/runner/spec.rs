@@ -66,6 +66,10 @@ pub struct TestSpec {
     pub partition_modes: String,
     /// `--move-phase`: a split-job phase name or `random`.
     pub move_phase: String,
+    /// `--move-action`: one action of the `move` fault, or `rotate`.
+    pub move_action: String,
+    /// `--abort-phase`: the pre-CUTOVER phase `abort-move` abandons in, or `random`.
+    pub abort_phase: String,
     pub loss_probability: f64,
     pub recovery_timeout: u64,
     pub store: PathBuf,

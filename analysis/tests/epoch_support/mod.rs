@@ -27,6 +27,7 @@ pub fn child(id: u64, start: &str, end: &str, group: u64, epoch: u64, parent: u6
 pub fn job(id: u64, route_id: u64, split_key: &str, source: u64, target: u64, phase: &str) -> SplitJobRecord {
     SplitJobRecord {
         id, route_id, split_key: split_key.into(), source_group: source, target_group: target, phase: phase.into(),
+        new_epoch: None,
     }
 }
 

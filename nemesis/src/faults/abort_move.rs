@@ -1,14 +1,18 @@
 //! `abort-move`: abandons a split job midway through the store's `AbandonSplitJob`. It takes
 //! the live job (or starts one: a cross-group split of the hot range) and, on even turns,
-//! waits for a random pre-CUTOVER phase (BACKFILL, FENCE, DELTA_COPY) and abandons it — the
-//! store must accept; on odd turns it waits until the job is past CUTOVER and asks again —
-//! the store must refuse. Runs on its own clock; `stop-abort-move` waits (at most the
-//! turn's budget) for the job to settle. Effective when the abandon was sent while the job
-//! was in the phase aimed at; the event records the phase aimed at and seen, the job, what
-//! the store had to answer and what it answered. Whether the catalog then settles
-//! consistently is the epoch-authority checker's rule (e).
+//! waits for a pre-CUTOVER phase (`--abort-phase` BACKFILL, FENCE, DELTA_COPY, or a random
+//! one) and abandons it — the store must accept; on odd turns it waits until the job is past
+//! CUTOVER and asks again — the store must refuse. Runs on its own clock; `stop-abort-move`
+//! waits (at most the turn's budget) for the job to settle, and once it is ABANDONED sends
+//! [`STALE_WRITES`] `stale-write`s through the target group's leader to the target under the
+//! job's never-published new epoch (a stale client that saw the job): the target must refuse
+//! every one. Effective when the abandon was sent while the job was in the phase aimed at;
+//! the event records the phase aimed at and seen, the job, what the store had to answer and
+//! what it answered. Whether the catalog then settles consistently is the epoch-authority
+//! checker's rule (e); a write the target commits under that epoch, its rule (a).
 
-use super::move_phase::{forced_split_key, live_or_new_job, wait_for_phase};
+use super::move_phase::{forced_split_key, live_or_new_job, parse_phase_among, send_stale_writes, wait_for_phase, StaleWrites};
+use super::move_phase::{ABANDONED_WRITER_PROCESS, STALE_WRITES};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use analysis::history::{FaultValue, JobPhase};
 use futures::future::BoxFuture;
@@ -36,6 +40,16 @@ struct Asked {
 struct Settled {
     job_id: Option<u64>,
     job_phase: Option<String>,
+    /// Stale writes sent to the target under the abandoned job's new epoch (0: none).
+    stale_writes: u64,
+    stale_group: Option<u64>,
+    stale_epoch: Option<u64>,
+}
+
+/// Parses `--abort-phase`: a phase of [`PRE_CUTOVER`] (any case, with or without the
+/// protobuf prefix) or `random` (`None`).
+pub fn parse_abort_phase(text: &str) -> Result<Option<JobPhase>, String> {
+    parse_phase_among("--abort-phase", text, &PRE_CUTOVER)
 }
 
 impl Fault for AbortMove {
@@ -61,7 +75,8 @@ impl Fault for AbortMove {
 
     fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
         let before_cutover = turn.nth.is_multiple_of(2);
-        let aimed = if before_cutover { *PRE_CUTOVER.choose(rng).unwrap_or(&JobPhase::Fence) } else { JobPhase::Cutover };
+        let random = *PRE_CUTOVER.choose(rng).unwrap_or(&JobPhase::Fence);
+        let aimed = if before_cutover { ctx.abort_phase.unwrap_or(random) } else { JobPhase::Cutover };
         Box::pin(abandon_at(ctx, turn, aimed, before_cutover))
     }
 
@@ -72,9 +87,15 @@ impl Fault for AbortMove {
                 Some(id) => ctx.wait_for_job(id, active.turn.budget).await,
                 None => None,
             };
+            let accepted = active.started.facts.get("answer").and_then(|v| v.as_str()) == Some("accepted");
+            let abandoned = job_phase.as_deref().and_then(JobPhase::parse) == Some(JobPhase::Abandoned);
+            let mut settled = Settled { job_id, job_phase, stale_writes: 0, stale_group: None, stale_epoch: None };
+            if let (Some(id), true) = (job_id, accepted && abandoned) {
+                write_to_abandoned_target(ctx, id, active.turn.nth, &mut settled).await;
+            }
             let mut value = FaultValue::new(Vec::new());
             value.effective = active.started.effective;
-            value.with_facts(Settled { job_id, job_phase })
+            value.with_facts(settled)
         })
     }
 }
@@ -116,6 +137,26 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
     Started { value: value.with_facts(asked), undo: Undo::Nothing, summary: Some(format!("abort-move at {}", aimed.name())) }
 }
 
+/// Sends the stale writes to the abandoned job's target under its new epoch (when the store
+/// reports the epoch and the target has a leader), recording them in `settled`.
+async fn write_to_abandoned_target(ctx: &Ctx, job_id: u64, nth: u64, settled: &mut Settled) {
+    let Some(job) = ctx.oracle.split_job(job_id).await else { return };
+    let Some(epoch) = job.new_epoch else { return };
+    let Some(node) = ctx.oracle.leader_of(job.target_group).await else { return };
+    let w = StaleWrites {
+        node: &node,
+        group: job.target_group,
+        epoch,
+        split_key: &job.split_key,
+        job: job.id,
+        tag: "abandoned",
+        first_process: ABANDONED_WRITER_PROCESS + nth * STALE_WRITES,
+    };
+    settled.stale_writes = send_stale_writes(ctx, &w).await;
+    settled.stale_group = Some(job.target_group);
+    settled.stale_epoch = Some(epoch);
+}
+
 fn pre_cutover(p: JobPhase) -> bool {
     matches!(p, JobPhase::Planned | JobPhase::Backfill | JobPhase::Fence | JobPhase::DeltaCopy)
 }
@@ -123,6 +164,13 @@ fn pre_cutover(p: JobPhase) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn abort_phase_parses_pre_cutover_phases_and_random_only() {
+        assert_eq!(parse_abort_phase("random"), Ok(None));
+        assert_eq!(parse_abort_phase("delta_copy"), Ok(Some(JobPhase::DeltaCopy)));
+        assert!(parse_abort_phase("CUTOVER").unwrap_err().contains("expected BACKFILL, FENCE, DELTA_COPY"));
+    }
 
     #[test]
     fn only_phases_before_the_cutover_may_be_abandoned() {

@@ -9,7 +9,8 @@
 
 mod process;
 
-pub use move_phase::parse_move_phase;
+pub use abort_move::parse_abort_phase;
+pub use move_phase::{parse_move_action, parse_move_phase, Action as MoveAction};
 
 use crate::grudge::PartitionMode;
 use crate::net;
@@ -278,6 +279,10 @@ pub struct Ctx {
     pub use_netem: bool,
     /// The phase the `move` fault aims at (`--move-phase`); `None` = a random one per turn.
     pub move_phase: Option<JobPhase>,
+    /// What the `move` fault does (`--move-action`); `None` = each action in turn.
+    pub move_action: Option<MoveAction>,
+    /// The pre-CUTOVER phase `abort-move` abandons a job in (`--abort-phase`); `None` = random.
+    pub abort_phase: Option<JobPhase>,
 }
 
 impl Ctx {

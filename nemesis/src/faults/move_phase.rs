@@ -1,14 +1,17 @@
 //! `move`: a fault aimed at a phase of a split job rather than at a clock. It takes the
 //! store's live job (or starts one: a cross-group split of the hot range), waits until the
 //! job enters the aimed phase (`--move-phase`; `random` picks one per turn), then hits the
-//! node whose failure at that moment matters, in turn:
+//! node whose failure at that moment matters, in turn (or always the one `--move-action`
+//! names):
 //! 1. pause the source group's leader (a zombie old owner that wakes with a stale view),
 //! 2. partition the source group's leader away from the other nodes,
 //! 3. kill the migrator (the default group's leader driving the job; it must resume),
 //! 4. kill the target group's leader.
 //!
-//! It heals once the job is past CUTOVER (CLEANUP, DONE, ABANDONED or FAILED) or the turn's
-//! budget has passed, so a paused old owner stays frozen across the cutover. A paused
+//! It heals once the job is past CUTOVER (CLEANUP, DONE, ABANDONED or FAILED) or, at the
+//! latest, [`HOLD_LIMIT`] after the action (not the turn's budget: a job whose migrator was
+//! just paused needs a re-election and both copies before its cutover), so a paused old
+//! owner stays frozen across the cutover. A paused
 //! source leader held past the cutover is then a stale client too: just before it resumes,
 //! [`STALE_WRITES`] `stale-write` ops are sent through it straight to the source group under
 //! the pre-move epoch, so it handles them as it wakes (the store must refuse every one at
@@ -36,8 +39,13 @@ const POLL: Duration = Duration::from_millis(20);
 /// Stale writes sent through a paused source leader when it wakes after the cutover.
 pub const STALE_WRITES: u64 = 20;
 
-/// Client process ids of stale writes start here (far above any workload process).
+/// The longest a fault is held waiting for its job to pass CUTOVER.
+pub const HOLD_LIMIT: Duration = Duration::from_secs(20);
+
+/// Client process ids of stale writes start here (far above any workload process); those of
+/// `abort-move` at [`ABANDONED_WRITER_PROCESS`], so the two never share a process.
 pub const STALE_WRITER_PROCESS: u64 = 900_000;
+pub const ABANDONED_WRITER_PROCESS: u64 = 950_000;
 
 /// How long the stale writes wait in the frozen node's sockets before it is resumed (well
 /// under the client's call timeout).
@@ -60,6 +68,15 @@ impl Action {
         Action::ROTATION[(nth % 4) as usize]
     }
 
+    fn name(self) -> &'static str {
+        match self {
+            Action::PauseSourceLeader => "pause-source-leader",
+            Action::PartitionSourceLeader => "partition-source-leader",
+            Action::KillMigrator => "kill-migrator",
+            Action::KillTargetLeader => "kill-target-leader",
+        }
+    }
+
     /// The group whose leader the action hits.
     fn group(self, job: &SplitJobRecord) -> u64 {
         match self {
@@ -73,14 +90,34 @@ impl Action {
 /// Parses `--move-phase`: a phase of [`AIMABLE`] (any case, with or without the protobuf
 /// prefix) or `random` (`None`).
 pub fn parse_move_phase(text: &str) -> Result<Option<JobPhase>, String> {
+    parse_phase_among("--move-phase", text, &AIMABLE)
+}
+
+/// Parses the value of `flag`: one of `allowed` (any case, with or without the protobuf
+/// prefix) or `random` (`None`).
+pub(super) fn parse_phase_among(flag: &str, text: &str, allowed: &[JobPhase]) -> Result<Option<JobPhase>, String> {
     if text.eq_ignore_ascii_case("random") {
         return Ok(None);
     }
     match JobPhase::parse(text) {
-        Some(p) if AIMABLE.contains(&p) => Ok(Some(p)),
+        Some(p) if allowed.contains(&p) => Ok(Some(p)),
         _ => {
-            let names: Vec<&str> = AIMABLE.iter().map(|p| p.name()).collect();
-            Err(format!("unknown --move-phase {text:?}: expected {} or random", names.join(", ")))
+            let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
+            Err(format!("unknown {flag} {text:?}: expected {} or random", names.join(", ")))
+        }
+    }
+}
+
+/// Parses `--move-action`: one action's name, or `rotate` (`None`: one after the other).
+pub fn parse_move_action(text: &str) -> Result<Option<Action>, String> {
+    if text == "rotate" {
+        return Ok(None);
+    }
+    match Action::ROTATION.iter().find(|a| a.name() == text) {
+        Some(a) => Ok(Some(*a)),
+        None => {
+            let names: Vec<&str> = Action::ROTATION.iter().map(|a| a.name()).collect();
+            Err(format!("unknown --move-action {text:?}: expected {} or rotate", names.join(", ")))
         }
     }
 }
@@ -122,6 +159,10 @@ struct Aimed {
 struct Healed {
     job_id: Option<u64>,
     job_phase: Option<String>,
+    /// `past-cutover` (the job got there while the fault held) or `hold-limit`.
+    held_until: Option<&'static str>,
+    /// How long heal waited for the job before undoing the action.
+    held_ms: u64,
     stale_writes: u64,
 }
 
@@ -195,7 +236,7 @@ pub(super) async fn wait_for_phase(ctx: &Ctx, job_id: u64, aimed: JobPhase, budg
 }
 
 async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
-    let action = Action::for_turn(turn.nth);
+    let action = ctx.move_action.unwrap_or_else(|| Action::for_turn(turn.nth));
     let (job, started_split) = live_or_new_job(ctx).await;
     let mut facts = Aimed {
         action,
@@ -219,16 +260,16 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
         value.errors = Some(vec![format!("no leader known for group {}", action.group(&job))]);
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
+    // Until the cutover the moving range keeps its pre-move group and epoch: asked before
+    // waiting, so that nothing delays the action once the phase is seen.
+    if let Some((group, epoch)) = ctx.oracle.route_at(&job.split_key).await {
+        facts.pre_move_group = Some(group);
+        facts.pre_move_epoch = Some(epoch);
+    }
     let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
     facts.phase_seen = seen.as_ref().map(|j| j.phase.clone());
     if !hit {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
-    }
-    // Before the cutover the route still has its pre-move group and epoch (asked before
-    // acting: a paused node would hold the question up).
-    if let Some((group, epoch)) = ctx.oracle.route_at(&job.split_key).await {
-        facts.pre_move_group = Some(group);
-        facts.pre_move_epoch = Some(epoch);
     }
     let (undo, errors) = act(ctx, action, &node).await;
     value.effective = Some(errors.is_empty());
@@ -236,7 +277,7 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
     value.targets = vec![node.clone()];
     value.errors = Some(errors);
     facts.node = Some(node.clone());
-    let summary = Some(format!("move {} at {}: {node}", serde_json::to_value(action).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(), aimed.name()));
+    let summary = Some(format!("move {} at {}: {node}", action.name(), aimed.name()));
     Started { value: value.with_facts(facts), undo, summary }
 }
 
@@ -268,21 +309,18 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
     let null = serde_json::Value::Null;
     let fact = |k: &str| active.started.facts.get(k).unwrap_or(&null);
     let job_id = fact("job_id").as_u64();
-    let mut job_phase = None;
-    if let (Some(id), false) = (job_id, active.undo == Undo::Nothing) {
-        let deadline = tokio::time::Instant::now() + active.turn.budget;
-        loop {
-            job_phase = ctx.oracle.split_job(id).await.map(|j| j.phase);
-            if job_phase.as_deref().and_then(JobPhase::parse).is_some_and(past_cutover) || tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            tokio::time::sleep(POLL * 5).await;
-        }
-    }
+    let held_since = tokio::time::Instant::now();
+    let (job_phase, held_until) = match (job_id, active.undo == Undo::Nothing) {
+        (Some(id), false) => hold_past_cutover(ctx, id).await,
+        _ => (None, None),
+    };
+    let held_ms = held_since.elapsed().as_millis() as u64;
     let stale_through = *fact("action") == serde_json::json!("pause-source-leader")
         && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| p == JobPhase::Cleanup || p == JobPhase::Done);
     let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("job_split_key").as_str(), job_id) {
-        (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => Some(StaleWrites { node, group, epoch, split_key: key, job, nth: active.turn.nth }),
+        (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => {
+            Some(StaleWrites { node, group, epoch, split_key: key, job, tag: "stale", first_process: STALE_WRITER_PROCESS + active.turn.nth * STALE_WRITES })
+        }
         _ => None,
     };
     // The stale writes are sent while the old owner is still frozen, so that it handles
@@ -304,27 +342,46 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
     value.effective = active.started.effective;
     value.healed = Some(errors.is_empty());
     value.errors = (!errors.is_empty()).then_some(errors);
-    value.with_facts(Healed { job_id, job_phase, stale_writes })
+    value.with_facts(Healed { job_id, job_phase, held_until, held_ms, stale_writes })
 }
 
-/// Where and under what the stale writes of one heal go.
-struct StaleWrites<'a> {
-    node: &'a str,
-    group: u64,
-    epoch: u64,
-    split_key: &'a str,
-    job: u64,
-    nth: u64,
+/// Polls the job until it is past CUTOVER or [`HOLD_LIMIT`] has passed: its last phase
+/// and which of the two ended the hold.
+async fn hold_past_cutover(ctx: &Ctx, job_id: u64) -> (Option<String>, Option<&'static str>) {
+    let deadline = tokio::time::Instant::now() + HOLD_LIMIT;
+    loop {
+        let phase = ctx.oracle.split_job(job_id).await.map(|j| j.phase);
+        if phase.as_deref().and_then(JobPhase::parse).is_some_and(past_cutover) {
+            return (phase, Some("past-cutover"));
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return (phase, Some("hold-limit"));
+        }
+        tokio::time::sleep(POLL * 5).await;
+    }
+}
+
+/// Where and under what the stale writes of one turn go.
+pub(super) struct StaleWrites<'a> {
+    pub node: &'a str,
+    pub group: u64,
+    pub epoch: u64,
+    pub split_key: &'a str,
+    pub job: u64,
+    /// Names the keys and values: `<split key>~<tag>-<job>-<i>`.
+    pub tag: &'static str,
+    /// The client process of the first write; the others follow it.
+    pub first_process: u64,
 }
 
 /// Sends [`STALE_WRITES`] writes at once through `w.node` to `w.group` under `w.epoch`, each
 /// recorded as a `stale-write` invoke and its completion (one process per write). Returns
 /// how many were sent.
-async fn send_stale_writes(ctx: &Ctx, w: &StaleWrites<'_>) -> u64 {
+pub(super) async fn send_stale_writes(ctx: &Ctx, w: &StaleWrites<'_>) -> u64 {
     let one = |i: u64| async move {
-        let process = STALE_WRITER_PROCESS + w.nth * STALE_WRITES + i;
-        let key = format!("{}~stale-{}-{i}", w.split_key, w.job);
-        let written = format!("stale-{}-{i}", w.job);
+        let process = w.first_process + i;
+        let written = format!("{}-{}-{i}", w.tag, w.job);
+        let key = format!("{}~{written}", w.split_key);
         let value = serde_json::json!({"value": written, "group": w.group, "epoch": w.epoch});
         ctx.sink.record(stale_op(OpType::Invoke, process, &key, value.clone(), w.node, None, None));
         let (kind, meta, error) = match ctx.oracle.stale_write(w.node, &key, &written, w.group, w.epoch).await {
@@ -376,11 +433,21 @@ mod tests {
     }
 
     #[test]
+    fn move_action_parses_each_action_and_rotate_only() {
+        assert_eq!(parse_move_action("rotate"), Ok(None));
+        assert_eq!(parse_move_action("kill-migrator"), Ok(Some(Action::KillMigrator)));
+        for a in Action::ROTATION {
+            assert_eq!(serde_json::to_value(a).unwrap(), a.name(), "the event spells it as the flag does");
+        }
+        assert!(parse_move_action("kill").unwrap_err().contains("expected pause-source-leader"));
+    }
+
+    #[test]
     fn actions_rotate_starting_with_the_paused_source_leader() {
         assert_eq!(Action::for_turn(0), Action::PauseSourceLeader);
         assert_eq!(Action::for_turn(2), Action::KillMigrator);
         assert_eq!(Action::for_turn(5), Action::PartitionSourceLeader);
-        let job = SplitJobRecord { id: 1, route_id: 2, split_key: "k".into(), source_group: 2, target_group: 3, phase: "FENCE".into() };
+        let job = SplitJobRecord { id: 1, route_id: 2, split_key: "k".into(), source_group: 2, target_group: 3, phase: "FENCE".into(), new_epoch: None };
         assert_eq!(Action::KillTargetLeader.group(&job), 3);
         assert_eq!(Action::PauseSourceLeader.group(&job), 2);
         assert_eq!(Action::KillMigrator.group(&job), 1);

@@ -82,6 +82,8 @@ pub fn job_record(job: &kv::SplitJob) -> SplitJobRecord {
         source_group: job.source_group_id,
         target_group: job.target_group_id,
         phase: job_phase_name(job.phase).to_string(),
+        // proto3 default 0: the store did not say (refkv's epochs start at 1).
+        new_epoch: (job.new_epoch != 0).then_some(job.new_epoch),
     }
 }
 
@@ -185,6 +187,8 @@ mod tests {
         let j = kv::SplitJob { job_id: 9, source_route_id: 4, split_key: b"hot/5".to_vec(), target_group_id: 3, phase: kv::SplitJobPhase::DeltaCopy as i32, source_group_id: 2, ..Default::default() };
         let jr = job_record(&j);
         assert_eq!((jr.id, jr.route_id, jr.split_key.as_str(), jr.source_group, jr.target_group, jr.phase.as_str()), (9, 4, "hot/5", 2, 3, "DELTA_COPY"));
+        assert_eq!(jr.new_epoch, None, "proto3's 0: the store did not say");
+        assert_eq!(job_record(&kv::SplitJob { new_epoch: 7, ..j }).new_epoch, Some(7));
         assert_eq!(job_phase_name(999), "NONE");
     }
 

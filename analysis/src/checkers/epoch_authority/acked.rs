@@ -21,9 +21,18 @@ pub struct StaleWriteCounts {
     pub indeterminate: u64,
 }
 
+fn stale_writes(history: &History) -> impl Iterator<Item = &crate::history::Op> {
+    history.ops.iter().filter(|o| o.process.client().is_some() && o.f == crate::analyze::STALE_WRITE)
+}
+
+/// History indices of the acknowledged (`ok`) stale-write completions.
+pub fn stale_write_oks(history: &History) -> impl Iterator<Item = u64> + '_ {
+    stale_writes(history).filter(|o| o.kind == OpType::Ok).map(|o| o.index)
+}
+
 pub fn stale_write_counts(history: &History) -> StaleWriteCounts {
     let mut c = StaleWriteCounts::default();
-    for op in history.ops.iter().filter(|o| o.process.client().is_some() && o.f == crate::analyze::STALE_WRITE) {
+    for op in stale_writes(history) {
         match op.kind {
             OpType::Invoke => c.attempted += 1,
             OpType::Ok => c.acknowledged += 1,

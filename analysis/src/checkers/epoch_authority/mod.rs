@@ -4,7 +4,8 @@
 //! route id, route epoch) and the catalog the watcher observed, it checks five rules:
 //!
 //! - (a) per route and epoch, every acknowledged write was committed by one group — the one
-//!   the catalog names for that epoch;
+//!   the catalog names for that epoch, and never the target of an abandoned move under its
+//!   unpublished new epoch;
 //! - (b) no write was acknowledged under an epoch that the catalog had already superseded
 //!   before the write was invoked (a watcher observation completing before the invoke
 //!   proves the move preceded it);
@@ -19,6 +20,7 @@
 //! is `unknown` with the reason, and so is the checker unless another rule is violated:
 //! missing evidence is never `valid`. See `docs/checkers.md`.
 
+mod abandoned;
 mod acked;
 mod catalog_rules;
 mod report;
@@ -68,6 +70,7 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     let mut e = RuleReport::new("e", "catalog invariants: versions, tiling, lineage, split keys, settled jobs", w);
     let mut f = RuleReport::new("f", "no write committed by a move's source after its fence was complete", w);
     write_rules::one_group_per_epoch(&acked, timeline, &mut a);
+    abandoned::no_writes_under_abandoned_epochs(&acked, timeline, &lineage, &mut a);
     write_rules::no_stale_epoch_writes(&acked, timeline, &lineage, &mut b);
     write_rules::unique_commit_slots(&acked, &mut c);
     write_rules::epochs_monotonic_per_process(&acked, &lineage, &mut d);
@@ -76,11 +79,13 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     let rules = [a, b, c, d, e, f];
     let mut result = assemble(&acked, timeline, &rules, catalog_details);
     let stale = acked::stale_write_counts(history);
+    let witnesses = acked::stale_write_oks(history).filter(|i| rules.iter().any(|r| r.violating_ops.contains(i))).count() as u64;
     for (name, n) in [
         ("stale-writes-attempted", stale.attempted),
         ("stale-writes-acknowledged", stale.acknowledged),
         ("stale-writes-rejected", stale.rejected),
         ("stale-writes-indeterminate", stale.indeterminate),
+        ("stale-writes-witnesses", witnesses),
     ] {
         result.counts.insert(name.into(), n);
     }

@@ -20,6 +20,8 @@ pub struct RuleReport {
     pub unknown_reason: Option<String>,
     /// The first violations found, as JSON objects naming the ops involved.
     pub witnesses: Vec<Value>,
+    /// The `op` of every violation (all of them, past the witness cap).
+    pub violating_ops: rustc_hash::FxHashSet<u64>,
     max_witnesses: usize,
 }
 
@@ -33,6 +35,7 @@ impl RuleReport {
             skipped: 0,
             unknown_reason: None,
             witnesses: Vec::new(),
+            violating_ops: Default::default(),
             max_witnesses,
         }
     }
@@ -40,6 +43,9 @@ impl RuleReport {
     /// Record one violation; the witness is kept while under the cap.
     pub fn violation(&mut self, witness: Value) {
         self.violations += 1;
+        if let Some(op) = witness["op"].as_u64() {
+            self.violating_ops.insert(op);
+        }
         if self.witnesses.len() < self.max_witnesses {
             let mut w = witness;
             if let Value::Object(map) = &mut w {

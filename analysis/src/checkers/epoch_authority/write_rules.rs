@@ -201,12 +201,18 @@ const FENCE_COMPLETE_PHASES: &[JobPhase] = &[JobPhase::DeltaCopy];
 /// job for the key's range ([`jobs_for_range`]) already past its fence (in `DELTA_COPY`): the
 /// source must have rejected it. (Writes invoked while the job is still in `FENCE` may
 /// legitimately land before the fence and are carried over by the delta copy, so they are
-/// not judged; nor are jobs of other routes, even of the same group.)
+/// not judged; nor are jobs of other routes, even of the same group; nor jobs ever seen
+/// abandoned: the abandon unfences the source, which may then commit a write invoked while
+/// the job was in `DELTA_COPY`.)
 pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, lineage: &Lineage, report: &mut RuleReport) {
     if timeline.is_empty() {
         report.unknown_reason = Some("no catalog observations in the history: cannot tell when ranges were fenced".into());
         return;
     }
+    let abandoned: rustc_hash::FxHashSet<u64> = timeline
+        .in_time_order()
+        .flat_map(|o| o.snapshot.jobs.iter().filter(|j| j.job_phase().is_some_and(JobPhase::is_abandon_path)).map(|j| j.id))
+        .collect();
     for ObservedWrite { op, key, meta: m, obs, current } in writes_in_observed_catalog(acked, timeline, report) {
         let Some(group) = m.group else {
             report.skipped += 1;
@@ -216,8 +222,9 @@ pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, line
         if current.state != "WRITE_FENCED" || current.group != group {
             continue;
         }
-        let fenced_job = jobs_for_range(&obs.snapshot.jobs, current, key, lineage)
-            .find(|j| j.source_group == group && j.job_phase().is_some_and(|p| FENCE_COMPLETE_PHASES.contains(&p)));
+        let fenced_job = jobs_for_range(&obs.snapshot.jobs, current, key, lineage).find(|j| {
+            j.source_group == group && j.job_phase().is_some_and(|p| FENCE_COMPLETE_PHASES.contains(&p)) && !abandoned.contains(&j.id)
+        });
         let Some(job) = fenced_job else { continue };
         report.violation(json!({
             "kind": "write-after-fence",
