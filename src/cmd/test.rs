@@ -33,7 +33,8 @@ Example:
 #[derive(Args, Debug, Clone)]
 #[command(long_about = TEST_LONG_ABOUT)]
 pub struct TestArgs {
-    /// Number of server nodes in the cluster.
+    /// Number of server nodes in the cluster (with `--cluster ssh`: one per host, whatever
+    /// this says).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9), help_heading = "Cluster")]
     pub nodes: u8,
 
@@ -44,8 +45,9 @@ pub struct TestArgs {
     pub db: crate::db::DbKind,
 
     /// How nodes run: `docker` (containers), `netns` (plain processes, each in its own
-    /// network namespace; needs root, no Docker) or `external` (a cluster someone else runs,
-    /// at --endpoints; only the split nemesis).
+    /// network namespace; needs root, no Docker), `ssh` (one node per host of --hosts,
+    /// driven over SSH; see docs/ssh.md) or `external` (a cluster someone else runs, at
+    /// --endpoints; only the split nemesis).
     #[arg(long, value_enum, default_value_t = crate::db::ClusterKind::Docker, help_heading = "Cluster")]
     pub cluster: crate::db::ClusterKind,
 
@@ -174,6 +176,9 @@ pub struct TestArgs {
     /// Do not draw the progress bar (it is also off when stderr is not a terminal).
     #[arg(long, help_heading = "Run")]
     pub no_progress: bool,
+
+    #[command(flatten)]
+    pub ssh: ssh_args::SshArgs,
 }
 
 impl TestArgs {
@@ -212,6 +217,7 @@ impl TestArgs {
             test_name: self.test_name,
             no_progress: self.no_progress,
             generator: None,
+            ssh: self.ssh.into_options(),
         }
     }
 }
@@ -253,6 +259,8 @@ pub fn run(args: TestArgs) -> ExitCode {
         }
     }
 }
+
+mod ssh_args;
 
 #[cfg(test)]
 mod tests;

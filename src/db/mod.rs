@@ -78,6 +78,8 @@ pub enum ClusterKind {
     Netns,
     /// A cluster someone else runs: no lifecycle, client-side and split faults only.
     External,
+    /// One node per host of `--hosts`, driven over SSH.
+    Ssh,
 }
 
 impl ClusterKind {
@@ -86,6 +88,7 @@ impl ClusterKind {
             ClusterKind::Docker => "docker",
             ClusterKind::Netns => "netns",
             ClusterKind::External => "external",
+            ClusterKind::Ssh => "ssh",
         }
     }
 

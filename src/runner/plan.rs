@@ -27,6 +27,19 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     Ok(cfg)
 }
 
+/// `args` with the SSH hosts resolved (`--hosts-file` read) and one node per host.
+fn with_ssh_hosts(args: &TestSpec, notes: &mut Vec<String>) -> anyhow::Result<TestSpec> {
+    let hosts = args.ssh.validate()?;
+    let mut args = args.clone();
+    let n = u8::try_from(hosts.len()).unwrap_or(u8::MAX);
+    if args.nodes != n {
+        notes.push(format!("--cluster ssh runs one node per host: {n} node(s) (--nodes {} does not apply)", args.nodes));
+    }
+    args.nodes = n;
+    args.ssh.hosts = hosts;
+    Ok(args)
+}
+
 /// An error in the command-line arguments (exit code 254); the message names the flag.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -59,6 +72,15 @@ pub struct Plan {
 impl Plan {
     pub fn from_spec(args: &TestSpec) -> Result<Plan, BadArgs> {
         let bad = |s: String| BadArgs(s);
+        let mut notes = Vec::new();
+        let resolved;
+        let args = match args.cluster {
+            crate::db::ClusterKind::Ssh => {
+                resolved = with_ssh_hosts(args, &mut notes).map_err(|e| bad(format!("{e:#}")))?;
+                &resolved
+            }
+            _ => args,
+        };
         let nemesis = FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
         let mut partition_modes = Vec::new();
         let mut auto = false;
@@ -129,7 +151,6 @@ impl Plan {
         super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
         let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
         server_args.extend(args.server_args.iter().cloned());
-        let mut notes = Vec::new();
         if requested_nodes != args.nodes {
             notes.push(format!("--db {} runs {} node(s); --nodes {requested_nodes} is ignored", args.db.name(), args.nodes));
         }

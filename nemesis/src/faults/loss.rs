@@ -41,13 +41,13 @@ async fn start_loss(ctx: &Ctx) -> Started {
     let mut errors = Vec::new();
     for n in &nodes {
         let r = async {
-            let ns = ctx.control.netns(&n.name).await?;
+            let ns = ctx.control.node_net(&n.name).await?;
             if ctx.use_netem {
-                return net::netem_loss(&ns, "eth0", p).await;
+                return net::netem_loss(&*ns, "eth0", p).await;
             }
-            net::ensure_chain(&ns).await?;
+            net::ensure_chain(&*ns).await?;
             for peer in nodes.iter().filter(|o| o.name != n.name) {
-                net::lose_inbound_from(&ns, peer.ip, p).await?;
+                net::lose_inbound_from(&*ns, peer.ip, p).await?;
             }
             anyhow::Ok(())
         };

@@ -348,11 +348,11 @@ pub async fn undo(ctx: &Ctx, undo: &Undo) -> Vec<String> {
     match undo {
         Undo::Network { nodes, netem } => {
             for_each_node(nodes, |n| async move {
-                let ns = ctx.control.netns(n).await?;
+                let ns = ctx.control.node_net(n).await?;
                 if *netem {
-                    net::netem_clear(&ns, "eth0").await;
+                    net::netem_clear(&*ns, "eth0").await;
                 }
-                net::flush(&ns).await
+                net::flush(&*ns).await
             })
             .await
         }

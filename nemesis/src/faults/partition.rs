@@ -74,11 +74,11 @@ pub(super) async fn apply_grudge(ctx: &Ctx, g: &Grudge) -> Vec<String> {
     let all = ctx.control.nodes();
     for (node, from) in g {
         let r = async {
-            let ns = ctx.control.netns(node).await?;
-            net::ensure_chain(&ns).await?;
+            let ns = ctx.control.node_net(node).await?;
+            net::ensure_chain(&*ns).await?;
             for f in from {
                 let peer = crate::NodeInfo::find(all, f)?;
-                net::drop_inbound_from(&ns, peer.ip).await?;
+                net::drop_inbound_from(&*ns, peer.ip).await?;
             }
             anyhow::Ok(())
         };
