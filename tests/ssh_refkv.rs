@@ -8,8 +8,8 @@
 //! - 5 hosts: a run whose harness is killed with SIGKILL leaves its servers running; the next
 //!   run (5 nodes, partitions at five) sweeps them, is valid, and leaves nothing.
 //!
-//! Gated only on this machine being able to create network namespaces (root) and having
-//! sshd; otherwise each test says why and passes.
+//! Gated only on this machine being able to create network namespaces (root); otherwise
+//! each test says why and passes. sshd and ssh must be installed (`.ci/run` does).
 
 mod ssh_support;
 mod test_support;

@@ -142,29 +142,27 @@ impl SshCluster {
         Ok(cluster)
     }
 
+    /// Every step on every host at once (each command costs a round trip); a step starts
+    /// once the previous one succeeded on all hosts.
     async fn setup(&self) -> Result<()> {
-        for host in &self.hosts {
-            host.run("iptables", &["-w", "5", "-S", "INPUT"]).await.with_context(|| {
-                format!("{} cannot run iptables (log in as root, or pass --sudo with passwordless sudo for iptables)", host.name)
-            })?;
-        }
-        for host in &self.hosts {
-            self.sweep(host).await?;
-        }
-        for (node, host) in self.nodes.iter().zip(&self.hosts) {
-            let dir = self.dir_of(&node.name);
-            host.sh(&script::prepare(&dir)).await?;
-            match &self.spec.binary {
-                Binary::Upload(local) => host.upload(local, &self.binary_path(&node.name)).await?,
-                Binary::OnHost(path) => {
-                    host.sh(&format!("test -x {}", script::quote(path))).await.with_context(|| format!("--remote-binary {path} on {}", host.name))?;
-                }
-            }
-        }
-        for node in &self.nodes {
-            self.spawn(node).await?;
-        }
+        futures::future::try_join_all(self.hosts.iter().map(check_firewall)).await?;
+        futures::future::try_join_all(self.hosts.iter().map(|h| self.sweep(h))).await?;
+        futures::future::try_join_all(self.nodes.iter().zip(&self.hosts).map(|(node, host)| self.install(node, host))).await?;
+        futures::future::try_join_all(self.nodes.iter().map(|node| self.spawn(node))).await?;
         Ok(())
+    }
+
+    /// Creates the node directory and puts the server binary in place.
+    async fn install(&self, node: &NodeInfo, host: &Host) -> Result<()> {
+        host.sh(&script::prepare(&self.dir_of(&node.name))).await?;
+        match &self.spec.binary {
+            Binary::Upload(local) => host.upload(local, &self.binary_path(&node.name)).await,
+            Binary::OnHost(path) => host
+                .sh(&format!("test -x {}", script::quote(path)))
+                .await
+                .map(drop)
+                .with_context(|| format!("--remote-binary {path} is not an executable on {}", host.name)),
+        }
     }
 
     /// Heals leftover rules, kills our stray servers and wipes our node directories.
@@ -208,19 +206,19 @@ impl SshCluster {
         Ok(())
     }
 
+    /// Asks every host at once how its server is, then reports the exits not seen before.
     async fn exits_now(&self) -> Result<Vec<NodeExit>> {
+        let incarnations: Vec<u64> = self.nodes.iter().map(|n| self.exits.incarnation(&n.name)).collect();
+        let states =
+            futures::future::try_join_all(self.nodes.iter().zip(&self.hosts).map(|(node, host)| self.state_of(node, host))).await?;
         let mut out = Vec::new();
-        for (node, host) in self.nodes.iter().zip(&self.hosts) {
-            let incarnation = self.exits.incarnation(&node.name);
-            let dir = self.dir_of(&node.name);
-            let state = host.sh(&script::status(&dir)).await?;
-            let state = ServerState::parse(&state).with_context(|| format!("{}: unexpected status {state:?}", node.name))?;
+        for ((node, host), (state, incarnation)) in self.nodes.iter().zip(&self.hosts).zip(states.into_iter().zip(incarnations)) {
             if state == ServerState::Running {
                 continue;
             }
             let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else { continue };
             let offset = self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).get(&node.name).copied().unwrap_or(0);
-            let log = match host.sh(&script::log_since(&dir, offset)).await {
+            let log = match host.sh(&script::log_since(&self.dir_of(&node.name), offset)).await {
                 Ok(text) => text.lines().map(str::to_string).collect(),
                 Err(e) => vec![format!("(faultline could not read the log of {}: {e:#})", node.name)],
             };
@@ -230,9 +228,21 @@ impl SshCluster {
         Ok(out)
     }
 
+    async fn state_of(&self, node: &NodeInfo, host: &Host) -> Result<ServerState> {
+        let out = host.sh(&script::status(&self.dir_of(&node.name))).await?;
+        ServerState::parse(&out).with_context(|| format!("{}: unexpected status {out:?}", node.name))
+    }
+
     async fn signal(&self, node: &str, sig: &str) -> Result<()> {
         self.host_of(node)?.sh(&script::signal(&self.dir_of(node), sig)).await.map(drop)
     }
+}
+
+/// Fails unless `host` can run iptables (as root, or through `--sudo`).
+async fn check_firewall(host: &Host) -> Result<()> {
+    host.run("iptables", &["-w", "5", "-S", "INPUT"]).await.map(drop).with_context(|| {
+        format!("{} cannot run iptables (log in as root, or pass --sudo with passwordless sudo for iptables)", host.name)
+    })
 }
 
 /// Connects to every host at once; all failures are reported, each naming its host.
@@ -272,8 +282,7 @@ impl NodeControl for SshCluster {
     fn restart<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
         async move {
             let info = NodeInfo::find(&self.nodes, node)?.clone();
-            let state = self.host_of(node)?.sh(&script::status(&self.dir_of(node))).await?;
-            if ServerState::parse(&state) == Some(ServerState::Running) {
+            if self.state_of(&info, self.host_of(node)?).await? == ServerState::Running {
                 bail!("{node} is still running; kill it before restarting it");
             }
             self.spawn(&info).await
@@ -351,16 +360,11 @@ impl Cluster for SshCluster {
     fn teardown(&self) -> BoxFuture<'_, Result<()>> {
         async move {
             self.exits.tearing_down();
-            let mut first_err = None;
-            for host in &self.hosts {
-                if let Err(e) = self.sweep(host).await {
-                    first_err.get_or_insert(e);
-                }
-            }
+            let swept = futures::future::join_all(self.hosts.iter().map(|h| self.sweep(h))).await;
             for host in &self.hosts {
                 let _ = host.sh(&script::remove_root_if_empty(&self.spec.options.dir)).await;
             }
-            first_err.map_or(Ok(()), Err)
+            swept.into_iter().collect::<Result<Vec<()>>>().map(drop)
         }
         .boxed()
     }
