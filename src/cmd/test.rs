@@ -25,8 +25,12 @@ the `crashes` checker is invalid. The node stays down unless the nemesis restart
 Exit code: 0 valid, 1 invalid, 2 unknown (e.g. interrupted), 254 bad arguments, 255 internal \
 error. Ctrl-C heals, tears down and still writes a verdict.
 
+With --cluster ssh the nodes run on your hosts instead, one per host of --hosts, driven over \
+SSH (docs/ssh.md).
+
 Example:
   faultline test --nemesis partition                  # 60 s hotspot workload under partitions
+  faultline test --cluster ssh --hosts 10.0.1.11,10.0.1.12,10.0.1.13 --ssh-user faultline --sudo
   faultline test --workload register --nemesis kill,pause --time-limit 30 --concurrency 2n";
 
 /// Options of `faultline test`, in the spirit of Jepsen's test CLI.
