@@ -17,6 +17,10 @@ use ssh_support::SshHosts;
 use std::path::Path;
 use test_support::*;
 
+/// The register workload under every node fault, as the other clusters' nemesis runs: the
+/// linearizability checker judges it.
+const NODE_FAULTS: &[&str] = &["--workload", "register", "--no-auto-split", "--nemesis", "partition,kill,pause", "--nemesis-interval", "2"];
+
 fn hosts_or_skip(n: usize, tag: &str) -> Option<SshHosts> {
     match SshHosts::create(n, tag) {
         Ok(h) => Some(h),
@@ -29,7 +33,8 @@ fn hosts_or_skip(n: usize, tag: &str) -> Option<SshHosts> {
 
 /// The flags that point faultline at `hosts` logging in with `key`, its files under `remote`.
 fn ssh_args(hosts: &SshHosts, remote: &Path, key: &Path) -> Vec<String> {
-    let mut args: Vec<String> = vec!["--cluster".into(), "ssh".into(), "--hosts".into(), hosts.host_list(), "--ssh-user".into(), "root".into()];
+    let mut args: Vec<String> =
+        vec!["--cluster".into(), "ssh".into(), "--hosts".into(), hosts.host_list(), "--ssh-user".into(), "root".into()];
     args.extend(["--ssh-key".into(), key.display().to_string()]);
     args.extend(["--ssh-known-hosts".into(), hosts.known_hosts().display().to_string()]);
     args.extend(["--ssh-dir".into(), remote.display().to_string()]);
@@ -54,7 +59,7 @@ fn ssh_clean_run_is_valid_no_fence_is_invalid_and_nothing_is_left() {
     let Some(hosts) = hosts_or_skip(3, "a") else { return };
     let remote = hosts.path("remote");
 
-    let (run, out) = ssh_run("ssh-clean", &hosts, &remote, &["--workload", "register", "--no-auto-split", "--nemesis", "partition,kill,pause", "--time-limit", "20", "--nemesis-interval", "2"]);
+    let (run, out) = ssh_run("ssh-clean", &hosts, &remote, &[NODE_FAULTS, &["--time-limit", "20"]].concat());
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(0), "clean ssh run not valid: {verdict:#}\n{}\n{}", show(&out), hosts.sshd_logs());
     let history = read_history(&run);
@@ -73,7 +78,12 @@ fn ssh_clean_run_is_valid_no_fence_is_invalid_and_nothing_is_left() {
     assert_eq!(cluster["nodes"][1]["host"], hosts.ips[1].to_string());
     hosts.assert_nothing_left(&remote);
 
-    let (run, out) = ssh_run("ssh-no-fence", &hosts, &remote, &["--bug", "no-fence", "--nemesis", "split,kill", "--time-limit", "40", "--nemesis-interval", "4"]);
+    let (run, out) = ssh_run(
+        "ssh-no-fence",
+        &hosts,
+        &remote,
+        &["--bug", "no-fence", "--nemesis", "split,kill", "--time-limit", "40", "--nemesis-interval", "4"],
+    );
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(1), "no-fence ssh run not invalid: {verdict:#}\n{}", show(&out));
     assert_eq!(verdict["checkers"]["epoch-authority"]["valid"], serde_json::json!(false), "{verdict:#}");
@@ -121,12 +131,8 @@ fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_is_valid() {
     let stray: i32 = std::fs::read_to_string(&pidfile).expect("pidfile").trim().parse().expect("a pid");
     assert!(Path::new(&format!("/proc/{stray}")).exists(), "the killed run's server still runs");
 
-    let (run, out) = ssh_run(
-        "ssh-five",
-        &hosts,
-        &remote,
-        &["--workload", "register", "--no-auto-split", "--nemesis", "partition,kill,pause", "--partition-modes", "majorities-ring,bridge,leader", "--time-limit", "15", "--nemesis-interval", "2"],
-    );
+    let five_node_shapes = ["--partition-modes", "majorities-ring,bridge,leader", "--time-limit", "15"];
+    let (run, out) = ssh_run("ssh-five", &hosts, &remote, &[NODE_FAULTS, &five_node_shapes].concat());
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(0), "5-host ssh run not valid: {verdict:#}\n{}", show(&out));
     assert_eq!(test_json(&run)["cluster"]["nodes"].as_array().map(Vec::len), Some(5));

@@ -46,7 +46,14 @@ impl SshHosts {
         let names: Vec<String> = (1..=n).map(|i| format!("n{i}")).collect();
         let made = rt.block_on(faultline::cluster::netns::create_bare_network(&run_id, &names)).map_err(|e| format!("{e:#}"))?;
         let dir = tempfile::tempdir().expect("a temp dir");
-        let mut hosts = SshHosts { run_id, ips: made.iter().map(|m| m.0).collect(), namespaces: made.into_iter().map(|m| m.1).collect(), dir, sshds: Vec::new(), rt };
+        let mut hosts = SshHosts {
+            run_id,
+            ips: made.iter().map(|m| m.0).collect(),
+            namespaces: made.into_iter().map(|m| m.1).collect(),
+            dir,
+            sshds: Vec::new(),
+            rt,
+        };
         hosts.start_sshds();
         Ok(hosts)
     }

@@ -60,21 +60,27 @@ impl Host {
         Ok(Host { name: name.to_string(), ip, session, sudo: opts.sudo })
     }
 
-    /// Runs `script` with `sh -c` on the host; its stdout, or an error with its stderr.
-    pub async fn sh(&self, script: &str) -> Result<String> {
+    /// Runs `program args` on the host (no stdin); its stdout, or an error saying `what`
+    /// failed on this host, with the command's stderr.
+    async fn checked(&self, program: &str, args: &[&str], what: &str) -> Result<Vec<u8>> {
         let out = self
             .session
-            .command("sh")
-            .arg("-c")
-            .arg(script)
+            .command(program)
+            .args(args)
             .stdin(Stdio::null())
             .output()
             .await
-            .with_context(|| format!("running a command on {} over ssh", self.name))?;
+            .with_context(|| format!("{what} on {}: ssh failed", self.name))?;
         if !out.status.success() {
-            bail!("on {}: `{}` failed ({}): {}", self.name, first_line(script), out.status, String::from_utf8_lossy(&out.stderr).trim());
+            bail!("{what} on {} failed ({}): {}", self.name, out.status, String::from_utf8_lossy(&out.stderr).trim());
         }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(out.stdout)
+    }
+
+    /// Runs `script` with `sh -c` on the host; its stdout, or an error with its stderr.
+    pub async fn sh(&self, script: &str) -> Result<String> {
+        let out = self.checked("sh", &["-c", script], &format!("`{}`", first_line(script))).await?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
     /// Copies the local file `from` to `to` on the host, executable (written beside it
@@ -107,18 +113,8 @@ impl Host {
 
     /// Copies the host's file `from` to the local file `to`.
     pub async fn download(&self, from: &str, to: &Path) -> Result<()> {
-        let out = self
-            .session
-            .command("cat")
-            .arg(from)
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .with_context(|| format!("downloading {}:{from}", self.name))?;
-        if !out.status.success() {
-            bail!("downloading {}:{from} failed: {}", self.name, String::from_utf8_lossy(&out.stderr).trim());
-        }
-        tokio::fs::write(to, &out.stdout).await.with_context(|| format!("writing {}", to.display()))
+        let bytes = self.checked("cat", &[from], &format!("downloading {from}")).await?;
+        tokio::fs::write(to, &bytes).await.with_context(|| format!("writing {}", to.display()))
     }
 
     /// Closes the connection (the control master exits).
@@ -135,15 +131,15 @@ impl Host {
 impl NetExec for Host {
     fn run<'a>(&'a self, program: &'a str, args: &'a [&'a str]) -> BoxFuture<'a, Result<String>> {
         async move {
-            let mut cmd = if self.sudo { self.session.command("sudo") } else { self.session.command(program) };
-            if self.sudo {
-                cmd.arg("-n").arg(program);
-            }
-            let out = cmd.args(args).stdin(Stdio::null()).output().await.with_context(|| format!("running {program} on {}", self.name))?;
-            if !out.status.success() {
-                bail!("`{program} {}` on {} failed ({}): {}", args.join(" "), self.name, out.status, String::from_utf8_lossy(&out.stderr).trim());
-            }
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            let what = format!("`{program} {}`", args.join(" "));
+            let out = if self.sudo {
+                let mut full = vec!["-n", program];
+                full.extend_from_slice(args);
+                self.checked("sudo", &full, &what).await?
+            } else {
+                self.checked(program, args, &what).await?
+            };
+            Ok(String::from_utf8_lossy(&out).into_owned())
         }
         .boxed()
     }

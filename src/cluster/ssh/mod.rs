@@ -199,7 +199,10 @@ impl SshCluster {
     async fn spawn(&self, node: &NodeInfo) -> Result<()> {
         let host = self.host_of(&node.name)?;
         self.exits.starting(&node.name);
-        let out = host.sh(&script::start(&self.dir_of(&node.name), &self.command_of(node))).await.with_context(|| format!("starting {}", node.name))?;
+        let out = host
+            .sh(&script::start(&self.dir_of(&node.name), &self.command_of(node)))
+            .await
+            .with_context(|| format!("starting {}", node.name))?;
         let offset = out.lines().next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
         self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).insert(node.name.clone(), offset);
         self.exits.started(&node.name);
@@ -240,9 +243,10 @@ impl SshCluster {
 
 /// Fails unless `host` can run iptables (as root, or through `--sudo`).
 async fn check_firewall(host: &Host) -> Result<()> {
-    host.run("iptables", &["-w", "5", "-S", "INPUT"]).await.map(drop).with_context(|| {
-        format!("{} cannot run iptables (log in as root, or pass --sudo with passwordless sudo for iptables)", host.name)
-    })
+    host.run("iptables", &["-w", "5", "-S", "INPUT"])
+        .await
+        .map(drop)
+        .with_context(|| format!("{} cannot run iptables (log in as root, or pass --sudo with passwordless sudo for iptables)", host.name))
 }
 
 /// Connects to every host at once; all failures are reported, each naming its host.

@@ -136,7 +136,9 @@ impl ServerState {
     pub fn code_and_signal(&self) -> (Option<i32>, Option<String>) {
         match *self {
             ServerState::Exited(s) if s > 128 => {
-                let name = nix::sys::signal::Signal::try_from(s - 128).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {}", s - 128));
+                let name = nix::sys::signal::Signal::try_from(s - 128)
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_else(|_| format!("signal {}", s - 128));
                 (None, Some(name))
             }
             ServerState::Exited(s) => (Some(s), None),
@@ -190,7 +192,10 @@ mod tests {
         assert!(sh(&signal(&dir, "STOP")).0);
         assert!(sh(&kill(&dir)).0, "a paused server is killed too");
         assert_eq!(ServerState::parse(&sh(&status(&dir)).1), Some(ServerState::Exited(137)));
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(" Z "));
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(" Z ")
+        );
         std::fs::write(format!("{dir}/server.log"), "it's up\n").unwrap();
         assert_eq!(sh(&log_since(&dir, 3)).1, "s up\n");
         assert!(sh(&kill(&dir)).0, "killing an exited server is done");
