@@ -1,8 +1,9 @@
 //! End-to-end: `faultline test --cluster ssh --db etcd --remote-binary /usr/bin/etcd`: etcd
 //! already installed on the hosts (Debian's etcd-server; nothing is uploaded), three real
 //! sshd hosts in network namespaces (`ssh_support`), the register workload under
-//! partitions, kills and pauses. The run is valid and leaves no process, rule or file on any
-//! host. Gated only on this machine being able to create network namespaces.
+//! partitions, kills and pauses, with `--sudo` (a stand-in `sudo` on the sessions' PATH logs
+//! what it ran: the firewall commands, only they). The run is valid and leaves no process,
+//! rule or file on any host. Gated only on this machine being able to create network namespaces.
 
 mod ssh_support;
 mod test_support;
@@ -35,6 +36,7 @@ fn etcd_already_on_the_hosts_runs_valid_over_ssh_and_leaves_nothing() {
         &known,
         "--ssh-dir",
         &dir,
+        "--sudo",
         "--db",
         "etcd",
         "--remote-binary",
@@ -58,5 +60,8 @@ fn etcd_already_on_the_hosts_runs_valid_over_ssh_and_leaves_nothing() {
     for fault in ["start-partition", "start-kill", "start-pause"] {
         assert!(!nemesis_events(&history, fault).is_empty(), "no {fault}");
     }
+    let sudo = std::fs::read_to_string(hosts.sudo_log()).unwrap_or_default();
+    assert!(sudo.lines().any(|l| l.starts_with("iptables ") && l.contains("-j DROP")), "--sudo ran the partition's rules: {sudo}");
+    assert!(sudo.lines().all(|l| l.starts_with("iptables ")), "only the firewall commands go through sudo: {sudo}");
     hosts.assert_nothing_left(&remote);
 }

@@ -89,13 +89,15 @@ impl SshHosts {
         // machine's own root profile (here: a pyenv init costing ~0.1 s of CPU per command)
         // is not what the hosts under test run.
         std::fs::create_dir_all(self.path("home")).expect("a home for the sessions");
+        self.install_fake_sudo();
         for (i, (ip, ns)) in self.ips.iter().zip(&self.namespaces).enumerate() {
             let config = self.path(&format!("sshd_config_{i}"));
             let text = format!(
                 "ListenAddress {ip}:22\nHostKey {hk}\nPidFile {pid}\nAuthorizedKeysFile {ak}\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nMaxSessions 100\nMaxStartups 100\n\
-                 SetEnv HOME={home}\n",
+                 SetEnv HOME={home} PATH={bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n",
                 home = self.path("home").display(),
+                bin = self.path("bin").display(),
                 hk = self.path("host_key").display(),
                 pid = self.path(&format!("sshd_{i}.pid")).display(),
                 ak = self.path("authorized_keys").display(),
@@ -119,6 +121,25 @@ impl SshHosts {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+    }
+
+    /// A `sudo` first on the sessions' PATH (the machine has none): it logs its arguments
+    /// to [`SshHosts::sudo_log`] and runs them, so `--sudo` can be seen at work.
+    fn install_fake_sudo(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(self.path("bin")).expect("a bin dir");
+        let script = format!(
+            "#!/bin/sh\n[ \"$1\" = -n ] || {{ echo 'sudo without -n' >&2; exit 1; }}\nshift\necho \"$*\" >> {}\nexec \"$@\"\n",
+            self.sudo_log().display()
+        );
+        let sudo = self.path("bin/sudo");
+        std::fs::write(&sudo, script).expect("fake sudo");
+        std::fs::set_permissions(&sudo, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+
+    /// What the fake `sudo` ran, one command a line.
+    pub fn sudo_log(&self) -> PathBuf {
+        self.path("sudo.log")
     }
 
     pub fn sshd_logs(&self) -> String {
