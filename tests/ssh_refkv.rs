@@ -7,6 +7,8 @@
 //! - a wrong key: the run fails before anything starts, naming the host;
 //! - 5 hosts: a run whose harness is killed with SIGKILL leaves its servers running; the next
 //!   run (5 nodes, partitions at five) sweeps them, is valid, and leaves nothing.
+//! - Ctrl-C while a partition's rules are in place: the run heals, downloads the logs, exits
+//!   `unknown` (2) and leaves nothing.
 //!
 //! Gated only on this machine being able to create network namespaces (root); otherwise
 //! each test says why and passes. sshd and ssh must be installed (`.ci/run` does).
@@ -138,5 +140,37 @@ fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_is_valid() {
     assert_eq!(test_json(&run)["cluster"]["nodes"].as_array().map(Vec::len), Some(5));
     let stat = std::fs::read_to_string(format!("/proc/{stray}/stat")).unwrap_or_default();
     assert!(stat.is_empty() || stat.contains(") Z"), "the stray server was swept: {stat}");
+    hosts.assert_nothing_left(&remote);
+}
+
+#[test]
+fn ctrl_c_during_a_partition_heals_downloads_the_logs_and_leaves_nothing() {
+    let _one = lock();
+    let Some(hosts) = hosts_or_skip(3, "d") else { return };
+    let remote = hosts.path("remote");
+    let store = store_dir("ssh-interrupt");
+    let mut child = faultline()
+        .args(["test", "--no-progress", "--seed", "3", "--nemesis", "partition", "--nemesis-interval", "3", "--time-limit", "120"])
+        .args(["--test-name", "ssh-interrupt", "--store"])
+        .arg(&store)
+        .args(ssh_args(&hosts, &remote, &hosts.key()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("faultline starts");
+    // Interrupt while the first partition's rules are in place on the hosts.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while (0..3).all(|i| hosts.faultline_rules(i).iter().all(|r| !r.contains("DROP"))) {
+        assert!(child.try_wait().expect("wait").is_none(), "faultline exited before partitioning");
+        assert!(std::time::Instant::now() < deadline, "no partition within 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let status = child.wait().expect("faultline exits");
+    assert_eq!(status.code(), Some(2), "an interrupted run is unknown");
+    let run = latest_run(&store);
+    let history = read_history(&run);
+    assert_eq!(nemesis_events(&history, "start-partition").len(), nemesis_events(&history, "stop-partition").len(), "every fault healed");
+    assert!((1..=3).all(|n| run.join(format!("nodes/n{n}.log")).exists()), "the logs were downloaded");
     hosts.assert_nothing_left(&remote);
 }
