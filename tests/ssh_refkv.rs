@@ -4,7 +4,8 @@
 //!   judged by linearizability as the other clusters' nemesis runs are), a `--bug no-fence`
 //!   run (split + kill, the scenario that bug needs) is invalid by epoch-authority, and after
 //!   each no process, FAULTLINE rule or file of the run is left on any host;
-//! - a wrong key: the run fails before anything starts, naming the host;
+//! - a wrong user key, or a host whose key is not the known one: the run fails before
+//!   anything starts, naming the host;
 //! - 5 hosts: a run whose harness is killed with SIGKILL leaves its servers running; the next
 //!   run (5 nodes, partitions at five) sweeps them, is valid, and leaves nothing.
 //! - Ctrl-C while a partition's rules are in place: the run heals, downloads the logs, exits
@@ -35,10 +36,15 @@ fn hosts_or_skip(n: usize, tag: &str) -> Option<SshHosts> {
 
 /// The flags that point faultline at `hosts` logging in with `key`, its files under `remote`.
 fn ssh_args(hosts: &SshHosts, remote: &Path, key: &Path) -> Vec<String> {
+    ssh_args_known(hosts, remote, key, &hosts.known_hosts())
+}
+
+/// [`ssh_args`] with the host keys taken from `known`.
+fn ssh_args_known(hosts: &SshHosts, remote: &Path, key: &Path, known: &Path) -> Vec<String> {
     let mut args: Vec<String> =
         vec!["--cluster".into(), "ssh".into(), "--hosts".into(), hosts.host_list(), "--ssh-user".into(), "root".into()];
     args.extend(["--ssh-key".into(), key.display().to_string()]);
-    args.extend(["--ssh-known-hosts".into(), hosts.known_hosts().display().to_string()]);
+    args.extend(["--ssh-known-hosts".into(), known.display().to_string()]);
     args.extend(["--ssh-dir".into(), remote.display().to_string()]);
     args
 }
@@ -93,7 +99,7 @@ fn ssh_clean_run_is_valid_no_fence_is_invalid_and_nothing_is_left() {
 }
 
 #[test]
-fn a_wrong_key_fails_before_anything_starts_naming_the_host() {
+fn a_wrong_key_or_a_changed_host_key_fails_before_anything_starts_naming_the_host() {
     let _one = lock();
     let Some(hosts) = hosts_or_skip(3, "b") else { return };
     let remote = hosts.path("remote");
@@ -102,6 +108,33 @@ fn a_wrong_key_fails_before_anything_starts_naming_the_host() {
     assert_eq!(out.status.code(), Some(255), "{}", show(&out));
     assert!(stderr.contains(&format!("cannot connect to host {}", hosts.ips[0])), "the host is named: {stderr}");
     assert!(stderr.contains("Permission denied"), "ssh's reason is given: {stderr}");
+    assert!(!remote.exists(), "nothing was created on the hosts");
+
+    // The second host presents a key other than the one the known-hosts file holds.
+    let known = hosts.path("known_hosts_changed");
+    let other_pub = std::fs::read_to_string(hosts.path("other_key.pub")).unwrap();
+    let other_pub: Vec<&str> = other_pub.split_whitespace().take(2).collect();
+    let text = std::fs::read_to_string(hosts.known_hosts()).unwrap();
+    let changed: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with(&format!("{} ", hosts.ips[1])) {
+                format!("{} {}\n", hosts.ips[1], other_pub.join(" "))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&known, changed).unwrap();
+    let args = ssh_args_known(&hosts, &remote, &hosts.key(), &known);
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    args.extend(["--time-limit", "5", "--test-name", "ssh-changed-key"]);
+    let (_, out) = run_test("ssh-changed-key", &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(255), "{}", show(&out));
+    assert!(stderr.contains(&format!("cannot connect to host {}", hosts.ips[1])), "the host is named: {stderr}");
+    assert!(!stderr.contains(&format!("cannot connect to host {}", hosts.ips[0])), "the first host was fine: {stderr}");
+    assert!(stderr.contains("host key"), "the reason is the host key: {stderr}");
     assert!(!remote.exists(), "nothing was created on the hosts");
 }
 

@@ -167,7 +167,11 @@ async fn resolve(name: &str, port: u16) -> Result<Ipv4Addr> {
 /// A failed connection, said for people: the host, how it was reached, and ssh's reason.
 fn connect_error(name: &str, opts: &SshOptions, e: openssh::Error) -> anyhow::Error {
     use std::error::Error as _;
-    let reason = e.source().map(|s| s.to_string()).unwrap_or_else(|| e.to_string());
+    let mut reason = e.source().map(|s| s.to_string()).unwrap_or_else(|| e.to_string());
+    if reason.contains("Host key verification failed") {
+        // ssh's banner about a changed key is a dozen lines; the ones naming the key say it.
+        reason = reason.lines().filter(|l| l.to_lowercase().contains("host key")).collect::<Vec<_>>().join(" ");
+    }
     let user = opts.user.as_deref().map(|u| format!("{u}@")).unwrap_or_default();
     let port = opts.port.map(|p| format!(" port {p}")).unwrap_or_default();
     let hint = if reason.contains("Host key verification failed") || reason.contains("REMOTE HOST IDENTIFICATION") {
