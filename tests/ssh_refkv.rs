@@ -166,11 +166,28 @@ fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_is_valid() {
     let stray: i32 = std::fs::read_to_string(&pidfile).expect("pidfile").trim().parse().expect("a pid");
     assert!(Path::new(&format!("/proc/{stray}")).exists(), "the killed run's server still runs");
 
-    let five_node_shapes = ["--partition-modes", "majorities-ring,bridge,leader", "--time-limit", "15"];
+    // Without `leader` the first partition is already a shape of five.
+    let five_node_shapes = ["--partition-modes", "majorities-ring,bridge", "--time-limit", "15"];
     let (run, out) = ssh_run("ssh-five", &hosts, &remote, &[NODE_FAULTS, &five_node_shapes].concat());
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(0), "5-host ssh run not valid: {verdict:#}\n{}", show(&out));
     assert_eq!(test_json(&run)["cluster"]["nodes"].as_array().map(Vec::len), Some(5));
+    let history = read_history(&run);
+    let partitions = nemesis_events(&history, "start-partition");
+    assert!(!partitions.is_empty(), "no partition");
+    for p in partitions {
+        assert_eq!(p.value["effective"], true, "a five-node shape cut links on the hosts: {}", p.value);
+        let grudge = p.value["grudge"].as_object().expect("grudge recorded");
+        if p.value["mode"] == "majorities-ring" {
+            assert!(
+                grudge.len() == 5 && grudge.values().all(|f| f.as_array().map(Vec::len) == Some(2)),
+                "each drops its two far nodes: {}",
+                p.value
+            );
+        } else {
+            assert_eq!(p.value["mode"], "bridge", "{}", p.value);
+        }
+    }
     let stat = std::fs::read_to_string(format!("/proc/{stray}/stat")).unwrap_or_default();
     assert!(stat.is_empty() || stat.contains(") Z"), "the stray server was swept: {stat}");
     hosts.assert_nothing_left(&remote);
