@@ -45,7 +45,10 @@ impl SshHosts {
         let run_id = format!("fltssh{tag}{}", std::process::id());
         let names: Vec<String> = (1..=n).map(|i| format!("n{i}")).collect();
         let made = rt.block_on(faultline::cluster::netns::create_bare_network(&run_id, &names)).map_err(|e| format!("{e:#}"))?;
-        let dir = tempfile::tempdir().expect("a temp dir");
+        // Under target/, as the test stores are: nothing else on the machine cleans it.
+        let parent = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("ssh-hosts");
+        std::fs::create_dir_all(&parent).expect("target/ssh-hosts");
+        let dir = tempfile::Builder::new().prefix(&format!("{tag}-")).tempdir_in(&parent).expect("a temp dir");
         let mut hosts = SshHosts {
             run_id,
             ips: made.iter().map(|m| m.0).collect(),
