@@ -61,6 +61,21 @@ fn ssh_run_with_key(name: &str, hosts: &SshHosts, remote: &Path, key: &Path, ext
     run_test(name, &args)
 }
 
+/// Starts `faultline test` against `hosts` in the background; its store and process.
+fn spawn_ssh_run(name: &str, hosts: &SshHosts, remote: &Path, extra: &[&str]) -> (std::path::PathBuf, std::process::Child) {
+    let store = store_dir(name);
+    let child = faultline()
+        .args(["test", "--no-progress", "--seed", "1", "--test-name", name, "--store"])
+        .arg(&store)
+        .args(ssh_args(hosts, remote, &hosts.key()))
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("faultline starts");
+    (store, child)
+}
+
 #[test]
 fn ssh_clean_run_is_valid_no_fence_is_invalid_and_nothing_is_left() {
     let _one = lock();
@@ -145,15 +160,7 @@ fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_is_valid() {
     let remote = hosts.path("remote");
 
     // The first harness dies with SIGKILL once its servers run: they stay.
-    let store = store_dir("ssh-killed");
-    let mut first = faultline()
-        .args(["test", "--no-progress", "--seed", "1", "--time-limit", "60", "--test-name", "ssh-killed", "--store"])
-        .arg(&store)
-        .args(ssh_args(&hosts, &remote, &hosts.key()))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("faultline starts");
+    let (_, mut first) = spawn_ssh_run("ssh-killed", &hosts, &remote, &["--time-limit", "60"]);
     let pidfile = remote.join("n5/server.pid");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !pidfile.exists() {
@@ -198,16 +205,8 @@ fn ctrl_c_during_a_partition_heals_downloads_the_logs_and_leaves_nothing() {
     let _one = lock();
     let Some(hosts) = hosts_or_skip(3, "d") else { return };
     let remote = hosts.path("remote");
-    let store = store_dir("ssh-interrupt");
-    let mut child = faultline()
-        .args(["test", "--no-progress", "--seed", "3", "--nemesis", "partition", "--nemesis-interval", "3", "--time-limit", "120"])
-        .args(["--test-name", "ssh-interrupt", "--store"])
-        .arg(&store)
-        .args(ssh_args(&hosts, &remote, &hosts.key()))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("faultline starts");
+    let (store, mut child) =
+        spawn_ssh_run("ssh-interrupt", &hosts, &remote, &["--nemesis", "partition", "--nemesis-interval", "3", "--time-limit", "120"]);
     // Interrupt while the first partition's rules are in place on the hosts.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while (0..3).all(|i| hosts.faultline_rules(i).iter().all(|r| !r.contains("DROP"))) {
