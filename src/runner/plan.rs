@@ -79,6 +79,9 @@ impl Plan {
                 resolved = with_ssh_hosts(args, &mut notes).map_err(|e| bad(format!("{e:#}")))?;
                 &resolved
             }
+            _ if !args.ssh.hosts.is_empty() || args.ssh.hosts_file.is_some() => {
+                return Err(bad(format!("--hosts and --hosts-file need --cluster ssh (this run is --cluster {})", args.cluster.name())));
+            }
             _ => args,
         };
         let nemesis = FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;

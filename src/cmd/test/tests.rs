@@ -186,6 +186,8 @@ fn an_ssh_cluster_refuses_missing_duplicate_hosts_and_a_bad_dir() {
     assert!(e.contains("h1 is named twice"), "{e}");
     let e = plan(&["--cluster", "ssh", "--hosts", "h1", "--ssh-dir", "/"]).unwrap_err().0;
     assert!(e.contains("--ssh-dir"), "{e}");
+    let e = plan(&["--hosts", "h1,h2,h3"]).unwrap_err().0;
+    assert!(e.contains("need --cluster ssh"), "hosts on a Docker run are a mistake: {e}");
     let e = plan(&["--cluster", "ssh", "--hosts-file", "/nonexistent/hosts"]).unwrap_err().0;
     assert!(e.contains("--hosts-file") && e.contains("/nonexistent/hosts"), "{e}");
 }
