@@ -158,9 +158,9 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
 #[test]
 fn auto_partition_modes_on_one_node_are_empty_and_refused_only_with_the_partition_nemesis() {
     assert!(plan(&["--nodes", "1", "--workload", "register"]).unwrap().partition_modes.is_empty());
-    let err = plan(&["--nodes", "1", "--workload", "register", "--nemesis", "partition"]).err().expect("no shape fits one node").0;
+    let err = plan(&["--nodes", "1", "--workload", "register", "--nemesis", "partition"]).expect_err("no shape fits one node").0;
     assert!(err.contains("no partition shape fits 1 node"), "{err}");
-    assert!(plan(&["--partition-modes", ","]).err().expect("an explicit empty list").0.contains("at least one mode"));
+    assert!(plan(&["--partition-modes", ","]).expect_err("an explicit empty list").0.contains("at least one mode"));
 }
 
 #[test]
