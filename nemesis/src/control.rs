@@ -1,10 +1,12 @@
 //! What the nemesis needs from a cluster: its nodes, process control (kill, restart,
-//! pause, resume) and the network namespace of each node. A cluster implementation (the
-//! Docker cluster in `faultline`, later plain-process namespaces) provides it; the nemesis
-//! never knows how nodes are run.
+//! pause, resume) and where each node's network commands run (its network namespace, or
+//! its own host over SSH). A cluster implementation (Docker, netns, SSH in `faultline`)
+//! provides it; the nemesis never knows how nodes are run.
 
+use crate::net::NetExec;
 use anyhow::Result;
 use futures::future::BoxFuture;
+use futures::FutureExt;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
@@ -36,6 +38,16 @@ pub trait NodeControl: Send + Sync {
     /// A path naming the node's network namespace (`/proc/<pid>/ns/net` or
     /// `/run/netns/<name>`), for `nsenter --net=<path>`.
     fn netns<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<PathBuf>>;
+    /// Where the node's firewall and traffic-control commands run: by default inside its
+    /// network namespace ([`NodeControl::netns`]).
+    fn node_net<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<Box<dyn NetExec + 'a>>> {
+        async move { Ok(Box::new(self.netns(node).await?) as Box<dyn NetExec>) }.boxed()
+    }
+    /// Whether packet loss may use netem on the node's `eth0` (a namespace of ours has one;
+    /// a real host's interfaces carry the harness's own traffic too).
+    fn netem_usable(&self) -> bool {
+        true
+    }
 }
 
 impl NodeInfo {

@@ -1,11 +1,15 @@
-//! Firewall and traffic-control commands run inside a node's network namespace, from the
-//! host, with `nsenter --net=<ns>`. Each command is a child process, so no thread of the
-//! harness ever changes namespace. All rules live in one chain, [`CHAIN`], hooked into
-//! INPUT and OUTPUT, so healing is a flush and the host's own rules are never touched.
+//! Firewall and traffic-control commands for one node, run where its network is: inside a
+//! local network namespace, from the host, with `nsenter --net=<ns>` (a [`Path`] is a
+//! [`NetExec`]), or on the node's own host (an SSH cluster's [`NetExec`]). Each command is a
+//! child process, so no thread of the harness ever changes namespace. All rules live in one
+//! chain, [`CHAIN`], hooked into INPUT and OUTPUT, so healing is a flush and the host's own
+//! rules are never touched.
 
 use anyhow::{bail, Context, Result};
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use std::net::Ipv4Addr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::process::Command;
 
@@ -38,14 +42,32 @@ pub async fn in_netns(ns: &Path, program: &str, args: &[&str]) -> Result<String>
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-async fn iptables(ns: &Path, args: &[&str]) -> Result<String> {
+/// Where one node's network commands run.
+pub trait NetExec: Send + Sync {
+    /// Runs `program args` in the node's network; its stdout, or an error with its stderr.
+    fn run<'a>(&'a self, program: &'a str, args: &'a [&'a str]) -> BoxFuture<'a, Result<String>>;
+}
+
+impl NetExec for Path {
+    fn run<'a>(&'a self, program: &'a str, args: &'a [&'a str]) -> BoxFuture<'a, Result<String>> {
+        in_netns(self, program, args).boxed()
+    }
+}
+
+impl NetExec for PathBuf {
+    fn run<'a>(&'a self, program: &'a str, args: &'a [&'a str]) -> BoxFuture<'a, Result<String>> {
+        in_netns(self, program, args).boxed()
+    }
+}
+
+async fn iptables<N: NetExec + ?Sized>(ns: &N, args: &[&str]) -> Result<String> {
     let mut full = vec!["-w", "5"];
     full.extend_from_slice(args);
-    in_netns(ns, "iptables", &full).await
+    ns.run("iptables", &full).await
 }
 
 /// Creates [`CHAIN`] (if missing) and hooks it first into INPUT and OUTPUT.
-pub async fn ensure_chain(ns: &Path) -> Result<()> {
+pub async fn ensure_chain<N: NetExec + ?Sized>(ns: &N) -> Result<()> {
     if iptables(ns, &["-S", CHAIN]).await.is_err() {
         iptables(ns, &["-N", CHAIN]).await?;
     }
@@ -58,17 +80,17 @@ pub async fn ensure_chain(ns: &Path) -> Result<()> {
 }
 
 /// Drops every packet arriving from `from` (one direction only).
-pub async fn drop_inbound_from(ns: &Path, from: Ipv4Addr) -> Result<()> {
+pub async fn drop_inbound_from<N: NetExec + ?Sized>(ns: &N, from: Ipv4Addr) -> Result<()> {
     iptables(ns, &["-A", CHAIN, "-s", &from.to_string(), "-j", "DROP"]).await.map(drop)
 }
 
 /// Drops every packet sent to `to` (one direction only).
-pub async fn drop_outbound_to(ns: &Path, to: Ipv4Addr) -> Result<()> {
+pub async fn drop_outbound_to<N: NetExec + ?Sized>(ns: &N, to: Ipv4Addr) -> Result<()> {
     iptables(ns, &["-A", CHAIN, "-d", &to.to_string(), "-j", "DROP"]).await.map(drop)
 }
 
 /// Drops a random fraction `p` of the packets arriving from `from`.
-pub async fn lose_inbound_from(ns: &Path, from: Ipv4Addr, p: f64) -> Result<()> {
+pub async fn lose_inbound_from<N: NetExec + ?Sized>(ns: &N, from: Ipv4Addr, p: f64) -> Result<()> {
     let p = format!("{:.4}", p.clamp(0.0, 1.0));
     iptables(ns, &["-A", CHAIN, "-s", &from.to_string(), "-m", "statistic", "--mode", "random", "--probability", &p, "-j", "DROP"])
         .await
@@ -76,36 +98,51 @@ pub async fn lose_inbound_from(ns: &Path, from: Ipv4Addr, p: f64) -> Result<()> 
 }
 
 /// Removes every faultline rule in the namespace (the chain stays, empty).
-pub async fn flush(ns: &Path) -> Result<()> {
+pub async fn flush<N: NetExec + ?Sized>(ns: &N) -> Result<()> {
     if iptables(ns, &["-S", CHAIN]).await.is_err() {
         return Ok(());
     }
     iptables(ns, &["-F", CHAIN]).await.map(drop)
 }
 
+/// Unhooks [`CHAIN`] from INPUT and OUTPUT and deletes it, if it exists: what a host that
+/// outlives the run must be left as (a namespace of ours dies with its rules).
+pub async fn remove_chain<N: NetExec + ?Sized>(ns: &N) -> Result<()> {
+    if iptables(ns, &["-S", CHAIN]).await.is_err() {
+        return Ok(());
+    }
+    for hook in ["INPUT", "OUTPUT"] {
+        while iptables(ns, &["-C", hook, "-j", CHAIN]).await.is_ok() {
+            iptables(ns, &["-D", hook, "-j", CHAIN]).await?;
+        }
+    }
+    iptables(ns, &["-F", CHAIN]).await?;
+    iptables(ns, &["-X", CHAIN]).await.map(drop)
+}
+
 /// The rules currently in [`CHAIN`] (`-A FAULTLINE ...` lines), for checks and tests.
-pub async fn rules(ns: &Path) -> Result<Vec<String>> {
+pub async fn rules<N: NetExec + ?Sized>(ns: &N) -> Result<Vec<String>> {
     let out = iptables(ns, &["-S", CHAIN]).await?;
     Ok(out.lines().filter(|l| l.starts_with("-A")).map(str::to_string).collect())
 }
 
 /// Whether `tc qdisc ... netem` works in this namespace (it does not on kernels built
 /// without sch_netem); probed by adding and removing a no-op qdisc.
-pub async fn netem_available(ns: &Path, dev: &str) -> bool {
-    let added = in_netns(ns, "tc", &["qdisc", "add", "dev", dev, "root", "netem", "loss", "0%"]).await.is_ok();
+pub async fn netem_available<N: NetExec + ?Sized>(ns: &N, dev: &str) -> bool {
+    let added = ns.run("tc", &["qdisc", "add", "dev", dev, "root", "netem", "loss", "0%"]).await.is_ok();
     if added {
-        let _ = in_netns(ns, "tc", &["qdisc", "del", "dev", dev, "root"]).await;
+        let _ = ns.run("tc", &["qdisc", "del", "dev", dev, "root"]).await;
     }
     added
 }
 
 /// Applies netem packet loss on `dev` (only when [`netem_available`]).
-pub async fn netem_loss(ns: &Path, dev: &str, p: f64) -> Result<()> {
+pub async fn netem_loss<N: NetExec + ?Sized>(ns: &N, dev: &str, p: f64) -> Result<()> {
     let pct = format!("{:.2}%", p.clamp(0.0, 1.0) * 100.0);
-    in_netns(ns, "tc", &["qdisc", "replace", "dev", dev, "root", "netem", "loss", &pct]).await.map(drop)
+    ns.run("tc", &["qdisc", "replace", "dev", dev, "root", "netem", "loss", &pct]).await.map(drop)
 }
 
 /// Removes any netem qdisc from `dev` (no error if there is none).
-pub async fn netem_clear(ns: &Path, dev: &str) {
-    let _ = in_netns(ns, "tc", &["qdisc", "del", "dev", dev, "root"]).await;
+pub async fn netem_clear<N: NetExec + ?Sized>(ns: &N, dev: &str) {
+    let _ = ns.run("tc", &["qdisc", "del", "dev", dev, "root"]).await;
 }

@@ -11,6 +11,7 @@ pub mod external;
 pub mod lifecycle;
 pub mod netns;
 pub mod owner;
+pub mod ssh;
 pub mod subnet;
 pub mod sweep;
 

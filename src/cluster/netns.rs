@@ -341,6 +341,21 @@ fn write_owner(run_id: &str) -> Result<()> {
     std::fs::write(owner_file(run_id), owner::current_owner()).with_context(|| format!("writing the owner of {run_id}"))
 }
 
+/// Namespaces linked as a cluster's are (the switch, one per name, the host's link), with
+/// no server in them and owned by this process (so no sweep removes them while it lives),
+/// for tests that run their own daemons at the nodes' addresses (e.g. an sshd per "host").
+/// Returns each name's address and namespace path; remove them with [`remove_run`].
+pub async fn create_bare_network(run_id: &str, names: &[String]) -> Result<Vec<(Ipv4Addr, PathBuf)>> {
+    require_root()?;
+    write_owner(run_id)?;
+    let octet = net::free_octet(run_id).await?;
+    if let Err(e) = net::create_network(run_id, octet, names).await {
+        let _ = remove_run(run_id).await;
+        return Err(e);
+    }
+    Ok((0..names.len()).map(|i| (Ipv4Addr::new(10, 79, octet, 11 + i as u8), net::ns_path(run_id, &names[i]))).collect())
+}
+
 /// Kills every process left in the run's namespaces and deletes them (the veth pairs go
 /// with them). Safe to call more than once.
 pub async fn remove_run(run_id: &str) -> Result<()> {

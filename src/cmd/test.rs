@@ -25,15 +25,20 @@ the `crashes` checker is invalid. The node stays down unless the nemesis restart
 Exit code: 0 valid, 1 invalid, 2 unknown (e.g. interrupted), 254 bad arguments, 255 internal \
 error. Ctrl-C heals, tears down and still writes a verdict.
 
+With --cluster ssh the nodes run on your hosts instead, one per host of --hosts, driven over \
+SSH (docs/ssh.md).
+
 Example:
   faultline test --nemesis partition                  # 60 s hotspot workload under partitions
+  faultline test --cluster ssh --hosts 10.0.1.11,10.0.1.12,10.0.1.13 --ssh-user faultline --sudo
   faultline test --workload register --nemesis kill,pause --time-limit 30 --concurrency 2n";
 
 /// Options of `faultline test`, in the spirit of Jepsen's test CLI.
 #[derive(Args, Debug, Clone)]
 #[command(long_about = TEST_LONG_ABOUT)]
 pub struct TestArgs {
-    /// Number of server nodes in the cluster.
+    /// Number of server nodes in the cluster (with `--cluster ssh`: one per host, whatever
+    /// this says).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9), help_heading = "Cluster")]
     pub nodes: u8,
 
@@ -44,8 +49,9 @@ pub struct TestArgs {
     pub db: crate::db::DbKind,
 
     /// How nodes run: `docker` (containers), `netns` (plain processes, each in its own
-    /// network namespace; needs root, no Docker) or `external` (a cluster someone else runs,
-    /// at --endpoints; only the split nemesis).
+    /// network namespace; needs root, no Docker), `ssh` (one node per host of --hosts,
+    /// driven over SSH; see docs/ssh.md) or `external` (a cluster someone else runs, at
+    /// --endpoints; only the split nemesis).
     #[arg(long, value_enum, default_value_t = crate::db::ClusterKind::Docker, help_heading = "Cluster")]
     pub cluster: crate::db::ClusterKind,
 
@@ -186,6 +192,9 @@ pub struct TestArgs {
     /// Do not draw the progress bar (it is also off when stderr is not a terminal).
     #[arg(long, help_heading = "Run")]
     pub no_progress: bool,
+
+    #[command(flatten)]
+    pub ssh: ssh_args::SshArgs,
 }
 
 impl TestArgs {
@@ -226,6 +235,7 @@ impl TestArgs {
             test_name: self.test_name,
             no_progress: self.no_progress,
             generator: None,
+            ssh: self.ssh.into_options(),
         }
     }
 }
@@ -267,6 +277,8 @@ pub fn run(args: TestArgs) -> ExitCode {
         }
     }
 }
+
+mod ssh_args;
 
 #[cfg(test)]
 mod tests;

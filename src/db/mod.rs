@@ -85,6 +85,8 @@ pub enum ClusterKind {
     #[value(skip)]
     #[serde(rename = "in-process")]
     InProcess,
+    /// One node per host of `--hosts`, driven over SSH.
+    Ssh,
 }
 
 impl ClusterKind {
@@ -94,6 +96,7 @@ impl ClusterKind {
             ClusterKind::Netns => "netns",
             ClusterKind::External => "external",
             ClusterKind::InProcess => "in-process",
+            ClusterKind::Ssh => "ssh",
         }
     }
 

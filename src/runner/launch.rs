@@ -1,5 +1,6 @@
 //! Starting the cluster a run asked for: the target's node image (Docker) or host binary
-//! (netns), then a Docker, netns or external cluster running the target's node command.
+//! (netns, uploaded by ssh), then a Docker, netns, ssh or external cluster running the
+//! target's node command.
 //! Nothing here depends on which target it is: the [`crate::db::Db`] declares its binary,
 //! its image contents and its command line.
 
@@ -7,6 +8,7 @@ use super::plan::Plan;
 use crate::cluster::docker::{DockerCluster, DockerSpec};
 use crate::cluster::external::ExternalCluster;
 use crate::cluster::netns::{NetnsCluster, NetnsSpec};
+use crate::cluster::ssh::{Binary, SshCluster, SshSpec};
 use crate::cluster::Cluster;
 use crate::db::{ClusterKind, Db};
 use crate::image::{self, NodeImage};
@@ -64,6 +66,14 @@ pub async fn start(plan: &Plan, run_id: String, run_dir: &Path, image: Option<&N
                 db: plan.db.clone(),
             };
             Ok(Arc::new(NetnsCluster::start(spec).await?))
+        }
+        ClusterKind::Ssh => {
+            let binary = match &plan.spec.ssh.remote_binary {
+                Some(path) => Binary::OnHost(path.clone()),
+                None => Binary::Upload(server_binary(plan.db.as_ref(), plan.spec.db_binary.as_deref()).await?),
+            };
+            let spec = SshSpec { options: plan.spec.ssh.clone(), binary, server_args: plan.server_args.clone(), db: plan.db.clone() };
+            Ok(Arc::new(SshCluster::start(spec).await?))
         }
         ClusterKind::External => {
             let endpoints = plan.spec.endpoints.as_deref().context("--cluster external needs --endpoints host:port,...")?;

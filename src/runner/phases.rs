@@ -489,9 +489,13 @@ fn own_cpu_seconds() -> Option<f64> {
 
 async fn netem_available(cluster: &dyn Cluster) -> bool {
     let Some(first) = cluster.nodes().first() else { return false };
-    match cluster.netns(&first.name).await {
+    if !cluster.netem_usable() {
+        tracing::info!("packet loss via iptables statistic (netem is not used on this kind of cluster)");
+        return false;
+    }
+    match cluster.node_net(&first.name).await {
         Ok(ns) => {
-            let ok = nemesis::net::netem_available(&ns, "eth0").await;
+            let ok = nemesis::net::netem_available(&*ns, "eth0").await;
             tracing::info!("tc netem {}", if ok { "available: packet loss via netem" } else { "not available: packet loss via iptables statistic" });
             ok
         }

@@ -45,6 +45,19 @@ fn in_process_options(args: &TestSpec) -> Result<(), crate::db::Unsupported> {
     }
 }
 
+/// `args` with the SSH hosts resolved (`--hosts-file` read) and one node per host.
+fn with_ssh_hosts(args: &TestSpec, notes: &mut Vec<String>) -> anyhow::Result<TestSpec> {
+    let hosts = args.ssh.validate()?;
+    let mut args = args.clone();
+    let n = u8::try_from(hosts.len()).unwrap_or(u8::MAX);
+    if args.nodes != n {
+        notes.push(format!("--cluster ssh runs one node per host: {n} node(s) (--nodes {} does not apply)", args.nodes));
+    }
+    args.nodes = n;
+    args.ssh.hosts = hosts;
+    Ok(args)
+}
+
 /// An error in the command-line arguments (exit code 254); the message names the flag.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -81,6 +94,18 @@ pub struct Plan {
 impl Plan {
     pub fn from_spec(args: &TestSpec) -> Result<Plan, BadArgs> {
         let bad = |s: String| BadArgs(s);
+        let mut notes = Vec::new();
+        let resolved;
+        let args = match args.cluster {
+            crate::db::ClusterKind::Ssh => {
+                resolved = with_ssh_hosts(args, &mut notes).map_err(|e| bad(format!("{e:#}")))?;
+                &resolved
+            }
+            _ if !args.ssh.hosts.is_empty() || args.ssh.hosts_file.is_some() => {
+                return Err(bad(format!("--hosts and --hosts-file need --cluster ssh (this run is --cluster {})", args.cluster.name())));
+            }
+            _ => args,
+        };
         let nemesis = FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
         let mut partition_modes = Vec::new();
         let mut auto = false;
@@ -156,7 +181,6 @@ impl Plan {
         super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
         let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
         server_args.extend(args.server_args.iter().cloned());
-        let mut notes = Vec::new();
         if requested_nodes != args.nodes {
             notes.push(format!("--db {} runs {} node(s); --nodes {requested_nodes} is ignored", args.db.name(), args.nodes));
         }

@@ -21,6 +21,9 @@ pub struct TestRecord {
     pub db: DbKind,
     pub cluster: ClusterKind,
     pub endpoints: Option<String>,
+    /// With `--cluster ssh`: the hosts (resolved from `--hosts-file`) and how they are reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<crate::cluster::ssh::SshOptions>,
     pub nodes: u8,
     pub groups: u32,
     pub bug: Option<String>,
@@ -65,6 +68,7 @@ impl TestRecord {
             db: a.db,
             cluster: a.cluster,
             endpoints: a.endpoints.clone(),
+            ssh: (a.cluster == ClusterKind::Ssh).then(|| a.ssh.clone()),
             nodes: a.nodes,
             groups: a.groups,
             bug: a.bug.clone(),

@@ -77,6 +77,8 @@ pub struct TestSpec {
     pub no_progress: bool,
     /// Drive this generator instead of the one `workload` names.
     pub generator: Option<GeneratorFactory>,
+    /// With `ClusterKind::Ssh`: the hosts and how to reach them.
+    pub ssh: crate::cluster::ssh::SshOptions,
 }
 
 impl TestSpec {

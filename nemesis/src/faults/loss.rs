@@ -38,23 +38,19 @@ impl Fault for Loss {
 async fn start_loss(ctx: &Ctx) -> Started {
     let nodes = ctx.control.nodes().to_vec();
     let p = ctx.loss_probability;
-    let mut errors = Vec::new();
-    for n in &nodes {
-        let r = async {
-            let ns = ctx.control.netns(&n.name).await?;
-            if ctx.use_netem {
-                return net::netem_loss(&ns, "eth0", p).await;
-            }
-            net::ensure_chain(&ns).await?;
-            for peer in nodes.iter().filter(|o| o.name != n.name) {
-                net::lose_inbound_from(&ns, peer.ip, p).await?;
-            }
-            anyhow::Ok(())
-        };
-        if let Err(e) = r.await {
-            errors.push(format!("{}: {e:#}", n.name));
+    let per_node = nodes.iter().map(|n| async {
+        let ns = ctx.control.node_net(&n.name).await?;
+        if ctx.use_netem {
+            return net::netem_loss(&*ns, "eth0", p).await;
         }
-    }
+        net::ensure_chain(&*ns).await?;
+        for peer in nodes.iter().filter(|o| o.name != n.name) {
+            net::lose_inbound_from(&*ns, peer.ip, p).await?;
+        }
+        anyhow::Ok(())
+    });
+    let results = futures::future::join_all(per_node).await;
+    let errors: Vec<String> = nodes.iter().zip(results).filter_map(|(n, r)| r.err().map(|e| format!("{}: {e:#}", n.name))).collect();
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
     let mut value = FaultValue::new(names.clone());
     value.effective = Some(errors.is_empty() && p > 0.0);

@@ -158,7 +158,36 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
 #[test]
 fn auto_partition_modes_on_one_node_are_empty_and_refused_only_with_the_partition_nemesis() {
     assert!(plan(&["--nodes", "1", "--workload", "register"]).unwrap().partition_modes.is_empty());
-    let err = plan(&["--nodes", "1", "--workload", "register", "--nemesis", "partition"]).err().expect("no shape fits one node").0;
+    let err = plan(&["--nodes", "1", "--workload", "register", "--nemesis", "partition"]).expect_err("no shape fits one node").0;
     assert!(err.contains("no partition shape fits 1 node"), "{err}");
-    assert!(plan(&["--partition-modes", ","]).err().expect("an explicit empty list").0.contains("at least one mode"));
+    assert!(plan(&["--partition-modes", ","]).expect_err("an explicit empty list").0.contains("at least one mode"));
+}
+
+#[test]
+fn an_ssh_cluster_runs_one_node_per_host_and_auto_partitions_fit_them() {
+    let five = plan(&["--cluster", "ssh", "--hosts", "h1,h2,h3,h4,h5"]).unwrap();
+    assert_eq!(five.spec.nodes, 5);
+    assert!(five.partition_modes.contains(&nemesis::PartitionMode::MajoritiesRing), "{:?}", five.partition_modes);
+    assert_eq!(five.to_json()["ssh"]["hosts"], serde_json::json!(["h1", "h2", "h3", "h4", "h5"]));
+    assert_eq!(five.to_json()["ssh"]["dir"], "/var/tmp/faultline");
+    assert!(plan(&[]).unwrap().to_json().get("ssh").is_none(), "other clusters record no ssh options");
+
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), "# the lab\n10.0.1.11\n10.0.1.12  # rack 2\n\n10.0.1.13\n").unwrap();
+    let from_file = plan(&["--cluster", "ssh", "--hosts-file", &file.path().display().to_string()]).unwrap();
+    assert_eq!(from_file.spec.ssh.hosts, ["10.0.1.11", "10.0.1.12", "10.0.1.13"]);
+}
+
+#[test]
+fn an_ssh_cluster_refuses_missing_duplicate_hosts_and_a_bad_dir() {
+    let e = plan(&["--cluster", "ssh"]).unwrap_err().0;
+    assert!(e.contains("--hosts"), "{e}");
+    let e = plan(&["--cluster", "ssh", "--hosts", "h1,h1"]).unwrap_err().0;
+    assert!(e.contains("h1 is named twice"), "{e}");
+    let e = plan(&["--cluster", "ssh", "--hosts", "h1", "--ssh-dir", "/"]).unwrap_err().0;
+    assert!(e.contains("--ssh-dir"), "{e}");
+    let e = plan(&["--hosts", "h1,h2,h3"]).unwrap_err().0;
+    assert!(e.contains("need --cluster ssh"), "hosts on a Docker run are a mistake: {e}");
+    let e = plan(&["--cluster", "ssh", "--hosts-file", "/nonexistent/hosts"]).unwrap_err().0;
+    assert!(e.contains("--hosts-file") && e.contains("/nonexistent/hosts"), "{e}");
 }
