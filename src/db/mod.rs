@@ -102,12 +102,14 @@ impl ClusterKind {
 
     /// The kind called `name` (as `test.json` records it), if any.
     pub fn from_name(name: &str) -> Option<ClusterKind> {
-        [ClusterKind::Docker, ClusterKind::Netns, ClusterKind::External, ClusterKind::InProcess].into_iter().find(|k| k.name() == name)
+        [ClusterKind::Docker, ClusterKind::Netns, ClusterKind::External, ClusterKind::InProcess, ClusterKind::Ssh]
+            .into_iter()
+            .find(|k| k.name() == name)
     }
 
     /// Whether faultline runs server processes it can watch (and kill, pause, partition).
     pub fn runs_nodes(self) -> bool {
-        matches!(self, ClusterKind::Docker | ClusterKind::Netns)
+        matches!(self, ClusterKind::Docker | ClusterKind::Netns | ClusterKind::Ssh)
     }
 
     /// Faults this kind of cluster can inject at all: on an external cluster only those

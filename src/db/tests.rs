@@ -132,6 +132,16 @@ fn every_target_is_found_by_its_name() {
 }
 
 #[test]
+fn every_cluster_kind_is_read_back_from_its_recorded_name_and_ssh_runs_nodes() {
+    for kind in [ClusterKind::Docker, ClusterKind::Netns, ClusterKind::External, ClusterKind::InProcess, ClusterKind::Ssh] {
+        assert_eq!(ClusterKind::from_name(kind.name()), Some(kind), "{} as test.json records it", kind.name());
+    }
+    assert!(ClusterKind::Ssh.runs_nodes(), "faultline starts, watches and faults the servers on ssh hosts");
+    assert!(ClusterKind::Ssh.allows(FaultKind::PARTITION) && ClusterKind::Ssh.allows(FaultKind::KILL));
+    assert!(!ClusterKind::External.allows(FaultKind::KILL) && !ClusterKind::InProcess.runs_nodes());
+}
+
+#[test]
 fn workload_support_follows_from_what_each_target_declares() {
     let names = |kind: DbKind| -> Vec<&'static str> { supported_workloads(kind.build(3).as_ref()).into_iter().map(|w| w.name()).collect() };
     // A workload that loads a hot range for the splitter needs a store that splits.
