@@ -70,7 +70,7 @@ targets! {
 }
 
 /// The `--cluster` choice: how the nodes run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClusterKind {
     /// Containers on a labelled Docker bridge network.
@@ -100,16 +100,19 @@ impl ClusterKind {
         }
     }
 
-    /// The kind called `name` (as `test.json` records it), if any.
+    /// The kind called `name` (as `test.json` records it, by the serde names), if any: every
+    /// variant is read without a list to keep up to date.
     pub fn from_name(name: &str) -> Option<ClusterKind> {
-        [ClusterKind::Docker, ClusterKind::Netns, ClusterKind::External, ClusterKind::InProcess, ClusterKind::Ssh]
-            .into_iter()
-            .find(|k| k.name() == name)
+        serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
     }
 
     /// Whether faultline runs server processes it can watch (and kill, pause, partition).
+    /// Exhaustive on purpose: a new kind must say.
     pub fn runs_nodes(self) -> bool {
-        matches!(self, ClusterKind::Docker | ClusterKind::Netns | ClusterKind::Ssh)
+        match self {
+            ClusterKind::Docker | ClusterKind::Netns | ClusterKind::Ssh => true,
+            ClusterKind::External | ClusterKind::InProcess => false,
+        }
     }
 
     /// Faults this kind of cluster can inject at all: on an external cluster only those

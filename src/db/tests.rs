@@ -135,7 +135,9 @@ fn every_target_is_found_by_its_name() {
 fn every_cluster_kind_is_read_back_from_its_recorded_name_and_ssh_runs_nodes() {
     for kind in [ClusterKind::Docker, ClusterKind::Netns, ClusterKind::External, ClusterKind::InProcess, ClusterKind::Ssh] {
         assert_eq!(ClusterKind::from_name(kind.name()), Some(kind), "{} as test.json records it", kind.name());
+        assert_eq!(serde_json::to_value(kind).unwrap(), kind.name(), "name() is the recorded name");
     }
+    assert_eq!(ClusterKind::from_name("vm"), None);
     assert!(ClusterKind::Ssh.runs_nodes(), "faultline starts, watches and faults the servers on ssh hosts");
     assert!(ClusterKind::Ssh.allows(FaultKind::PARTITION) && ClusterKind::Ssh.allows(FaultKind::KILL));
     assert!(!ClusterKind::External.allows(FaultKind::KILL) && !ClusterKind::InProcess.runs_nodes());
