@@ -40,8 +40,9 @@ pub trait Oracle: Send + Sync {
     fn hot_group(&self) -> BoxFuture<'_, u64>;
     /// The Raft groups the store runs.
     fn groups(&self) -> Vec<u64>;
-    /// Forces a split at the hottest key; `cross_group` asks for the right child to move to
-    /// another group. `None` when there is nothing to split (e.g. no hot key yet).
+    /// Forces a split at the hottest key whose route can be split at it; `cross_group` asks
+    /// for the right child to move to another group. `None` when there is nothing to split
+    /// (e.g. no hot key yet).
     fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>>;
     /// The phase of a split job (`PLANNED` ... `DONE`, `ABANDONED`), if the catalog shows it.
     fn job_phase(&self, job_id: u64) -> BoxFuture<'_, Option<String>>;

@@ -209,11 +209,13 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), Strin
             let ours: std::collections::BTreeSet<&Key> = pairs.iter().map(|(k, _)| k).collect();
             deletes = theirs.into_iter().filter(|k| !ours.contains(k)).collect();
         }
+        // The batch reaches the target once its bytes have crossed at the throttled rate: a
+        // driver killed or a job abandoned meanwhile leaves the target without it.
         let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
+        tokio::time::sleep(Duration::from_secs_f64(bytes as f64 / rate as f64)).await;
         if !pairs.is_empty() || !deletes.is_empty() {
             command(core, job.target_group, Command::Ingest { pairs, deletes }).await?;
         }
-        tokio::time::sleep(Duration::from_secs_f64(bytes as f64 / rate as f64)).await;
         if batch_end == job.end {
             return Ok(());
         }

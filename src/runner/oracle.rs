@@ -1,7 +1,8 @@
 //! The nemesis's view of the store under test, through its client API: group leaders from
 //! RaftAdmin Status, the group serving the hottest key from the route catalog, and forced
-//! splits with the catalog-version CAS. The hottest key comes from the history itself (the
-//! most frequent key among recent invocations).
+//! splits with the catalog-version CAS. The hot keys come from the history itself (the most
+//! frequent keys among recent invocations); a split goes to the hottest one whose route can
+//! still be split at it.
 
 use super::sink::JsonlSink;
 use analysis::catalog::route_contains;
@@ -53,6 +54,21 @@ pub fn split_point(route: &RouteRecord, key: &str) -> Option<String> {
     inside(&succ).then_some(succ)
 }
 
+/// The hottest of `hot` (hottest first) whose route can be split at it: the route, the
+/// split point and the key's rank. A hot key alone in a one-key route (split off by an
+/// earlier turn) gives way to the next one; the error says why none could.
+pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String]) -> Result<(&'a RouteRecord, String, usize), &'static str> {
+    let mut why = "no route holds the hottest key";
+    for (rank, key) in hot.iter().enumerate() {
+        let Some(route) = route_of(routes, key) else { continue };
+        match split_point(route, key) {
+            Some(split_key) => return Ok((route, split_key, rank)),
+            None => why = "no hot key's route can be split at it",
+        }
+    }
+    Err(why)
+}
+
 /// The group other than `from` serving the fewest routes (ties: lowest id).
 pub fn least_loaded_other_group(routes: &[RouteRecord], groups: &[u64], from: u64) -> Option<u64> {
     groups
@@ -83,7 +99,8 @@ impl Oracle for StoreOracle {
 
     fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>> {
         async move {
-            let key = self.sink.hottest_key()?;
+            let hot = self.sink.hot_keys();
+            let key = hot.first()?.clone();
             let refused = |detail: &str| SplitOutcome {
                 key: key.clone(),
                 route_id: None,
@@ -95,11 +112,9 @@ impl Oracle for StoreOracle {
             let Some((catalog, client)) = self.catalog().await else {
                 return Some(refused("no node answered ListRoutes"));
             };
-            let Some(route) = route_of(&catalog.routes, &key).cloned() else {
-                return Some(refused("no route holds the hottest key"));
-            };
-            let Some(split_key) = split_point(&route, &key) else {
-                return Some(refused("the hottest key's route cannot be split there"));
+            let (route, split_key, rank) = match splittable_hot_key(&catalog.routes, &hot) {
+                Ok((route, split_key, rank)) => (route.clone(), split_key, rank),
+                Err(why) => return Some(refused(why)),
             };
             let target_group = if cross_group {
                 least_loaded_other_group(&catalog.routes, &self.groups, route.group)
@@ -121,6 +136,7 @@ impl Oracle for StoreOracle {
                         "left": reply.left.map(|r| r.id), "right": reply.right.map(|r| r.id),
                         "expected_catalog_version": catalog.version,
                         "resolved_from": reply.resolved_from,
+                        "hot_key": hot[rank], "hot_key_rank": rank,
                     }),
                 ),
                 Err(e) => {
@@ -233,6 +249,16 @@ mod tests {
         assert_eq!(split_point(&r, "p").as_deref(), Some("p"));
         assert_eq!(split_point(&r, "m").as_deref(), Some("m\0"), "the start itself cannot split");
         assert_eq!(split_point(&route(3, "m", "m\0", 1), "m"), None, "a one-key route cannot split");
+    }
+
+    #[test]
+    fn a_hot_key_alone_in_its_route_gives_way_to_the_next_hottest() {
+        let routes = vec![route(1, "", "a", 1), route(2, "a", "a\0", 2), route(3, "a\0", "", 1)];
+        let hot = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        let (r, split, rank) = splittable_hot_key(&routes, &hot(&["a", "c", "b"])).unwrap();
+        assert_eq!((r.id, split.as_str(), rank), (3, "c", 1));
+        assert_eq!(splittable_hot_key(&routes, &hot(&["a"])).unwrap_err(), "no hot key's route can be split at it");
+        assert_eq!(splittable_hot_key(&[], &hot(&["a"])).unwrap_err(), "no route holds the hottest key");
     }
 
     #[test]

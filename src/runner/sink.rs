@@ -128,6 +128,14 @@ impl JsonlSink {
     /// The key invoked most often among the last few thousand client operations (ties go
     /// to the most recent), for the split nemesis.
     pub fn hottest_key(&self) -> Option<String> {
+        self.hot_keys().into_iter().next()
+    }
+
+    /// The keys invoked more than once among the last few thousand client operations,
+    /// hottest first (ties: the most recent first); when none repeats (unique inserts
+    /// only), the most recent key alone. A key seen once is never a fallback for a hotter
+    /// one: a sequential insert key marks the growing tail of a range, not a hot spot.
+    pub fn hot_keys(&self) -> Vec<String> {
         let inner = self.lock();
         let mut counts: std::collections::HashMap<&str, (usize, usize)> = std::collections::HashMap::new();
         for (i, k) in inner.recent_keys.iter().enumerate() {
@@ -135,7 +143,10 @@ impl JsonlSink {
             e.0 += 1;
             e.1 = i;
         }
-        counts.into_iter().max_by_key(|(_, c)| *c).map(|(k, _)| k.to_string())
+        let mut ranked: Vec<(&str, (usize, usize))> = counts.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1));
+        let repeated = ranked.iter().take_while(|(_, c)| c.0 > 1).count();
+        ranked.into_iter().take(repeated.max(1)).map(|(k, _)| k.to_string()).collect()
     }
 
     /// Pushes buffered lines to the file.
@@ -291,16 +302,24 @@ mod tests {
     }
 
     #[test]
-    fn hottest_key_is_the_most_frequent_recent_invoke_key() {
+    fn hot_keys_rank_repeated_recent_keys_and_leave_out_keys_seen_once() {
         let dir = tempfile::tempdir().unwrap();
         let sink = JsonlSink::create(&dir.path().join("h.jsonl")).unwrap();
         assert_eq!(sink.hottest_key(), None);
-        for key in ["a", "b", "b", "c", "b", "a"] {
+        assert!(sink.hot_keys().is_empty());
+        for key in ["x", "y"] {
+            let mut o = op(1);
+            o.key = Some(key.into());
+            sink.record(o);
+        }
+        assert_eq!(sink.hot_keys(), ["y"], "no key repeats: the most recent one");
+        for key in ["a", "b", "b", "c", "b", "a", "d", "e", "e"] {
             let mut o = op(1);
             o.key = Some(key.into());
             sink.record(o);
         }
         assert_eq!(sink.hottest_key().as_deref(), Some("b"));
+        assert_eq!(sink.hot_keys(), ["b", "e", "a"], "ties go to the most recent; c and d were seen once");
     }
 
     #[test]
