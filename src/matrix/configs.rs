@@ -55,10 +55,12 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: None,
             workload: "hotspot",
             nemesis: "partition,kill,split,move,abort-move",
-            // 40 s at a 4 s pace: the own-clock faults (split, move, abort-move) take turns,
-            // and a held move fault lasts until its job is past CUTOVER. No auto-split: at
-            // slow copies the store's own split of a large hot range would not settle in time.
-            extra: &["--time-limit", "40", "--nemesis-interval", "4", "--move-phase", "BACKFILL", SLOW_COPIES, "--no-auto-split"],
+            // 60 s at a 4 s pace: the own-clock faults (split, move, abort-move) take turns, a
+            // held move fault lasts until its job is past CUTOVER, and a turn that lands in a
+            // kill or partition may find nothing to act on: 60 s gives most of them a second
+            // turn. No auto-split: at slow copies the store's own split of a large hot range
+            // would not settle in time.
+            extra: &["--time-limit", "60", "--nemesis-interval", "4", "--move-phase", "BACKFILL", SLOW_COPIES, "--no-auto-split"],
             expected: &[],
             expected_kinds: &[],
         },

@@ -11,29 +11,58 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::oracle::{StaleWriteError, StaleWriteResult};
 use nemesis::{Oracle, SplitOutcome};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use workloads::client::{Certainty, Connector, KvTarget, NodeEndpoint, SplitRequest};
 
 pub struct StoreOracle {
-    pub nodes: Vec<NodeEndpoint>,
-    pub connector: Arc<dyn Connector>,
-    pub groups: Vec<u64>,
-    pub sink: Arc<JsonlSink>,
+    nodes: Vec<NodeEndpoint>,
+    connector: Arc<dyn Connector>,
+    groups: Vec<u64>,
+    sink: Arc<JsonlSink>,
+    /// The node that answered last: asked first next time, so that a poll during a fault
+    /// does not wait out a dead or frozen node on every call.
+    answered: AtomicUsize,
 }
 
+/// How long the catalog is asked for before a turn gives up on it (a leader election after
+/// a kill or partition takes a second or two).
+const CATALOG_PATIENCE: Duration = Duration::from_secs(3);
+const CATALOG_RETRY: Duration = Duration::from_millis(250);
+
 impl StoreOracle {
-    fn clients(&self) -> Vec<Arc<dyn KvTarget>> {
-        self.nodes.iter().filter_map(|n| self.connector.connect(n).ok()).collect()
+    pub fn new(nodes: Vec<NodeEndpoint>, connector: Arc<dyn Connector>, groups: Vec<u64>, sink: Arc<JsonlSink>) -> StoreOracle {
+        StoreOracle { nodes, connector, groups, sink, answered: AtomicUsize::new(0) }
     }
 
-    /// The catalog, from the first node that answers.
+    /// A client per node, the one that answered last first; each with its node's index.
+    fn clients(&self) -> Vec<(usize, Arc<dyn KvTarget>)> {
+        let first = self.answered.load(Ordering::Relaxed);
+        let n = self.nodes.len();
+        (0..n).map(|i| (first + i) % n.max(1)).filter_map(|i| self.connector.connect(&self.nodes[i]).ok().map(|c| (i, c))).collect()
+    }
+
+    fn note_answer(&self, node: usize) {
+        self.answered.store(node, Ordering::Relaxed);
+    }
+
+    /// The catalog, from the first node that answers; asked again for a few seconds while
+    /// none does.
     async fn catalog(&self) -> Option<(CatalogSnapshot, Arc<dyn KvTarget>)> {
-        for c in self.clients() {
-            if let Ok(s) = c.list_routes().await {
-                return Some((s, c));
+        let deadline = tokio::time::Instant::now() + CATALOG_PATIENCE;
+        loop {
+            for (i, c) in self.clients() {
+                if let Ok(s) = c.list_routes().await {
+                    self.note_answer(i);
+                    return Some((s, c));
+                }
             }
+            if tokio::time::Instant::now() + CATALOG_RETRY > deadline {
+                return None;
+            }
+            tokio::time::sleep(CATALOG_RETRY).await;
         }
-        None
     }
 }
 
@@ -161,9 +190,12 @@ impl Oracle for StoreOracle {
     /// catalog's job list instead.
     fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
-            for c in self.clients() {
+            for (i, c) in self.clients() {
                 match c.split_job(job_id).await {
-                    Ok(job) => return Some(job),
+                    Ok(job) => {
+                        self.note_answer(i);
+                        return Some(job);
+                    }
                     Err(e) if e.tag == "unimplemented" => break,
                     Err(_) => continue,
                 }
@@ -178,9 +210,12 @@ impl Oracle for StoreOracle {
     fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
             let live = |jobs: Vec<SplitJobRecord>| jobs.into_iter().find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()));
-            for c in self.clients() {
+            for (i, c) in self.clients() {
                 match c.list_split_jobs().await {
-                    Ok(jobs) => return live(jobs),
+                    Ok(jobs) => {
+                        self.note_answer(i);
+                        return live(jobs);
+                    }
                     Err(e) if e.tag == "unimplemented" => break,
                     Err(_) => continue,
                 }
@@ -214,7 +249,7 @@ impl Oracle for StoreOracle {
     fn abandon_job(&self, job_id: u64) -> BoxFuture<'_, Result<(), String>> {
         async move {
             let mut last = "no node answered".to_string();
-            for c in self.clients() {
+            for (_, c) in self.clients() {
                 match c.abandon_split_job(job_id).await {
                     Ok(()) => return Ok(()),
                     Err(e) if e.tag == "unavailable" => last = e.history_text(),

@@ -72,6 +72,12 @@ impl JobPhase {
         (self != JobPhase::Failed).then_some(pos as u8 + 1)
     }
 
+    /// On the forward path before `Cutover` (`Planned` … `DeltaCopy`): the job can still be
+    /// abandoned and the source is the range's owner.
+    pub fn before_cutover(self) -> bool {
+        matches!(self, JobPhase::Planned | JobPhase::Backfill | JobPhase::Fence | JobPhase::DeltaCopy)
+    }
+
     /// At or past `Cutover` on the forward path: the source is no longer authoritative.
     pub fn at_or_after_cutover(self) -> bool {
         matches!(self, JobPhase::Cutover | JobPhase::Cleanup | JobPhase::Done)
@@ -112,6 +118,13 @@ mod tests {
     fn only_done_and_abandoned_are_terminal() {
         let terminal: Vec<JobPhase> = JobPhase::ALL.into_iter().filter(|p| p.is_terminal()).collect();
         assert_eq!(terminal, [JobPhase::Done, JobPhase::Abandoned]);
+    }
+
+    #[test]
+    fn before_cutover_is_the_forward_path_up_to_delta_copy() {
+        let before: Vec<JobPhase> = JobPhase::ALL.into_iter().filter(|p| p.before_cutover()).collect();
+        assert_eq!(before, [JobPhase::Planned, JobPhase::Backfill, JobPhase::Fence, JobPhase::DeltaCopy]);
+        assert!(JobPhase::ALL.into_iter().all(|p| !(p.before_cutover() && p.at_or_after_cutover())));
     }
 
     #[test]

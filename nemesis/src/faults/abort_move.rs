@@ -130,7 +130,7 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
         // Before the cutover: the aimed phase itself. After it: CUTOVER, CLEANUP or DONE.
         let seen_phase = asked.phase_seen.as_deref().and_then(JobPhase::parse);
         let in_window = seen_phase.is_some_and(|p| match before_cutover {
-            true => hit && pre_cutover(p),
+            true => hit && p.before_cutover(),
             false => matches!(p, JobPhase::Cutover | JobPhase::Cleanup | JobPhase::Done),
         });
         if in_window {
@@ -167,10 +167,6 @@ async fn write_to_abandoned_target(ctx: &Ctx, job_id: u64, nth: u64, settled: &m
     settled.stale_epoch = Some(epoch);
 }
 
-fn pre_cutover(p: JobPhase) -> bool {
-    matches!(p, JobPhase::Planned | JobPhase::Backfill | JobPhase::Fence | JobPhase::DeltaCopy)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,8 +179,7 @@ mod tests {
     }
 
     #[test]
-    fn only_phases_before_the_cutover_may_be_abandoned() {
-        assert!(PRE_CUTOVER.iter().all(|p| pre_cutover(*p)));
-        assert!(!pre_cutover(JobPhase::Cutover) && !pre_cutover(JobPhase::Cleanup) && !pre_cutover(JobPhase::Done));
+    fn only_phases_before_the_cutover_may_be_aimed_at() {
+        assert!(PRE_CUTOVER.iter().all(|p| p.before_cutover()));
     }
 }

@@ -122,13 +122,11 @@ pub fn parse_move_action(text: &str) -> Result<Option<Action>, String> {
     }
 }
 
-/// Has the job got to `aimed` (or past it, when the poll missed the phase itself)?
+/// Has the job got to `aimed` (or past it, when the poll missed the phase itself)? Only
+/// phases it may be aimed at count: a settled job is not.
 pub fn reached(aimed: JobPhase, seen: JobPhase) -> bool {
-    let order = |p: JobPhase| AIMABLE.iter().position(|a| *a == p);
-    match (order(aimed), order(seen)) {
-        (Some(a), Some(s)) => s >= a,
-        _ => false,
-    }
+    let aimable = |p: JobPhase| AIMABLE.contains(&p);
+    aimable(aimed) && aimable(seen) && seen.rank() >= aimed.rank()
 }
 
 /// The job is past its cutover (or settled another way): a held fault may be healed.
