@@ -10,6 +10,8 @@ pub mod logging;
 pub mod node_watch;
 pub mod op_chunks;
 pub mod oracle;
+#[cfg(test)]
+mod oracle_tests;
 pub mod plan;
 pub mod progress;
 pub mod record;

@@ -14,7 +14,8 @@ use nemesis::{Oracle, SplitOutcome};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::client::{Certainty, Connector, KvTarget, NodeEndpoint, SplitRequest};
+use workloads::client::{CallResult, Certainty, Connector, KvTarget, NodeEndpoint, SplitRequest};
+use workloads::CallError;
 
 pub struct StoreOracle {
     nodes: Vec<NodeEndpoint>,
@@ -30,6 +31,18 @@ pub struct StoreOracle {
 /// a kill or partition takes a second or two).
 const CATALOG_PATIENCE: Duration = Duration::from_secs(3);
 const CATALOG_RETRY: Duration = Duration::from_millis(250);
+/// How long one node may take to answer a read of the catalog or of a job before the next
+/// node is asked: a node cut off from the catalog leader answers only at the client's call
+/// timeout, and a phase poll stuck that long misses phases that last a second.
+const READ_CALL_LIMIT: Duration = Duration::from_millis(500);
+
+/// `call`, or a timeout error once [`READ_CALL_LIMIT`] has passed.
+async fn within_limit<T>(call: BoxFuture<'_, CallResult<T>>) -> CallResult<T> {
+    match tokio::time::timeout(READ_CALL_LIMIT, call).await {
+        Ok(result) => result,
+        Err(_) => Err(CallError::new(Certainty::Indeterminate, "timed-out", "no answer within the oracle's read limit")),
+    }
+}
 
 impl StoreOracle {
     pub fn new(nodes: Vec<NodeEndpoint>, connector: Arc<dyn Connector>, groups: Vec<u64>, sink: Arc<JsonlSink>) -> StoreOracle {
@@ -53,7 +66,7 @@ impl StoreOracle {
         let deadline = tokio::time::Instant::now() + CATALOG_PATIENCE;
         loop {
             for (i, c) in self.clients() {
-                if let Ok(s) = c.list_routes().await {
+                if let Ok(s) = within_limit(c.list_routes()).await {
                     self.note_answer(i);
                     return Some((s, c));
                 }
@@ -191,7 +204,7 @@ impl Oracle for StoreOracle {
     fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
             for (i, c) in self.clients() {
-                match c.split_job(job_id).await {
+                match within_limit(c.split_job(job_id)).await {
                     Ok(job) => {
                         self.note_answer(i);
                         return Some(job);
@@ -211,7 +224,7 @@ impl Oracle for StoreOracle {
         async move {
             let live = |jobs: Vec<SplitJobRecord>| jobs.into_iter().find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()));
             for (i, c) in self.clients() {
-                match c.list_split_jobs().await {
+                match within_limit(c.list_split_jobs()).await {
                     Ok(jobs) => {
                         self.note_answer(i);
                         return live(jobs);

@@ -1,0 +1,140 @@
+//! The nemesis oracle against fake nodes that can be taken down or made to hang: it asks
+//! the node that answered last first, gives up on a node that does not answer within its
+//! read limit, and keeps asking for the catalog for a few seconds while none answers.
+
+use super::oracle::StoreOracle;
+use super::sink::JsonlSink;
+use analysis::history::{CatalogSnapshot, RouteRecord};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use nemesis::Oracle;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use workloads::client::{
+    CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply,
+};
+use workloads::{CallError, Certainty};
+
+struct FakeNode {
+    name: String,
+    up: AtomicBool,
+    /// Answers only after a long wait (a node cut off from the catalog leader).
+    hangs: AtomicBool,
+    catalog_calls: AtomicU64,
+}
+
+fn down() -> CallError {
+    CallError::new(Certainty::Definite, "unavailable", "down")
+}
+
+impl KvTarget for FakeNode {
+    fn node(&self) -> &str {
+        &self.name
+    }
+    fn read(&self, _: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
+        async { Err(down()) }.boxed()
+    }
+    fn write(&self, _: &[u8], _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        async { Err(down()) }.boxed()
+    }
+    fn cas(&self, _: &[u8], _: Option<&[u8]>, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        async { Err(down()) }.boxed()
+    }
+    fn delete(&self, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        async { Err(down()) }.boxed()
+    }
+    fn scan(&self, _: &[u8], _: &[u8], _: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
+        async { Err(down()) }.boxed()
+    }
+    fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
+        self.catalog_calls.fetch_add(1, Ordering::SeqCst);
+        let up = self.up.load(Ordering::SeqCst);
+        let hangs = self.hangs.load(Ordering::SeqCst);
+        let route =
+            RouteRecord { id: 1, start: String::new(), end: String::new(), group: 1, state: "ACTIVE".into(), epoch: 1, parent: None };
+        async move {
+            if hangs {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+            }
+            if up {
+                Ok(CatalogSnapshot { version: 1, routes: vec![route], jobs: vec![] })
+            } else {
+                Err(down())
+            }
+        }
+        .boxed()
+    }
+    fn split(&self, _: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        async { Err(down()) }.boxed()
+    }
+    fn status(&self, _: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
+        async { Err(down()) }.boxed()
+    }
+}
+
+struct Fakes(Vec<Arc<FakeNode>>);
+
+impl Connector for Fakes {
+    fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
+        let n = self.0.iter().find(|n| n.name == node.name).ok_or_else(|| anyhow::anyhow!("no node {}", node.name))?;
+        Ok(n.clone() as Arc<dyn KvTarget>)
+    }
+}
+
+fn cluster(up: [bool; 3]) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir) {
+    let nodes: Vec<Arc<FakeNode>> = (0..3)
+        .map(|i| {
+            Arc::new(FakeNode {
+                name: format!("n{}", i + 1),
+                up: AtomicBool::new(up[i]),
+                hangs: AtomicBool::new(false),
+                catalog_calls: AtomicU64::new(0),
+            })
+        })
+        .collect();
+    let endpoints = nodes.iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: String::new() }).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Arc::new(JsonlSink::create(&dir.path().join("history.jsonl")).unwrap());
+    let oracle = StoreOracle::new(endpoints, Arc::new(Fakes(nodes.clone())), vec![1], sink);
+    (nodes, oracle, dir)
+}
+
+fn calls(nodes: &[Arc<FakeNode>]) -> Vec<u64> {
+    nodes.iter().map(|n| n.catalog_calls.load(Ordering::SeqCst)).collect()
+}
+
+#[tokio::test]
+async fn the_node_that_answered_last_is_asked_first() {
+    let (nodes, oracle, _dir) = cluster([false, true, true]);
+    assert_eq!(oracle.route_at("k").await, Some((1, 1)));
+    assert_eq!(calls(&nodes), [1, 1, 0], "n1 is down, n2 answers");
+    assert_eq!(oracle.route_at("k").await, Some((1, 1)));
+    assert_eq!(calls(&nodes), [1, 2, 0], "n2 first: the dead n1 is not waited out again");
+}
+
+#[tokio::test]
+async fn a_node_that_does_not_answer_is_given_up_on_within_the_read_limit() {
+    let (nodes, oracle, _dir) = cluster([true, true, true]);
+    nodes[0].hangs.store(true, Ordering::SeqCst);
+    let started = std::time::Instant::now();
+    assert_eq!(oracle.route_at("k").await, Some((1, 1)), "n2 answers");
+    assert!(started.elapsed() < Duration::from_secs(2), "waited {:?} on the hanging n1", started.elapsed());
+    assert_eq!(calls(&nodes), [1, 1, 0]);
+}
+
+#[tokio::test]
+async fn the_catalog_is_asked_again_while_no_node_answers() {
+    let (nodes, oracle, _dir) = cluster([false, false, false]);
+    let revive = nodes[2].clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        revive.up.store(true, Ordering::SeqCst);
+    });
+    assert_eq!(oracle.route_at("k").await, Some((1, 1)), "n3 answers after an election's worth of time");
+    let (nodes, oracle, _dir) = cluster([false, false, false]);
+    let started = tokio::time::Instant::now();
+    assert_eq!(oracle.route_at("k").await, None, "nobody ever answers");
+    assert!(started.elapsed() >= Duration::from_secs(2), "gave up after {:?}", started.elapsed());
+    assert!(calls(&nodes).iter().all(|c| *c > 1), "every node asked again: {:?}", calls(&nodes));
+}
