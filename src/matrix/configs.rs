@@ -54,12 +54,12 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             name: "clean",
             bug: None,
             workload: "hotspot",
-            // The own-clock faults take turns in this order (abort-move, split, move), each
-            // turn lasting until what it started settles: at a 4 s pace a cycle takes about
-            // 40 s, so 60 s gives abort-move (whose abandon can miss its phase while a kill or
-            // partition slows the cluster) a second turn. No auto-split: at slow copies the
-            // store's own split of a large hot range would not settle in time.
-            nemesis: "partition,kill,abort-move,split,move",
+            // The own-clock faults (split, move, abort-move) take turns, each lasting until
+            // what it started settles: at a 4 s pace abort-move's turn comes about 33 s in, and
+            // 60 s leaves room for it after slow turns (a held move fault, a kill or partition
+            // slowing the cluster) and gives split and move a second turn. No auto-split: at
+            // slow copies the store's own split of a large hot range would not settle in time.
+            nemesis: "partition,kill,split,move,abort-move",
             extra: &["--time-limit", "60", "--nemesis-interval", "4", "--move-phase", "BACKFILL", SLOW_COPIES, "--no-auto-split"],
             expected: &[],
             expected_kinds: &[],
