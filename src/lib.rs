@@ -13,6 +13,8 @@ pub mod cmd;
 pub mod db;
 pub mod docker;
 pub mod exit;
+#[cfg(test)]
+mod fake_target;
 pub mod image;
 pub mod junit;
 pub mod matrix;

@@ -209,6 +209,7 @@ impl Connector for LeaderReadConnector {
 mod tests {
     use super::*;
     use analysis::history::CatalogSnapshot;
+    use crate::fake_target::{down, unserved_data_ops};
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
     /// A node that leads the groups it is told to and answers reads with its own name.
@@ -225,9 +226,6 @@ mod tests {
         }
     }
 
-    fn down() -> CallError {
-        CallError::new(Certainty::Definite, "unavailable", "down")
-    }
 
     impl KvTarget for FakeNode {
         fn node(&self) -> &str {
@@ -238,18 +236,7 @@ mod tests {
             self.reads.fetch_add(1, Ordering::SeqCst);
             async move { if up { Ok(ReadReply { value: Some(self.name.as_bytes().to_vec()), meta: None }) } else { Err(down()) } }.boxed()
         }
-        fn write(&self, _: &[u8], _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-            async { Err(down()) }.boxed()
-        }
-        fn cas(&self, _: &[u8], _: Option<&[u8]>, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-            async { Err(down()) }.boxed()
-        }
-        fn delete(&self, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-            async { Err(down()) }.boxed()
-        }
-        fn scan(&self, _: &[u8], _: &[u8], _: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
-            async { Err(down()) }.boxed()
-        }
+        unserved_data_ops!();
         fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
             let route = |id, start: &str, end: &str, group| RouteRecord {
                 id, start: start.into(), end: end.into(), group, state: "ACTIVE".into(), epoch: 1, parent: None,

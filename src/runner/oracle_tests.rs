@@ -4,6 +4,7 @@
 
 use super::oracle::StoreOracle;
 use super::sink::JsonlSink;
+use crate::fake_target::{down, unserved_data_ops};
 use analysis::history::{CatalogSnapshot, RouteRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -11,10 +12,7 @@ use nemesis::Oracle;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::client::{
-    CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply,
-};
-use workloads::{CallError, Certainty};
+use workloads::client::{CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, SplitReply, SplitRequest};
 
 struct FakeNode {
     name: String,
@@ -24,10 +22,6 @@ struct FakeNode {
     catalog_calls: AtomicU64,
 }
 
-fn down() -> CallError {
-    CallError::new(Certainty::Definite, "unavailable", "down")
-}
-
 impl KvTarget for FakeNode {
     fn node(&self) -> &str {
         &self.name
@@ -35,18 +29,7 @@ impl KvTarget for FakeNode {
     fn read(&self, _: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
         async { Err(down()) }.boxed()
     }
-    fn write(&self, _: &[u8], _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        async { Err(down()) }.boxed()
-    }
-    fn cas(&self, _: &[u8], _: Option<&[u8]>, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        async { Err(down()) }.boxed()
-    }
-    fn delete(&self, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        async { Err(down()) }.boxed()
-    }
-    fn scan(&self, _: &[u8], _: &[u8], _: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
-        async { Err(down()) }.boxed()
-    }
+    unserved_data_ops!();
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
         self.catalog_calls.fetch_add(1, Ordering::SeqCst);
         let up = self.up.load(Ordering::SeqCst);

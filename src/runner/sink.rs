@@ -144,7 +144,7 @@ impl JsonlSink {
             e.1 = i;
         }
         let mut ranked: Vec<(&str, (usize, usize))> = counts.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1));
+        ranked.sort_by_key(|(_, c)| std::cmp::Reverse(*c));
         let repeated = ranked.iter().take_while(|(_, c)| c.0 > 1).count();
         ranked.into_iter().take(repeated.max(1)).map(|(k, _)| k.to_string()).collect()
     }
