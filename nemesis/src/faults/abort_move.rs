@@ -1,12 +1,14 @@
 //! `abort-move`: abandons a split job midway through the store's `AbandonSplitJob`. It takes
 //! the live job (or starts one: a cross-group split of the hot range) and, on even turns,
 //! waits for a pre-CUTOVER phase (`--abort-phase` BACKFILL, FENCE, DELTA_COPY, or a random
-//! one) and, [`ABANDON_DWELL`] into it, abandons it — the store must accept; on odd turns it waits until the job is past
-//! CUTOVER and asks again — the store must refuse. Runs on its own clock; `stop-abort-move`
+//! one) and, [`ABANDON_DWELL`] into it, abandons it — the store must accept; on odd turns
+//! it waits until the job is past CUTOVER and asks again — the store must refuse. An even
+//! turn that finds its job already past CUTOVER (a kill or partition slowed its polls) asks
+//! too, as a refusal test. Runs on its own clock; `stop-abort-move`
 //! waits (at most the turn's budget) for the job to settle, and once it is ABANDONED sends
 //! [`STALE_WRITES`] `stale-write`s through the target group's leader to the target under the
 //! job's never-published new epoch (a stale client that saw the job): the target must refuse
-//! every one. Effective when the abandon was sent while the job was in the phase aimed at;
+//! every one. Effective when an abandon was sent (`must` says what the store had to answer);
 //! the event records the phase aimed at and seen, the job, what the store had to answer and
 //! what it answered. Whether the catalog then settles consistently is the epoch-authority
 //! checker's rule (e); a write the target commits under that epoch, its rule (a).
@@ -63,7 +65,7 @@ impl Fault for AbortMove {
     }
 
     fn effective_means(&self) -> &'static str {
-        "an abandon was sent while the job was in the phase aimed at"
+        "an abandon was sent: before CUTOVER (once the aimed phase was reached) or after it"
     }
 
     fn style(&self) -> Style {
@@ -127,13 +129,9 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
             seen = ctx.oracle.split_job(job.id).await.or(seen);
         }
         asked.phase_seen = seen.map(|j| j.phase);
-        // Before the cutover: the aimed phase itself. After it: CUTOVER, CLEANUP or DONE.
         let seen_phase = asked.phase_seen.as_deref().and_then(JobPhase::parse);
-        let in_window = seen_phase.is_some_and(|p| match before_cutover {
-            true => hit && p.before_cutover(),
-            false => matches!(p, JobPhase::Cutover | JobPhase::Cleanup | JobPhase::Done),
-        });
-        if in_window {
+        if let Some(must) = seen_phase.and_then(|p| must_answer(before_cutover, hit, p)) {
+            asked.must = must;
             match ctx.oracle.abandon_job(job.id).await {
                 Ok(()) => asked.answer = Some("accepted"),
                 Err(e) => {
@@ -145,6 +143,21 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
         }
     }
     Started { value: value.with_facts(asked), undo: Undo::Nothing, summary: Some(format!("abort-move at {}", aimed.name())) }
+}
+
+/// What the store must answer an abandon sent now, if one is to be sent: `accept` before
+/// the cutover (on a turn aimed there, once the job reached the aimed phase), `refuse` at or
+/// after it — on a turn aimed there, and also on one that aimed earlier but found the job
+/// already past its cutover (a kill or partition slowed the polls): the refusal is tested
+/// instead of the turn doing nothing.
+fn must_answer(before_cutover: bool, hit: bool, seen: JobPhase) -> Option<&'static str> {
+    if before_cutover && hit && seen.before_cutover() {
+        Some("accept")
+    } else if seen.at_or_after_cutover() {
+        Some("refuse")
+    } else {
+        None
+    }
 }
 
 /// Sends the stale writes to the abandoned job's target under its new epoch (when the store
@@ -176,6 +189,19 @@ mod tests {
         assert_eq!(parse_abort_phase("random"), Ok(None));
         assert_eq!(parse_abort_phase("delta_copy"), Ok(Some(JobPhase::DeltaCopy)));
         assert!(parse_abort_phase("CUTOVER").unwrap_err().contains("expected BACKFILL, FENCE, DELTA_COPY"));
+    }
+
+    #[test]
+    fn an_abandon_must_be_accepted_before_the_cutover_and_refused_from_it_on() {
+        use JobPhase::*;
+        assert_eq!(must_answer(true, true, DeltaCopy), Some("accept"));
+        assert_eq!(must_answer(true, false, Planned), None, "the aimed phase was not reached");
+        assert_eq!(must_answer(true, true, Cleanup), Some("refuse"), "too late for the aimed phase: the refusal is tested");
+        assert_eq!(must_answer(false, true, Cutover), Some("refuse"));
+        assert_eq!(must_answer(false, false, Done), Some("refuse"));
+        assert_eq!(must_answer(false, false, DeltaCopy), None, "a refusal turn waits for the cutover");
+        assert_eq!(must_answer(true, true, Abandoned), None);
+        assert_eq!(must_answer(true, true, Failed), None);
     }
 
     #[test]
