@@ -1,6 +1,7 @@
 //! The split-job driver: moves the right child of a cross-group split from its source group
 //! to its target group, one idempotent phase at a time, on whichever node leads the catalog
-//! group (so a job resumes after any kill or leader change).
+//! group (so a job resumes after any kill or leader change). Once a step commits, the next
+//! phase's work starts at once (not at the next tick), so a phase lasts as long as its work.
 //!
 //! Phases and what the driver does in each before stepping the job (catalog CAS on the
 //! phase) to the next:
@@ -37,54 +38,88 @@ const MAX_FAILURES: u32 = 50;
 const COPY_BATCH: usize = 256;
 const COPY_BATCH_BYTES: usize = 32 << 10;
 
+/// What one driver remembers between ticks (forgotten when it stops leading the catalog).
+#[derive(Default)]
+struct DriverMemory {
+    failures: HashMap<u64, u32>,
+    entered_delta: HashSet<u64>,
+    /// `--hold-before-cutover`: jobs this driver already granted `Own` and holds.
+    held: HashSet<u64>,
+}
+
+/// The most phases one job is stepped through in one tick (a bound, not a pace).
+const PHASES_PER_TICK: usize = 8;
+
 pub fn spawn_driver(core: Arc<NodeCore>) {
     tokio::spawn(async move {
-        let mut failures: HashMap<u64, u32> = HashMap::new();
-        let mut entered_delta: HashSet<u64> = HashSet::new();
-        // `--hold-before-cutover`: jobs this driver already granted `Own` and holds.
-        let mut held: HashSet<u64> = HashSet::new();
+        let mut memory = DriverMemory::default();
         loop {
             tokio::time::sleep(TICK).await;
             let Some(g) = core.group(CATALOG_GROUP) else { return };
             if !g.is_leader(core.id) {
-                failures.clear();
-                entered_delta.clear();
-                held.clear();
+                memory = DriverMemory::default();
                 continue;
             }
             let catalog = g.shared.read().catalog.clone();
             let Some(catalog) = catalog else { continue };
             for job in catalog.jobs.values().filter(|j| !j.phase.is_terminal()) {
-                let hold = core.cfg.tunables.hold_before_cutover && job.phase == JobPhase::DeltaCopy;
-                if hold && held.contains(&job.id) {
-                    continue;
-                }
-                // Seeded bug `resume-skips-delta`: a driver that inherited the job in
-                // DELTA_COPY (it did not step it there itself) trusts the copy to be done.
-                let skip_delta = core.bugs.resume_skips_delta && job.phase == JobPhase::DeltaCopy && !entered_delta.contains(&job.id);
-                match drive(&core, job, skip_delta).await {
-                    Ok(()) => {
-                        failures.remove(&job.id);
-                        if job.phase == JobPhase::Fence {
-                            entered_delta.insert(job.id);
-                        }
-                        if hold {
-                            held.insert(job.id);
-                        }
-                    }
-                    Err(e) => {
-                        let n = failures.entry(job.id).or_default();
-                        *n += 1;
-                        tracing::warn!(job = job.id, phase = ?job.phase, attempt = *n, "split job step failed: {e}");
-                        if *n >= MAX_FAILURES && JobPhase::can_step_to(job.phase, JobPhase::Failed) {
-                            let _ = step(&core, job, JobPhase::Failed, Some(e)).await;
-                            failures.remove(&job.id);
-                        }
-                    }
-                }
+                drive_on(&core, job.clone(), &mut memory).await;
             }
         }
     });
+}
+
+/// Drives `job` phase after phase for as long as each step succeeds: the work of a phase
+/// starts as soon as the job enters it, so a fault or an abandon that lands in a phase
+/// lands in its work, not in an idle wait for the next tick.
+async fn drive_on(core: &NodeCore, mut job: Job, memory: &mut DriverMemory) {
+    for _ in 0..PHASES_PER_TICK {
+        if !drive_once(core, &job, memory).await {
+            return;
+        }
+        let Some(g) = core.group(CATALOG_GROUP) else { return };
+        if !g.is_leader(core.id) {
+            return;
+        }
+        let next = g.shared.read().catalog.as_ref().and_then(|c| c.jobs.get(&job.id).cloned());
+        match next {
+            Some(next) if next.phase != job.phase && !next.phase.is_terminal() => job = next,
+            _ => return,
+        }
+    }
+}
+
+/// One phase of `job`'s work; whether it succeeded.
+async fn drive_once(core: &NodeCore, job: &Job, memory: &mut DriverMemory) -> bool {
+    let hold = core.cfg.tunables.hold_before_cutover && job.phase == JobPhase::DeltaCopy;
+    if hold && memory.held.contains(&job.id) {
+        return false;
+    }
+    // Seeded bug `resume-skips-delta`: a driver that inherited the job in DELTA_COPY (it
+    // did not step it there itself) trusts the copy to be done.
+    let skip_delta = core.bugs.resume_skips_delta && job.phase == JobPhase::DeltaCopy && !memory.entered_delta.contains(&job.id);
+    match drive(core, job, skip_delta).await {
+        Ok(()) => {
+            memory.failures.remove(&job.id);
+            if job.phase == JobPhase::Fence {
+                memory.entered_delta.insert(job.id);
+            }
+            if hold {
+                memory.held.insert(job.id);
+            }
+            true
+        }
+        Err(e) => {
+            let n = memory.failures.entry(job.id).or_default();
+            *n += 1;
+            tracing::warn!(job = job.id, phase = ?job.phase, attempt = *n, "split job step failed: {e}");
+            if *n >= MAX_FAILURES && JobPhase::can_step_to(job.phase, JobPhase::Failed) {
+                let _ = step(core, job, JobPhase::Failed, Some(e)).await;
+                memory.failures.remove(&job.id);
+            }
+            false
+        }
+    }
 }
 
 fn now_ms() -> i64 {

@@ -98,8 +98,18 @@ pub fn split_point(route: &RouteRecord, key: &str) -> Option<String> {
 
 /// The hottest of `hot` (hottest first) whose route can be split at it: the route, the
 /// split point and the key's rank. A hot key alone in a one-key route (split off by an
-/// earlier turn) gives way to the next one; the error says why none could.
-pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String]) -> Result<(&'a RouteRecord, String, usize), &'static str> {
+/// earlier turn) gives way to the next one; the error says why none could. For a split
+/// that `moves` its right child to another group, a hot key strictly inside its route comes
+/// first: split at the key, the key moves; split at the successor of a key that starts its
+/// route, only the keys after it would.
+pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String], moves: bool) -> Result<(&'a RouteRecord, String, usize), &'static str> {
+    if moves {
+        for (rank, key) in hot.iter().enumerate() {
+            if let Some(route) = route_of(routes, key).filter(|r| r.start.as_str() < key.as_str()) {
+                return Ok((route, key.clone(), rank));
+            }
+        }
+    }
     let mut why = "no route holds the hottest key";
     for (rank, key) in hot.iter().enumerate() {
         let Some(route) = route_of(routes, key) else { continue };
@@ -154,7 +164,8 @@ impl Oracle for StoreOracle {
             let Some((catalog, client)) = self.catalog().await else {
                 return Some(refused("no node answered ListRoutes"));
             };
-            let (route, split_key, rank) = match splittable_hot_key(&catalog.routes, &hot) {
+            let moves = cross_group && self.groups.len() > 1;
+            let (route, split_key, rank) = match splittable_hot_key(&catalog.routes, &hot, moves) {
                 Ok((route, split_key, rank)) => (route.clone(), split_key, rank),
                 Err(why) => return Some(refused(why)),
             };
@@ -303,10 +314,23 @@ mod tests {
     fn a_hot_key_alone_in_its_route_gives_way_to_the_next_hottest() {
         let routes = vec![route(1, "", "a", 1), route(2, "a", "a\0", 2), route(3, "a\0", "", 1)];
         let hot = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
-        let (r, split, rank) = splittable_hot_key(&routes, &hot(&["a", "c", "b"])).unwrap();
+        let (r, split, rank) = splittable_hot_key(&routes, &hot(&["a", "c", "b"]), false).unwrap();
         assert_eq!((r.id, split.as_str(), rank), (3, "c", 1));
-        assert_eq!(splittable_hot_key(&routes, &hot(&["a"])).unwrap_err(), "no hot key's route can be split at it");
-        assert_eq!(splittable_hot_key(&[], &hot(&["a"])).unwrap_err(), "no route holds the hottest key");
+        assert_eq!(splittable_hot_key(&routes, &hot(&["a"]), false).unwrap_err(), "no hot key's route can be split at it");
+        assert_eq!(splittable_hot_key(&[], &hot(&["a"]), true).unwrap_err(), "no route holds the hottest key");
+    }
+
+    #[test]
+    fn a_move_splits_where_the_hot_key_goes_with_the_moving_child() {
+        let routes = vec![route(1, "", "m", 1), route(2, "m", "", 1)];
+        let hot = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        // "m" starts its route: a split there moves only what follows it, so "c" goes first.
+        let (r, split, rank) = splittable_hot_key(&routes, &hot(&["m", "c"]), true).unwrap();
+        assert_eq!((r.id, split.as_str(), rank), (1, "c", 1));
+        let (r, split, _) = splittable_hot_key(&routes, &hot(&["m", "c"]), false).unwrap();
+        assert_eq!((r.id, split.as_str()), (2, "m\0"), "a same-group split isolates the hottest key");
+        let (r, split, _) = splittable_hot_key(&routes, &hot(&["m"]), true).unwrap();
+        assert_eq!((r.id, split.as_str()), (2, "m\0"), "no hot key inside a route: the move still happens");
     }
 
     #[test]

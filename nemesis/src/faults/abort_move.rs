@@ -1,7 +1,7 @@
 //! `abort-move`: abandons a split job midway through the store's `AbandonSplitJob`. It takes
 //! the live job (or starts one: a cross-group split of the hot range) and, on even turns,
 //! waits for a pre-CUTOVER phase (`--abort-phase` BACKFILL, FENCE, DELTA_COPY, or a random
-//! one) and, [`ABANDON_DWELL`] into it, abandons it — the store must accept; on odd turns
+//! one) and abandons it — the store must accept; on odd turns
 //! it waits until the job is past CUTOVER and asks again — the store must refuse. An even
 //! turn that finds its job already past CUTOVER (a kill or partition slowed its polls) asks
 //! too, as a refusal test. Runs on its own clock; `stop-abort-move`
@@ -24,11 +24,6 @@ use rand::seq::IndexedRandom;
 pub struct AbortMove;
 
 const PRE_CUTOVER: [JobPhase; 3] = [JobPhase::Backfill, JobPhase::Fence, JobPhase::DeltaCopy];
-
-/// How long an abandon waits once its phase is seen: a store's driver takes up a new phase
-/// on its next tick (refkv's: 100 ms), and an abandon before that interrupts nothing. The
-/// job must still be before its cutover when the abandon is sent.
-const ABANDON_DWELL: std::time::Duration = std::time::Duration::from_millis(250);
 
 #[derive(serde::Serialize)]
 struct Asked {
@@ -122,12 +117,7 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
     value.effective = Some(false);
     value.split_key = forced_split_key(&asked.started_split, job.as_ref());
     if let Some(job) = job {
-        let (mut seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
-        if hit && before_cutover {
-            // Midway, not at the phase's first instant: by then the driver is at work in it.
-            tokio::time::sleep(ABANDON_DWELL).await;
-            seen = ctx.oracle.split_job(job.id).await.or(seen);
-        }
+        let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
         asked.phase_seen = seen.map(|j| j.phase);
         let seen_phase = asked.phase_seen.as_deref().and_then(JobPhase::parse);
         if let Some(must) = seen_phase.and_then(|p| must_answer(before_cutover, hit, p)) {
