@@ -61,17 +61,24 @@ impl StoreOracle {
     }
 
     /// The catalog, from the first node that answers; asked again for a few seconds while
-    /// none does.
+    /// none does — but not of a store that has no catalog (every node `unimplemented`).
     async fn catalog(&self) -> Option<(CatalogSnapshot, Arc<dyn KvTarget>)> {
         let deadline = tokio::time::Instant::now() + CATALOG_PATIENCE;
         loop {
-            for (i, c) in self.clients() {
-                if let Ok(s) = within_limit(c.list_routes()).await {
-                    self.note_answer(i);
-                    return Some((s, c));
+            let mut unimplemented = 0;
+            let clients = self.clients();
+            let asked = clients.len();
+            for (i, c) in clients {
+                match within_limit(c.list_routes()).await {
+                    Ok(s) => {
+                        self.note_answer(i);
+                        return Some((s, c));
+                    }
+                    Err(e) if e.tag == "unimplemented" => unimplemented += 1,
+                    Err(_) => {}
                 }
             }
-            if tokio::time::Instant::now() + CATALOG_RETRY > deadline {
+            if unimplemented == asked || tokio::time::Instant::now() + CATALOG_RETRY > deadline {
                 return None;
             }
             tokio::time::sleep(CATALOG_RETRY).await;

@@ -13,12 +13,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use workloads::client::{CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, SplitReply, SplitRequest};
+use workloads::{CallError, Certainty};
 
 struct FakeNode {
     name: String,
     up: AtomicBool,
     /// Answers only after a long wait (a node cut off from the catalog leader).
     hangs: AtomicBool,
+    /// Has no catalog at all (etcd): `list_routes` is `unimplemented`.
+    no_catalog: AtomicBool,
     catalog_calls: AtomicU64,
 }
 
@@ -34,11 +37,15 @@ impl KvTarget for FakeNode {
         self.catalog_calls.fetch_add(1, Ordering::SeqCst);
         let up = self.up.load(Ordering::SeqCst);
         let hangs = self.hangs.load(Ordering::SeqCst);
+        let no_catalog = self.no_catalog.load(Ordering::SeqCst);
         let route =
             RouteRecord { id: 1, start: String::new(), end: String::new(), group: 1, state: "ACTIVE".into(), epoch: 1, parent: None };
         async move {
             if hangs {
                 tokio::time::sleep(Duration::from_secs(30)).await;
+            }
+            if no_catalog {
+                return Err(CallError::new(Certainty::Definite, "unimplemented", "no ListRoutes"));
             }
             if up {
                 Ok(CatalogSnapshot { version: 1, routes: vec![route], jobs: vec![] })
@@ -72,6 +79,7 @@ fn cluster(up: [bool; 3]) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir
                 name: format!("n{}", i + 1),
                 up: AtomicBool::new(up[i]),
                 hangs: AtomicBool::new(false),
+                no_catalog: AtomicBool::new(false),
                 catalog_calls: AtomicU64::new(0),
             })
         })
@@ -120,4 +128,14 @@ async fn the_catalog_is_asked_again_while_no_node_answers() {
     assert_eq!(oracle.route_at("k").await, None, "nobody ever answers");
     assert!(started.elapsed() >= Duration::from_secs(2), "gave up after {:?}", started.elapsed());
     assert!(calls(&nodes).iter().all(|c| *c > 1), "every node asked again: {:?}", calls(&nodes));
+}
+
+#[tokio::test]
+async fn a_store_without_a_catalog_is_not_asked_again() {
+    let (nodes, oracle, _dir) = cluster([true, true, true]);
+    nodes.iter().for_each(|n| n.no_catalog.store(true, Ordering::SeqCst));
+    let started = std::time::Instant::now();
+    assert_eq!(oracle.route_at("k").await, None);
+    assert!(started.elapsed() < Duration::from_millis(200), "waited {:?} for a catalog that does not exist", started.elapsed());
+    assert_eq!(calls(&nodes), [1, 1, 1]);
 }
