@@ -59,9 +59,9 @@ fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     assert!(run.join("nodes/n1.log").metadata().map(|m| m.len() > 0).unwrap_or(false), "node logs collected");
     assert_nothing_left(&run);
 
-    // 60 s rather than 40: the bug shows only while a cross-group move runs, and in 40 s the
-    // split nemesis once got a single one (its next turn found the hot key's route
-    // unsplittable) and the run stayed valid.
+    // 60 s rather than 40: the bug shows only while a cross-group move runs, and 40 s once
+    // gave the split nemesis a single one (a one-key hot route blocked its next turn; the
+    // oracle now falls back to the next hot key). The longer run is kept as a margin.
     let (run, out) = netns_run("netns-no-fence", "60", &["--bug", "no-fence"]);
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(1), "no-fence netns run not invalid: {verdict:#}\n{}", show(&out));

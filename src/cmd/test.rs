@@ -110,6 +110,12 @@ pub struct TestArgs {
     #[arg(long, value_name = "DIST", help_heading = "Workload")]
     pub key_dist: Option<String>,
 
+    /// Among register operations, the fraction that are reads; writes and compare-and-sets
+    /// share the rest in the workload's own ratio [default: 0.5 for hotspot and register
+    /// (25 % writes, 25 % cas), 0.9 for read-heavy].
+    #[arg(long, value_name = "F", help_heading = "Workload")]
+    pub read_fraction: Option<f64>,
+
     /// Client processes: a number, or `Nn` for N per node [default: 5n].
     #[arg(long, value_name = "N|Nn", help_heading = "Workload")]
     pub concurrency: Option<String>,
@@ -216,6 +222,7 @@ impl TestArgs {
             leave_running: self.leave_running,
             workload: self.workload,
             key_dist: self.key_dist,
+            read_fraction: self.read_fraction,
             concurrency: self.concurrency,
             rate: self.rate,
             read_path: self.read_path,

@@ -98,6 +98,9 @@ fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
         args.extend(["--seed".into(), s.wrapping_add(u64::from(run)).to_string()]);
     }
     args.extend(config.extra.iter().map(|s| s.to_string()));
+    if config.slow_copies {
+        args.extend(super::configs::SLOW_COPIES.iter().map(|s| s.to_string()));
+    }
     args.extend(plan.test_args.iter().cloned());
     args
 }
@@ -284,5 +287,17 @@ mod tests {
         let args = child_args(&plan(), &stale_read, 1);
         assert_eq!(flag_values(&args, "--time-limit"), ["30"], "{args:?}");
         assert_eq!(flag_values(&args, "--nemesis-interval"), ["7"], "{args:?}");
+    }
+
+    #[test]
+    fn a_slow_copy_row_gets_the_throttle_and_no_auto_split_and_others_neither() {
+        let slow = super::super::configs::config_for(Some("resume-skips-delta")).expect("configured");
+        let args = child_args(&plan(), &slow, 1);
+        for flag in super::super::configs::SLOW_COPIES {
+            assert_eq!(args.iter().filter(|a| *a == flag).count(), 1, "{flag} once in {args:?}");
+        }
+        let plain = super::super::configs::config_for(Some("stale-read")).expect("configured");
+        let args = child_args(&plan(), &plain, 1);
+        assert!(super::super::configs::SLOW_COPIES.iter().all(|f| !args.iter().any(|a| a == f)), "{args:?}");
     }
 }

@@ -22,6 +22,9 @@ pub struct StoreOracle {
     connector: Arc<dyn Connector>,
     groups: Vec<u64>,
     sink: Arc<JsonlSink>,
+    /// Whether the store has a route catalog (its target's `Reports::catalog`): one that has
+    /// none (etcd, Redis) is never asked for it.
+    has_catalog: bool,
     /// The node that answered last: asked first next time, so that a poll during a fault
     /// does not wait out a dead or frozen node on every call.
     answered: AtomicUsize,
@@ -45,15 +48,15 @@ async fn within_limit<T>(call: BoxFuture<'_, CallResult<T>>) -> CallResult<T> {
 }
 
 impl StoreOracle {
-    pub fn new(nodes: Vec<NodeEndpoint>, connector: Arc<dyn Connector>, groups: Vec<u64>, sink: Arc<JsonlSink>) -> StoreOracle {
-        StoreOracle { nodes, connector, groups, sink, answered: AtomicUsize::new(0) }
+    pub fn new(nodes: Vec<NodeEndpoint>, connector: Arc<dyn Connector>, groups: Vec<u64>, sink: Arc<JsonlSink>, has_catalog: bool) -> StoreOracle {
+        StoreOracle { nodes, connector, groups, sink, has_catalog, answered: AtomicUsize::new(0) }
     }
 
     /// A client per node, the one that answered last first; each with its node's index.
     fn clients(&self) -> Vec<(usize, Arc<dyn KvTarget>)> {
         let first = self.answered.load(Ordering::Relaxed);
         let n = self.nodes.len();
-        (0..n).map(|i| (first + i) % n.max(1)).filter_map(|i| self.connector.connect(&self.nodes[i]).ok().map(|c| (i, c))).collect()
+        (0..n).map(|i| (first + i) % n).filter_map(|i| self.connector.connect(&self.nodes[i]).ok().map(|c| (i, c))).collect()
     }
 
     fn note_answer(&self, node: usize) {
@@ -61,24 +64,20 @@ impl StoreOracle {
     }
 
     /// The catalog, from the first node that answers; asked again for a few seconds while
-    /// none does — but not of a store that has no catalog (every node `unimplemented`).
+    /// none does. `None` at once for a store that has no catalog.
     async fn catalog(&self) -> Option<(CatalogSnapshot, Arc<dyn KvTarget>)> {
+        if !self.has_catalog {
+            return None;
+        }
         let deadline = tokio::time::Instant::now() + CATALOG_PATIENCE;
         loop {
-            let mut unimplemented = 0;
-            let clients = self.clients();
-            let asked = clients.len();
-            for (i, c) in clients {
-                match within_limit(c.list_routes()).await {
-                    Ok(s) => {
-                        self.note_answer(i);
-                        return Some((s, c));
-                    }
-                    Err(e) if e.tag == "unimplemented" => unimplemented += 1,
-                    Err(_) => {}
+            for (i, c) in self.clients() {
+                if let Ok(s) = within_limit(c.list_routes()).await {
+                    self.note_answer(i);
+                    return Some((s, c));
                 }
             }
-            if unimplemented == asked || tokio::time::Instant::now() + CATALOG_RETRY > deadline {
+            if tokio::time::Instant::now() + CATALOG_RETRY > deadline {
                 return None;
             }
             tokio::time::sleep(CATALOG_RETRY).await;
@@ -176,7 +175,7 @@ impl Oracle for StoreOracle {
                 Ok((route, split_key, rank)) => (route.clone(), split_key, rank),
                 Err(why) => return Some(refused(why)),
             };
-            let target_group = if cross_group {
+            let target_group = if moves {
                 least_loaded_other_group(&catalog.routes, &self.groups, route.group)
             } else {
                 None

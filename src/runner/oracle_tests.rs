@@ -1,6 +1,7 @@
 //! The nemesis oracle against fake nodes that can be taken down or made to hang: it asks
 //! the node that answered last first, gives up on a node that does not answer within its
-//! read limit, and keeps asking for the catalog for a few seconds while none answers.
+//! read limit, keeps asking for the catalog for a few seconds while none answers, and never
+//! asks a store whose target says it has no catalog.
 
 use super::oracle::StoreOracle;
 use super::sink::JsonlSink;
@@ -13,15 +14,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use workloads::client::{CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, SplitReply, SplitRequest};
-use workloads::{CallError, Certainty};
 
 struct FakeNode {
     name: String,
     up: AtomicBool,
     /// Answers only after a long wait (a node cut off from the catalog leader).
     hangs: AtomicBool,
-    /// Has no catalog at all (etcd): `list_routes` is `unimplemented`.
-    no_catalog: AtomicBool,
     catalog_calls: AtomicU64,
 }
 
@@ -37,15 +35,11 @@ impl KvTarget for FakeNode {
         self.catalog_calls.fetch_add(1, Ordering::SeqCst);
         let up = self.up.load(Ordering::SeqCst);
         let hangs = self.hangs.load(Ordering::SeqCst);
-        let no_catalog = self.no_catalog.load(Ordering::SeqCst);
         let route =
             RouteRecord { id: 1, start: String::new(), end: String::new(), group: 1, state: "ACTIVE".into(), epoch: 1, parent: None };
         async move {
             if hangs {
                 tokio::time::sleep(Duration::from_secs(30)).await;
-            }
-            if no_catalog {
-                return Err(CallError::new(Certainty::Definite, "unimplemented", "no ListRoutes"));
             }
             if up {
                 Ok(CatalogSnapshot { version: 1, routes: vec![route], jobs: vec![] })
@@ -73,13 +67,16 @@ impl Connector for Fakes {
 }
 
 fn cluster(up: [bool; 3]) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir) {
+    cluster_of(up, true)
+}
+
+fn cluster_of(up: [bool; 3], has_catalog: bool) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir) {
     let nodes: Vec<Arc<FakeNode>> = (0..3)
         .map(|i| {
             Arc::new(FakeNode {
                 name: format!("n{}", i + 1),
                 up: AtomicBool::new(up[i]),
                 hangs: AtomicBool::new(false),
-                no_catalog: AtomicBool::new(false),
                 catalog_calls: AtomicU64::new(0),
             })
         })
@@ -87,7 +84,7 @@ fn cluster(up: [bool; 3]) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir
     let endpoints = nodes.iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: String::new() }).collect();
     let dir = tempfile::tempdir().unwrap();
     let sink = Arc::new(JsonlSink::create(&dir.path().join("history.jsonl")).unwrap());
-    let oracle = StoreOracle::new(endpoints, Arc::new(Fakes(nodes.clone())), vec![1], sink);
+    let oracle = StoreOracle::new(endpoints, Arc::new(Fakes(nodes.clone())), vec![1], sink, has_catalog);
     (nodes, oracle, dir)
 }
 
@@ -131,11 +128,11 @@ async fn the_catalog_is_asked_again_while_no_node_answers() {
 }
 
 #[tokio::test]
-async fn a_store_without_a_catalog_is_not_asked_again() {
-    let (nodes, oracle, _dir) = cluster([true, true, true]);
-    nodes.iter().for_each(|n| n.no_catalog.store(true, Ordering::SeqCst));
+async fn a_store_without_a_catalog_is_never_asked_for_one() {
+    let (nodes, oracle, _dir) = cluster_of([true, true, true], false);
     let started = std::time::Instant::now();
     assert_eq!(oracle.route_at("k").await, None);
+    assert_eq!(oracle.hot_group().await, 1, "the default group");
     assert!(started.elapsed() < Duration::from_millis(200), "waited {:?} for a catalog that does not exist", started.elapsed());
-    assert_eq!(calls(&nodes), [1, 1, 1]);
+    assert_eq!(calls(&nodes), [0, 0, 0], "its target says it has none");
 }

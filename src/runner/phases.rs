@@ -332,7 +332,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let nemesis = Nemesis {
         ctx: Ctx {
             control: cluster.clone(),
-            oracle: Arc::new(StoreOracle::new(nodes.clone(), connector.clone(), groups.clone(), sink.clone())),
+            oracle: Arc::new(StoreOracle::new(nodes.clone(), connector.clone(), groups.clone(), sink.clone(), plan.db.reports().catalog)),
             sink: sink.clone(),
             loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),

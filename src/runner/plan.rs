@@ -23,6 +23,9 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     if let Some(d) = &args.key_dist {
         cfg.key_dist = d.parse()?;
     }
+    if let Some(f) = args.read_fraction {
+        cfg.set_read_fraction(f)?;
+    }
     cfg.validate()?;
     Ok(cfg)
 }

@@ -38,6 +38,9 @@ pub struct TestRecord {
     /// How a Redis client read sets (`null` for gRPC).
     pub set_read: Option<SetRead>,
     pub register_ops: Vec<&'static str>,
+    /// Reads' and compare-and-sets' shares of register operations (writes: the rest).
+    pub read_fraction: f64,
+    pub cas_fraction: f64,
     pub key_dist: Option<String>,
     pub concurrency: String,
     pub processes: usize,
@@ -80,6 +83,8 @@ impl TestRecord {
             client: plan.protocol(),
             set_read: (plan.protocol() == Protocol::Redis).then_some(a.set_read),
             register_ops: plan.register_ops(),
+            read_fraction: plan.workload.read_fraction,
+            cas_fraction: plan.workload.cas_fraction,
             key_dist: a.key_dist.clone(),
             concurrency: plan.workload.concurrency.to_string(),
             processes: plan.workload.concurrency.processes(usize::from(a.nodes)),

@@ -52,6 +52,8 @@ pub struct TestSpec {
     pub leave_running: bool,
     pub workload: String,
     pub key_dist: Option<String>,
+    /// `--read-fraction`: reads among register operations.
+    pub read_fraction: Option<f64>,
     pub concurrency: Option<String>,
     pub rate: Option<f64>,
     pub read_path: ReadPath,

@@ -231,6 +231,20 @@ impl WorkloadConfig {
         }
     }
 
+    /// Sets the reads' share of register operations to `f`; writes and compare-and-sets keep
+    /// their ratio to each other (all writes when the defaults had no room for either).
+    /// An `f` outside 0..=1 is refused with the flag's name.
+    pub fn set_read_fraction(&mut self, f: f64) -> anyhow::Result<()> {
+        if !(0.0..=1.0).contains(&f) {
+            bail!("--read-fraction must be between 0 and 1, got {f}");
+        }
+        let rest = 1.0 - self.read_fraction;
+        let cas_share = if rest > 0.0 { self.cas_fraction / rest } else { 0.0 };
+        self.read_fraction = f;
+        self.cas_fraction = (1.0 - f) * cas_share;
+        Ok(())
+    }
+
     /// Checks ranges and consistency; the error names the offending option.
     pub fn validate(&self) -> anyhow::Result<()> {
         let fraction = |name: &str, v: f64| -> anyhow::Result<()> {
@@ -272,6 +286,21 @@ impl WorkloadConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_fraction_keeps_the_ratio_of_writes_to_cas() {
+        let mut cfg = WorkloadConfig::defaults(WorkloadKind::Hotspot);
+        cfg.set_read_fraction(0.8).unwrap();
+        assert!((cfg.read_fraction - 0.8).abs() < 1e-12 && (cfg.cas_fraction - 0.1).abs() < 1e-12, "{cfg:?}");
+        cfg.validate().unwrap();
+        cfg.set_read_fraction(1.0).unwrap();
+        assert_eq!(cfg.cas_fraction, 0.0);
+        cfg.set_read_fraction(0.0).unwrap();
+        assert_eq!(cfg.cas_fraction, 0.0, "all writes once the defaults' ratio is gone");
+        let err = format!("{:#}", cfg.set_read_fraction(1.5).unwrap_err());
+        assert!(err.contains("--read-fraction") && err.contains("1.5"), "{err}");
+        assert!(cfg.set_read_fraction(f64::NAN).is_err());
+    }
 
     #[test]
     fn key_dist_parses_every_form() {

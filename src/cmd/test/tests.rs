@@ -51,6 +51,17 @@ fn flags_override_the_workload_defaults() {
 }
 
 #[test]
+fn read_fraction_sets_the_register_mix_and_is_recorded() {
+    let p = plan(&["--read-fraction", "0.8"]).unwrap();
+    assert_eq!(p.workload.read_fraction, 0.8);
+    let json = p.to_json();
+    assert_eq!(json["read_fraction"], serde_json::json!(0.8));
+    assert!((json["cas_fraction"].as_f64().unwrap() - 0.1).abs() < 1e-9, "{json}");
+    let err = plan(&["--read-fraction", "2"]).err().expect("refused").0;
+    assert!(err.contains("--read-fraction") && err.contains("between 0 and 1"), "{err}");
+}
+
+#[test]
 fn a_target_without_cas_gets_reads_and_writes_only() {
     let p = plan(&["--db", "elastickv", "--workload", "register"]).unwrap();
     assert_eq!(p.workload.cas_fraction, 0.0);
