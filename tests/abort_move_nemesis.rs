@@ -70,7 +70,6 @@ fn clean_refkv_under_abort_move_is_valid_and_refuses_the_late_abandon() {
 }
 
 #[test]
-#[ignore = "timing: caught in 2 of 4 runs (the abandon can settle before the interrupted copy grants the target Own, and the stale writes then find nothing to keep); the matrix row catches it 10/10; run with --ignored"]
 fn abandon_keeps_target_is_caught_by_epoch_authority_under_abort_move() {
     // The bug leaves later jobs of the range failing (the target still owns it), so the
     // recovery wait for them is kept short.
