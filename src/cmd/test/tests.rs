@@ -57,7 +57,7 @@ fn read_fraction_sets_the_register_mix_and_is_recorded() {
     let json = p.to_json();
     assert_eq!(json["read_fraction"], serde_json::json!(0.8));
     assert!((json["cas_fraction"].as_f64().unwrap() - 0.1).abs() < 1e-9, "{json}");
-    let err = plan(&["--read-fraction", "2"]).err().expect("refused").0;
+    let err = plan(&["--read-fraction", "2"]).expect_err("refused").0;
     assert!(err.contains("--read-fraction") && err.contains("between 0 and 1"), "{err}");
 }
 
