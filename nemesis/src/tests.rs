@@ -86,6 +86,74 @@ impl Oracle for FakeOracle {
     }
 }
 
+/// One group whose leader (n3) is known only from the `known_from`-th question on: an
+/// election in progress when a fault's turn comes.
+struct LateLeader {
+    asked: std::sync::atomic::AtomicUsize,
+    known_from: usize,
+}
+
+impl Oracle for LateLeader {
+    fn leader_of(&self, _group: u64) -> BoxFuture<'_, Option<String>> {
+        let n = self.asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        async move { (n >= self.known_from).then(|| "n3".to_string()) }.boxed()
+    }
+    fn hot_group(&self) -> BoxFuture<'_, u64> {
+        async { 1 }.boxed()
+    }
+    fn groups(&self) -> Vec<u64> {
+        vec![1]
+    }
+    fn split_hot(&self, _cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>> {
+        async { None }.boxed()
+    }
+    fn job_phase(&self, _job: u64) -> BoxFuture<'_, Option<String>> {
+        async { None }.boxed()
+    }
+}
+
+/// The first `kind` turn of a run with `budget`, against a cluster whose leader is known
+/// from the `known_from`-th question on: what was done to the nodes, and the start event.
+async fn first_turn_during_an_election(kind: FaultKind, budget: Duration, known_from: usize) -> (Vec<String>, serde_json::Value) {
+    let cluster = FakeCluster::new(3);
+    let sink = Arc::new(VecSink::default());
+    let c = ctx_with(cluster.clone(), sink.clone(), Arc::new(LateLeader { asked: Default::default(), known_from }));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let _active = faults::start(&c, kind, Turn { nth: 0, budget }, &mut rng).await;
+    let start = sink.0.lock().unwrap()[0].value.clone();
+    (cluster.log(), start)
+}
+
+#[tokio::test]
+async fn the_first_kill_and_pause_wait_out_an_election_and_hit_the_new_leader() {
+    for (kind, verb) in [(FaultKind::KILL, "kill"), (FaultKind::PAUSE, "pause")] {
+        let (log, start) = first_turn_during_an_election(kind, Duration::from_secs(10), 3).await;
+        assert_eq!(log, vec![format!("{verb} n3")], "{verb}: the leader once known");
+        assert_eq!(start["mode"], serde_json::json!("leader"), "{start}");
+        assert_eq!(start["effective"], serde_json::json!(true), "{start}");
+        assert_eq!(start["leaders"], serde_json::json!({"1": "n3"}), "the view the victim came from: {start}");
+    }
+}
+
+#[tokio::test]
+async fn a_leader_never_known_within_the_turn_budget_gives_a_random_victim_recorded_as_such() {
+    let began = std::time::Instant::now();
+    let (log, start) = first_turn_during_an_election(FaultKind::KILL, Duration::from_millis(600), usize::MAX).await;
+    assert!(began.elapsed() < Duration::from_secs(3), "waited {:?}, past the budget", began.elapsed());
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(start["mode"], serde_json::json!("one"), "{start}");
+    assert_eq!(start["effective"], serde_json::json!(false), "no leader was known to be hit: {start}");
+}
+
+#[tokio::test]
+async fn the_first_partition_waits_out_an_election_and_isolates_the_new_leader() {
+    let (_, start) = first_turn_during_an_election(FaultKind::PARTITION, Duration::from_secs(10), 2).await;
+    assert_eq!(start["mode"], serde_json::json!("leader"), "{start}");
+    assert_eq!(start["leaders"], serde_json::json!({"1": "n3"}), "{start}");
+    let grudge = &start["grudge"];
+    assert_eq!(grudge["n3"], serde_json::json!(["n1", "n2"]), "n3 is cut off from the rest: {start}");
+}
+
 #[derive(Default)]
 pub(crate) struct VecSink(pub(crate) Mutex<Vec<Op>>);
 
@@ -103,9 +171,13 @@ fn op_index(v: &[Op]) -> u64 {
 }
 
 pub(crate) fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
+    ctx_with(cluster, sink, Arc::new(FakeOracle))
+}
+
+fn ctx_with(cluster: Arc<FakeCluster>, sink: Arc<VecSink>, oracle: Arc<dyn Oracle>) -> Ctx {
     Ctx {
         control: cluster,
-        oracle: Arc::new(FakeOracle),
+        oracle,
         sink,
         loss_probability: 0.2,
         partition_modes: PartitionMode::ALL.to_vec(),

@@ -27,6 +27,6 @@ impl Fault for Kill {
     }
 
     fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
-        Box::pin(start_process_fault(ctx, &KILL, turn.nth == 0, rng))
+        Box::pin(start_process_fault(ctx, &KILL, turn, rng))
     }
 }

@@ -83,7 +83,20 @@ impl Turn {
     pub fn first() -> Turn {
         Turn { nth: 0, budget: Duration::ZERO }
     }
+
+    /// How long a turn aimed at a leader waits for one to be known: its budget, at most
+    /// [`LEADER_PATIENCE`].
+    pub fn leader_patience(&self) -> Duration {
+        self.budget.min(LEADER_PATIENCE)
+    }
 }
+
+/// The longest a fault aimed at the hot group's leader waits for one to be known. The heal
+/// of the previous fault can start an election (a node back from a partition with a higher
+/// term disrupts the leader when the store has no pre-vote, as etcd 3.4 by default); falling
+/// back to a random node then leaves a short run without a leader fault.
+pub const LEADER_PATIENCE: Duration = Duration::from_secs(3);
+const LEADER_POLL: Duration = Duration::from_millis(250);
 
 /// What `start` did: the event's value, how to undo it, and a phrase for the status line.
 pub struct Started {
@@ -306,10 +319,22 @@ impl Ctx {
         out
     }
 
-    /// The leader of the hot range's group, if known.
-    async fn hot_leader(&self) -> Option<String> {
-        let g = self.oracle.hot_group().await;
-        self.oracle.leader_of(g).await
+    /// Every group's leader and the leader of the hot range's group, from one view. While
+    /// the hot group has no known leader (an election after the last fault's heal), asked
+    /// again every [`LEADER_POLL`] for up to `patience`; then `None` for the hot leader.
+    async fn leaders_and_hot_leader(&self, patience: Duration) -> (BTreeMap<u64, String>, Option<String>) {
+        let hot = self.oracle.hot_group().await;
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            let leaders = self.leaders().await;
+            if let Some(l) = leaders.get(&hot).cloned() {
+                return (leaders, Some(l));
+            }
+            if tokio::time::Instant::now() + LEADER_POLL > deadline {
+                return (leaders, None);
+            }
+            tokio::time::sleep(LEADER_POLL).await;
+        }
     }
 
     /// Polls the job's phase until it is terminal or `budget` has passed; the last phase

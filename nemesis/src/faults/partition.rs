@@ -38,11 +38,12 @@ impl Fault for Partition {
     }
 
     fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
-        Box::pin(start_partition(ctx, turn.nth == 0, rng))
+        Box::pin(start_partition(ctx, turn, rng))
     }
 }
 
-async fn start_partition(ctx: &Ctx, first: bool, rng: &mut StdRng) -> Started {
+async fn start_partition(ctx: &Ctx, turn: Turn, rng: &mut StdRng) -> Started {
+    let first = turn.nth == 0;
     let nodes = ctx.node_names();
     let modes = if ctx.partition_modes.is_empty() { PartitionMode::all_for(nodes.len()) } else { ctx.partition_modes.clone() };
     let mode = if first && modes.contains(&PartitionMode::Leader) {
@@ -50,8 +51,11 @@ async fn start_partition(ctx: &Ctx, first: bool, rng: &mut StdRng) -> Started {
     } else {
         *modes.choose(rng).unwrap_or(&PartitionMode::One)
     };
-    let leaders = ctx.leaders().await;
-    let hot_leader = if mode == PartitionMode::Leader { ctx.hot_leader().await } else { None };
+    let (leaders, hot_leader) = if mode == PartitionMode::Leader {
+        ctx.leaders_and_hot_leader(turn.leader_patience()).await
+    } else {
+        (ctx.leaders().await, None)
+    };
     let g = grudge::grudge(mode, &nodes, hot_leader.as_deref(), rng);
     let errors = apply_grudge(ctx, &g).await;
     let cut_leaders: Vec<u64> = leaders.iter().filter(|(_, l)| !grudge::has_majority(&g, &nodes, l)).map(|(g, _)| *g).collect();

@@ -27,6 +27,6 @@ impl Fault for Pause {
     }
 
     fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
-        Box::pin(start_process_fault(ctx, &PAUSE, turn.nth == 0, rng))
+        Box::pin(start_process_fault(ctx, &PAUSE, turn, rng))
     }
 }
