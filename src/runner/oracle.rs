@@ -167,6 +167,9 @@ impl Oracle for StoreOracle {
                 detail: serde_json::json!(detail),
                 job_id: None,
             };
+            if !self.has_catalog {
+                return Some(refused("the store has no route catalog to split"));
+            }
             let Some((catalog, client)) = self.catalog().await else {
                 return Some(refused("no node answered ListRoutes"));
             };

@@ -6,7 +6,7 @@
 use super::oracle::StoreOracle;
 use super::sink::JsonlSink;
 use crate::fake_target::{down, unserved_data_ops};
-use analysis::history::{CatalogSnapshot, RouteRecord};
+use analysis::history::{CatalogSnapshot, HistorySink, RouteRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::Oracle;
@@ -84,8 +84,25 @@ fn cluster_of(up: [bool; 3], has_catalog: bool) -> (Vec<Arc<FakeNode>>, StoreOra
     let endpoints = nodes.iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: String::new() }).collect();
     let dir = tempfile::tempdir().unwrap();
     let sink = Arc::new(JsonlSink::create(&dir.path().join("history.jsonl")).unwrap());
+    sink.record(write_invoke("k"));
     let oracle = StoreOracle::new(endpoints, Arc::new(Fakes(nodes.clone())), vec![1], sink, has_catalog);
     (nodes, oracle, dir)
+}
+
+/// A client's invoke of a write to `key`: the hot key the oracle then sees.
+fn write_invoke(key: &str) -> analysis::history::Op {
+    analysis::history::Op {
+        index: 0,
+        kind: analysis::history::OpType::Invoke,
+        process: analysis::history::Process::Client(1),
+        f: "write".into(),
+        key: Some(key.into()),
+        value: serde_json::json!(1),
+        time: 0,
+        node: None,
+        error: None,
+        meta: None,
+    }
 }
 
 fn calls(nodes: &[Arc<FakeNode>]) -> Vec<u64> {
@@ -133,6 +150,9 @@ async fn a_store_without_a_catalog_is_never_asked_for_one() {
     let started = std::time::Instant::now();
     assert_eq!(oracle.route_at("k").await, None);
     assert_eq!(oracle.hot_group().await, 1, "the default group");
+    let split = oracle.split_hot(false).await.expect("a hot key to split at");
+    assert!(!split.accepted);
+    assert_eq!(split.detail, serde_json::json!("the store has no route catalog to split"), "not 'no node answered'");
     assert!(started.elapsed() < Duration::from_millis(200), "waited {:?} for a catalog that does not exist", started.elapsed());
     assert_eq!(calls(&nodes), [0, 0, 0], "its target says it has none");
 }

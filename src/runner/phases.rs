@@ -317,9 +317,9 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     // Main phase: workload, catalog watcher and nemesis together.
     let stats = Arc::new(workloads::stats::Stats::new());
     let watcher_cancel = CancellationToken::new();
+    let has_catalog = plan.db.reports().catalog;
     let watcher = tokio::spawn({
         let (connector, nodes, sink, cancel) = (connector.clone(), nodes.clone(), sink.clone(), watcher_cancel.clone());
-        let has_catalog = plan.db.reports().catalog;
         async move {
             if !has_catalog {
                 cancel.cancelled().await;
@@ -332,7 +332,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let nemesis = Nemesis {
         ctx: Ctx {
             control: cluster.clone(),
-            oracle: Arc::new(StoreOracle::new(nodes.clone(), connector.clone(), groups.clone(), sink.clone(), plan.db.reports().catalog)),
+            oracle: Arc::new(StoreOracle::new(nodes.clone(), connector.clone(), groups.clone(), sink.clone(), has_catalog)),
             sink: sink.clone(),
             loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),

@@ -189,6 +189,14 @@ impl Default for WorkloadConfig {
     }
 }
 
+/// `v` is a fraction (0..=1; NaN is not); the error names the option `name`.
+fn check_fraction(name: &str, v: f64) -> anyhow::Result<()> {
+    if !(0.0..=1.0).contains(&v) {
+        bail!("{name} must be between 0 and 1, got {v}");
+    }
+    Ok(())
+}
+
 impl WorkloadConfig {
     /// Sensible defaults for each workload: the common base below, adjusted by the
     /// workload's own [`crate::generators::WorkloadSpec::defaults`]. The hotspot defaults send 70% of operations
@@ -235,9 +243,7 @@ impl WorkloadConfig {
     /// their ratio to each other (all writes when the defaults had no room for either).
     /// An `f` outside 0..=1 is refused with the flag's name.
     pub fn set_read_fraction(&mut self, f: f64) -> anyhow::Result<()> {
-        if !(0.0..=1.0).contains(&f) {
-            bail!("--read-fraction must be between 0 and 1, got {f}");
-        }
+        check_fraction("--read-fraction", f)?;
         let rest = 1.0 - self.read_fraction;
         let cas_share = if rest > 0.0 { self.cas_fraction / rest } else { 0.0 };
         self.read_fraction = f;
@@ -247,15 +253,9 @@ impl WorkloadConfig {
 
     /// Checks ranges and consistency; the error names the offending option.
     pub fn validate(&self) -> anyhow::Result<()> {
-        let fraction = |name: &str, v: f64| -> anyhow::Result<()> {
-            if !(0.0..=1.0).contains(&v) {
-                bail!("{name} must be between 0 and 1, got {v}");
-            }
-            Ok(())
-        };
-        fraction("insert_fraction", self.insert_fraction)?;
-        fraction("read_fraction", self.read_fraction)?;
-        fraction("cas_fraction", self.cas_fraction)?;
+        check_fraction("insert_fraction", self.insert_fraction)?;
+        check_fraction("read_fraction", self.read_fraction)?;
+        check_fraction("cas_fraction", self.cas_fraction)?;
         if self.read_fraction + self.cas_fraction > 1.0 + 1e-9 {
             bail!("read_fraction + cas_fraction must not exceed 1 (got {} + {})", self.read_fraction, self.cas_fraction);
         }
