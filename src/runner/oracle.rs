@@ -64,21 +64,21 @@ impl StoreOracle {
     }
 
     /// The catalog, from the first node that answers; asked again for a few seconds while
-    /// none does. `None` at once for a store that has no catalog.
-    async fn catalog(&self) -> Option<(CatalogSnapshot, Arc<dyn KvTarget>)> {
+    /// none does. At once, for a store that has no catalog, the error that says so.
+    async fn catalog(&self) -> Result<(CatalogSnapshot, Arc<dyn KvTarget>), &'static str> {
         if !self.has_catalog {
-            return None;
+            return Err("the store has no route catalog to split");
         }
         let deadline = tokio::time::Instant::now() + CATALOG_PATIENCE;
         loop {
             for (i, c) in self.clients() {
                 if let Ok(s) = within_limit(c.list_routes()).await {
                     self.note_answer(i);
-                    return Some((s, c));
+                    return Ok((s, c));
                 }
             }
             if tokio::time::Instant::now() + CATALOG_RETRY > deadline {
-                return None;
+                return Err("no node answered ListRoutes");
             }
             tokio::time::sleep(CATALOG_RETRY).await;
         }
@@ -145,7 +145,7 @@ impl Oracle for StoreOracle {
         async move {
             let default = self.groups.first().copied().unwrap_or(1);
             let Some(key) = self.sink.hottest_key() else { return default };
-            let Some((catalog, _)) = self.catalog().await else { return default };
+            let Ok((catalog, _)) = self.catalog().await else { return default };
             route_of(&catalog.routes, &key).map(|r| r.group).unwrap_or(default)
         }
         .boxed()
@@ -167,11 +167,9 @@ impl Oracle for StoreOracle {
                 detail: serde_json::json!(detail),
                 job_id: None,
             };
-            if !self.has_catalog {
-                return Some(refused("the store has no route catalog to split"));
-            }
-            let Some((catalog, client)) = self.catalog().await else {
-                return Some(refused("no node answered ListRoutes"));
+            let (catalog, client) = match self.catalog().await {
+                Ok(found) => found,
+                Err(why) => return Some(refused(why)),
             };
             let moves = cross_group && self.groups.len() > 1;
             let (route, split_key, rank) = match splittable_hot_key(&catalog.routes, &hot, moves) {
@@ -233,7 +231,7 @@ impl Oracle for StoreOracle {
                     Err(_) => continue,
                 }
             }
-            let (catalog, _) = self.catalog().await?;
+            let (catalog, _) = self.catalog().await.ok()?;
             catalog.jobs.into_iter().find(|j| j.id == job_id)
         }
         .boxed()
@@ -253,7 +251,7 @@ impl Oracle for StoreOracle {
                     Err(_) => continue,
                 }
             }
-            let (catalog, _) = self.catalog().await?;
+            let (catalog, _) = self.catalog().await.ok()?;
             live(catalog.jobs)
         }
         .boxed()
@@ -261,7 +259,7 @@ impl Oracle for StoreOracle {
 
     fn route_at<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Option<(u64, u64)>> {
         async move {
-            let (catalog, _) = self.catalog().await?;
+            let (catalog, _) = self.catalog().await.ok()?;
             route_of(&catalog.routes, key).map(|r| (r.group, r.epoch))
         }
         .boxed()

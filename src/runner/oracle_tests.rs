@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use workloads::client::{CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, SplitReply, SplitRequest};
+use workloads::execute::invoke_entry;
+use workloads::generators::OpSpec;
 
 struct FakeNode {
     name: String,
@@ -84,25 +86,9 @@ fn cluster_of(up: [bool; 3], has_catalog: bool) -> (Vec<Arc<FakeNode>>, StoreOra
     let endpoints = nodes.iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: String::new() }).collect();
     let dir = tempfile::tempdir().unwrap();
     let sink = Arc::new(JsonlSink::create(&dir.path().join("history.jsonl")).unwrap());
-    sink.record(write_invoke("k"));
+    sink.record(invoke_entry(1, "n1", &OpSpec::Write { key: "k".into(), value: 1 }));
     let oracle = StoreOracle::new(endpoints, Arc::new(Fakes(nodes.clone())), vec![1], sink, has_catalog);
     (nodes, oracle, dir)
-}
-
-/// A client's invoke of a write to `key`: the hot key the oracle then sees.
-fn write_invoke(key: &str) -> analysis::history::Op {
-    analysis::history::Op {
-        index: 0,
-        kind: analysis::history::OpType::Invoke,
-        process: analysis::history::Process::Client(1),
-        f: "write".into(),
-        key: Some(key.into()),
-        value: serde_json::json!(1),
-        time: 0,
-        node: None,
-        error: None,
-        meta: None,
-    }
 }
 
 fn calls(nodes: &[Arc<FakeNode>]) -> Vec<u64> {
