@@ -1,6 +1,7 @@
 //! End-to-end: `faultline test --cluster netns` runs refkv as plain processes in network
-//! namespaces (no Docker). A clean run is valid; a `--bug no-fence` run is invalid; nothing
-//! is left behind (no namespace, no host link) and the host's firewall never changes.
+//! namespaces (no Docker). A clean run is valid; a `--bug no-fence` run under the `move`
+//! nemesis (the detection matrix's row) is invalid; nothing is left behind (no namespace, no
+//! host link) and the host's firewall never changes.
 //! Needs root; without it the run must refuse with a message that says so.
 
 mod test_support;
@@ -20,11 +21,31 @@ fn faultline_namespaces() -> Vec<String> {
         .collect()
 }
 
-/// The split + kill scenario refkv's no-fence bug needs (forced cross-group moves of the
-/// hot range, kills keeping stale routes around), as in the detection matrix.
-fn netns_run(name: &str, seconds: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Output) {
-    let mut args = vec!["--cluster", "netns", "--nemesis", "split,kill", "--time-limit", seconds, "--nemesis-interval", "4", "--test-name", name];
-    args.extend_from_slice(extra);
+/// A clean run: forced splits (cross-group moves among them) and kills, 40 s.
+const CLEAN: &[&str] = &["--nemesis", "split,kill", "--time-limit", "40", "--nemesis-interval", "4"];
+
+/// The detection matrix's `no-fence` row (`src/matrix/configs.rs`): a move aimed at BACKFILL
+/// with slow copies, whose paused source leader then takes stale writes. Forced splits every
+/// 4 s with kills (this test until 2026-12-02) missed the bug by chance: one full test run in
+/// two days had three cross-group moves in 60 s and no write in their windows.
+const NO_FENCE: &[&str] = &[
+    "--bug",
+    "no-fence",
+    "--nemesis",
+    "move",
+    "--time-limit",
+    "20",
+    "--nemesis-interval",
+    "5",
+    "--move-phase",
+    "BACKFILL",
+    "--server-arg=--copy-bytes-per-sec=50",
+    "--no-auto-split",
+];
+
+fn netns_run(name: &str, scenario: &[&str]) -> (std::path::PathBuf, std::process::Output) {
+    let mut args = vec!["--cluster", "netns", "--test-name", name];
+    args.extend_from_slice(scenario);
     run_test(name, &args)
 }
 
@@ -42,14 +63,14 @@ fn assert_nothing_left(run: &std::path::Path) {
 fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     let _one = lock();
     if !is_root() {
-        let (_, out) = netns_run("netns-no-root", "40", &[]);
+        let (_, out) = netns_run("netns-no-root", CLEAN);
         assert_ne!(out.status.code(), Some(0));
         assert!(String::from_utf8_lossy(&out.stderr).contains("needs root"), "{}", show(&out));
         return;
     }
     let firewall = host_firewall();
 
-    let (run, out) = netns_run("netns-clean", "40", &[]);
+    let (run, out) = netns_run("netns-clean", CLEAN);
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(0), "clean netns run not valid: {verdict:#}\n{}", show(&out));
     assert_eq!(verdict["checkers"]["crashes"]["valid"], serde_json::json!(true), "a clean run's crashes is valid: {verdict:#}");
@@ -59,10 +80,7 @@ fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     assert!(run.join("nodes/n1.log").metadata().map(|m| m.len() > 0).unwrap_or(false), "node logs collected");
     assert_nothing_left(&run);
 
-    // 60 s rather than 40: the bug shows only while a cross-group move runs, and 40 s once
-    // gave the split nemesis a single one (a one-key hot route blocked its next turn; the
-    // oracle now falls back to the next hot key). The longer run is kept as a margin.
-    let (run, out) = netns_run("netns-no-fence", "60", &["--bug", "no-fence"]);
+    let (run, out) = netns_run("netns-no-fence", NO_FENCE);
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(1), "no-fence netns run not invalid: {verdict:#}\n{}", show(&out));
     assert_eq!(verdict["valid"], serde_json::json!(false));
