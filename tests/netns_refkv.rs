@@ -24,25 +24,6 @@ fn faultline_namespaces() -> Vec<String> {
 /// A clean run: forced splits (cross-group moves among them) and kills, 40 s.
 const CLEAN: &[&str] = &["--nemesis", "split,kill", "--time-limit", "40", "--nemesis-interval", "4"];
 
-/// The detection matrix's `no-fence` row (`src/matrix/configs.rs`): a move aimed at BACKFILL
-/// with slow copies, whose paused source leader then takes stale writes. Forced splits every
-/// 4 s with kills (this test until 2026-12-02) missed the bug by chance: one full test run in
-/// two days had three cross-group moves in 60 s and no write in their windows.
-const NO_FENCE: &[&str] = &[
-    "--bug",
-    "no-fence",
-    "--nemesis",
-    "move",
-    "--time-limit",
-    "20",
-    "--nemesis-interval",
-    "5",
-    "--move-phase",
-    "BACKFILL",
-    "--server-arg=--copy-bytes-per-sec=50",
-    "--no-auto-split",
-];
-
 fn netns_run(name: &str, scenario: &[&str]) -> (std::path::PathBuf, std::process::Output) {
     let mut args = vec!["--cluster", "netns", "--test-name", name];
     args.extend_from_slice(scenario);
@@ -80,7 +61,13 @@ fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     assert!(run.join("nodes/n1.log").metadata().map(|m| m.len() > 0).unwrap_or(false), "node logs collected");
     assert_nothing_left(&run);
 
-    let (run, out) = netns_run("netns-no-fence", NO_FENCE);
+    // The detection matrix's no-fence row (a move aimed at BACKFILL with slow copies, 20 s).
+    // Forced splits every 4 s with kills (this test until 2026-12-02) missed the bug by
+    // chance: one full test run had three cross-group moves in 60 s and no write in their
+    // windows.
+    let no_fence = matrix_scenario("no-fence");
+    let no_fence: Vec<&str> = no_fence.iter().map(String::as_str).collect();
+    let (run, out) = netns_run("netns-no-fence", &no_fence);
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(1), "no-fence netns run not invalid: {verdict:#}\n{}", show(&out));
     assert_eq!(verdict["valid"], serde_json::json!(false));

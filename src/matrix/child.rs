@@ -83,7 +83,6 @@ fn test_name(config: &Config) -> String {
 fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
     let mut args: Vec<String> = vec!["test".into(), "--store".into(), plan.store.display().to_string()];
     args.extend(["--test-name".into(), test_name(config), "--no-progress".into()]);
-    args.extend(["--workload".into(), config.workload.into(), "--nemesis".into(), config.nemesis.into()]);
     // A configuration that needs its own length or fault pace says so in its extra flags.
     if !config.extra.contains(&"--time-limit") {
         args.extend(["--time-limit".into(), plan.time_limit.to_string()]);
@@ -91,16 +90,10 @@ fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
     if !config.extra.contains(&"--nemesis-interval") {
         args.extend(["--nemesis-interval".into(), plan.nemesis_interval.to_string()]);
     }
-    if let Some(b) = config.bug {
-        args.extend(["--bug".into(), b.into()]);
-    }
     if let Some(s) = plan.seed {
         args.extend(["--seed".into(), s.wrapping_add(u64::from(run)).to_string()]);
     }
-    args.extend(config.extra.iter().map(|s| s.to_string()));
-    if config.slow_copies {
-        args.extend(super::configs::SLOW_COPIES.iter().map(|s| s.to_string()));
-    }
+    args.extend(config.scenario_args());
     args.extend(plan.test_args.iter().cloned());
     args
 }

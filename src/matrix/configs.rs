@@ -21,6 +21,24 @@ pub struct Config {
     pub expected_kinds: &'static [(&'static str, &'static [&'static str])],
 }
 
+impl Config {
+    /// The `faultline test` flags that make this configuration's scenario: workload, nemesis,
+    /// bug, its extra flags and the slow copies. Length and fault pace come from `extra` when
+    /// the row sets them; the matrix adds its defaults otherwise. End-to-end tests that need
+    /// a bug caught run exactly these, so they cannot drift from the measured row.
+    pub fn scenario_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = vec!["--workload".into(), self.workload.into(), "--nemesis".into(), self.nemesis.into()];
+        if let Some(b) = self.bug {
+            args.extend(["--bug".into(), b.into()]);
+        }
+        args.extend(self.extra.iter().map(|s| s.to_string()));
+        if self.slow_copies {
+            args.extend(SLOW_COPIES.iter().map(|s| s.to_string()));
+        }
+        args
+    }
+}
+
 /// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b), (f)),
 /// including the target of an abandoned move.
 pub const WRONG_OWNER_KINDS: &[&str] =
