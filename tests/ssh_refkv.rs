@@ -11,6 +11,9 @@
 //!   run (5 nodes, partitions at five) sweeps them, is valid, and leaves nothing.
 //! - Ctrl-C while a partition's rules are in place: the run heals, downloads the logs, exits
 //!   `unknown` (2) and leaves nothing.
+//! - a harness killed with SIGKILL while a partition's rules are in place: `faultline cleanup
+//!   --hosts ...` with a refused key changes nothing; with the right one it removes the
+//!   rules, the servers and the files.
 //!
 //! Gated only on this machine being able to create network namespaces (root); otherwise
 //! each test says why and passes. sshd and ssh must be installed (`.ci/run` does).
@@ -74,6 +77,19 @@ fn spawn_ssh_run(name: &str, hosts: &SshHosts, remote: &Path, extra: &[&str]) ->
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("faultline starts");
+    (store, child)
+}
+
+/// Starts a 3-host partition run in the background and returns once its first partition's
+/// rules are in place on the hosts.
+fn spawn_until_partitioned(name: &str, hosts: &SshHosts, remote: &Path) -> (std::path::PathBuf, std::process::Child) {
+    let (store, mut child) = spawn_ssh_run(name, hosts, remote, &["--nemesis", "partition", "--nemesis-interval", "3", "--time-limit", "120"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while (0..3).all(|i| hosts.faultline_rules(i).iter().all(|r| !r.contains("DROP"))) {
+        assert!(child.try_wait().expect("wait").is_none(), "faultline exited before partitioning");
+        assert!(std::time::Instant::now() < deadline, "no partition within 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     (store, child)
 }
 
@@ -205,15 +221,8 @@ fn ctrl_c_during_a_partition_heals_downloads_the_logs_and_leaves_nothing() {
     let _one = lock();
     let Some(hosts) = hosts_or_skip(3, "d") else { return };
     let remote = hosts.path("remote");
-    let (store, mut child) =
-        spawn_ssh_run("ssh-interrupt", &hosts, &remote, &["--nemesis", "partition", "--nemesis-interval", "3", "--time-limit", "120"]);
     // Interrupt while the first partition's rules are in place on the hosts.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while (0..3).all(|i| hosts.faultline_rules(i).iter().all(|r| !r.contains("DROP"))) {
-        assert!(child.try_wait().expect("wait").is_none(), "faultline exited before partitioning");
-        assert!(std::time::Instant::now() < deadline, "no partition within 120 s");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    let (store, mut child) = spawn_until_partitioned("ssh-interrupt", &hosts, &remote);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let status = child.wait().expect("faultline exits");
     assert_eq!(status.code(), Some(2), "an interrupted run is unknown");
@@ -222,4 +231,45 @@ fn ctrl_c_during_a_partition_heals_downloads_the_logs_and_leaves_nothing() {
     assert_eq!(nemesis_events(&history, "start-partition").len(), nemesis_events(&history, "stop-partition").len(), "every fault healed");
     assert!((1..=3).all(|n| run.join(format!("nodes/n{n}.log")).exists()), "the logs were downloaded");
     hosts.assert_nothing_left(&remote);
+}
+
+#[test]
+fn cleanup_with_hosts_sweeps_what_a_run_killed_mid_partition_left() {
+    let _one = lock();
+    let Some(hosts) = hosts_or_skip(3, "e") else { return };
+    let remote = hosts.path("remote");
+    let (_, mut child) = spawn_until_partitioned("ssh-cleanup", &hosts, &remote);
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let stray: i32 = std::fs::read_to_string(remote.join("n1/server.pid")).expect("pidfile").trim().parse().expect("a pid");
+    assert!(Path::new(&format!("/proc/{stray}")).exists(), "the killed run's server still runs");
+    assert!((0..3).any(|i| !hosts.faultline_rules(i).is_empty()), "the killed run's rules are still in place");
+
+    // The run's host flags, without its `--cluster ssh`.
+    let cleanup =
+        |key: &Path| faultline().arg("cleanup").args(&ssh_args(&hosts, &remote, key)[2..]).output().expect("faultline cleanup runs");
+    // A key the hosts refuse: the host is named and nothing changes anywhere.
+    let out = cleanup(&hosts.path("other_key"));
+    assert_eq!(out.status.code(), Some(255), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("cannot connect to host {}", hosts.ips[0])), "{}", show(&out));
+    assert!(Path::new(&format!("/proc/{stray}")).exists(), "a refused cleanup killed nothing");
+
+    let out = cleanup(&hosts.key());
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("swept 3 SSH hosts"), "{}", show(&out));
+    let stat = std::fs::read_to_string(format!("/proc/{stray}/stat")).unwrap_or_default();
+    assert!(stat.is_empty() || stat.contains(") Z"), "the stray server was killed: {stat}");
+    hosts.assert_nothing_left(&remote);
+}
+
+#[test]
+fn cleanup_refuses_bad_host_flags_before_connecting() {
+    let out = faultline().args(["cleanup", "--hosts", "127.0.0.1", "--ssh-dir", "relative"]).output().expect("faultline runs");
+    assert_eq!(out.status.code(), Some(254), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--ssh-dir \"relative\" must be an absolute path"), "{}", show(&out));
+    let out = faultline().args(["cleanup", "--hosts", "a,b,a"]).output().expect("faultline runs");
+    assert_eq!(out.status.code(), Some(254), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a is named twice"), "{}", show(&out));
+    let out = faultline().args(["cleanup", "--stale", "--hosts", "a"]).output().expect("faultline runs");
+    assert_eq!(out.status.code(), Some(254), "clap's usage error: {}", show(&out));
 }

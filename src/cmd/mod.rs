@@ -27,7 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a test: start a cluster, run a workload under a nemesis, check the history.
     Test(test::TestArgs),
-    /// Remove every container and network faultline created.
+    /// Remove what faultline created here (containers, networks, namespaces) or, with --hosts, on SSH hosts.
+    #[command(long_about = cleanup::CLEANUP_LONG_ABOUT)]
     Cleanup(cleanup::CleanupArgs),
     /// Build the node image (static refkv + sandbox) used by tests and docker-compose.yml.
     Image(image::ImageArgs),
@@ -49,7 +50,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Test(args) => test::run(args),
-        Command::Cleanup(args) => run_simple("cleanup", cleanup::cleanup(args)),
+        Command::Cleanup(args) => cleanup::run(args),
         Command::Image(args) => run_simple("image", image::build(args)),
         Command::Report(args) => report::run(args),
         Command::Serve(args) => serve::run(args),
@@ -61,7 +62,7 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 /// Runs a small command on a one-thread runtime: exit 0 or 255 with the error.
-fn run_simple(name: &str, fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
+pub(crate) fn run_simple(name: &str, fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

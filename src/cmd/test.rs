@@ -285,7 +285,7 @@ pub fn run(args: TestArgs) -> ExitCode {
     }
 }
 
-mod ssh_args;
+pub(crate) mod ssh_args;
 
 #[cfg(test)]
 mod tests;

@@ -165,10 +165,8 @@ impl SshCluster {
         }
     }
 
-    /// Heals leftover rules, kills our stray servers and wipes our node directories.
     async fn sweep(&self, host: &Host) -> Result<()> {
-        nemesis::net::remove_chain(host).await.with_context(|| format!("removing leftover firewall rules on {}", host.name))?;
-        host.sh(&script::sweep(&self.spec.options.dir)).await.map(drop)
+        sweep_host(host, &self.spec.options.dir).await
     }
 
     fn dir_of(&self, node: &str) -> String {
@@ -239,6 +237,36 @@ impl SshCluster {
     async fn signal(&self, node: &str, sig: &str) -> Result<()> {
         self.host_of(node)?.sh(&script::signal(&self.dir_of(node), sig)).await.map(drop)
     }
+}
+
+/// Heals leftover rules, kills our stray servers and wipes our node directories under `dir`.
+async fn sweep_host(host: &Host, dir: &str) -> Result<()> {
+    nemesis::net::remove_chain(host).await.with_context(|| format!("removing leftover firewall rules on {}", host.name))?;
+    host.sh(&script::sweep(dir)).await.map(drop).with_context(|| format!("sweeping {dir} on {}", host.name))
+}
+
+/// `faultline cleanup --hosts ...`: on every host, what a run's setup sweeps (the FAULTLINE
+/// chain, the servers of ours that pidfiles under `--ssh-dir` name, the node directories),
+/// then `--ssh-dir` itself once empty. Connects to all hosts first, so a host that cannot be
+/// reached or authenticated changes nothing anywhere; then every host is swept even when
+/// one fails, and the error names each that failed.
+pub async fn sweep_hosts(options: &SshOptions) -> Result<Vec<String>> {
+    let names = options.validate()?;
+    let hosts = connect_all(&names, options).await?;
+    let swept = futures::future::join_all(hosts.iter().map(|h| async move {
+        check_firewall(h).await?;
+        sweep_host(h, &options.dir).await?;
+        h.sh(&script::remove_root_if_empty(&options.dir)).await.map(drop)
+    }))
+    .await;
+    let errors: Vec<String> = swept.into_iter().filter_map(|r| r.err()).map(|e| format!("{e:#}")).collect();
+    for h in hosts {
+        h.close().await;
+    }
+    if !errors.is_empty() {
+        bail!("{}", errors.join("; "));
+    }
+    Ok(names)
 }
 
 /// Fails unless `host` can run iptables (as root, or through `--sudo`).

@@ -1,19 +1,20 @@
-//! `faultline test`'s SSH cluster flags (`--hosts`, `--hosts-file`, `--ssh-*`, `--sudo`,
-//! `--remote-binary`), flattened into its options and turned into [`SshOptions`].
+//! The SSH host flags (`--hosts`, `--hosts-file`, `--ssh-*`, `--sudo`) shared by
+//! `faultline test --cluster ssh` and `faultline cleanup`, and `test`'s `--remote-binary`,
+//! turned into [`SshOptions`].
 
 use crate::cluster::ssh::{SshOptions, DEFAULT_DIR};
 use clap::Args;
 use std::path::PathBuf;
 
-/// How faultline reaches the hosts of `--cluster ssh` (see docs/ssh.md).
+/// How faultline reaches SSH hosts (see docs/ssh.md).
 #[derive(Args, Debug, Clone)]
-pub struct SshArgs {
-    /// With `--cluster ssh`: the hosts, one node each, in node order (n1 = the first). Each
-    /// must run sshd and be reachable by the others at the IPv4 address it resolves to here.
+pub struct SshHostArgs {
+    /// The SSH hosts, one node each, in node order (n1 = the first). Each must run sshd and
+    /// be reachable by the others at the IPv4 address it resolves to here.
     #[arg(long, value_name = "HOST,...", value_delimiter = ',', conflicts_with = "hosts_file", help_heading = "SSH cluster")]
     pub hosts: Vec<String>,
 
-    /// With `--cluster ssh`: a file of hosts, one a line (`#` starts a comment).
+    /// A file of SSH hosts, one a line (`#` starts a comment), instead of --hosts.
     #[arg(long, value_name = "FILE", help_heading = "SSH cluster")]
     pub hosts_file: Option<PathBuf>,
 
@@ -30,7 +31,7 @@ pub struct SshArgs {
     pub ssh_port: Option<u16>,
 
     /// A known-hosts file holding the hosts' keys (default: ~/.ssh/known_hosts). Host keys
-    /// are checked strictly: an unknown or changed key fails the run before it starts.
+    /// are checked strictly: an unknown or changed key fails before anything on a host changes.
     #[arg(long, value_name = "FILE", help_heading = "SSH cluster")]
     pub ssh_known_hosts: Option<PathBuf>,
 
@@ -42,6 +43,13 @@ pub struct SshArgs {
     /// pidfiles, the uploaded binary) are created and, at setup and teardown, removed.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR, help_heading = "SSH cluster")]
     pub ssh_dir: String,
+}
+
+/// `faultline test`'s SSH cluster flags: the hosts and the server binary.
+#[derive(Args, Debug, Clone)]
+pub struct SshArgs {
+    #[command(flatten)]
+    pub host_args: SshHostArgs,
 
     /// A server binary already on every host (nothing is uploaded); default: upload
     /// --db-binary, or the target's default binary (refkv: built here, static).
@@ -49,7 +57,8 @@ pub struct SshArgs {
     pub remote_binary: Option<String>,
 }
 
-impl SshArgs {
+impl SshHostArgs {
+    /// Options without a remote binary: `test` adds its own.
     pub fn into_options(self) -> SshOptions {
         SshOptions {
             hosts: self.hosts.into_iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect(),
@@ -60,7 +69,18 @@ impl SshArgs {
             known_hosts: self.ssh_known_hosts,
             sudo: self.sudo,
             dir: self.ssh_dir,
-            remote_binary: self.remote_binary,
+            remote_binary: None,
         }
+    }
+
+    /// Whether any host was named (`--hosts` or `--hosts-file`).
+    pub fn names_hosts(&self) -> bool {
+        self.hosts.iter().any(|h| !h.trim().is_empty()) || self.hosts_file.is_some()
+    }
+}
+
+impl SshArgs {
+    pub fn into_options(self) -> SshOptions {
+        SshOptions { remote_binary: self.remote_binary, ..self.host_args.into_options() }
     }
 }
