@@ -91,15 +91,19 @@ pub fn route_of<'a>(routes: &'a [RouteRecord], key: &str) -> Option<&'a RouteRec
     routes.iter().find(|r| route_contains(r, key))
 }
 
-/// A split point for `key` strictly inside `route`: the key itself, or (when it is the
-/// route's start) the key's immediate successor.
+/// A same-group split point for `key` strictly inside `route`: the key's immediate
+/// successor, or (when the key already ends its route) the key itself. The successor comes
+/// first so that the key stays strictly inside the left child: a later move can then split
+/// at the key and carry it away. Split at the key, it would start its route for good, and
+/// every later move of it would carry only the keys after it (the early-cutover misses of
+/// 2026-12-04: two of three moves in a run carried no workload key).
 pub fn split_point(route: &RouteRecord, key: &str) -> Option<String> {
     let inside = |k: &str| route.start.as_str() < k && (route.end.is_empty() || k < route.end.as_str());
-    if inside(key) {
-        return Some(key.to_string());
-    }
     let succ = format!("{key}\0");
-    inside(&succ).then_some(succ)
+    if inside(&succ) {
+        return Some(succ);
+    }
+    inside(key).then(|| key.to_string())
 }
 
 /// The hottest of `hot` (hottest first) whose route can be split at it: the route, the
@@ -312,8 +316,9 @@ mod tests {
     #[test]
     fn split_points_are_strictly_inside_the_route() {
         let r = route(2, "m", "t", 1);
-        assert_eq!(split_point(&r, "p").as_deref(), Some("p"));
+        assert_eq!(split_point(&r, "p").as_deref(), Some("p\0"), "the key stays inside the left child");
         assert_eq!(split_point(&r, "m").as_deref(), Some("m\0"), "the start itself cannot split");
+        assert_eq!(split_point(&route(4, "a", "p\0", 1), "p").as_deref(), Some("p"), "a key ending its route splits it off");
         assert_eq!(split_point(&route(3, "m", "m\0", 1), "m"), None, "a one-key route cannot split");
     }
 
@@ -322,9 +327,20 @@ mod tests {
         let routes = vec![route(1, "", "a", 1), route(2, "a", "a\0", 2), route(3, "a\0", "", 1)];
         let hot = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
         let (r, split, rank) = splittable_hot_key(&routes, &hot(&["a", "c", "b"]), false).unwrap();
-        assert_eq!((r.id, split.as_str(), rank), (3, "c", 1));
+        assert_eq!((r.id, split.as_str(), rank), (3, "c\0", 1));
         assert_eq!(splittable_hot_key(&routes, &hot(&["a"]), false).unwrap_err(), "no hot key's route can be split at it");
         assert_eq!(splittable_hot_key(&[], &hot(&["a"]), true).unwrap_err(), "no route holds the hottest key");
+    }
+
+    #[test]
+    fn after_a_same_group_split_a_move_still_carries_the_hot_key() {
+        let hot = vec!["k".to_string()];
+        let whole = vec![route(1, "", "", 1)];
+        let (_, split, _) = splittable_hot_key(&whole, &hot, false).unwrap();
+        assert_eq!(split, "k\0");
+        let halves = vec![route(1, "", "k\0", 1), route(2, "k\0", "", 1)];
+        let (r, split, _) = splittable_hot_key(&halves, &hot, true).unwrap();
+        assert_eq!((r.id, split.as_str()), (1, "k"), "split at the key: the moving child is [k, k\\0)");
     }
 
     #[test]
