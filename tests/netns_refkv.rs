@@ -65,9 +65,7 @@ fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     // Forced splits every 4 s with kills (this test until 2026-12-02) missed the bug by
     // chance: one full test run had three cross-group moves in 60 s and no write in their
     // windows.
-    let no_fence = matrix_scenario("no-fence");
-    let no_fence: Vec<&str> = no_fence.iter().map(String::as_str).collect();
-    let (run, out) = netns_run("netns-no-fence", &no_fence);
+    let (run, out) = netns_run("netns-no-fence", &matrix_scenario("no-fence"));
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(1), "no-fence netns run not invalid: {verdict:#}\n{}", show(&out));
     assert_eq!(verdict["valid"], serde_json::json!(false));

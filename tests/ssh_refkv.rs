@@ -120,9 +120,7 @@ fn ssh_clean_run_is_valid_no_fence_is_invalid_and_nothing_is_left() {
 
     // Forced splits with kills for 40 s (this test until 2026-12-04) missed the bug in CI: the
     // bug shows only while a cross-group move runs, and that run had no write in its windows.
-    let no_fence = matrix_scenario("no-fence");
-    let no_fence: Vec<&str> = no_fence.iter().map(String::as_str).collect();
-    let (run, out) = ssh_run("ssh-no-fence", &hosts, &remote, &no_fence);
+    let (run, out) = ssh_run("ssh-no-fence", &hosts, &remote, &matrix_scenario("no-fence"));
     let verdict = results(&run);
     assert_eq!(out.status.code(), Some(1), "no-fence ssh run not invalid: {verdict:#}\n{}", show(&out));
     assert_eq!(verdict["checkers"]["epoch-authority"]["valid"], serde_json::json!(false), "{verdict:#}");

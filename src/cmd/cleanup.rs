@@ -34,19 +34,21 @@ pub struct CleanupArgs {
 /// Runs `faultline cleanup`; SSH host flags that cannot be right are refused (exit 254)
 /// before any connection.
 pub fn run(args: CleanupArgs) -> ExitCode {
-    if args.ssh.names_hosts() {
-        let options = args.ssh.into_options();
-        if let Err(e) = options.validate() {
-            eprintln!("faultline cleanup: error: {e:#}");
-            return ExitCode::from(crate::exit::BAD_ARGS);
-        }
-        return super::run_simple("cleanup", sweep_ssh_hosts(options));
+    let options = args.ssh.into_options();
+    if !options.names_hosts() {
+        return super::run_simple("cleanup", cleanup_here(args.stale));
     }
-    super::run_simple("cleanup", cleanup_here(args.stale))
+    match options.validate() {
+        Ok(hosts) => super::run_simple("cleanup", sweep_ssh_hosts(hosts, options)),
+        Err(e) => {
+            eprintln!("faultline cleanup: error: {e:#}");
+            ExitCode::from(crate::exit::BAD_ARGS)
+        }
+    }
 }
 
-async fn sweep_ssh_hosts(options: SshOptions) -> anyhow::Result<()> {
-    let hosts = crate::cluster::ssh::sweep_hosts(&options).await?;
+async fn sweep_ssh_hosts(hosts: Vec<String>, options: SshOptions) -> anyhow::Result<()> {
+    crate::cluster::ssh::sweep_hosts(&hosts, &options).await?;
     println!("swept {} SSH hosts ({}) under {}", hosts.len(), hosts.join(", "), options.dir);
     Ok(())
 }

@@ -93,7 +93,7 @@ fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
     if let Some(s) = plan.seed {
         args.extend(["--seed".into(), s.wrapping_add(u64::from(run)).to_string()]);
     }
-    args.extend(config.scenario_args());
+    args.extend(config.scenario_args().into_iter().map(String::from));
     args.extend(plan.test_args.iter().cloned());
     args
 }

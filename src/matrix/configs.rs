@@ -26,14 +26,14 @@ impl Config {
     /// bug, its extra flags and the slow copies. Length and fault pace come from `extra` when
     /// the row sets them; the matrix adds its defaults otherwise. End-to-end tests that need
     /// a bug caught run exactly these, so they cannot drift from the measured row.
-    pub fn scenario_args(&self) -> Vec<String> {
-        let mut args: Vec<String> = vec!["--workload".into(), self.workload.into(), "--nemesis".into(), self.nemesis.into()];
+    pub fn scenario_args(&self) -> Vec<&'static str> {
+        let mut args = vec!["--workload", self.workload, "--nemesis", self.nemesis];
         if let Some(b) = self.bug {
-            args.extend(["--bug".into(), b.into()]);
+            args.extend(["--bug", b]);
         }
-        args.extend(self.extra.iter().map(|s| s.to_string()));
+        args.extend(self.extra);
         if self.slow_copies {
-            args.extend(SLOW_COPIES.iter().map(|s| s.to_string()));
+            args.extend(SLOW_COPIES);
         }
         args
     }

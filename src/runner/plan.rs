@@ -104,7 +104,7 @@ impl Plan {
                 resolved = with_ssh_hosts(args, &mut notes).map_err(|e| bad(format!("{e:#}")))?;
                 &resolved
             }
-            _ if !args.ssh.hosts.is_empty() || args.ssh.hosts_file.is_some() => {
+            _ if args.ssh.names_hosts() => {
                 return Err(bad(format!("--hosts and --hosts-file need --cluster ssh (this run is --cluster {})", args.cluster.name())));
             }
             _ => args,

@@ -114,6 +114,6 @@ pub fn run_test(name: &str, extra: &[&str]) -> (PathBuf, Output) {
 /// The `faultline test` flags of the detection matrix's row for `bug` (workload, nemesis, bug,
 /// length, pace, slow copies: `src/matrix/configs.rs`), so that an end-to-end test that needs
 /// the bug caught runs the scenario the matrix measured, not a copy that can drift from it.
-pub fn matrix_scenario(bug: &str) -> Vec<String> {
+pub fn matrix_scenario(bug: &str) -> Vec<&'static str> {
     faultline::matrix::configs::config_for(Some(bug)).unwrap_or_else(|| panic!("no matrix row for {bug}")).scenario_args()
 }

@@ -76,6 +76,11 @@ impl SshOptions {
         Ok(hosts)
     }
 
+    /// Whether any host was named (`--hosts` or `--hosts-file`).
+    pub fn names_hosts(&self) -> bool {
+        !self.hosts.is_empty() || self.hosts_file.is_some()
+    }
+
     /// Checks what can be checked before connecting; the error names the flag.
     pub fn validate(&self) -> Result<Vec<String>> {
         let hosts = self.host_list()?;
@@ -245,14 +250,14 @@ async fn sweep_host(host: &Host, dir: &str) -> Result<()> {
     host.sh(&script::sweep(dir)).await.map(drop).with_context(|| format!("sweeping {dir} on {}", host.name))
 }
 
-/// `faultline cleanup --hosts ...`: on every host, what a run's setup sweeps (the FAULTLINE
+/// `faultline cleanup --hosts ...`: on every host of `names` (as [`SshOptions::validate`]
+/// gives them), what a run's setup sweeps (the FAULTLINE
 /// chain, the servers of ours that pidfiles under `--ssh-dir` name, the node directories),
 /// then `--ssh-dir` itself once empty. Connects to all hosts first, so a host that cannot be
 /// reached or authenticated changes nothing anywhere; then every host is swept even when
 /// one fails, and the error names each that failed.
-pub async fn sweep_hosts(options: &SshOptions) -> Result<Vec<String>> {
-    let names = options.validate()?;
-    let hosts = connect_all(&names, options).await?;
+pub async fn sweep_hosts(names: &[String], options: &SshOptions) -> Result<()> {
+    let hosts = connect_all(names, options).await?;
     let swept = futures::future::join_all(hosts.iter().map(|h| async move {
         check_firewall(h).await?;
         sweep_host(h, &options.dir).await?;
@@ -266,7 +271,7 @@ pub async fn sweep_hosts(options: &SshOptions) -> Result<Vec<String>> {
     if !errors.is_empty() {
         bail!("{}", errors.join("; "));
     }
-    Ok(names)
+    Ok(())
 }
 
 /// Fails unless `host` can run iptables (as root, or through `--sudo`).

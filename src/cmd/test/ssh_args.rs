@@ -72,11 +72,6 @@ impl SshHostArgs {
             remote_binary: None,
         }
     }
-
-    /// Whether any host was named (`--hosts` or `--hosts-file`).
-    pub fn names_hosts(&self) -> bool {
-        self.hosts.iter().any(|h| !h.trim().is_empty()) || self.hosts_file.is_some()
-    }
 }
 
 impl SshArgs {
