@@ -43,7 +43,7 @@ fn no_docker_client(e: std::io::Error) -> anyhow::Error {
     if e.kind() == std::io::ErrorKind::NotFound {
         anyhow::anyhow!(
             "the `docker` command was not found: faultline's Docker cluster needs the Docker CLI \
-             and a running engine (install docker.io, or run with a cluster that needs no Docker)"
+             and a running engine (install docker.io, or run without Docker: `--cluster netns`, as root)"
         )
     } else {
         anyhow::anyhow!("could not run `docker`: {e}")
@@ -57,7 +57,9 @@ pub async fn check_engine() -> Result<String> {
         Ok(_) => bail!("the Docker engine did not report a version; is it running? (`docker info`)"),
         Err(e) => Err(e).context(
             "the Docker engine is not reachable: start it (e.g. `service docker start` or \
-             `systemctl start docker`) and check that `docker info` works for this user",
+             `systemctl start docker`) and check that `docker info` works for this user; \
+             or run without Docker: `--cluster netns` (as root) runs each node as a process \
+             in its own network namespace",
         ),
     }
 }

@@ -67,7 +67,7 @@ fn assert_crash_is_a_finding(run: &Path, out: &std::process::Output) -> History 
 fn netns_a_node_that_panics_is_invalid_and_stays_down() {
     let _one = lock();
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: --cluster netns needs root");
+        missing_prerequisite("--cluster netns needs root");
         return;
     }
     let (run, out) = crash_run("crash-netns", "netns", &[]);

@@ -17,7 +17,7 @@ fn etcd_already_on_the_hosts_runs_valid_over_ssh_and_leaves_nothing() {
     let _one = lock();
     let hosts = match SshHosts::create(3, "e") {
         Ok(h) => h,
-        Err(why) => return eprintln!("skipped: cannot set up sshd hosts here: {why}"),
+        Err(why) => return missing_prerequisite(&format!("cannot set up sshd hosts here: {why}")),
     };
     assert!(std::path::Path::new(ETCD).exists(), "{ETCD} is missing (apt-get install etcd-server)");
     let remote = hosts.path("remote");

@@ -19,7 +19,7 @@ fn five_host_run(name: &str, tag: &str, extra: &[&str]) {
     let _one = lock();
     let hosts = match SshHosts::create(5, tag) {
         Ok(h) => h,
-        Err(why) => return eprintln!("skipped: cannot set up sshd hosts here: {why}"),
+        Err(why) => return missing_prerequisite(&format!("cannot set up sshd hosts here: {why}")),
     };
     let remote = hosts.path("remote");
     let (key, known, dir, list) =

@@ -32,7 +32,7 @@ fn hosts_or_skip(n: usize, tag: &str) -> Option<SshHosts> {
     match SshHosts::create(n, tag) {
         Ok(h) => Some(h),
         Err(why) => {
-            eprintln!("skipped: cannot set up sshd hosts here: {why}");
+            missing_prerequisite(&format!("cannot set up sshd hosts here: {why}"));
             None
         }
     }

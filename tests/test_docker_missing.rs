@@ -17,6 +17,7 @@ fn a_stopped_engine_is_reported_clearly() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(255), "{args:?}: {}", show(&out));
         assert!(stderr.contains("Docker engine is not reachable"), "{args:?}: {stderr}");
+        assert!(stderr.contains("`--cluster netns` (as root)"), "names the way to run without Docker: {stderr}");
     }
 }
 
@@ -27,6 +28,7 @@ fn a_missing_docker_cli_is_reported_clearly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(255), "{}", show(&out));
     assert!(stderr.contains("`docker` command was not found"), "{stderr}");
+    assert!(stderr.contains("`--cluster netns`"), "names the way to run without Docker: {stderr}");
 }
 
 #[test]

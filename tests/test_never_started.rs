@@ -15,7 +15,7 @@ fn a_run_that_never_started_still_writes_an_unknown_verdict() {
         .output()
         .expect("faultline runs");
     if String::from_utf8_lossy(&out.stderr).contains("Docker engine is not reachable") {
-        eprintln!("skipped: no Docker engine, so the run stops before it has a directory");
+        missing_prerequisite("no Docker engine, so the run stops before it has a directory");
         return;
     }
     assert_eq!(out.status.code(), Some(255), "{}", show(&out));

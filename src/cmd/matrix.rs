@@ -146,8 +146,24 @@ fn write_results(plan: &MatrixPlan, args: &MatrixArgs, outcome: &matrix::MatrixO
 
 /// This invocation as a person would type it.
 fn command_line() -> String {
+    shown_command(std::env::args().skip(1))
+}
+
+/// The arguments as a person would type them, without `--store DIR`: where the runs were
+/// kept is a folder of the machine that ran them, not part of what was measured.
+fn shown_command(args: impl Iterator<Item = String>) -> String {
     let mut parts = vec!["faultline".to_string()];
-    parts.extend(std::env::args().skip(1).map(|a| if a.contains(' ') { format!("'{a}'") } else { a }));
+    let mut args = args.peekable();
+    while let Some(a) = args.next() {
+        if a == "--store" {
+            args.next();
+            continue;
+        }
+        if a.starts_with("--store=") {
+            continue;
+        }
+        parts.push(if a.contains(' ') { format!("'{a}'") } else { a });
+    }
     parts.join(" ")
 }
 
@@ -210,4 +226,15 @@ fn rows_command(path: &std::path::Path) -> Option<String> {
 fn measured_from_dir(rows: &std::path::Path) -> Option<String> {
     let name = rows.parent()?.file_name()?.to_str()?;
     name.ends_with('Z').then(|| format!("runs started {name} (UTC)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_command;
+
+    #[test]
+    fn the_shown_command_leaves_out_the_store_folder() {
+        let args = ["matrix", "--runs", "10", "--store", "/var/runs/x", "--test-arg=--image=a b", "--store=/y"];
+        assert_eq!(shown_command(args.iter().map(|a| a.to_string())), "faultline matrix --runs 10 '--test-arg=--image=a b'");
+    }
 }

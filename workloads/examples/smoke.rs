@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run -p workloads --example smoke -- \
 //!     --nodes n1=127.0.0.1:17001,n2=127.0.0.1:17002,n3=127.0.0.1:17003 \
-//!     --groups 3 --workload hotspot --time-limit 20 --out /tmp/smoke.jsonl [--rate 500]
+//!     --groups 3 --workload hotspot --time-limit 20 --out smoke.jsonl [--rate 500]
 //! ```
 
 use analysis::history::{HistorySink, Op, OpType};
