@@ -341,15 +341,13 @@ fn a_split_after_the_clients_stopped_is_not_judged_cold() {
 
 #[test]
 fn a_split_whose_cold_window_the_clients_cover_is_judged_cold() {
-    // One put every second from 0 s, past the split at 20 s: 1 op/s is not below the floor;
-    // a put every two seconds is.
+    // A put every two seconds from 0 s to 28 s, the split seen at 20.5 s: clients cover its
+    // cold window, which carried 3 puts in 5 s, below the 1 op/s floor.
     let mut h = HistoryBuilder::new();
-    let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    for s in (0..30).step_by(2) {
+    for (n, s) in (0..30).step_by(2).enumerate() {
         h.at_ms(s * 1000);
-        h.acked(0, "put", &uniform(n), json!(n), None);
-        n += 1;
+        h.acked(0, "put", &uniform(n as u64), json!(n), None);
         if s == 20 {
             h.at_ms(20_500).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
         }
