@@ -1,7 +1,8 @@
 //! `faultline analyze` on inputs written the way outside tools and the docs write them,
 //! each a class of input where a checker must agree with the labels and never
-//! manufacture a verdict: space-padded Jepsen logs, trivially linearizable histories, a
-//! model that cannot follow every op, complete last lines that do not parse.
+//! manufacture a verdict: space-padded Jepsen logs, Jepsen logs with an error column,
+//! trivially linearizable histories, a model that cannot follow every op, complete last
+//! lines that do not parse, histories of only stale writes.
 
 mod cli_support;
 mod schema_support;
@@ -107,5 +108,43 @@ fn a_complete_last_line_that_does_not_parse_is_an_error() {
     let cut = write(dir.path(), "cut.jsonl", text.trim_end());
     let out = faultline().args(["analyze", "--summary"]).arg(&cut).output().unwrap();
     assert_ne!(out.status.code(), Some(254), "{}", stderr(&out));
-    assert!(stderr(&out).contains("dropped the unparseable last line"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("dropped the last line because it has no newline"), "{}", stderr(&out));
+}
+
+/// Jepsen prints an op that has an error with the error as a fifth column.
+#[test]
+fn a_jepsen_log_with_an_error_column_is_read_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = write(
+        dir.path(),
+        "errors.log",
+        "INFO  jepsen.util - 0\t:invoke\t:write\t1\n\
+         INFO  jepsen.util - 0\t:ok\t:write\t1\n\
+         INFO  jepsen.util - 1\t:invoke\t:cas\t[1 4]\n\
+         INFO  jepsen.util - 1\t:info\t:cas\t[1 4]\t:timed-out\n\
+         INFO  jepsen.util - 2\t:invoke\t:read\tnil\n\
+         INFO  jepsen.util - 2\t:ok\t:read\t4\n",
+    );
+    let out = faultline().args(["analyze", "--summary"]).arg(&log).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the timed-out cas may have taken effect: {}", stderr(&out));
+}
+
+/// Stale writes are judged by epoch-authority only; the client-op checkers have nothing to
+/// read, which the `history` entry says.
+#[test]
+fn a_history_of_only_stale_writes_says_no_register_or_set_op_was_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = r#""meta":{"group":1,"term":1,"log_index":5,"route_id":1,"route_epoch":1}"#;
+    let text = format!(
+        "{{\"type\":\"invoke\",\"process\":0,\"f\":\"stale-write\",\"key\":\"k\",\"value\":{{\"value\":1,\"group\":1,\"epoch\":1}}}}\n\
+         {{\"type\":\"ok\",\"process\":0,\"f\":\"stale-write\",\"key\":\"k\",\"value\":{{\"value\":1,\"group\":1,\"epoch\":1}},{meta}}}\n"
+    );
+    let h = write(dir.path(), "stale.jsonl", &text);
+    let out_dir = dir.path().join("out");
+    let out = faultline().args(["analyze", "--out"]).arg(&out_dir).arg(&h).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let results: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("results.json")).unwrap()).unwrap();
+    let reason = results["checkers"]["history"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("only client operations are stale-writes"), "{results:#}");
+    assert!(results["checkers"].get("epoch-authority").is_some(), "{results:#}");
 }

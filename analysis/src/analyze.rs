@@ -5,7 +5,8 @@
 //! → linearizability under the `kv` model; `read`/`write`/`cas` → `cas-register`;
 //! `add`/`read-set`/`scan` → the set-full checker. A mixed history gets both checkers; a
 //! history of only nemesis/watcher events gets `cas-register` (trivially linearizable); an
-//! empty one gets no checker and is `unknown`.
+//! empty one, or one whose only client ops are `stale-write`s, gets no checker and is
+//! `unknown` (checker `history`).
 
 use crate::checkers::linearizable::{self, LinearizableOptions, Model};
 use crate::checkers::set_full::{self, SetFullOptions};
@@ -135,10 +136,25 @@ pub fn analyze(
     }
     if checkers.is_empty() {
         let mut r = CheckerResult::new(Validity::Unknown);
-        r.reason = Some("the history has no client operation any checker understands, so nothing was checked".into());
+        r.reason = Some(nothing_checked_reason(history));
         checkers.insert("history".to_string(), r);
     }
     Ok(Verdict::from_checkers(checkers))
+}
+
+/// Why the history checkers had nothing to check: no client op at all, or only stale
+/// writes, which no history checker reads (epoch-authority judges them, when the file holds
+/// its evidence).
+fn nothing_checked_reason(history: &History) -> String {
+    if history.ops.iter().any(|op| op.process.client().is_some()) {
+        format!(
+            "the history's only client operations are {STALE_WRITE}s, which neither linearizability nor set-full \
+             reads (epoch-authority judges them when the history holds commit metadata or a catalog), so no register \
+             or set operation was checked"
+        )
+    } else {
+        "the history has no client operation any checker understands, so nothing was checked".into()
+    }
 }
 
 /// Records the model used, so a reader of `results.json` knows what was assumed.
@@ -202,6 +218,17 @@ mod tests {
         let v = analyze(&History::default(), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
         assert_eq!(v.valid, Validity::Unknown);
         assert!(v.checkers["history"].reason.is_some());
+    }
+
+    #[test]
+    fn a_history_of_only_stale_writes_is_unknown_and_says_why() {
+        let ops = vec![op(0, OpType::Invoke, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1})),
+                       op(1, OpType::Ok, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1}))];
+        let v = analyze(&History::new(ops), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
+        assert_eq!(v.checkers.keys().collect::<Vec<_>>(), ["history"]);
+        assert_eq!(v.valid, Validity::Unknown);
+        let reason = v.checkers["history"].reason.clone().unwrap_or_default();
+        assert!(reason.contains("only client operations are stale-writes"), "{reason}");
     }
 
     #[test]

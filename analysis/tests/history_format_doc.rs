@@ -45,3 +45,11 @@ fn the_documented_node_exit_parses_and_is_a_crash() {
     assert_eq!(r.valid, analysis::verdict::Validity::Invalid);
     assert_eq!(r.anomalies[0]["exit_code"], 101);
 }
+
+#[test]
+fn the_documented_warning_for_a_last_line_without_a_newline_is_what_the_readers_say() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/history-format.md")).expect("doc");
+    let said = analysis::formats::unterminated_last_line_warning("<file>", 0).replace(":0:", ":<line>:");
+    let quoted = format!("`warning: {said}`");
+    assert!(doc.replace('\n', " ").contains(&quoted), "docs/history-format.md should quote {quoted}");
+}

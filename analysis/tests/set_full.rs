@@ -244,3 +244,67 @@ fn nothing_read_is_unknown_not_valid() {
     assert_eq!(r.valid, Validity::Unknown);
     assert!(r.reason.unwrap_or_default().contains("no successful read-set or scan"));
 }
+
+// Adds of one element merge: acknowledged if any ended `ok`, indeterminate if any ended
+// `info` or never completed, failed only if every one failed.
+
+#[test]
+fn a_failed_add_then_an_acknowledged_re_add_that_is_read_is_valid() {
+    let mut h = H::default();
+    h.add(0, 1, OpType::Fail).add(1, 1, OpType::Ok).read(2, json!([1]));
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Valid, "{r:?}");
+    assert_eq!(r.counts["failed-add-observed-count"], 0);
+    assert_eq!(r.counts["acknowledged-count"], 1);
+    assert_eq!(r.counts["re-add-count"], 1);
+}
+
+#[test]
+fn an_indeterminate_add_then_an_acknowledged_re_add_missing_from_later_reads_is_lost() {
+    let mut h = H::default();
+    h.add(0, 1, OpType::Info).add(1, 1, OpType::Ok).read(2, json!([])).read(2, json!([]));
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Invalid, "{r:?}");
+    assert_eq!(r.counts["lost-count"], 1);
+    assert_eq!(r.counts["acknowledged-count"], 1);
+    let lost = &r.anomalies[0];
+    assert_eq!(lost["kind"], "lost");
+    assert_eq!(lost["known"], json!(3), "known from the acknowledged re-add's completion");
+    assert_eq!(lost["add-completion"], json!({"type": "ok", "index": 3}));
+}
+
+#[test]
+fn an_element_whose_every_add_failed_and_that_is_read_is_failed_add_observed() {
+    let mut h = H::default();
+    h.add(0, 1, OpType::Fail).add(1, 1, OpType::Fail).read(2, json!([1]));
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Invalid, "{r:?}");
+    assert_eq!(r.counts["failed-add-observed-count"], 1);
+    assert_eq!(r.anomalies[0]["add-completion"], json!({"type": "fail", "index": 1}));
+}
+
+#[test]
+fn a_failed_add_then_an_indeterminate_or_unfinished_re_add_that_is_read_is_recovered() {
+    let mut h = H::default();
+    h.add(0, 1, OpType::Fail).add(1, 1, OpType::Info).read(2, json!([1]));
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Valid, "{r:?}");
+    assert_eq!(r.counts["recovered-count"], 1);
+
+    let mut h = H::default();
+    h.add(0, 1, OpType::Fail).op(OpType::Invoke, 1, "add", None, json!(1)).read(2, json!([1]));
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Valid, "a re-add that never completed may have taken effect: {r:?}");
+    assert_eq!(r.counts["recovered-count"], 1);
+}
+
+#[test]
+fn a_read_that_saw_an_element_before_any_add_of_it_that_could_succeed_began_is_failed_add_observed() {
+    // The read completed while the only add invoked so far had failed; the later
+    // acknowledged re-add cannot explain it.
+    let mut h = H::default();
+    h.add(0, 1, OpType::Fail).read(2, json!([1])).add(1, 1, OpType::Ok).read(2, json!([1]));
+    let r = run(&h);
+    assert_eq!(r.valid, Validity::Invalid, "{r:?}");
+    assert_eq!(r.counts["failed-add-observed-count"], 1);
+}

@@ -183,11 +183,14 @@ fn forced_splits_are_observed_but_not_judged() {
     let r = check(&h.build(), &opts());
     assert_eq!(r.valid, Validity::Valid);
     assert_eq!((r.counts["forced-splits"], r.counts["auto-splits"]), (1, 0));
-    // The same split without the nemesis asking for it is a cold auto-split.
+    // The same split without the nemesis asking for it is an auto-split; with no client op
+    // around it, it is not judged (not cold: nobody was sending load), so unknown.
     let mut auto = HistoryBuilder::new();
     auto.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     auto.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
-    assert_eq!(anomaly_kinds(&check(&auto.build(), &opts())), ["cold-split"]);
+    let r = check(&auto.build(), &opts());
+    assert_eq!((r.counts["forced-splits"], r.counts["auto-splits"], r.counts["judged-splits"]), (0, 1, 0));
+    assert_eq!(r.valid, Validity::Unknown, "{:?}", r.anomalies);
     // faultline's split nemesis records `key` and logs its start after the split returned.
     let mut late = HistoryBuilder::new();
     late.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
@@ -301,4 +304,54 @@ fn an_unjustified_split_is_explained_in_words_not_rust_debug_values() {
     assert!(!explanation.contains("Some(") && !explanation.contains("None") && !explanation.contains("[\""), "{explanation}");
     assert!(explanation.contains("split at \"\u{7f}\","), "{explanation}");
     assert!(explanation.contains("hottest key \"hot/"), "{explanation}");
+}
+
+/// An auto-split of the one route at `split_ms`, with `rate` puts per second from `from_s`
+/// to `to_s` (none when `rate` is 0).
+fn lone_split(split_ms: u64, from_s: u64, to_s: u64, rate: u64) -> CheckerResult {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    if split_ms / 1000 <= from_s {
+        h.at_ms(split_ms).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+        load(&mut h, from_s, to_s, rate, &mut n, uniform);
+    } else {
+        load(&mut h, from_s, to_s, rate, &mut n, uniform);
+        h.at_ms(split_ms).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+    }
+    check(&h.build(), &opts())
+}
+
+#[test]
+fn a_split_before_any_client_operation_is_not_judged_cold() {
+    let r = lone_split(1_000, 2, 10, 100);
+    assert_eq!(r.valid, Validity::Unknown, "{:?} {:?}", r.reason, r.anomalies);
+    assert_eq!(r.counts["cold-splits"], 0);
+    assert_eq!(r.counts["judged-splits"], 0);
+    assert_eq!(splits(&r)[0]["judged"], false);
+}
+
+#[test]
+fn a_split_after_the_clients_stopped_is_not_judged_cold() {
+    // Load until 10 s, the split seen at 30 s: nothing covers the 5 s before it.
+    let r = lone_split(30_000, 0, 10, 1);
+    assert_eq!(r.valid, Validity::Unknown, "{:?} {:?}", r.reason, r.anomalies);
+    assert_eq!(r.counts["cold-splits"], 0);
+}
+
+#[test]
+fn a_split_whose_cold_window_the_clients_cover_is_judged_cold() {
+    // A put every two seconds from 0 s to 28 s, the split seen at 20.5 s: clients cover its
+    // cold window, which carried 3 puts in 5 s, below the 1 op/s floor.
+    let mut h = HistoryBuilder::new();
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    for (n, s) in (0..30).step_by(2).enumerate() {
+        h.at_ms(s * 1000);
+        h.acked(0, "put", &uniform(n as u64), json!(n), None);
+        if s == 20 {
+            h.at_ms(20_500).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+        }
+    }
+    let r = check(&h.build(), &opts());
+    assert_eq!(anomaly_kinds(&r), ["cold-split"], "{:?}", r.reason);
 }

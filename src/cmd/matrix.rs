@@ -37,9 +37,8 @@ pub struct MatrixArgs {
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(5..=3600))]
     pub time_limit: u64,
 
-    /// Seeded bugs to run: `all`, `none`, or a comma-separated list (no-fence,
-    /// early-cutover, stale-read, ack-before-commit, split-midpoint).
-    #[arg(long, default_value = "all")]
+    // Help built from the matrix's bug list, so it names every bug the matrix runs.
+    #[arg(long, default_value = "all", help = bugs_help())]
     pub bugs: String,
 
     /// Skip the clean-refkv configuration.
@@ -71,6 +70,11 @@ pub struct MatrixArgs {
     /// (e.g. `--test-arg=--concurrency=3n`).
     #[arg(long = "test-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub test_args: Vec<String>,
+}
+
+/// The `--bugs` help: every bug of [`configs::BUGS`].
+fn bugs_help() -> String {
+    format!("Seeded bugs to run: `all`, `none`, or a comma-separated list of: {}", configs::BUGS.join(", "))
 }
 
 pub fn run(args: MatrixArgs) -> ExitCode {
@@ -230,7 +234,19 @@ fn measured_from_dir(rows: &std::path::Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::shown_command;
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn matrix_help_names_every_bug_the_matrix_runs() {
+        let mut cli = crate::cmd::Cli::command().term_width(10_000);
+        let matrix = cli.find_subcommand_mut("matrix").expect("the matrix subcommand");
+        let help = matrix.render_long_help().to_string();
+        let bugs_line = help.lines().skip_while(|l| !l.contains("--bugs")).take(4).collect::<Vec<_>>().join(" ");
+        for bug in configs::BUGS {
+            assert!(bugs_line.contains(bug), "`faultline matrix --help` does not name {bug}:\n{bugs_line}");
+        }
+    }
 
     #[test]
     fn the_shown_command_leaves_out_the_store_folder() {

@@ -233,6 +233,24 @@ mod tests {
     }
 
     #[test]
+    fn every_matrix_bug_is_a_refkv_bug_name_switching_on_that_bug_alone() {
+        for bug in BUGS {
+            let bugs = refkv::bugs::Bugs::from_names(&[bug]).unwrap_or_else(|e| panic!("refkv refuses --bug {bug}: {e}"));
+            assert_eq!(bugs.names(), [bug], "--bug {bug} switches on exactly {bug}");
+        }
+    }
+
+    #[test]
+    fn every_bug_refkv_has_is_in_the_matrix() {
+        // Each field of refkv's `Bugs` is one seeded bug, `no_fence` for `--bug no-fence`.
+        let fields = serde_json::to_value(refkv::bugs::Bugs::default()).expect("Bugs serializes");
+        let refkv_bugs: std::collections::BTreeSet<String> =
+            fields.as_object().expect("a struct of flags").keys().map(|k| k.replace('_', "-")).collect();
+        let matrix_bugs: std::collections::BTreeSet<String> = BUGS.iter().map(|b| b.to_string()).collect();
+        assert_eq!(matrix_bugs, refkv_bugs);
+    }
+
+    #[test]
     fn bug_lists_parse_and_unknown_names_are_refused() {
         assert_eq!(parse_bugs("all").unwrap(), BUGS.to_vec());
         assert!(parse_bugs("none").unwrap().is_empty());

@@ -16,9 +16,14 @@
 //! `never-read` ([`element`]), plus `stale`, `recovered`, and these anomalies: `lost`,
 //! `duplicated` (an element appearing more than once in one read — which Jepsen's own
 //! set-full never reports), `unexpected` (read but never attempted, or read before its add
-//! was invoked), `failed-add-observed` (an add that definitely failed was read) and
+//! was invoked), `failed-add-observed` (read although its adds definitely failed) and
 //! `scan-out-of-range` (a scan returned a key outside its range). Any of them makes the
 //! result invalid; with [`SetFullOptions::linearizable`] so does a stale element.
+//!
+//! An element added more than once is one element whose adds are merged: acknowledged if
+//! any add ended `ok`, indeterminate if any ended `info` or never completed, failed only if
+//! every one failed; known from the earliest `ok`. A read that returned it is
+//! `failed-add-observed` only if every add invoked before that read completed had failed.
 
 /// Checker name in `results.json`.
 pub const NAME: &str = "set-full";
@@ -52,6 +57,7 @@ pub fn check(history: &History, opts: &SetFullOptions) -> CheckerResult {
             return result;
         }
     }
+    scan.finish();
     let mut result = report::assemble(scan, opts);
     route_change::annotate(history, &mut result);
     result
@@ -125,7 +131,7 @@ impl Scan {
             return Err(format!("`{}` completion of process {process} without a pending invoke", op.f));
         };
         match (op.f.as_str(), op.kind) {
-            ("add", kind) => self.add_completed(inv.element, kind, at),
+            ("add", kind) => self.add_completed(inv.element, kind, inv.at, at),
             ("read-set", OpType::Ok) => self.read_set(op, inv.at, at)?,
             ("scan", OpType::Ok) => self.scan(op, &inv.value, inv.at, at)?,
             _ => {}
@@ -168,11 +174,18 @@ impl Scan {
         id
     }
 
-    fn add_completed(&mut self, element: Option<usize>, kind: OpType, at: Point) {
-        // A re-add of an element keeps the first completion.
-        if let Some(e) = element.map(|id| &mut self.elements[id]) {
-            if e.add_completion.is_none() {
-                e.add_completed(kind, at);
+    /// Every add of an element counts: their outcomes are merged ([`element::AddStatus`]).
+    fn add_completed(&mut self, element: Option<usize>, kind: OpType, invoked: Point, done: Point) {
+        if let Some(id) = element {
+            self.elements[id].add_completed(kind, invoked, done);
+        }
+    }
+
+    /// The history has ended: adds still pending never completed.
+    fn finish(&mut self) {
+        for inv in self.pending.values() {
+            if let Some(id) = inv.element {
+                self.elements[id].add_never_completed(inv.at);
             }
         }
     }

@@ -437,6 +437,14 @@ pub fn parse_one(text: &str) -> Result<Edn, EdnError> {
     Ok(form)
 }
 
+/// Parses the one form `text` begins with; returns it and the text after it, untouched
+/// (whitespace included).
+pub fn parse_prefix(text: &str) -> Result<(Edn, &str), EdnError> {
+    let mut reader = EdnReader::new(text);
+    let (_, form) = reader.next_form().ok_or_else(|| reader.eof_error("expected a value"))??;
+    Ok((form, &text[reader.pos..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,13 +8,17 @@
 //! value (an EDN form), separated by any run of tabs or spaces (Jepsen's logger pads the
 //! columns with either). Any line not of this shape is log noise and is skipped (and
 //! counted); but a file where lines mention `jepsen.util` and none is an op line is an
-//! error naming the first such line, never an empty history. A client op whose value does
-//! not parse is an error naming the line — unless it is the last line and has no newline,
-//! which is what a crash cutting the log short leaves.
+//! error naming the first such line, never an empty history. A client op's value is one
+//! EDN form; text after it (past tabs or spaces) is the op's error, as Jepsen prints an op
+//! that has one (`3<TAB>:info<TAB>:cas<TAB>[1 4]<TAB>:timed-out`). A client op whose value
+//! does not parse is an error naming the line (quoting at most [`MAX_ECHOED_VALUE_CHARS`]
+//! characters of it). The last line, when it has no newline, is never read: it may be cut
+//! short, and a cut line can still parse (`:read 4` of `:read 42`); it is dropped with a
+//! warning.
 
-use super::edn::{parse_one, Edn};
+use super::edn::{parse_one, parse_prefix, Edn, EdnError};
 use super::foreign::{op_type_of, process_of, ForeignBuilder, ForeignOp};
-use super::{FormatError, ParseReport};
+use super::{unterminated_last_line_warning, FormatError, ParseReport};
 use crate::history::History;
 
 /// The fields of an op line, before the value is parsed.
@@ -64,16 +68,52 @@ fn split_op_line(line: &str) -> Option<OpLine<'_>> {
     Some(OpLine { process, kind, f, value })
 }
 
+/// At most this many characters of a bad value are quoted in its error.
+pub const MAX_ECHOED_VALUE_CHARS: usize = 80;
+
+/// `value` quoted for an error message, cut to [`MAX_ECHOED_VALUE_CHARS`] characters (a
+/// log line can be megabytes of one unparseable value).
+fn echo(value: &str) -> String {
+    let total = value.chars().count();
+    if total <= MAX_ECHOED_VALUE_CHARS {
+        return format!("{value:?}");
+    }
+    let head: String = value.chars().take(MAX_ECHOED_VALUE_CHARS).collect();
+    format!("{:?} ({total} characters, the first {MAX_ECHOED_VALUE_CHARS} shown)", format!("{head}…"))
+}
+
+/// A client op's value column and what follows it: one EDN form, then — after tabs or
+/// spaces — the op's error, as Jepsen prints it (`[1 4]<TAB>:timed-out`). A keyword or
+/// string error is kept as its text (`timed-out`), anything else verbatim.
+fn client_value_and_error(text: &str) -> Result<(Edn, Option<String>), EdnError> {
+    if let Ok(value) = parse_one(text) {
+        return Ok((value, None));
+    }
+    let (value, rest) = parse_prefix(text)?;
+    if !rest.starts_with(char::is_whitespace) {
+        return Err(parse_one(text).expect_err("the whole text did not parse"));
+    }
+    let error = match parse_one(rest) {
+        Ok(Edn::Keyword(s) | Edn::Str(s)) => s,
+        _ => rest.trim().to_string(),
+    };
+    Ok((value, Some(error)))
+}
+
 pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatError> {
     let mut builder = ForeignBuilder::new(source);
     let lines: Vec<&str> = text.lines().collect();
-    let last_content_line = lines.iter().rposition(|l| !l.trim().is_empty());
-    // Only a last line without its newline can be one a crash cut short.
-    let last_line_cut = !text.ends_with('\n');
+    // A last line without its newline may be cut short (`:read 4` of `:read 42`): never trusted.
+    let unterminated_last = (!text.is_empty() && !text.ends_with('\n')).then(|| lines.len() - 1);
     let mut op_lines = 0usize;
     let mut first_marker_line = None;
     for (i, raw) in lines.iter().enumerate() {
         let line = i + 1;
+        if Some(i) == unterminated_last && !raw.trim().is_empty() {
+            builder.report.truncated_last_line = true;
+            builder.report.warnings.push(unterminated_last_line_warning(source, line));
+            break;
+        }
         let Some(fields) = split_op_line(raw) else {
             if !raw.trim().is_empty() {
                 builder.report.skipped_lines += 1;
@@ -88,19 +128,14 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
         let process = process_of(&process_edn).map_err(|m| builder.error(line, m))?;
         let kind = op_type_of(&Edn::Keyword(fields.kind[1..].to_string())).map_err(|m| builder.error(line, m))?;
         let f = fields.f.trim_start_matches(':').to_string();
-        let value = match parse_one(fields.value) {
-            Ok(v) => v,
-            // Nemesis values are free-form printouts; keep them as text.
-            Err(_) if process.client().is_none() => Edn::Str(fields.value.to_string()),
-            Err(e) if Some(i) == last_content_line && last_line_cut && e.at_end_of_input => {
-                builder.report.truncated_last_line = true;
-                let warning = format!("{source}:{line}: dropped the cut-short last line ({})", e.message);
-                builder.report.warnings.push(warning);
-                break;
-            }
-            Err(e) => return Err(builder.error(line, format!("bad value {:?}: {}", fields.value, e.message))),
+        let (value, error) = if process.client().is_none() {
+            // Nemesis values are free-form printouts; keep them as text when they are not EDN.
+            (parse_one(fields.value).unwrap_or_else(|_| Edn::Str(fields.value.to_string())), None)
+        } else {
+            client_value_and_error(fields.value)
+                .map_err(|e| builder.error(line, format!("bad value {}: {}", echo(fields.value), e.message)))?
         };
-        let rec = ForeignOp { process, kind, f, key: None, value, error: None, time: None };
+        let rec = ForeignOp { process, kind, f, key: None, value, error, time: None };
         builder.push(line, rec)?;
     }
     if let (0, Some(line)) = (op_lines, first_marker_line) {
@@ -190,5 +225,45 @@ mod tests {
     fn a_complete_last_line_with_a_bad_value_is_an_error() {
         let e = parse("INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4]\nINFO  jepsen.util - 3\t:ok\t:cas\t[1 \n", "e.log").unwrap_err();
         assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn an_error_column_after_the_value_is_the_ops_error() {
+        let text = "INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4]\n\
+                    INFO  jepsen.util - 3\t:info\t:cas\t[1 4]\t:timed-out\n\
+                    INFO  jepsen.util - 0\t:invoke\t:read\tnil\n\
+                    INFO  jepsen.util - 0\t:fail\t:read\tnil\t\"connection refused\"\n\
+                    INFO  jepsen.util - 1\t:invoke\t:write\t3\n\
+                    INFO  jepsen.util - 1   :info   :write  3   java.net.SocketTimeoutException: Read timed out\n";
+        let (h, report) = parse(text, "e.log").unwrap();
+        assert_eq!(h.len(), 6);
+        assert_eq!(report.skipped_lines, 0);
+        assert_eq!((&h.ops[1].value, h.ops[1].error.as_deref()), (&serde_json::json!([1, 4]), Some("timed-out")));
+        assert_eq!((&h.ops[3].value, h.ops[3].error.as_deref()), (&serde_json::Value::Null, Some("connection refused")));
+        assert_eq!(
+            (&h.ops[5].value, h.ops[5].error.as_deref()),
+            (&serde_json::json!(3), Some("java.net.SocketTimeoutException: Read timed out"))
+        );
+        assert_eq!(h.ops[0].error, None);
+    }
+
+    #[test]
+    fn text_glued_to_the_value_is_still_a_bad_value() {
+        let e = parse("INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4]x\n", "e.log").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.message.starts_with("bad value"), "{e}");
+    }
+
+    #[test]
+    fn a_long_bad_value_is_echoed_only_up_to_the_bound() {
+        let long = format!("[{}", "1 ".repeat(500));
+        let e = parse(&format!("INFO  jepsen.util - 3\t:invoke\t:cas\t{long}\n"), "e.log").unwrap_err();
+        let echoed = e.message.split('"').nth(1).expect("the value is quoted");
+        assert_eq!(echoed.chars().count(), MAX_ECHOED_VALUE_CHARS + 1, "{e}");
+        assert!(echoed.ends_with('…'), "{e}");
+        assert!(e.message.contains(&format!("{} characters", long.trim_end().chars().count())), "{e}");
+        assert!(e.message.len() < 300, "{e}");
+        let short = parse("INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4\n", "e.log").unwrap_err();
+        assert!(short.message.starts_with("bad value \"[1 4\": "), "{short}");
     }
 }

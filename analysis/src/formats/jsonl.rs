@@ -2,11 +2,11 @@
 //! `docs/history-format.md`).
 //!
 //! [`JsonlReader`] streams ops from any `BufRead` one line at a time, validating as it
-//! goes. A line that does not parse is an error naming the source and line — unless it
-//! is the last line of the input and has no newline, which is what a crash in the middle
-//! of a write leaves behind: that line is dropped and reported as a warning in the
-//! [`ParseReport`]. A complete (newline-terminated) line that does not parse is an error
-//! wherever it is.
+//! goes. A line that does not parse is an error naming the source and line. The last line
+//! of the input, when it has no newline, is never read: a crash in the middle of a write
+//! leaves such a line, and it is dropped — whatever it parses to — and reported as a
+//! warning in the [`ParseReport`]. A complete (newline-terminated) line that does not
+//! parse is an error wherever it is.
 //! [`JsonlWriter`] appends one complete line per op and flushes it, so a history can be
 //! read (and checked) while the test that writes it is still running.
 
@@ -118,14 +118,11 @@ impl Assembler {
         Ok(op)
     }
 
-    /// Records that the last line, `line`, has no newline, could not be parsed and was
-    /// dropped: what a writer that crashed mid-line leaves behind.
-    pub(crate) fn dropped_cut_last_line(&mut self, line: usize, message: &str) {
+    /// Records that the last line, `line`, has no newline and was dropped unread: it may
+    /// have been cut short by a writer that crashed mid-line.
+    pub(crate) fn dropped_unterminated_last_line(&mut self, line: usize) {
         self.report.truncated_last_line = true;
-        self.report.warnings.push(format!(
-            "{}:{line}: dropped the unparseable last line ({message}); it has no newline, probably cut short by a crash",
-            self.source
-        ));
+        self.report.warnings.push(super::unterminated_last_line_warning(&self.source, line));
     }
 
     fn warn_time_backwards(&mut self, line: usize, time: u64) {
@@ -186,16 +183,16 @@ impl<R: BufRead> JsonlReader<R> {
                 continue;
             }
             let line = self.line;
-            let ends_with_newline = self.buf.last() == Some(&b'\n');
-            match parse_line(&self.buf) {
-                Ok(pending) => return self.asm.push(line, pending).map(Some),
-                // Without its newline the line is the input's last: cut short by a crash.
-                Err(message) if !ends_with_newline => {
-                    self.asm.dropped_cut_last_line(line, &message);
-                    return Ok(None);
-                }
-                Err(message) => return Err(self.asm.error(line, message)),
+            // Without its newline the line is the input's last, perhaps cut short: never
+            // trusted, even when it parses.
+            if self.buf.last() != Some(&b'\n') {
+                self.asm.dropped_unterminated_last_line(line);
+                return Ok(None);
             }
+            return match parse_line(&self.buf) {
+                Ok(pending) => self.asm.push(line, pending).map(Some),
+                Err(message) => Err(self.asm.error(line, message)),
+            };
         }
     }
 }

@@ -108,7 +108,8 @@ pub struct ParseReport {
     pub ops: usize,
     /// Lines skipped as noise (foreign log formats only).
     pub skipped_lines: usize,
-    /// True if the last line was cut short (e.g. the writer crashed) and was dropped.
+    /// True if the last line was dropped: it had no newline, so it may have been cut short
+    /// (e.g. the writer crashed); for EDN, the file ended inside an op or its vector.
     pub truncated_last_line: bool,
     /// The 1-based line each history entry was read from, by position.
     pub op_lines: Vec<u32>,
@@ -119,6 +120,18 @@ impl ParseReport {
     pub fn line_of(&self, position: usize) -> Option<usize> {
         self.op_lines.get(position).map(|&l| l as usize)
     }
+}
+
+/// The warning of a line-based reader (JSON Lines, Jepsen log, Porcupine kv) that dropped
+/// the input's last line, `line`, because it has no newline. Such a line may be a longer
+/// line cut short by a writer that crashed, and a cut line can still parse (`:read 4` cut
+/// from `:read 42`), so it is never trusted, whatever it parses to — also when the writer
+/// merely omitted the final newline. `docs/history-format.md` quotes this text.
+pub fn unterminated_last_line_warning(source: &str, line: usize) -> String {
+    format!(
+        "{source}:{line}: dropped the last line because it has no newline: it may have been cut short, \
+         so it is never trusted (end every line, the last one too, with a newline)"
+    )
 }
 
 /// A history read from disk, with the format it was in.

@@ -1,36 +1,31 @@
 //! Porcupine's kv test histories: one Clojure op map per line, e.g.
 //! `{:process 9, :type :invoke, :f :append, :key "0", :value "x 9 0 y"}`, with `get`,
 //! `put` and `append` on string keys. Each line is read on its own, so a bad line is
-//! reported precisely and a cut-short last line (one without its newline) is tolerated with
-//! a warning.
+//! reported precisely. The last line, when it has no newline, is never read (it may be cut
+//! short): it is dropped with a warning, whatever it holds.
 
 use super::edn::parse_one;
 use super::foreign::{op_from_map, ForeignBuilder};
-use super::{FormatError, ParseReport};
+use super::{unterminated_last_line_warning, FormatError, ParseReport};
 use crate::history::History;
 
 pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatError> {
     let mut builder = ForeignBuilder::new(source);
     let lines: Vec<&str> = text.lines().collect();
-    let last_content_line = lines.iter().rposition(|l| !l.trim().is_empty());
-    // Only a last line without its newline can be one a crash cut short.
-    let last_line_cut = !text.ends_with('\n');
+    // A last line without its newline may be cut short: never trusted, even when it parses.
+    let unterminated_last = (!text.is_empty() && !text.ends_with('\n')).then(|| lines.len() - 1);
     for (i, line_text) in lines.iter().enumerate() {
         let trimmed = line_text.trim();
         if trimmed.is_empty() || trimmed.starts_with(';') {
             continue;
         }
         let line = i + 1;
-        let form = match parse_one(trimmed) {
-            Ok(form) => form,
-            Err(e) if Some(i) == last_content_line && last_line_cut && e.at_end_of_input => {
-                builder.report.truncated_last_line = true;
-                let warning = format!("{source}:{line}: dropped the cut-short last line ({})", e.message);
-                builder.report.warnings.push(warning);
-                break;
-            }
-            Err(e) => return Err(builder.error(line, e.message)),
-        };
+        if Some(i) == unterminated_last {
+            builder.report.truncated_last_line = true;
+            builder.report.warnings.push(unterminated_last_line_warning(source, line));
+            break;
+        }
+        let form = parse_one(trimmed).map_err(|e| builder.error(line, e.message))?;
         let rec = op_from_map(&form).map_err(|m| builder.error(line, m))?;
         builder.push(line, rec)?;
     }

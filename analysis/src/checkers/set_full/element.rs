@@ -12,6 +12,10 @@
 //! - **never-read**: neither (no read began after it was known, or it was never known);
 //! - **stale** (a stable element): a read invoked after it became known missed it,
 //!   i.e. its stable latency is positive.
+//!
+//! An element added more than once has its adds merged ([`AddStatus`]): acknowledged if
+//! any ended `ok`, indeterminate if any ended `info` or never completed, failed only if
+//! every one failed; it is known from the earliest `ok` completion.
 
 use crate::history::OpType;
 
@@ -39,15 +43,34 @@ impl Outcome {
     }
 }
 
+/// What all the adds of one element came to, merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddStatus {
+    /// Some add ended `ok`.
+    Acknowledged,
+    /// None ended `ok`, and some ended `info` or never completed.
+    Indeterminate,
+    /// Every add ended `fail`.
+    Failed,
+}
+
 /// What is known about one element.
 #[derive(Debug, Clone)]
 pub struct Element {
     /// How the element is shown in results: its key, or its value.
     pub display: serde_json::Value,
     pub key: Option<String>,
+    /// The invocation of its first add.
     pub add_invoke: Point,
-    /// The type and index of the add's completion (`None`: never completed).
-    pub add_completion: Option<(OpType, u64)>,
+    /// Completion index of the earliest add of each outcome.
+    first_ok: Option<u64>,
+    first_info: Option<u64>,
+    first_fail: Option<u64>,
+    /// Some add never completed (set once the history has ended).
+    never_completed: bool,
+    /// Invoke index of the earliest add that did not end `fail`: before it, nothing could
+    /// have put the element in the set.
+    first_live_invoke: Option<u64>,
     pub known: Option<Point>,
     pub last_present: Option<Point>,
     pub last_absent: Option<Point>,
@@ -61,7 +84,11 @@ impl Element {
             display,
             key,
             add_invoke,
-            add_completion: None,
+            first_ok: None,
+            first_info: None,
+            first_fail: None,
+            never_completed: false,
+            first_live_invoke: None,
             known: None,
             last_present: None,
             last_absent: None,
@@ -69,10 +96,54 @@ impl Element {
         }
     }
 
-    pub fn add_completed(&mut self, kind: OpType, at: Point) {
-        self.add_completion = Some((kind, at.index));
+    /// One of its adds, invoked at `invoked`, completed at `done` as `kind`.
+    pub fn add_completed(&mut self, kind: OpType, invoked: Point, done: Point) {
+        let first = match kind {
+            OpType::Ok => &mut self.first_ok,
+            OpType::Info => &mut self.first_info,
+            OpType::Fail => &mut self.first_fail,
+            OpType::Invoke => return,
+        };
+        first.get_or_insert(done.index);
+        if kind != OpType::Fail {
+            self.note_live_invoke(invoked);
+        }
         if kind == OpType::Ok && self.known.is_none() {
-            self.known = Some(at);
+            self.known = Some(done);
+        }
+    }
+
+    /// One of its adds, invoked at `invoked`, had not completed when the history ended.
+    pub fn add_never_completed(&mut self, invoked: Point) {
+        self.never_completed = true;
+        self.note_live_invoke(invoked);
+    }
+
+    fn note_live_invoke(&mut self, invoked: Point) {
+        if self.first_live_invoke.is_none_or(|i| invoked.index < i) {
+            self.first_live_invoke = Some(invoked.index);
+        }
+    }
+
+    /// The merged outcome of its adds (once the history has ended).
+    pub fn add_status(&self) -> AddStatus {
+        if self.first_ok.is_some() {
+            AddStatus::Acknowledged
+        } else if self.first_info.is_some() || self.never_completed {
+            AddStatus::Indeterminate
+        } else {
+            AddStatus::Failed
+        }
+    }
+
+    /// The completion that stands for the merged outcome: the earliest `ok`, else the
+    /// earliest `info` (none when the indeterminate adds never completed), else the
+    /// earliest `fail`.
+    pub fn add_completion(&self) -> Option<(OpType, u64)> {
+        match self.add_status() {
+            AddStatus::Acknowledged => self.first_ok.map(|i| (OpType::Ok, i)),
+            AddStatus::Indeterminate => self.first_info.map(|i| (OpType::Info, i)),
+            AddStatus::Failed => self.first_fail.map(|i| (OpType::Fail, i)),
         }
     }
 
@@ -130,16 +201,21 @@ impl Element {
         self.stable_latency().is_some_and(|l| l > 0)
     }
 
-    /// An add that may or may not have happened (crashed or never completed) whose
-    /// element turned up in a read.
+    /// Its adds were indeterminate (none acknowledged, some crashed or never completed)
+    /// and a read observed it.
     pub fn is_recovered(&self) -> bool {
-        let indeterminate = matches!(self.add_completion, None | Some((OpType::Info, _)));
-        indeterminate && self.first_observed.is_some()
+        self.add_status() == AddStatus::Indeterminate && self.first_observed.is_some()
     }
 
-    /// An add that definitely failed, yet a read observed the element.
+    /// A read observed it although every add of it invoked before that read completed
+    /// definitely failed (so every add failed, or the only ones that could have succeeded
+    /// began after the read had returned it).
     pub fn failed_but_observed(&self) -> bool {
-        matches!(self.add_completion, Some((OpType::Fail, _))) && self.first_observed.is_some()
+        match (self.first_observed, self.first_live_invoke) {
+            (Some(read), Some(live)) => read < live,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
     }
 }
 
@@ -153,7 +229,7 @@ mod tests {
 
     fn added_ok() -> Element {
         let mut e = Element::new(serde_json::json!(1), None, p(0));
-        e.add_completed(OpType::Ok, p(1));
+        e.add_completed(OpType::Ok, p(0), p(1));
         e
     }
 
@@ -190,14 +266,14 @@ mod tests {
         // The read began before the add completed; it may have linearized before the add.
         let mut e = Element::new(serde_json::json!(1), None, p(0));
         e.read_absent(p(1));
-        e.add_completed(OpType::Ok, p(2));
+        e.add_completed(OpType::Ok, p(0), p(2));
         assert_eq!(e.outcome(), Outcome::NeverRead);
     }
 
     #[test]
     fn unknown_crashed_add_never_seen_is_never_read_not_lost() {
         let mut e = Element::new(serde_json::json!(1), None, p(0));
-        e.add_completed(OpType::Info, p(1));
+        e.add_completed(OpType::Info, p(0), p(1));
         e.read_absent(p(2));
         assert_eq!(e.outcome(), Outcome::NeverRead);
         assert!(!e.is_recovered());

@@ -1,7 +1,7 @@
 //! Turning the per-element states of a set-full pass into a `CheckerResult`: outcome
 //! counts, anomalies naming elements and op indices, latency quantiles.
 
-use super::element::{Element, Outcome};
+use super::element::{AddStatus, Element, Outcome};
 use super::{Scan, SetFullOptions};
 use crate::verdict::{CheckerResult, Validity};
 use hdrhistogram::Histogram;
@@ -43,7 +43,7 @@ pub(super) fn assemble(scan: Scan, opts: &SetFullOptions) -> CheckerResult {
 
     let counts = [
         ("attempt-count", elements.len()),
-        ("acknowledged-count", elements.iter().filter(|e| matches!(e.add_completion, Some((crate::history::OpType::Ok, _)))).count()),
+        ("acknowledged-count", elements.iter().filter(|e| e.add_status() == AddStatus::Acknowledged).count()),
         ("stable-count", of(Outcome::Stable).count()),
         ("lost-count", lost.len()),
         ("never-read-count", of(Outcome::NeverRead).count()),
@@ -99,7 +99,7 @@ fn element_anomaly(kind: &str, e: &Element) -> Value {
         "kind": kind,
         "element": e.display,
         "add": e.add_invoke.index,
-        "add-completion": e.add_completion.map(|(t, i)| json!({"type": type_name(t), "index": i})),
+        "add-completion": e.add_completion().map(|(t, i)| json!({"type": type_name(t), "index": i})),
         "known": e.known.map(|p| p.index),
         "last-present-read": e.last_present.map(|p| p.index),
         "last-absent-read": e.last_absent.map(|p| p.index),

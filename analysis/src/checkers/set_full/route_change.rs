@@ -106,7 +106,7 @@ mod tests {
     use crate::checkers::set_full::{check, SetFullOptions};
 
     fn history(lines: &[String]) -> History {
-        let text = lines.join("\n");
+        let text = lines.join("\n") + "\n";
         crate::formats::parse_str(&text, crate::formats::Format::Jsonl, "test").expect("valid history").history
     }
 

@@ -9,7 +9,10 @@
 //! evidence. Loads are counted by key range, not by the route ops were routed to.
 //! - **cold**: the parent's load over the `cold_window_s` seconds before the split was
 //!   below `cold_min_ops_per_s`, or below `cold_fraction` × the hottest route's load
-//!   (routes of the catalog in force just before the split);
+//!   (routes of the catalog in force just before the split). Judged only when client ops
+//!   cover that whole window (one at or before its start, one at or after the split): a
+//!   split before the clients began, or after they stopped, shows no load because nobody
+//!   was sending any, which is too little evidence to call the route cold;
 //! - **unjustified** (judged with at least `min_evidence_ops` evidence ops): the split is
 //!   justified when every child got at least `min_child_share` of the evidence, or when
 //!   one key carried at least `hot_key_share` of it and a split key is that key or its
@@ -97,6 +100,7 @@ pub fn judge(
 
     // Detector's view: recent load (coldness) and the parent's key distribution.
     let cold_since = split.time.saturating_sub(cold_ns);
+    let cold_window_covered = split.time >= cold_ns && load.clients_cover(cold_since, split.time);
     let recent = load.range_rates(routes_before, cold_since, split.time);
     let parent_load = recent.iter().find(|r| r.0 == split.parent.id).map_or_else(
         || evidence(load, split, cold_since).ops as f64 / opts.cold_window_s.max(1e-9),
@@ -125,7 +129,8 @@ pub fn judge(
         if let Some(why) = ping_pong(split, auto_created_at, opts) {
             flag("ping-pong", why);
         }
-        if parent_load < opts.cold_min_ops_per_s || parent_load < opts.cold_fraction * hottest {
+        let cold = parent_load < opts.cold_min_ops_per_s || parent_load < opts.cold_fraction * hottest;
+        if cold && cold_window_covered {
             judged = true;
             flag("cold-split", format!(
                 "route {} carried {parent_load:.1} ops/s in the {} s before its split (hottest route: {hottest:.1} ops/s)",
@@ -160,6 +165,7 @@ pub fn judge(
         "cluster_after": rate_stats(&rates_after),
         "after_window_s": (after.1 - after.0) as f64 / NS_PER_S as f64,
         "relieved": relieved,
+        "cold_window_covered": cold_window_covered,
         "judged": judged,
         "findings": anomalies.iter().map(|a| a["kind"].clone()).collect::<Vec<_>>(),
     });

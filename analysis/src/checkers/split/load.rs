@@ -24,6 +24,9 @@ pub struct LoadTable<'h> {
     /// Invokes whose key no route in force covered.
     pub unmapped: u64,
     pub buckets: usize,
+    /// Time of the first and the last client op (any type, keyed or not): the span over
+    /// which the clients were running.
+    pub client_span: Option<(u64, u64)>,
 }
 
 pub fn bucket_of(time: u64) -> usize {
@@ -51,7 +54,18 @@ impl<'h> LoadTable<'h> {
                 None => unmapped += 1,
             }
         }
-        LoadTable { per_route, invokes, unmapped, buckets }
+        let client_times = history.ops.iter().filter(|op| matches!(op.process, Process::Client(_))).map(|op| op.time);
+        let client_span = client_times.fold(None, |span: Option<(u64, u64)>, t| match span {
+            None => Some((t, t)),
+            Some((a, b)) => Some((a.min(t), b.max(t))),
+        });
+        LoadTable { per_route, invokes, unmapped, buckets, client_span }
+    }
+
+    /// Whether client ops were running over the whole of `[from, to]`: one at or before
+    /// `from`, one at or after `to`.
+    pub fn clients_cover(&self, from: u64, to: u64) -> bool {
+        self.client_span.is_some_and(|(first, last)| first <= from && to <= last)
     }
 
     /// Keyed invokes with time in `[from, to)` ns.

@@ -190,8 +190,9 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
         Validity::Invalid => Some(summarise_anomalies(&result.anomalies)),
         Validity::Unknown if changes.splits.is_empty() => Some("no split happened — nothing was tested".into()),
         Validity::Unknown => Some(format!(
-            "{auto} auto-split(s) observed but none had {} evidence ops before it to judge",
-            opts.min_evidence_ops)),
+            "{auto} auto-split(s) observed but none could be judged: none had client ops covering the {} s before it \
+             (cold) nor {} evidence ops (split point)",
+            opts.cold_window_s, opts.min_evidence_ops)),
         _ => None,
     };
     for (name, n) in [

@@ -47,13 +47,14 @@ fn read_batched<R: Read>(
         let batch = &buf[..cut];
         for chunk in parse_batch(batch, first_line) {
             for parsed in chunk {
+                // Only the input's last line can lack its newline; perhaps cut short, it is
+                // never trusted, even when it parses.
+                if !parsed.ends_with_newline {
+                    asm.dropped_unterminated_last_line(parsed.line);
+                    return Ok((ops, asm));
+                }
                 match parsed.result {
                     Ok(pending) => ops.push(asm.push(parsed.line, pending)?),
-                    // Only the input's last line can lack its newline: a crash cut it short.
-                    Err(message) if !parsed.ends_with_newline => {
-                        asm.dropped_cut_last_line(parsed.line, &message);
-                        return Ok((ops, asm));
-                    }
                     Err(message) => return Err(asm.error(parsed.line, message)),
                 }
             }
