@@ -118,12 +118,24 @@ impl<'a> Txns<'a> {
 /// Collects the transactions of `history`; an error names the op (by index) whose value or
 /// pairing is malformed.
 pub fn collect<'a>(history: &'a History, model: TxnModel) -> Result<Txns<'a>, String> {
-    let mut c = Collector { model, out: Txns { txns: vec![], mops: vec![], keys: vec![], values: vec![] }, keys: FxHashMap::default(), pending: FxHashMap::default() };
+    let mut c = Collector {
+        model,
+        out: Txns {
+            txns: vec![],
+            mops: vec![],
+            keys: vec![],
+            values: vec![],
+        },
+        keys: FxHashMap::default(),
+        pending: FxHashMap::default(),
+    };
     for op in &history.ops {
         if op.f != TXN {
             continue;
         }
-        let Process::Client(p) = op.process else { continue };
+        let Process::Client(p) = op.process else {
+            continue;
+        };
         c.op(op, p)?;
     }
     Ok(c.out)
@@ -141,17 +153,29 @@ impl<'a> Collector<'a> {
     fn op(&mut self, op: &'a Op, p: u64) -> Result<(), String> {
         if op.kind == OpType::Invoke {
             if self.pending.contains_key(&p) {
-                return Err(format!("op {}: process {p} invoked a transaction while one was pending", op.index));
+                return Err(format!(
+                    "op {}: process {p} invoked a transaction while one was pending",
+                    op.index
+                ));
             }
             let id = self.out.txns.len() as u32;
             let mops = self.mops(op, &op.value)?;
-            self.out.txns.push(Txn { status: Status::Info, process: p, invoke: op.index, complete: None, mops });
+            self.out.txns.push(Txn {
+                status: Status::Info,
+                process: p,
+                invoke: op.index,
+                complete: None,
+                mops,
+            });
             self.out.values.push(&op.value);
             self.pending.insert(p, (id, op));
             return Ok(());
         }
         let Some((id, _invoke)) = self.pending.remove(&p) else {
-            return Err(format!("op {}: a transaction completion without a pending invoke of process {p}", op.index));
+            return Err(format!(
+                "op {}: a transaction completion without a pending invoke of process {p}",
+                op.index
+            ));
         };
         let status = match op.kind {
             OpType::Ok => Status::Ok,
@@ -167,7 +191,10 @@ impl<'a> Collector<'a> {
             let old_end = t.mops.end;
             let mops = self.mops(op, &op.value)?;
             if status == Status::Ok && (mops.end - mops.start) != (old_end - start) {
-                return Err(format!("op {}: the ok transaction has a different number of micro-ops than its invoke", op.index));
+                return Err(format!(
+                    "op {}: the ok transaction has a different number of micro-ops than its invoke",
+                    op.index
+                ));
             }
             self.out.txns[id as usize].mops = mops;
             self.out.values[id as usize] = &op.value;
@@ -231,5 +258,6 @@ impl<'a> Collector<'a> {
 
 /// The elements of a list read (validated at collection).
 pub fn elems(list: &[Value]) -> impl Iterator<Item = Sc<'_>> + '_ {
-    list.iter().map(|e| Sc::of(e).expect("list elements are validated when collected"))
+    list.iter()
+        .map(|e| Sc::of(e).expect("list elements are validated when collected"))
 }
