@@ -395,20 +395,32 @@ impl Local {
     /// The shortest cycle of `spec` through the first start edge that has one.
     fn find(&self, spec: &Spec, deadline: Option<Instant>) -> Result<Option<Vec<Step>>, OutOfTime> {
         let allowed = spec.allowed();
-        let comp = tarjan(&self.as_graph(), allowed);
+        let graph = self.as_graph();
+        let comp = tarjan(&graph, allowed);
         let start_kind = spec.start_kind();
-        let mut work = 0u64;
+        let mut starts: Vec<(u32, u32)> = Vec::new();
         for a in 0..self.nodes.len() as u32 {
             for (b, k) in self.succ(a) {
-                if k != start_kind || comp[a as usize] != comp[b as usize] || a == b {
-                    continue;
+                if k == start_kind && comp[a as usize] == comp[b as usize] && a != b {
+                    starts.push((a, b));
                 }
-                let Some(s0) = spec.step(0, k) else { continue };
-                if let Some(path) =
-                    self.bfs(spec, allowed, &comp, a, b, k, s0, deadline, &mut work)?
-                {
-                    return Ok(Some(path));
-                }
+            }
+        }
+        if start_kind == EdgeKind::Rw && starts.len() > 1 {
+            // Start edges whose ends share a component without rw edges close a cycle with
+            // no other rw: try them first, a G-single is then found in one search.
+            let sure = tarjan(&graph, allowed & !EdgeKind::Rw.bit());
+            starts.sort_by_key(|(a, b)| sure[*a as usize] != sure[*b as usize]);
+        }
+        let mut work = 0u64;
+        let Some(s0) = spec.step(0, start_kind) else {
+            return Ok(None);
+        };
+        for (a, b) in starts {
+            if let Some(path) = self.bfs(
+                spec, allowed, &comp, a, b, start_kind, s0, deadline, &mut work,
+            )? {
+                return Ok(Some(path));
             }
         }
         Ok(None)

@@ -578,11 +578,15 @@ fn measure_isolation_list_append() {
         let t2 = Instant::now();
         let (h, _) = crate::formats::jsonl::read_history_bytes(&bytes, "history.jsonl").unwrap();
         let t3 = Instant::now();
+        let file_mb = bytes.len() / 1_000_000;
+        drop(bytes);
+        let rss_before = proc_status_kb("VmRSS");
         let r = check(&h, &Opts::default());
         let t4 = Instant::now();
         println!(
-            "txns={n} inject={inject} file={}MB generate={:?} read={:?} check={:?} valid={:?} types={:?} edges={}",
-            bytes.len() / 1_000_000,
+            "txns={n} inject={inject} file={file_mb}MB rss_before_check={}MB peak_rss={}MB generate={:?} read={:?} check={:?} valid={:?} types={:?} edges={}",
+            rss_before / 1024,
+            proc_status_kb("VmHWM") / 1024,
             t1 - t0,
             t3 - t2,
             t4 - t3,
@@ -599,4 +603,15 @@ fn measure_isolation_list_append() {
             }
         );
     }
+}
+
+/// A `/proc/self/status` field in kB (0 where there is none).
+fn proc_status_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
