@@ -550,14 +550,30 @@ fn injected_g_single_in_a_generated_history_is_found_and_named() {
 }
 
 /// Measurement, not a test of speed: `cargo test --release -p analysis measure_isolation
-/// -- --ignored --nocapture` prints how long writing, reading and checking take.
+/// -- --ignored --nocapture` generates (ISO_TXNS, default 100,000) a valid and a G-single
+/// history, writes each as JSONL, reads it back and checks it, printing the times and the
+/// RSS. With ISO_HISTORY=<file> it only reads and checks that file (the whole-process cost
+/// of analysing a history); ISO_KEEP=<dir> keeps the generated files there.
 #[test]
 #[ignore]
 fn measure_isolation_list_append() {
+    if let Ok(path) = std::env::var("ISO_HISTORY") {
+        let expect = if path.contains("gsingle") {
+            Validity::Invalid
+        } else {
+            Validity::Valid
+        };
+        measure_file(std::path::Path::new(&path), expect);
+        return;
+    }
     let n: usize = std::env::var("ISO_TXNS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(100_000);
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::env::var("ISO_KEEP")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| dir.path().to_path_buf());
     for inject in [false, true] {
         let t0 = Instant::now();
         let h = generate(&GenConfig {
@@ -569,40 +585,46 @@ fn measure_isolation_list_append() {
             inject_g_single: inject,
             seed: 7,
         });
-        let t1 = Instant::now();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("history.jsonl");
+        let path = out.join(format!(
+            "la-{n}-{}.jsonl",
+            if inject { "gsingle" } else { "valid" }
+        ));
         crate::formats::jsonl::write_history(&path, &h).unwrap();
+        println!("generated {} in {:?}", path.display(), t0.elapsed());
         drop(h);
-        let bytes = std::fs::read(&path).unwrap();
-        let t2 = Instant::now();
-        let (h, _) = crate::formats::jsonl::read_history_bytes(&bytes, "history.jsonl").unwrap();
-        let t3 = Instant::now();
-        let file_mb = bytes.len() / 1_000_000;
-        drop(bytes);
-        let rss_before = proc_status_kb("VmRSS");
-        let r = check(&h, &Opts::default());
-        let t4 = Instant::now();
-        println!(
-            "txns={n} inject={inject} file={file_mb}MB rss_before_check={}MB peak_rss={}MB generate={:?} read={:?} check={:?} valid={:?} types={:?} edges={}",
-            rss_before / 1024,
-            proc_status_kb("VmHWM") / 1024,
-            t1 - t0,
-            t3 - t2,
-            t4 - t3,
-            r.valid,
-            types(&r),
-            r.counts["edges"]
-        );
-        assert_eq!(
-            r.valid,
+        measure_file(
+            &path,
             if inject {
                 Validity::Invalid
             } else {
                 Validity::Valid
-            }
+            },
         );
     }
+}
+
+fn measure_file(path: &std::path::Path, expect: Validity) {
+    let t0 = Instant::now();
+    let bytes = std::fs::read(path).unwrap();
+    let (h, _) = crate::formats::jsonl::read_history_bytes(&bytes, "history.jsonl").unwrap();
+    let file_mb = bytes.len() / 1_000_000;
+    drop(bytes);
+    let t1 = Instant::now();
+    let rss_before = proc_status_kb("VmRSS");
+    let r = check(&h, &Opts::default());
+    let t2 = Instant::now();
+    println!(
+        "{}: file={file_mb}MB read={:?} check={:?} rss_before_check={}MB peak_rss={}MB valid={:?} types={:?} edges={}",
+        path.file_name().unwrap().to_string_lossy(),
+        t1 - t0,
+        t2 - t1,
+        rss_before / 1024,
+        proc_status_kb("VmHWM") / 1024,
+        r.valid,
+        types(&r),
+        r.counts["edges"]
+    );
+    assert_eq!(r.valid, expect);
 }
 
 /// A `/proc/self/status` field in kB (0 where there is none).
