@@ -225,6 +225,45 @@ fn write_skew_is_g2_item() {
 }
 
 #[test]
+fn two_separated_anti_dependencies_are_g_nonadjacent_item() {
+    // T1 -rw-> T2 -wr-> T3 -rw-> T4 -wr-> T1, all four concurrent.
+    let txns = [
+        json!([["r", "x", []], ["r", "v", [1]]]),
+        json!([["append", "x", 1], ["append", "z", 1]]),
+        json!([["r", "z", [1]], ["r", "w", []]]),
+        json!([["append", "w", 1], ["append", "v", 1]]),
+    ];
+    let mut h = H::default();
+    for (p, t) in txns.iter().enumerate() {
+        h.invoke(p as u64, blank_reads(t));
+    }
+    for (p, t) in txns.iter().enumerate() {
+        h.ok(p as u64, t.clone());
+    }
+    h.txn(
+        9,
+        json!([
+            ["r", "x", [1]],
+            ["r", "z", [1]],
+            ["r", "w", [1]],
+            ["r", "v", [1]]
+        ]),
+    );
+    let r = la(&h, C::SnapshotIsolation);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G-nonadjacent-item"]);
+    let kinds: Vec<&str> = witness(&r, "G-nonadjacent-item")["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.len(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "rw").count(), 2);
+    assert_eq!(la(&h, C::ReadCommitted).valid, Validity::Valid);
+}
+
+#[test]
 fn aborted_read_is_g1a() {
     let mut h = H::default();
     h.invoke(0, json!([["append", "x", 1]]))
@@ -456,7 +495,14 @@ fn malformed_transaction_is_unknown_naming_the_op() {
     assert_eq!(r.valid, Validity::Unknown);
     let why = r.reason.unwrap();
     assert!(
-        why.contains("op 0") && why.contains("unknown function \"incr\""),
+        why.contains("op 1: micro-op 1: unknown function \"incr\""),
+        "{why}"
+    );
+    let mut h = H::default();
+    h.ok(3, json!([["r", "x", [1]]]));
+    let why = la(&h, C::StrictSerializable).reason.unwrap();
+    assert!(
+        why.contains("op 0: a transaction completion without a pending invoke of process 3"),
         "{why}"
     );
 }
