@@ -683,3 +683,51 @@ fn proc_status_kb(field: &str) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
 }
+
+/// Measurement of a broken history with one giant component: a generated history (ISO_TXNS,
+/// default 20,000) whose reads lose a random tail 30 % of the time. `cargo test --release
+/// -p analysis --lib measure_isolation_stale -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_isolation_stale_reads_everywhere() {
+    use rand::{RngExt, SeedableRng};
+    let n: usize = std::env::var("ISO_TXNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let mut h = generate(&GenConfig {
+        txns: n,
+        keys: 20,
+        processes: 20,
+        info: 0.01,
+        max_appends: 32,
+        inject_g_single: false,
+        seed: 3,
+    });
+    let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(1);
+    for op in h.ops.iter_mut() {
+        if op.kind != OpType::Ok {
+            continue;
+        }
+        for m in op.value.as_array_mut().unwrap() {
+            if m[0] == "r" {
+                if let Some(l) = m[2].as_array_mut() {
+                    if !l.is_empty() && rng.random_bool(0.3) {
+                        let cut = rng.random_range(0..l.len());
+                        l.truncate(cut);
+                    }
+                }
+            }
+        }
+    }
+    let t = Instant::now();
+    let r = check(&h, &Opts::default());
+    println!(
+        "stale n={n}: {:?} {:?} {:?} {}",
+        t.elapsed(),
+        r.valid,
+        types(&r),
+        r.details["cycle_search"]
+    );
+    assert!(types(&r).contains(&"G-single-item".to_string()));
+}
