@@ -388,6 +388,17 @@ fn repeated_element_is_duplicate_elements() {
 }
 
 #[test]
+fn element_nobody_appended_is_garbage_read() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["r", "x", [1, 7]]]));
+    let r = la(&h, C::ReadUncommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["garbage-read"]);
+    assert_eq!(witness(&r, "garbage-read")["element"], 7);
+}
+
+#[test]
 fn reading_own_later_append_is_future_read() {
     let mut h = H::default();
     h.txn(0, json!([["r", "x", [1]], ["append", "x", 1]]));
