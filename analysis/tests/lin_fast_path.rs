@@ -316,7 +316,8 @@ proptest! {
 fn repeated_kv_texts_are_often_decided_by_the_fast_path() {
     let (mut valid, mut invalid, mut fallback) = (0, 0, 0);
     for seed in 0..400 {
-        let shape = Shape { ops: 12, procs: 3, fault: 0.05, cas: false, initial_null: false, appends: true, repeats: true };
+        let shape =
+            Shape { ops: 12, procs: 3, fault: 0.05, cas: false, initial_null: false, appends: true, repeats: true };
         let (history, _, initial) = unique_history(seed, shape);
         let r = run(&history, &shape, &initial, true);
         fallback += r.counts["keys-wgl"];
@@ -484,7 +485,8 @@ fn a_kv_read_from_a_replaced_put_names_the_put_and_its_replacement() {
     let w = &r.anomalies[0];
     assert_eq!(w["op"]["index"], 4, "the read is the culprit");
     assert_eq!(indices(&w["prefix"]), vec![0, 2], "the put it started from, the put that replaced it");
-    assert!(w["explanation"].as_str().unwrap().contains("acknowledged before the read was invoked"), "{}", w["explanation"]);
+    let explanation = w["explanation"].as_str().unwrap();
+    assert!(explanation.contains("acknowledged before the read was invoked"), "{explanation}");
     assert_eq!(check(&h, &LinearizableOptions { fast_path: false, ..kv_opts() }).valid, Validity::Invalid);
 }
 
@@ -505,7 +507,8 @@ fn a_repeated_kv_text_is_attributed_by_real_time() {
         ])
     };
     // The second x1y can only be the append after the put; twice, it would be used twice.
-    for (last, valid) in [("x2yx1y", Validity::Valid), ("x2yx1yx1y", Validity::Invalid), ("x1yx1y", Validity::Invalid)] {
+    let cases = [("x2yx1y", Validity::Valid), ("x2yx1yx1y", Validity::Invalid), ("x1yx1y", Validity::Invalid)];
+    for (last, valid) in cases {
         let h = rows(last);
         let r = check(&h, &kv_opts());
         assert_eq!((r.valid, r.counts["keys-fast-path"]), (valid, 1), "{last}: {:?}", r.reason);
