@@ -290,3 +290,44 @@ fn once_a_key_is_invalid_the_others_stop_after_the_grace_unless_all_anomalies() 
     let r = pool.install(|| check(&h, &all));
     assert_eq!(r.counts["keys-not-checked"], 0, "--all-anomalies waits for every key (here to its budget)");
 }
+
+/// A hard key (the search cannot finish it) smaller than an invalid key the search
+/// decides at once: searched smallest first, the hard key goes first and would hold the
+/// only thread for its whole budget, but it gets a short budget first, so the invalid key
+/// is decided next and the hard key's full search is never started.
+#[test]
+fn a_budget_bound_key_searched_first_does_not_hold_back_the_first_verdict() {
+    let mut h = one_bad_key_beside_a_hard_one();
+    let hard_ops = h.ops.len();
+    let template = h.ops[0].clone();
+    // Make the bad key the larger: a long sequential prefix of writes and reads before
+    // its stale read, linear work for the search.
+    let mut ops = Vec::new();
+    for i in 0..(hard_ops / 4 + 10) as i64 {
+        for (kind, f) in [("invoke", "write"), ("ok", "write"), ("invoke", "read"), ("ok", "read")] {
+            let mut op = template.clone();
+            op.kind = serde_json::from_value(json!(kind)).unwrap();
+            op.process = analysis::history::Process::Client(2_000_000);
+            op.f = f.into();
+            op.key = Some("bad".into());
+            op.value = if kind == "invoke" && f == "read" { N } else { json!(1000 + i) };
+            ops.push(op);
+        }
+    }
+    ops.append(&mut h.ops);
+    for (i, op) in ops.iter_mut().enumerate() {
+        op.index = i as u64;
+    }
+    let h = analysis::history::History::new(ops);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let opts = LinearizableOptions { fast_path: false, per_key_time: Duration::from_secs(60), ..Default::default() };
+    let started = std::time::Instant::now();
+    let r = pool.install(|| check(&h, &opts));
+    assert_eq!(r.valid, Validity::Invalid, "{:?}", r.reason);
+    assert!(started.elapsed() < Duration::from_secs(30), "waited for the hard key: {:?}", started.elapsed());
+    assert_eq!((r.counts["keys-invalid"], r.counts["keys-not-checked"]), (1, 1));
+    let keys = r.details["keys"].as_array().unwrap();
+    let bad = keys.iter().find(|k| k["key"] == "bad").unwrap();
+    let hard = keys.iter().find(|k| k["key"] != "bad").unwrap();
+    assert!(bad["ops"].as_u64() > hard["ops"].as_u64(), "the invalid key is the larger one: {bad} {hard}");
+}

@@ -28,7 +28,13 @@ struct Shape {
     initial_null: bool,
     /// Reads, appends and puts of unique strings (the kv model) instead of register ops.
     appends: bool,
+    /// With `appends`: puts and appends draw their texts from a pool of [`POOL`], so a text
+    /// is put or appended more than once, by puts and appends alike.
+    repeats: bool,
 }
+
+/// Distinct texts of a history with `repeats`.
+const POOL: i64 = 6;
 
 /// A process's op in flight: its record and the read value or outcome decided when it
 /// took effect.
@@ -92,6 +98,7 @@ impl Sim {
         };
         let value = match f {
             "read" => Value::Null,
+            "write" | "append" if self.shape.repeats => json!(append_text(self.rng.random_range(1..=POOL))),
             "write" if self.shape.appends => json!(format!("p{}q", self.take_value())),
             "write" => json!(self.take_value()),
             "append" => json!(append_text(self.take_value())),
@@ -233,8 +240,21 @@ fn run(history: &History, shape: &Shape, initial: &Value, fast_path: bool) -> Ch
 fn shapes(max_ops: usize) -> impl Strategy<Value = Shape> {
     let fault = prop_oneof![Just(0.0), Just(0.05), Just(0.3)];
     (1..max_ops, 1usize..9, fault, any::<bool>(), any::<bool>(), prop::bool::weighted(0.3)).prop_map(
-        |(ops, procs, fault, cas, initial_null, appends)| Shape { ops, procs, fault, cas, initial_null, appends },
+        |(ops, procs, fault, cas, initial_null, appends)| Shape {
+            ops,
+            procs,
+            fault,
+            cas,
+            initial_null,
+            appends,
+            repeats: false,
+        },
     )
+}
+
+/// kv histories whose put and append texts repeat.
+fn repeat_shapes(max_ops: usize) -> impl Strategy<Value = Shape> {
+    shapes(max_ops).prop_map(|s| Shape { appends: true, repeats: true, ..s })
 }
 
 fn lines(history: &History) -> Vec<String> {
@@ -255,6 +275,61 @@ proptest! {
         let want = if lin_support::linearizable(&recs, &initial) { Validity::Valid } else { Validity::Invalid };
         prop_assert_eq!(got.valid, want, "{:?}\n{:#?}", shape, lines(&history));
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// Repeated texts: the fast path decides a key only when real time names every op a
+    /// read shows; its verdict (or the search's, where it falls back) is the oracle's.
+    #[test]
+    fn repeated_kv_texts_match_the_brute_force_oracle(seed in any::<u64>(), shape in repeat_shapes(10)) {
+        let (history, recs, initial) = unique_history(seed, shape);
+        let got = run(&history, &shape, &initial, true);
+        if got.counts["ops-checked"] == 0 || got.valid == Validity::Unknown {
+            return Ok(());
+        }
+        let want = if lin_support::linearizable(&recs, &initial) { Validity::Valid } else { Validity::Invalid };
+        prop_assert_eq!(got.valid, want, "{:?}\n{:#?}", shape, lines(&history));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn repeated_kv_texts_give_the_search_verdict(seed in any::<u64>(), shape in repeat_shapes(40)) {
+        let (history, _, initial) = unique_history(seed, shape);
+        let fast = run(&history, &shape, &initial, true);
+        let search = run(&history, &shape, &initial, false);
+        if fast.counts["ops-checked"] == 0 || search.valid == Validity::Unknown || fast.valid == Validity::Unknown {
+            return Ok(());
+        }
+        prop_assert_eq!(fast.valid, search.valid, "{:?}\n{:#?}", shape, lines(&history));
+        prop_assert_eq!(fast.anomalies.len(), search.anomalies.len());
+    }
+}
+
+/// The property tests above would pass with a fast path that always falls back; this
+/// shows it decides repeated texts: over fixed seeds, keys both valid and invalid.
+#[test]
+fn repeated_kv_texts_are_often_decided_by_the_fast_path() {
+    let (mut valid, mut invalid, mut fallback) = (0, 0, 0);
+    for seed in 0..400 {
+        let shape =
+            Shape { ops: 12, procs: 3, fault: 0.05, cas: false, initial_null: false, appends: true, repeats: true };
+        let (history, _, initial) = unique_history(seed, shape);
+        let r = run(&history, &shape, &initial, true);
+        fallback += r.counts["keys-wgl"];
+        if r.counts["keys-fast-path"] == 1 {
+            match r.valid {
+                Validity::Valid => valid += 1,
+                _ => invalid += 1,
+            }
+        }
+    }
+    eprintln!("fast path: {valid} valid, {invalid} invalid; search: {fallback}");
+    assert!(valid >= 40 && invalid >= 40, "fast path: {valid} valid, {invalid} invalid; search: {fallback}");
 }
 
 proptest! {
@@ -387,4 +462,72 @@ fn a_value_written_twice_falls_back_to_the_search_and_says_why() {
     assert_eq!((r.valid, r.counts["keys-wgl"], r.counts["keys-fast-path"]), (Validity::Valid, 1, 0));
     let why = r.details["keys"][0]["fast-path-skipped"].as_str().unwrap();
     assert!(why.contains("written more than once"), "{why}");
+}
+
+fn kv_opts() -> LinearizableOptions {
+    LinearizableOptions { model: Model::Kv, initial: json!(""), ..Default::default() }
+}
+
+#[test]
+fn a_kv_read_from_a_replaced_put_names_the_put_and_its_replacement() {
+    let h = history(&[
+        (0, "invoke", "put", json!("x1y")),
+        (0, "ok", "put", json!("x1y")),
+        (1, "invoke", "put", json!("x2y")),
+        (1, "ok", "put", json!("x2y")),
+        (2, "invoke", "get", Value::Null),
+        (2, "ok", "get", json!("x1yx3y")),
+        (3, "invoke", "append", json!("x3y")),
+        (3, "ok", "append", json!("x3y")),
+    ]);
+    let r = check(&h, &kv_opts());
+    assert_eq!((r.valid, r.counts["keys-fast-path"]), (Validity::Invalid, 1));
+    let w = &r.anomalies[0];
+    assert_eq!(w["op"]["index"], 4, "the read is the culprit");
+    assert_eq!(indices(&w["prefix"]), vec![0, 2], "the put it started from, the put that replaced it");
+    let explanation = w["explanation"].as_str().unwrap();
+    assert!(explanation.contains("acknowledged before the read was invoked"), "{explanation}");
+    assert_eq!(check(&h, &LinearizableOptions { fast_path: false, ..kv_opts() }).valid, Validity::Invalid);
+}
+
+#[test]
+fn a_repeated_kv_text_is_attributed_by_real_time() {
+    let rows = |last: &str| {
+        history(&[
+            (0, "invoke", "append", json!("x1y")),
+            (0, "ok", "append", json!("x1y")),
+            (1, "invoke", "get", Value::Null),
+            (1, "ok", "get", json!("x1y")),
+            (0, "invoke", "put", json!("x2y")),
+            (0, "ok", "put", json!("x2y")),
+            (0, "invoke", "append", json!("x1y")),
+            (0, "ok", "append", json!("x1y")),
+            (1, "invoke", "get", Value::Null),
+            (1, "ok", "get", json!(last)),
+        ])
+    };
+    // The second x1y can only be the append after the put; twice, it would be used twice.
+    let cases = [("x2yx1y", Validity::Valid), ("x2yx1yx1y", Validity::Invalid), ("x1yx1y", Validity::Invalid)];
+    for (last, valid) in cases {
+        let h = rows(last);
+        let r = check(&h, &kv_opts());
+        assert_eq!((r.valid, r.counts["keys-fast-path"]), (valid, 1), "{last}: {:?}", r.reason);
+        assert_eq!(check(&h, &LinearizableOptions { fast_path: false, ..kv_opts() }).valid, valid, "{last}");
+    }
+}
+
+#[test]
+fn a_kv_text_two_ops_could_have_written_falls_back_to_the_search() {
+    let h = history(&[
+        (0, "invoke", "append", json!("x1y")),
+        (1, "invoke", "append", json!("x1y")),
+        (0, "ok", "append", json!("x1y")),
+        (1, "ok", "append", json!("x1y")),
+        (2, "invoke", "get", Value::Null),
+        (2, "ok", "get", json!("x1yx1y")),
+    ]);
+    let r = check(&h, &kv_opts());
+    assert_eq!((r.valid, r.counts["keys-wgl"]), (Validity::Valid, 1));
+    let why = r.details["keys"][0]["fast-path-skipped"].as_str().unwrap();
+    assert!(why.contains("more than one op"), "{why}");
 }

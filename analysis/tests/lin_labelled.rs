@@ -135,3 +135,46 @@ fn fast_path_agrees_with_the_search_on_every_labelled_history() {
     }
     assert!(fast_total > 0);
 }
+
+/// Histories outside the repository (e.g. Porcupine's 50-client kv files, which are not
+/// copied here): every `*.txt` file of the folder named by `FAULTLINE_EXTRA_KV`, fast path
+/// against the search, key by key, where the search decides. Run by hand:
+/// `FAULTLINE_EXTRA_KV=DIR cargo test -p analysis --release --test lin_labelled -- --ignored`.
+#[test]
+#[ignore]
+fn fast_path_agrees_with_the_search_on_extra_kv_histories() {
+    let dir = PathBuf::from(std::env::var("FAULTLINE_EXTRA_KV").expect("FAULTLINE_EXTRA_KV=folder"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let loaded = load_file(&path, None).expect("parses");
+        let opts = |fast_path| LinearizableOptions {
+            model: Model::Kv,
+            initial: serde_json::json!(""),
+            fast_path,
+            first_invalid_grace: None,
+            ..Default::default()
+        };
+        let fast = check(&loaded.history, &opts(true));
+        let search = check(&loaded.history, &opts(false));
+        let by_key = |r: &analysis::verdict::CheckerResult| -> Vec<(String, String)> {
+            let keys = r.details["keys"].as_array().expect("keys").iter();
+            keys.map(|k| (k["key"].to_string(), k["valid"].to_string())).collect()
+        };
+        let (f, s) = (by_key(&fast), by_key(&search));
+        let name = path.display();
+        let on_fast = fast.counts["keys-fast-path"];
+        eprintln!("{name}: fast {:?} ({on_fast} keys on the fast path); search {:?}", fast.valid, search.valid);
+        for ((key, fv), (_, sv)) in f.iter().zip(&s) {
+            eprintln!("  key {key}: fast {fv}, search {sv}");
+            if sv != "\"unknown\"" {
+                assert_eq!(fv, sv, "{name} key {key}");
+            }
+        }
+    }
+}

@@ -5,6 +5,8 @@
 //!   indeterminate): generate, check, peak memory; then the same history through a JSON
 //!   Lines file (write, read, check) as `faultline analyze` would see it.
 //!
+//! - `--kv [FILE,...]`: time to verdict of kv histories only (see `bench_kv`).
+//!
 //! Peak memory is the kernel's high-water mark of this process (`VmHWM`), reset before
 //! each phase through `/proc/self/clear_refs` where the kernel allows it. Whole-process
 //! figures (start-up included) are measured from outside, see the README.
@@ -50,6 +52,10 @@ pub struct BenchArgs {
     /// Also run the hot-key targets of the unique-value fast path (see `bench_hot`).
     #[arg(long)]
     pub hot: bool,
+    /// Time to verdict of kv histories, each checked as `faultline analyze FILE` would
+    /// (see `bench_kv`); with no FILE, every history of `<histories>/kv/`. Runs only this.
+    #[arg(long, value_delimiter = ',', num_args = 0.., value_name = "FILE,...")]
+    pub kv: Option<Vec<PathBuf>>,
     /// Benchmark the harness instead of the checkers: the process loop, rate limiter and
     /// history sink against the in-process null store (see `bench_harness`).
     #[arg(long)]
@@ -104,6 +110,10 @@ fn bench(args: &BenchArgs) -> Result<(Value, bool), String> {
         let (harness, passed) = super::bench_harness::bench_harness(&bench, &say)?;
         report["harness"] = harness;
         return Ok((report, passed));
+    }
+    if let Some(files) = &args.kv {
+        report["kv_files"] = super::bench_kv::bench_kv(files, &args.histories, args.runs, &say)?;
+        return Ok((report, true));
     }
     let mut all_good = true;
     for folder in ["etcd-jepsen", "kv"] {

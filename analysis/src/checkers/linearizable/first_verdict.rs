@@ -1,7 +1,9 @@
 //! First verdict fast: once one key is proven not linearizable, so is the history, and
 //! the keys still being searched only add more witnesses. They get a bounded extra time
-//! (the grace) and are then reported `not checked (history already invalid)`; keys not
-//! started by then are not searched at all. With `all_anomalies` every key is checked.
+//! (the grace) and are then reported `not checked (history already invalid)`; searches
+//! not started when the first invalid key was found are not started at all (keys the fast
+//! path decides are always decided: it is cheap). With `all_anomalies` every key is
+//! checked.
 //!
 //! Invariant: the signal only ever stops keys after some key was found invalid, so it can
 //! never turn a valid or unknown history's verdict into anything else, and an invalid
@@ -33,6 +35,12 @@ impl FirstVerdict {
         }
     }
 
+    /// True once some key was found invalid, unless every key is to be checked: keys not
+    /// started by then are not started at all.
+    pub fn history_invalid(&self) -> bool {
+        self.grace.is_some() && self.stop_at.load(Ordering::Relaxed) != u64::MAX
+    }
+
     /// True once the grace after the first invalid key has run out.
     pub fn stopped(&self) -> bool {
         let at = self.stop_at.load(Ordering::Relaxed);
@@ -47,12 +55,13 @@ mod tests {
     #[test]
     fn stops_only_after_an_invalid_key_and_its_grace_and_never_when_waiting_for_all() {
         let fv = FirstVerdict::new(Some(Duration::ZERO));
-        assert!(!fv.stopped(), "no key failed yet");
+        assert!(!fv.stopped() && !fv.history_invalid(), "no key failed yet");
         fv.key_invalid();
         assert!(fv.stopped());
+        assert!(fv.history_invalid());
         let all = FirstVerdict::new(None);
         all.key_invalid();
-        assert!(!all.stopped());
+        assert!(!all.stopped() && !all.history_invalid());
         let later = FirstVerdict::new(Some(Duration::from_secs(3600)));
         later.key_invalid();
         assert!(!later.stopped(), "the grace has not run out");

@@ -13,6 +13,8 @@
 //!   sequential [`model`] ([`register`], [`kv`]);
 //! - [`fast`]: before the search, the exact O(n log n) path for keys whose written values
 //!   are unique; the search runs only where it does not apply;
+//! - [`schedule`]: the fast path on every key first, then the searches smallest first,
+//!   each with a short budget before its full one;
 //! - [`first_verdict`]: once a key is invalid, the others get a bounded grace;
 //! - [`witness`] and [`report`]: the `CheckerResult`.
 
@@ -32,13 +34,13 @@ pub mod prune;
 pub mod register;
 mod report;
 pub mod pool;
+mod schedule;
 pub mod search;
 pub mod values;
 pub mod witness;
 
 use crate::history::History;
 use crate::verdict::CheckerResult;
-use rayon::prelude::*;
 use std::time::Duration;
 
 /// The sequential specification to check against.
@@ -144,13 +146,9 @@ pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
         Ok(p) => p,
         Err(why) => return report::unusable(why),
     };
-    let mut keys = prepared.keys;
-    // Largest first, so the longest searches start early and the pool stays busy.
-    keys.sort_by_key(|k| std::cmp::Reverse(k.ops.len()));
     let deadline = std::time::Instant::now() + opts.total_time;
     let first = std::sync::Arc::new(first_verdict::FirstVerdict::new(opts.first_invalid_grace));
-    let mut reports: Vec<report::KeyReport> =
-        keys.into_par_iter().map(|k| report::check_key(history, k, opts, deadline, &first)).collect();
+    let mut reports = schedule::decide_all(history, prepared.keys, opts, deadline, &first);
     reports.extend(prepared.unfollowed.into_iter().map(report::unfollowed_key));
     report::assemble(opts, prepared.counts, reports)
 }

@@ -2,8 +2,6 @@
 //! (invalid > unknown > valid), counts, per-key details and one witness per failed key.
 
 use super::budget::{Budget, Exceeded, NOT_CHECKED};
-use super::first_verdict::FirstVerdict;
-use std::sync::Arc;
 use super::kv::KvModel;
 use super::model::SequentialModel;
 use super::prepare::{KeyHistory, PrepCounts, UnfollowedKey};
@@ -37,25 +35,46 @@ pub struct KeyReport {
     pub fallback: Option<String>,
     /// Not (fully) checked because another key had proved the history invalid.
     pub stopped: bool,
+    /// The search ran out of its own time or memory budget (not the whole check's).
+    pub budget_bound: bool,
 }
 
-/// Prunes and searches one key, within its own budget and the check's `deadline`.
-pub fn check_key(
-    history: &History,
-    key: KeyHistory,
-    opts: &LinearizableOptions,
-    deadline: Instant,
-    first: &Arc<FirstVerdict>,
-) -> KeyReport {
-    let report = if first.stopped() { not_checked(&key) } else { decide_key(history, key, opts, deadline, first) };
-    if report.valid == Validity::Invalid {
-        first.key_invalid();
+/// A key after the fast path: decided, or waiting for the search.
+pub enum Staged {
+    Done(KeyReport),
+    Search(PendingKey),
+}
+
+/// A key the fast path did not decide.
+pub struct PendingKey {
+    pub key: KeyHistory,
+    pub pruned: u64,
+    /// Why the fast path did not apply (`None` when it is off).
+    pub fallback: Option<String>,
+}
+
+/// Prunes `key` and tries the fast path on it.
+pub fn fast_stage(history: &History, mut key: KeyHistory, opts: &LinearizableOptions) -> Staged {
+    let pruned = if opts.prune { prune::prune_unobserved_writes(&mut key) } else { 0 };
+    if !opts.fast_path {
+        return Staged::Search(PendingKey { key, pruned, fallback: None });
     }
+    let started = Instant::now();
+    match fast::check_key(history, &key) {
+        FastOutcome::NotEligible(why) => Staged::Search(PendingKey { key, pruned, fallback: Some(why) }),
+        decided => Staged::Done(fast_report(&key, pruned, decided, started)),
+    }
+}
+
+/// Searches a pending key within `budget`.
+pub fn search_stage(history: &History, pending: &PendingKey, opts: &LinearizableOptions, budget: &Budget) -> KeyReport {
+    let mut report = search_key(history, &pending.key, opts, budget, pending.pruned);
+    report.fallback = pending.fallback.clone();
     report
 }
 
 /// A key skipped because the history was already invalid.
-fn not_checked(key: &KeyHistory) -> KeyReport {
+pub fn not_checked(key: &KeyHistory) -> KeyReport {
     KeyReport {
         key: key.key.clone(),
         ops: key.ops.len(),
@@ -67,30 +86,8 @@ fn not_checked(key: &KeyHistory) -> KeyReport {
         engine: ENGINE_NONE,
         fallback: None,
         stopped: true,
+        budget_bound: false,
     }
-}
-
-fn decide_key(
-    history: &History,
-    mut key: KeyHistory,
-    opts: &LinearizableOptions,
-    deadline: Instant,
-    first: &Arc<FirstVerdict>,
-) -> KeyReport {
-    let pruned = if opts.prune { prune::prune_unobserved_writes(&mut key) } else { 0 };
-    let started = Instant::now();
-    let fallback = if opts.fast_path {
-        match fast::check_key(history, &key) {
-            FastOutcome::NotEligible(why) => Some(why),
-            decided => return fast_report(&key, pruned, decided, started),
-        }
-    } else {
-        None
-    };
-    let budget = Budget::start_until(opts.per_key_time, deadline, opts.per_key_memory_bytes).stopped_by(first.clone());
-    let mut report = search_key(history, &key, opts, &budget, pruned);
-    report.fallback = fallback;
-    report
 }
 
 fn fast_report(key: &KeyHistory, pruned: u64, outcome: FastOutcome, started: Instant) -> KeyReport {
@@ -110,6 +107,7 @@ fn fast_report(key: &KeyHistory, pruned: u64, outcome: FastOutcome, started: Ins
         engine: ENGINE_FAST,
         fallback: None,
         stopped: false,
+        budget_bound: false,
     }
 }
 
@@ -151,6 +149,7 @@ fn run<M: SequentialModel>(
         engine: ENGINE_SEARCH,
         fallback: None,
         stopped: false,
+        budget_bound: false,
     };
     match outcome {
         SearchOutcome::Linearizable => {}
@@ -162,6 +161,8 @@ fn run<M: SequentialModel>(
         SearchOutcome::OutOfBudget(exceeded) => {
             report.valid = Validity::Unknown;
             report.stopped = exceeded == Exceeded::HistoryInvalid;
+            report.budget_bound =
+                matches!(exceeded, Exceeded::Memory { .. } | Exceeded::Time { remainder_of_total: false, .. });
             report.reason = Some(format!(
                 "key {}: {exceeded} after {} configurations ({} ops)",
                 key_name(&key.key),
@@ -186,6 +187,7 @@ pub fn unfollowed_key(k: UnfollowedKey) -> KeyReport {
         engine: ENGINE_NONE,
         fallback: None,
         stopped: false,
+        budget_bound: false,
     }
 }
 

@@ -4,9 +4,12 @@
 //! With unique values every read names the write it saw and every successful cas names
 //! the version it replaced, so the version structure is known up front ([`versions`]);
 //! what remains is whether the chains of versions can be laid out in real time
-//! ([`chains`]) without overlapping ([`zones`]). Keys of appends take [`append`]. The verdict is the one the search would
-//! give (the argument is in `docs/checkers.md`, "Unique values: the fast path"); keys the
-//! argument does not cover (a value written twice, appends mixed with puts) are reported
+//! ([`chains`]) without overlapping ([`zones`]). Keys of appends take [`append`], where a
+//! text may be written more than once as long as real time leaves one op that can have
+//! written each text a read shows ([`kv_roots`], [`kv_text`]). The verdict is the one the
+//! search would give (the argument is in `docs/checkers.md`, "Unique values: the fast
+//! path"); keys the argument does not cover (a register value written twice, a kv read
+//! whose texts more than one op could have written) are reported
 //! [`FastOutcome::NotEligible`] and go to the search.
 //!
 //! Semantics shared with the search: `fail`ed ops and indeterminate reads were dropped by
@@ -15,6 +18,8 @@
 
 pub mod append;
 pub mod chains;
+pub mod kv_roots;
+pub mod kv_text;
 pub mod versions;
 mod witness;
 pub mod zones;
@@ -39,6 +44,13 @@ pub enum Violation {
     TooLate { op: u32, after: u32 },
     /// Two reads of an append-only key whose strings are not prefixes of one another.
     Diverged { op: u32, other: u32 },
+    /// A kv read whose string begins with `root`'s text (`NONE`: the initial value), but
+    /// the put `by` was acknowledged after `root` completed and before the read was
+    /// invoked, and no other put or appends can have produced the string.
+    StaleRoot { op: u32, root: u32, by: u32 },
+    /// A kv read holds a text at a place where none of the appends of that text (one of
+    /// them is `text_op`) fits in real time.
+    NoAppend { op: u32, text_op: u32 },
     /// Two chains whose zones no linearization can honour together.
     Zones(zones::Conflict),
 }

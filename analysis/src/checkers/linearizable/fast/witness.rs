@@ -41,7 +41,12 @@ fn describe(history: &History, key: &KeyHistory, violation: &Violation) -> (u32,
         Violation::Unwritten { op } if is_read_of_appends(key, op) => (
             op,
             vec![],
-            format!("{} cannot be linearized: no sequence of the appends that did not fail spells it", name(op)),
+            format!(
+                "{} cannot be linearized: no put (or the initial value) followed by appends that did not fail spells \
+                 it with each op invoked before it completed, each append completed after its put was invoked and \
+                 none used twice",
+                name(op)
+            ),
         ),
         Violation::Unwritten { op } => {
             let v = seen_value(key, op).map_or(Value::Null, |v| key.values.json(v));
@@ -81,6 +86,35 @@ fn describe(history: &History, key: &KeyHistory, violation: &Violation) -> (u32,
                 name(other)
             );
             (op, vec![other], text)
+        }
+        Violation::StaleRoot { op, root: NONE, by } => {
+            let text = format!(
+                "{} cannot be linearized: its string starts from the initial value, yet {} was acknowledged before \
+                 it was invoked and a put replaces the whole string",
+                name(op),
+                name(by)
+            );
+            (op, vec![by], text)
+        }
+        Violation::StaleRoot { op, root, by } => {
+            let text = format!(
+                "{} cannot be linearized: its string starts with the value of {}, yet {} was invoked after that put \
+                 completed and acknowledged before the read was invoked, and a put replaces the whole string",
+                name(op),
+                name(root),
+                name(by)
+            );
+            (op, vec![root, by], text)
+        }
+        Violation::NoAppend { op, text_op } => {
+            let text = format!(
+                "{} cannot be linearized: none of the appends of the text {} appended can be the one its string \
+                 holds at that place (each was invoked after a read holding it completed, or completed before a \
+                 read of the same put without it, or the put, was invoked)",
+                name(op),
+                name(text_op)
+            );
+            (op, vec![text_op], text)
         }
         Violation::Zones(c) => zones_text(history, key, &c.outer, &c.inner),
     }
