@@ -321,12 +321,12 @@ fn run_cases(model: TxnModel, cases: u64, seed: u64) -> Tally {
 
 #[test]
 fn list_append_verdicts_equal_the_oracle() {
-    run_cases(TxnModel::ListAppend, 1000, 0x11a).assert_clean("list-append");
+    run_cases(TxnModel::ListAppend, 800, 0x11a).assert_clean("list-append");
 }
 
 #[test]
 fn rw_register_verdicts_equal_the_oracle() {
-    run_cases(TxnModel::RwRegister, 1000, 0x4e6).assert_clean("rw-register");
+    run_cases(TxnModel::RwRegister, 800, 0x4e6).assert_clean("rw-register");
 }
 
 /// The oracle itself, on histories whose answer is known by hand.
