@@ -173,15 +173,36 @@ pub enum TxnParseError {
     #[error("micro-op {index}: key is not an integer or a string: {got}")]
     BadKey { index: usize, got: String },
     #[error("micro-op {index}: {what} value of key {key} is not an integer or a string: {got}")]
-    BadScalar { index: usize, what: &'static str, key: String, got: String },
+    BadScalar {
+        index: usize,
+        what: &'static str,
+        key: String,
+        got: String,
+    },
     #[error("micro-op {index}: read value of key {key} is not a list: {got}")]
-    ReadNotList { index: usize, key: String, got: String },
+    ReadNotList {
+        index: usize,
+        key: String,
+        got: String,
+    },
     #[error("micro-op {index}: read value of key {key} has an element that is not an integer or a string: {got}")]
-    BadElement { index: usize, key: String, got: String },
+    BadElement {
+        index: usize,
+        key: String,
+        got: String,
+    },
     #[error("micro-op {index}: read value of key {key} is a list, but rw-register reads return one value: {got}")]
-    ReadIsList { index: usize, key: String, got: String },
+    ReadIsList {
+        index: usize,
+        key: String,
+        got: String,
+    },
     #[error("micro-op {index}: {function:?} is not a {model} micro-op")]
-    WrongModel { index: usize, function: &'static str, model: TxnModel },
+    WrongModel {
+        index: usize,
+        function: &'static str,
+        model: TxnModel,
+    },
 }
 
 /// At most 80 characters of a JSON value, for error messages.
@@ -198,8 +219,14 @@ fn echo(v: &Value) -> String {
 /// Parses a transaction's `value` without deciding the workload: reads may hold `null`, a
 /// scalar or a list. Micro-ops are numbered from 1 in errors.
 pub fn parse_txn(value: &Value) -> Result<Vec<MicroOp>, TxnParseError> {
-    let items = value.as_array().ok_or_else(|| TxnParseError::NotAList(echo(value)))?;
-    items.iter().enumerate().map(|(i, m)| parse_mop(i + 1, m)).collect()
+    let items = value
+        .as_array()
+        .ok_or_else(|| TxnParseError::NotAList(echo(value)))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, m)| parse_mop(i + 1, m))
+        .collect()
 }
 
 /// [`parse_txn`], then checks the shapes of one workload: list-append has only `append` and
@@ -214,21 +241,29 @@ pub fn parse_txn_as(value: &Value, model: TxnModel) -> Result<Vec<MicroOp>, TxnP
 }
 
 fn check_mop_shape(index: usize, m: &MicroOp, model: TxnModel) -> Result<(), TxnParseError> {
-    let wrong = || TxnParseError::WrongModel { index, function: m.kind.as_str(), model };
+    let wrong = || TxnParseError::WrongModel {
+        index,
+        function: m.kind.as_str(),
+        model,
+    };
     match (model, m.kind, &m.value) {
         (TxnModel::ListAppend, MopKind::Write, _) | (TxnModel::RwRegister, MopKind::Append, _) => {
             Err(wrong())
         }
-        (TxnModel::ListAppend, MopKind::Read, MopValue::Scalar(s)) => Err(TxnParseError::ReadNotList {
-            index,
-            key: m.key.to_string(),
-            got: echo(&s.to_json()),
-        }),
-        (TxnModel::RwRegister, MopKind::Read, v @ MopValue::List(_)) => Err(TxnParseError::ReadIsList {
-            index,
-            key: m.key.to_string(),
-            got: echo(&v.to_json()),
-        }),
+        (TxnModel::ListAppend, MopKind::Read, MopValue::Scalar(s)) => {
+            Err(TxnParseError::ReadNotList {
+                index,
+                key: m.key.to_string(),
+                got: echo(&s.to_json()),
+            })
+        }
+        (TxnModel::RwRegister, MopKind::Read, v @ MopValue::List(_)) => {
+            Err(TxnParseError::ReadIsList {
+                index,
+                key: m.key.to_string(),
+                got: echo(&v.to_json()),
+            })
+        }
         _ => Ok(()),
     }
 }
@@ -236,28 +271,47 @@ fn check_mop_shape(index: usize, m: &MicroOp, model: TxnModel) -> Result<(), Txn
 fn parse_mop(index: usize, m: &Value) -> Result<MicroOp, TxnParseError> {
     let parts = match m.as_array() {
         Some(p) if p.len() == 3 => p,
-        _ => return Err(TxnParseError::BadShape { index, got: echo(m) }),
+        _ => {
+            return Err(TxnParseError::BadShape {
+                index,
+                got: echo(m),
+            })
+        }
     };
     let kind = match parts[0].as_str() {
         Some("append") => MopKind::Append,
         Some("r") => MopKind::Read,
         Some("w") => MopKind::Write,
-        _ => return Err(TxnParseError::UnknownFunction { index, got: echo(&parts[0]) }),
+        _ => {
+            return Err(TxnParseError::UnknownFunction {
+                index,
+                got: echo(&parts[0]),
+            })
+        }
     };
-    let key = TxnScalar::from_json(&parts[1])
-        .ok_or_else(|| TxnParseError::BadKey { index, got: echo(&parts[1]) })?;
+    let key = TxnScalar::from_json(&parts[1]).ok_or_else(|| TxnParseError::BadKey {
+        index,
+        got: echo(&parts[1]),
+    })?;
     let value = parse_value(index, kind, &key, &parts[2])?;
     Ok(MicroOp { kind, key, value })
 }
 
-fn parse_value(index: usize, kind: MopKind, key: &TxnKey, v: &Value) -> Result<MopValue, TxnParseError> {
+fn parse_value(
+    index: usize,
+    kind: MopKind,
+    key: &TxnKey,
+    v: &Value,
+) -> Result<MopValue, TxnParseError> {
     let scalar = |what: &'static str| {
-        TxnScalar::from_json(v).map(MopValue::Scalar).ok_or_else(|| TxnParseError::BadScalar {
-            index,
-            what,
-            key: key.to_string(),
-            got: echo(v),
-        })
+        TxnScalar::from_json(v)
+            .map(MopValue::Scalar)
+            .ok_or_else(|| TxnParseError::BadScalar {
+                index,
+                what,
+                key: key.to_string(),
+                got: echo(v),
+            })
     };
     match kind {
         MopKind::Append => scalar("appended"),
@@ -276,7 +330,11 @@ fn parse_value(index: usize, kind: MopKind, key: &TxnKey, v: &Value) -> Result<M
                 .collect::<Result<Vec<_>, _>>()
                 .map(MopValue::List),
             Value::Number(_) | Value::String(_) => scalar("read"),
-            other => Err(TxnParseError::ReadNotList { index, key: key.to_string(), got: echo(other) }),
+            other => Err(TxnParseError::ReadNotList {
+                index,
+                key: key.to_string(),
+                got: echo(other),
+            }),
         },
     }
 }
@@ -294,10 +352,20 @@ mod tests {
     fn parses_list_append_txn_and_round_trips() {
         let v = json!([["append", 1, 2], ["r", 1, null], ["r", "x", [1, "a"]]]);
         let mops = parse_txn_as(&v, TxnModel::ListAppend).unwrap();
-        assert_eq!(mops[0], MicroOp { kind: MopKind::Append, key: TxnScalar::Int(1), value: MopValue::Scalar(TxnScalar::Int(2)) });
+        assert_eq!(
+            mops[0],
+            MicroOp {
+                kind: MopKind::Append,
+                key: TxnScalar::Int(1),
+                value: MopValue::Scalar(TxnScalar::Int(2))
+            }
+        );
         assert_eq!(mops[1].value, MopValue::Null);
         assert_eq!(mops[2].key, TxnScalar::Str("x".into()));
-        assert_eq!(mops[2].value, MopValue::List(vec![TxnScalar::Int(1), TxnScalar::Str("a".into())]));
+        assert_eq!(
+            mops[2].value,
+            MopValue::List(vec![TxnScalar::Int(1), TxnScalar::Str("a".into())])
+        );
         assert_eq!(txn_to_json(&mops), v);
     }
 
@@ -317,14 +385,26 @@ mod tests {
 
     #[test]
     fn not_a_list_is_an_error() {
-        assert_eq!(err(json!({"a": 1})), "transaction value is not a list of micro-ops: {\"a\":1}");
-        assert_eq!(err(json!(null)), "transaction value is not a list of micro-ops: null");
+        assert_eq!(
+            err(json!({"a": 1})),
+            "transaction value is not a list of micro-ops: {\"a\":1}"
+        );
+        assert_eq!(
+            err(json!(null)),
+            "transaction value is not a list of micro-ops: null"
+        );
     }
 
     #[test]
     fn micro_op_of_wrong_arity_is_an_error() {
-        assert_eq!(err(json!([["r", 1, null], ["r", 1]])), "micro-op 2: expected [function, key, value], got [\"r\",1]");
-        assert_eq!(err(json!([5])), "micro-op 1: expected [function, key, value], got 5");
+        assert_eq!(
+            err(json!([["r", 1, null], ["r", 1]])),
+            "micro-op 2: expected [function, key, value], got [\"r\",1]"
+        );
+        assert_eq!(
+            err(json!([5])),
+            "micro-op 1: expected [function, key, value], got 5"
+        );
     }
 
     #[test]
@@ -337,8 +417,14 @@ mod tests {
 
     #[test]
     fn bad_key_and_values_are_errors() {
-        assert_eq!(err(json!([["r", [1], null]])), "micro-op 1: key is not an integer or a string: [1]");
-        assert_eq!(err(json!([["r", 1.5, null]])), "micro-op 1: key is not an integer or a string: 1.5");
+        assert_eq!(
+            err(json!([["r", [1], null]])),
+            "micro-op 1: key is not an integer or a string: [1]"
+        );
+        assert_eq!(
+            err(json!([["r", 1.5, null]])),
+            "micro-op 1: key is not an integer or a string: 1.5"
+        );
         assert_eq!(
             err(json!([["append", 3, null]])),
             "micro-op 1: appended value of key 3 is not an integer or a string: null"
@@ -351,16 +437,36 @@ mod tests {
             err(json!([["r", 3, [1, {"x": 1}]]])),
             "micro-op 1: read value of key 3 has an element that is not an integer or a string: {\"x\":1}"
         );
-        assert_eq!(err(json!([["r", 3, true]])), "micro-op 1: read value of key 3 is not a list: true");
+        assert_eq!(
+            err(json!([["r", 3, true]])),
+            "micro-op 1: read value of key 3 is not a list: true"
+        );
     }
 
     #[test]
     fn workload_shapes_are_enforced() {
-        let la = |v: Value| parse_txn_as(&v, TxnModel::ListAppend).unwrap_err().to_string();
-        let rw = |v: Value| parse_txn_as(&v, TxnModel::RwRegister).unwrap_err().to_string();
-        assert_eq!(la(json!([["r", 3, 5]])), "micro-op 1: read value of key 3 is not a list: 5");
-        assert_eq!(la(json!([["w", 3, 5]])), "micro-op 1: \"w\" is not a list-append micro-op");
-        assert_eq!(rw(json!([["append", 3, 5]])), "micro-op 1: \"append\" is not a rw-register micro-op");
+        let la = |v: Value| {
+            parse_txn_as(&v, TxnModel::ListAppend)
+                .unwrap_err()
+                .to_string()
+        };
+        let rw = |v: Value| {
+            parse_txn_as(&v, TxnModel::RwRegister)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            la(json!([["r", 3, 5]])),
+            "micro-op 1: read value of key 3 is not a list: 5"
+        );
+        assert_eq!(
+            la(json!([["w", 3, 5]])),
+            "micro-op 1: \"w\" is not a list-append micro-op"
+        );
+        assert_eq!(
+            rw(json!([["append", 3, 5]])),
+            "micro-op 1: \"append\" is not a rw-register micro-op"
+        );
         assert_eq!(
             rw(json!([["r", 3, [5]]])),
             "micro-op 1: read value of key 3 is a list, but rw-register reads return one value: [5]"
@@ -371,7 +477,9 @@ mod tests {
     fn long_values_are_echoed_to_eighty_chars() {
         let long = "x".repeat(200);
         let msg = err(json!([["r", 1, null], [long, 1, 1]]));
-        let echoed = msg.trim_start_matches("micro-op 2: unknown function ").trim_end_matches(" (expected append, r or w)");
+        let echoed = msg
+            .trim_start_matches("micro-op 2: unknown function ")
+            .trim_end_matches(" (expected append, r or w)");
         assert_eq!(echoed.chars().count(), 80, "{msg}");
         assert!(echoed.ends_with("..."), "{msg}");
     }

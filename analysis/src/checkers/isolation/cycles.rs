@@ -122,8 +122,8 @@ pub fn nontrivial_components(comp: &[u32]) -> Vec<Vec<u32>> {
 pub fn classify(kinds: &[EdgeKind]) -> String {
     let count = |k: EdgeKind| kinds.iter().filter(|x| **x == k).count();
     let rw = count(EdgeKind::Rw);
-    let adjacent_rw =
-        (0..kinds.len()).any(|i| kinds[i] == EdgeKind::Rw && kinds[(i + 1) % kinds.len()] == EdgeKind::Rw);
+    let adjacent_rw = (0..kinds.len())
+        .any(|i| kinds[i] == EdgeKind::Rw && kinds[(i + 1) % kinds.len()] == EdgeKind::Rw);
     let base = if rw == 1 {
         "G-single-item"
     } else if rw > 1 {
@@ -157,7 +157,13 @@ enum Base {
 }
 
 impl Base {
-    const ORDER: [Base; 5] = [Base::G0, Base::G1c, Base::Single, Base::Nonadjacent, Base::G2];
+    const ORDER: [Base; 5] = [
+        Base::G0,
+        Base::G1c,
+        Base::Single,
+        Base::Nonadjacent,
+        Base::G2,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -252,12 +258,22 @@ pub fn search_component(
     let local = Local::new(g, nodes);
     let mut found: Vec<Cycle> = Vec::new();
     let mut skip: BTreeSet<String> = BTreeSet::new();
-    let variant_list: Vec<Option<EdgeKind>> = std::iter::once(None).chain(variants.iter().copied().map(Some)).collect();
+    let variant_list: Vec<Option<EdgeKind>> = std::iter::once(None)
+        .chain(variants.iter().copied().map(Some))
+        .collect();
     for variant in variant_list {
         for base in Base::ORDER {
             let name = match variant {
                 None => base.name().to_string(),
-                Some(v) => format!("{}-{}", base.name(), if v == EdgeKind::Process { "process" } else { "realtime" }),
+                Some(v) => format!(
+                    "{}-{}",
+                    base.name(),
+                    if v == EdgeKind::Process {
+                        "process"
+                    } else {
+                        "realtime"
+                    }
+                ),
             };
             if skip.contains(&name) {
                 continue;
@@ -265,9 +281,19 @@ pub fn search_component(
             let spec = Spec { base, variant };
             match local.find(&spec, deadline) {
                 Ok(Some(steps)) => {
-                    let cycle = Cycle { name: String::new(), steps };
-                    let named = Cycle { name: classify(&fold_kinds(g, &cycle.steps)), ..cycle };
-                    skip.extend(implied_anomalies([named.name.as_str()]).into_iter().map(str::to_string));
+                    let cycle = Cycle {
+                        name: String::new(),
+                        steps,
+                    };
+                    let named = Cycle {
+                        name: classify(&fold_kinds(g, &cycle.steps)),
+                        ..cycle
+                    };
+                    skip.extend(
+                        implied_anomalies([named.name.as_str()])
+                            .into_iter()
+                            .map(str::to_string),
+                    );
                     skip.insert(name);
                     found.push(named);
                 }
@@ -282,7 +308,10 @@ pub fn search_component(
 /// The kinds of a cycle's steps with runs through time points folded into one realtime
 /// step.
 pub fn fold_kinds(g: &Graph, steps: &[Step]) -> Vec<EdgeKind> {
-    fold_steps(g, steps).into_iter().map(|(_, _, k)| k).collect()
+    fold_steps(g, steps)
+        .into_iter()
+        .map(|(_, _, k)| k)
+        .collect()
 }
 
 /// A cycle's steps between transactions only: a run `a -> p1 -> ... -> b` through time
@@ -295,7 +324,11 @@ pub fn fold_steps(g: &Graph, steps: &[Step]) -> Vec<Step> {
         let (a, b, k) = steps[(start + i) % steps.len()];
         let origin = from.unwrap_or(a);
         if g.is_txn(b) {
-            let kind = if g.is_txn(a) && from.is_none() { k } else { EdgeKind::Realtime };
+            let kind = if g.is_txn(a) && from.is_none() {
+                k
+            } else {
+                EdgeKind::Realtime
+            };
             out.push((origin, b, kind));
             from = None;
         } else {
@@ -315,7 +348,11 @@ struct Local {
 
 impl Local {
     fn new(g: &Graph, nodes: &[u32]) -> Local {
-        let pos: FxHashMap<u32, u32> = nodes.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
+        let pos: FxHashMap<u32, u32> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (v, i as u32))
+            .collect();
         let mut offsets = vec![0u32];
         let (mut targets, mut kinds) = (Vec::new(), Vec::new());
         for &v in nodes {
@@ -327,33 +364,63 @@ impl Local {
             }
             offsets.push(targets.len() as u32);
         }
-        Local { nodes: nodes.to_vec(), offsets, targets, kinds }
+        Local {
+            nodes: nodes.to_vec(),
+            offsets,
+            targets,
+            kinds,
+        }
     }
 
     fn as_graph(&self) -> Graph {
-        Graph { n_txn: 0, offsets: self.offsets.clone(), targets: self.targets.clone(), kinds: self.kinds.clone() }
+        Graph {
+            n_txn: 0,
+            offsets: self.offsets.clone(),
+            targets: self.targets.clone(),
+            kinds: self.kinds.clone(),
+        }
     }
 
     fn succ(&self, v: u32) -> impl Iterator<Item = (u32, EdgeKind)> + '_ {
-        let (a, b) = (self.offsets[v as usize] as usize, self.offsets[v as usize + 1] as usize);
-        self.targets[a..b].iter().copied().zip(self.kinds[a..b].iter().map(|k| EdgeKind::from_u8(*k)))
+        let (a, b) = (
+            self.offsets[v as usize] as usize,
+            self.offsets[v as usize + 1] as usize,
+        );
+        self.targets[a..b]
+            .iter()
+            .copied()
+            .zip(self.kinds[a..b].iter().map(|k| EdgeKind::from_u8(*k)))
     }
 
     /// The shortest cycle of `spec` through the first start edge that has one.
     fn find(&self, spec: &Spec, deadline: Option<Instant>) -> Result<Option<Vec<Step>>, OutOfTime> {
         let allowed = spec.allowed();
-        let comp = tarjan(&self.as_graph(), allowed);
+        let graph = self.as_graph();
+        let comp = tarjan(&graph, allowed);
         let start_kind = spec.start_kind();
-        let mut work = 0u64;
+        let mut starts: Vec<(u32, u32)> = Vec::new();
         for a in 0..self.nodes.len() as u32 {
             for (b, k) in self.succ(a) {
-                if k != start_kind || comp[a as usize] != comp[b as usize] || a == b {
-                    continue;
+                if k == start_kind && comp[a as usize] == comp[b as usize] && a != b {
+                    starts.push((a, b));
                 }
-                let Some(s0) = spec.step(0, k) else { continue };
-                if let Some(path) = self.bfs(spec, allowed, &comp, a, b, k, s0, deadline, &mut work)? {
-                    return Ok(Some(path));
-                }
+            }
+        }
+        if start_kind == EdgeKind::Rw && starts.len() > 1 {
+            // Start edges whose ends share a component without rw edges close a cycle with
+            // no other rw: try them first, a G-single is then found in one search.
+            let sure = tarjan(&graph, allowed & !EdgeKind::Rw.bit());
+            starts.sort_by_key(|(a, b)| sure[*a as usize] != sure[*b as usize]);
+        }
+        let mut work = 0u64;
+        let Some(s0) = spec.step(0, start_kind) else {
+            return Ok(None);
+        };
+        for (a, b) in starts {
+            if let Some(path) = self.bfs(
+                spec, allowed, &comp, a, b, start_kind, s0, deadline, &mut work,
+            )? {
+                return Ok(Some(path));
             }
         }
         Ok(None)
@@ -422,6 +489,8 @@ impl Local {
         }
         rev.push(start);
         rev.reverse();
-        rev.into_iter().map(|(x, y, k)| (self.nodes[x as usize], self.nodes[y as usize], k)).collect()
+        rev.into_iter()
+            .map(|(x, y, k)| (self.nodes[x as usize], self.nodes[y as usize], k))
+            .collect()
     }
 }

@@ -23,7 +23,13 @@ pub enum EdgeKind {
 }
 
 impl EdgeKind {
-    pub const ALL: [EdgeKind; 5] = [EdgeKind::Ww, EdgeKind::Wr, EdgeKind::Rw, EdgeKind::Process, EdgeKind::Realtime];
+    pub const ALL: [EdgeKind; 5] = [
+        EdgeKind::Ww,
+        EdgeKind::Wr,
+        EdgeKind::Rw,
+        EdgeKind::Process,
+        EdgeKind::Realtime,
+    ];
 
     pub fn bit(self) -> u8 {
         1 << (self as u8)
@@ -67,8 +73,14 @@ impl Graph {
     }
 
     pub fn succ(&self, v: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
-        let (a, b) = (self.offsets[v as usize] as usize, self.offsets[v as usize + 1] as usize);
-        self.targets[a..b].iter().copied().zip(self.kinds[a..b].iter().copied())
+        let (a, b) = (
+            self.offsets[v as usize] as usize,
+            self.offsets[v as usize + 1] as usize,
+        );
+        self.targets[a..b]
+            .iter()
+            .copied()
+            .zip(self.kinds[a..b].iter().copied())
     }
 
     pub fn is_txn(&self, v: u32) -> bool {
@@ -93,7 +105,12 @@ impl Graph {
             kinds[*slot as usize] = e.kind as u8;
             *slot += 1;
         }
-        Graph { n_txn, offsets, targets, kinds }
+        Graph {
+            n_txn,
+            offsets,
+            targets,
+            kinds,
+        }
     }
 }
 
@@ -105,7 +122,11 @@ pub fn process_edges(txns: &Txns, out: &mut Vec<Edge>) {
             continue;
         }
         if let Some(prev) = last.insert(t.process, i as u32) {
-            out.push(Edge { from: prev, to: i as u32, kind: EdgeKind::Process });
+            out.push(Edge {
+                from: prev,
+                to: i as u32,
+                kind: EdgeKind::Process,
+            });
         }
     }
 }
@@ -131,14 +152,26 @@ pub fn realtime_edges(txns: &Txns, out: &mut Vec<Edge>) -> usize {
     for (_, is_invoke, t) in events {
         if is_invoke {
             if let Some(p) = latest {
-                out.push(Edge { from: p, to: t, kind: EdgeKind::Realtime });
+                out.push(Edge {
+                    from: p,
+                    to: t,
+                    kind: EdgeKind::Realtime,
+                });
             }
         } else {
             let p = base + points;
             points += 1;
-            out.push(Edge { from: t, to: p, kind: EdgeKind::Realtime });
+            out.push(Edge {
+                from: t,
+                to: p,
+                kind: EdgeKind::Realtime,
+            });
             if let Some(prev) = latest {
-                out.push(Edge { from: prev, to: p, kind: EdgeKind::Realtime });
+                out.push(Edge {
+                    from: prev,
+                    to: p,
+                    kind: EdgeKind::Realtime,
+                });
             }
             latest = Some(p);
         }

@@ -76,7 +76,9 @@ fn index_writers<'a>(txns: &Txns<'a>, out: &mut Analysis) -> Vec<FxHashMap<Sc<'a
     for t in 0..txns.txns.len() as u32 {
         last_in_txn.clear();
         for m in txns.mops_of(t) {
-            let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else { continue };
+            let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else {
+                continue;
+            };
             let w = &mut writers[m.key as usize];
             if let Some(prev) = w.get(&e) {
                 if out.problems.len() < 8 {
@@ -98,7 +100,13 @@ fn index_writers<'a>(txns: &Txns<'a>, out: &mut Analysis) -> Vec<FxHashMap<Sc<'a
             } else {
                 last_in_txn.push((m.key, e));
             }
-            w.insert(e, Writer { txn: t, intermediate: false });
+            w.insert(
+                e,
+                Writer {
+                    txn: t,
+                    intermediate: false,
+                },
+            );
         }
     }
     writers
@@ -128,7 +136,11 @@ fn last_append_completion(txns: &Txns) -> Option<u64> {
     txns.txns
         .iter()
         .enumerate()
-        .filter(|(t, _)| txns.mops_of(*t as u32).iter().any(|m| m.kind == MopKind::Append))
+        .filter(|(t, _)| {
+            txns.mops_of(*t as u32)
+                .iter()
+                .any(|m| m.kind == MopKind::Append)
+        })
         .filter_map(|(_, x)| x.complete)
         .max()
 }
@@ -136,7 +148,12 @@ fn last_append_completion(txns: &Txns) -> Option<u64> {
 fn has_final_reads(txns: &Txns, final_after: Option<u64>) -> bool {
     let Some(f) = final_after else { return false };
     txns.txns.iter().enumerate().any(|(t, x)| {
-        x.status == Status::Ok && x.invoke > f && txns.mops_of(t as u32).iter().any(|m| matches!(m.arg, Arg::List(_)))
+        x.status == Status::Ok
+            && x.invoke > f
+            && txns
+                .mops_of(t as u32)
+                .iter()
+                .any(|m| matches!(m.arg, Arg::List(_)))
     })
 }
 
@@ -157,17 +174,24 @@ fn analyze_key<'a>(
     let mut out = KeyOut::default();
     let status = |t: u32| txns.txns[t as usize].status;
     let key = txns.keys[k as usize];
-    let longest: &[Value] = reads.iter().map(|(_, l)| *l).max_by_key(|l| l.len()).unwrap_or(&[]);
-    let longest_txn = reads.iter().find(|(_, l)| l.len() == longest.len()).map(|(t, _)| *t);
+    let longest: &[Value] = reads
+        .iter()
+        .map(|(_, l)| *l)
+        .max_by_key(|l| l.len())
+        .unwrap_or(&[]);
+    let longest_txn = reads
+        .iter()
+        .find(|(_, l)| l.len() == longest.len())
+        .map(|(t, _)| *t);
     let mut order: Vec<Sc<'a>> = Vec::with_capacity(longest.len());
     let mut pos: FxHashMap<Sc<'a>, u32> = FxHashMap::default();
     let mut first_dup = usize::MAX;
     for (i, e) in elems(longest).enumerate() {
-        if pos.contains_key(&e) {
-            first_dup = first_dup.min(i);
-        } else {
-            pos.insert(e, order.len() as u32);
+        if let std::collections::hash_map::Entry::Vacant(slot) = pos.entry(e) {
+            slot.insert(order.len() as u32);
             order.push(e);
+        } else {
+            first_dup = first_dup.min(i);
         }
     }
     if reads.is_empty() && writers.len() == 1 {
@@ -176,7 +200,11 @@ fn analyze_key<'a>(
         order.push(e);
     }
     out.unread = reads.is_empty() && writers.values().any(|w| status(w.txn) == Status::Ok);
-    let first_with = |pred: &dyn Fn(Option<&Writer>) -> bool| elems(longest).position(|e| pred(writers.get(&e))).unwrap_or(usize::MAX);
+    let first_with = |pred: &dyn Fn(Option<&Writer>) -> bool| {
+        elems(longest)
+            .position(|e| pred(writers.get(&e)))
+            .unwrap_or(usize::MAX)
+    };
     let first_failed = first_with(&|w| w.is_some_and(|w| status(w.txn) == Status::Fail));
     let first_garbage = first_with(&|w| w.is_none());
     let unobserved: Vec<u32> = {
@@ -199,15 +227,33 @@ fn analyze_key<'a>(
                 out.anomalies.push(duplicates(txns, k, r, list));
             }
             if first_failed < n {
-                out.anomalies.push(aborted_read(txns, k, r, list, Sc::of(&longest[first_failed]).expect("validated"), writers[&Sc::of(&longest[first_failed]).expect("validated")].txn));
+                out.anomalies.push(aborted_read(
+                    txns,
+                    k,
+                    r,
+                    list,
+                    Sc::of(&longest[first_failed]).expect("validated"),
+                    writers[&Sc::of(&longest[first_failed]).expect("validated")].txn,
+                ));
             }
             if first_garbage < n {
-                out.anomalies.push(garbage_read(txns, k, r, list, Sc::of(&longest[first_garbage]).expect("validated")));
+                out.anomalies.push(garbage_read(
+                    txns,
+                    k,
+                    r,
+                    list,
+                    Sc::of(&longest[first_garbage]).expect("validated"),
+                ));
             }
         } else {
             if !reported_incompatible {
                 reported_incompatible = true;
-                out.anomalies.push(incompatible(txns, k, (r, list), (longest_txn.expect("a longest read"), longest)));
+                out.anomalies.push(incompatible(
+                    txns,
+                    k,
+                    (r, list),
+                    (longest_txn.expect("a longest read"), longest),
+                ));
             }
             let mut set = FxHashSet::default();
             if !elems(list).all(|e| set.insert(e)) {
@@ -228,16 +274,43 @@ fn analyze_key<'a>(
                 }
             }
         }
-        read_edges(txns, k, r, list, &order, &pos, &writers, &unobserved, &mut out);
+        read_edges(
+            txns,
+            k,
+            r,
+            list,
+            &order,
+            &pos,
+            &writers,
+            &unobserved,
+            &mut out,
+        );
     }
     write_edges(txns, &order, &writers, &unobserved, &mut out.edges);
     dirty_updates(txns, key, &order, &writers, &mut out.anomalies);
-    let has_final = final_after.is_some_and(|f| reads.iter().any(|(r, _)| txns.txns[*r as usize].invoke > f));
+    let has_final =
+        final_after.is_some_and(|f| reads.iter().any(|(r, _)| txns.txns[*r as usize].invoke > f));
     if has_final {
-        lost_appends(txns, k, &pos, &writers, &seen_elsewhere, reads, final_after.unwrap_or(0), &mut out.anomalies);
+        lost_appends(
+            txns,
+            k,
+            &pos,
+            &writers,
+            &seen_elsewhere,
+            reads,
+            final_after.unwrap_or(0),
+            &mut out.anomalies,
+        );
     }
     let _ = key;
-    (KeyOrder { order, pos, writers }, out)
+    (
+        KeyOrder {
+            order,
+            pos,
+            writers,
+        },
+        out,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -259,10 +332,15 @@ fn read_edges<'a>(
             let last = Sc::of(v).expect("validated");
             if let Some(w) = writers.get(&last) {
                 if w.intermediate && w.txn != r {
-                    out.anomalies.push(intermediate_read(txns, k, r, list, last, w.txn));
+                    out.anomalies
+                        .push(intermediate_read(txns, k, r, list, last, w.txn));
                 }
                 if status(w.txn) != Status::Fail && w.txn != r {
-                    out.edges.push(Edge { from: w.txn, to: r, kind: EdgeKind::Wr });
+                    out.edges.push(Edge {
+                        from: w.txn,
+                        to: r,
+                        kind: EdgeKind::Wr,
+                    });
                 }
             }
             match pos.get(&last) {
@@ -274,31 +352,65 @@ fn read_edges<'a>(
     if next < order.len() {
         if let Some(w) = writers.get(&order[next]) {
             if status(w.txn) != Status::Fail && w.txn != r {
-                out.edges.push(Edge { from: r, to: w.txn, kind: EdgeKind::Rw });
+                out.edges.push(Edge {
+                    from: r,
+                    to: w.txn,
+                    kind: EdgeKind::Rw,
+                });
             }
         }
     } else {
-        out.edges.extend(unobserved.iter().filter(|u| **u != r).map(|&u| Edge { from: r, to: u, kind: EdgeKind::Rw }));
+        out.edges
+            .extend(unobserved.iter().filter(|u| **u != r).map(|&u| Edge {
+                from: r,
+                to: u,
+                kind: EdgeKind::Rw,
+            }));
     }
 }
 
-fn write_edges<'a>(txns: &Txns<'a>, order: &[Sc<'a>], writers: &FxHashMap<Sc<'a>, Writer>, unobserved: &[u32], edges: &mut Vec<Edge>) {
-    let live = |e: &Sc<'a>| writers.get(e).filter(|w| txns.txns[w.txn as usize].status != Status::Fail).map(|w| w.txn);
+fn write_edges<'a>(
+    txns: &Txns<'a>,
+    order: &[Sc<'a>],
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    unobserved: &[u32],
+    edges: &mut Vec<Edge>,
+) {
+    let live = |e: &Sc<'a>| {
+        writers
+            .get(e)
+            .filter(|w| txns.txns[w.txn as usize].status != Status::Fail)
+            .map(|w| w.txn)
+    };
     for pair in order.windows(2) {
         if let (Some(a), Some(b)) = (live(&pair[0]), live(&pair[1])) {
             if a != b {
-                edges.push(Edge { from: a, to: b, kind: EdgeKind::Ww });
+                edges.push(Edge {
+                    from: a,
+                    to: b,
+                    kind: EdgeKind::Ww,
+                });
             }
         }
     }
     if let Some(a) = order.last().and_then(live) {
-        edges.extend(unobserved.iter().filter(|u| **u != a).map(|&u| Edge { from: a, to: u, kind: EdgeKind::Ww }));
+        edges.extend(unobserved.iter().filter(|u| **u != a).map(|&u| Edge {
+            from: a,
+            to: u,
+            kind: EdgeKind::Ww,
+        }));
     }
 }
 
 /// Elle's dirty update: in version order, a committed append directly after (possibly
 /// through indeterminate ones) an append of a failed txn.
-fn dirty_updates<'a>(txns: &Txns<'a>, key: Sc<'a>, order: &[Sc<'a>], writers: &FxHashMap<Sc<'a>, Writer>, out: &mut Vec<Anomaly>) {
+fn dirty_updates<'a>(
+    txns: &Txns<'a>,
+    key: Sc<'a>,
+    order: &[Sc<'a>],
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    out: &mut Vec<Anomaly>,
+) {
     let mut t1: Option<u32> = None; // None: the initial state, committed
     let mut vs: Vec<Sc<'a>> = Vec::new();
     let status = |t: Option<u32>| t.map_or(Status::Ok, |t| txns.txns[t as usize].status);
@@ -344,10 +456,18 @@ fn lost_appends<'a>(
     out: &mut Vec<Anomaly>,
 ) {
     let key = txns.keys[k as usize];
-    let final_reader = reads.iter().find(|(r, _)| txns.txns[*r as usize].invoke > final_after).map(|(r, _)| *r).expect("a final read");
+    let final_reader = reads
+        .iter()
+        .find(|(r, _)| txns.txns[*r as usize].invoke > final_after)
+        .map(|(r, _)| *r)
+        .expect("a final read");
     let mut lost: Vec<(u32, Sc<'a>)> = writers
         .iter()
-        .filter(|(e, w)| txns.txns[w.txn as usize].status == Status::Ok && !pos.contains_key(*e) && !seen_elsewhere.contains(*e))
+        .filter(|(e, w)| {
+            txns.txns[w.txn as usize].status == Status::Ok
+                && !pos.contains_key(*e)
+                && !seen_elsewhere.contains(*e)
+        })
         .map(|(e, w)| (w.txn, *e))
         .collect();
     lost.sort_unstable();
@@ -438,7 +558,9 @@ impl Explain for Orders<'_> {
         match kind {
             EdgeKind::Ww => {
                 for m in txns.mops_of(b) {
-                    let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else { continue };
+                    let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else {
+                        continue;
+                    };
                     let ko = &self.keys[m.key as usize];
                     let key = txns.keys[m.key as usize];
                     let prev = match ko.pos.get(&e) {
@@ -450,15 +572,23 @@ impl Explain for Orders<'_> {
                         },
                     };
                     if ko.writers.get(&prev).map(|w| w.txn) == Some(a) {
-                        let tail = if ko.pos.contains_key(&e) { "" } else { " (never read, so after every element read)" };
+                        let tail = if ko.pos.contains_key(&e) {
+                            ""
+                        } else {
+                            " (never read, so after every element read)"
+                        };
                         return (Some(key.to_json()), format!("{tb} appended {e} to key {key} after {ta}'s append of {prev}{tail}: ww"));
                     }
                 }
             }
             EdgeKind::Wr => {
                 for m in txns.mops_of(b) {
-                    let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else { continue };
-                    let Some(last) = l.last().and_then(Sc::of) else { continue };
+                    let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else {
+                        continue;
+                    };
+                    let Some(last) = l.last().and_then(Sc::of) else {
+                        continue;
+                    };
                     let ko = &self.keys[m.key as usize];
                     if ko.writers.get(&last).map(|w| w.txn) == Some(a) {
                         let key = txns.keys[m.key as usize];
@@ -468,7 +598,9 @@ impl Explain for Orders<'_> {
             }
             EdgeKind::Rw => {
                 for m in txns.mops_of(a) {
-                    let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else { continue };
+                    let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else {
+                        continue;
+                    };
                     let ko = &self.keys[m.key as usize];
                     let key = txns.keys[m.key as usize];
                     let next = match l.last().and_then(Sc::of) {
@@ -480,10 +612,25 @@ impl Explain for Orders<'_> {
                     };
                     if let Some(e) = ko.order.get(next) {
                         if ko.writers.get(e).map(|w| w.txn) == Some(b) {
-                            let after = if next == 0 { ", the first element".to_string() } else { format!(" after {}", ko.order[next - 1]) };
-                            return (Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}{after}: rw", list_of(l)));
+                            let after = if next == 0 {
+                                ", the first element".to_string()
+                            } else {
+                                format!(" after {}", ko.order[next - 1])
+                            };
+                            return (
+                                Some(key.to_json()),
+                                format!(
+                                    "{ta} read key {key} = {} and {tb} appended {e}{after}: rw",
+                                    list_of(l)
+                                ),
+                            );
                         }
-                    } else if let Some(e) = ko.writers.iter().find(|(e, w)| w.txn == b && !ko.pos.contains_key(*e)).map(|(e, _)| *e) {
+                    } else if let Some(e) = ko
+                        .writers
+                        .iter()
+                        .find(|(e, w)| w.txn == b && !ko.pos.contains_key(*e))
+                        .map(|(e, _)| *e)
+                    {
                         return (Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}, which no read saw, so after it: rw", list_of(l)));
                     }
                 }

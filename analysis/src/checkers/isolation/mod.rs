@@ -52,7 +52,11 @@ pub struct Opts {
 
 impl Default for Opts {
     fn default() -> Self {
-        Opts { model: TxnModel::ListAppend, consistency: ConsistencyModel::StrictSerializable, time_budget: None }
+        Opts {
+            model: TxnModel::ListAppend,
+            consistency: ConsistencyModel::StrictSerializable,
+            time_budget: None,
+        }
     }
 }
 
@@ -81,7 +85,16 @@ pub fn check(history: &History, opts: &Opts) -> CheckerResult {
     let (graph, edge_count) = build_graph(&txns, analysis.edges.clone(), &variants);
     let deadline = opts.time_budget.map(|d| start + d);
     let search = search_cycles(&graph, &variants, deadline);
-    verdict(&txns, opts, &prohibited, analysis, explain.as_ref(), &graph, search, edge_count)
+    verdict(
+        &txns,
+        opts,
+        &prohibited,
+        analysis,
+        explain.as_ref(),
+        &graph,
+        search,
+        edge_count,
+    )
 }
 
 fn unknown(reason: String) -> CheckerResult {
@@ -174,11 +187,16 @@ fn verdict(
     }
     let types: BTreeSet<&str> = by_type.keys().map(String::as_str).collect();
     let (not, also_not) = models::boundary(&types);
-    let violating: Vec<&str> = types.iter().copied().filter(|t| prohibited.contains(t)).collect();
+    let violating: Vec<&str> = types
+        .iter()
+        .copied()
+        .filter(|t| prohibited.contains(t))
+        .collect();
     let key_name = |k: &u32| txns.keys[*k as usize].to_json();
     let valid = if !violating.is_empty() {
         Validity::Invalid
-    } else if search.timed_out || !analysis.problems.is_empty() || !analysis.unread_keys.is_empty() {
+    } else if search.timed_out || !analysis.problems.is_empty() || !analysis.unread_keys.is_empty()
+    {
         Validity::Unknown
     } else {
         Validity::Valid
@@ -190,7 +208,12 @@ fn verdict(
             violating.join(", "),
             opts.consistency
         )),
-        Validity::Unknown => Some(unknown_reason(txns, &analysis.problems, &analysis.unread_keys, search.timed_out)),
+        Validity::Unknown => Some(unknown_reason(
+            txns,
+            &analysis.problems,
+            &analysis.unread_keys,
+            search.timed_out,
+        )),
         _ => None,
     };
     for (name, n) in [
@@ -202,7 +225,8 @@ fn verdict(
     ] {
         r.counts.insert(name.to_string(), n);
     }
-    let anomaly_counts: BTreeMap<&str, u64> = by_type.iter().map(|(k, v)| (k.as_str(), v.0)).collect();
+    let anomaly_counts: BTreeMap<&str, u64> =
+        by_type.iter().map(|(k, v)| (k.as_str(), v.0)).collect();
     r.details = json!({
         "model": opts.model.as_str(),
         "consistency_model": opts.consistency.as_str(),
@@ -227,8 +251,16 @@ fn unknown_reason(txns: &Txns, problems: &[String], unread: &[u32], timed_out: b
     }
     parts.extend(problems.iter().cloned());
     if !unread.is_empty() {
-        let shown: Vec<String> = unread.iter().take(5).map(|k| txns.keys[*k as usize].to_string()).collect();
-        let more = if unread.len() > 5 { format!(" and {} more", unread.len() - 5) } else { String::new() };
+        let shown: Vec<String> = unread
+            .iter()
+            .take(5)
+            .map(|k| txns.keys[*k as usize].to_string())
+            .collect();
+        let more = if unread.len() > 5 {
+            format!(" and {} more", unread.len() - 5)
+        } else {
+            String::new()
+        };
         parts.push(format!(
             "{} key(s) written by committed transactions were never read ({}{more}): nothing shows what they hold",
             unread.len(),

@@ -14,10 +14,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 macro_rules! models {
-    ($($variant:ident = $name:literal $(| $alias:literal)*),* $(,)?) => {
+    ($($(#[$attr:meta])* $variant:ident = $name:literal $(| $alias:literal)*),* $(,)?) => {
         /// A consistency model Elle knows, by its friendly name.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum ConsistencyModel { $($variant),* }
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ConsistencyModel { $($(#[$attr])* $variant),* }
 
         impl ConsistencyModel {
             /// Every model, in declaration order.
@@ -51,6 +51,7 @@ models! {
     UpdateSerializable = "update-serializable" | "PL-3U",
     SnapshotIsolation = "snapshot-isolation" | "PL-SI",
     Serializable = "serializable" | "PL-3" | "conflict-serializable",
+    #[default]
     StrictSerializable = "strict-serializable" | "PL-SS" | "strong-serializable",
     ViewSerializable = "view-serializable",
     CausalCerone = "causal-cerone",
@@ -78,12 +79,6 @@ models! {
     ReadYourWrites = "read-your-writes",
 }
 
-impl Default for ConsistencyModel {
-    fn default() -> Self {
-        ConsistencyModel::StrictSerializable
-    }
-}
-
 impl fmt::Display for ConsistencyModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -94,7 +89,10 @@ impl std::str::FromStr for ConsistencyModel {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         ConsistencyModel::from_name(s).ok_or_else(|| {
-            format!("unknown consistency model {s:?}; known models: {}", ConsistencyModel::NAMES.join(", "))
+            format!(
+                "unknown consistency model {s:?}; known models: {}",
+                ConsistencyModel::NAMES.join(", ")
+            )
         })
     }
 }
@@ -108,20 +106,40 @@ const MODEL_IMPLIES: &[(M, &[M])] = &[
     (M::CursorStability, &[M::ReadCommitted]),
     (M::ForwardConsistentView, &[M::ConsistentView]),
     (M::ReadCommitted, &[M::ReadUncommitted]),
-    (M::Serializable, &[M::RepeatableRead, M::UpdateSerializable, M::SnapshotIsolation, M::ViewSerializable]),
+    (
+        M::Serializable,
+        &[
+            M::RepeatableRead,
+            M::UpdateSerializable,
+            M::SnapshotIsolation,
+            M::ViewSerializable,
+        ],
+    ),
     (M::UpdateSerializable, &[M::ForwardConsistentView]),
     (M::MonotonicAtomicView, &[M::ReadCommitted]),
     (M::MonotonicView, &[M::ReadCommitted]),
     (M::MonotonicSnapshotRead, &[M::ReadCommitted]),
-    (M::ParallelSnapshotIsolation, &[M::CausalCerone, M::UpdateAtomic]),
+    (
+        M::ParallelSnapshotIsolation,
+        &[M::CausalCerone, M::UpdateAtomic],
+    ),
     (M::Prefix, &[M::CausalCerone]),
     (M::ReadAtomic, &[M::MonotonicAtomicView]),
-    (M::RepeatableRead, &[M::CursorStability, M::MonotonicAtomicView]),
+    (
+        M::RepeatableRead,
+        &[M::CursorStability, M::MonotonicAtomicView],
+    ),
     (M::UpdateAtomic, &[M::ReadAtomic]),
     (M::SessionSerializable, &[M::OneSr]),
     (
         M::SnapshotIsolation,
-        &[M::ForwardConsistentView, M::MonotonicAtomicView, M::MonotonicSnapshotRead, M::ParallelSnapshotIsolation, M::Prefix],
+        &[
+            M::ForwardConsistentView,
+            M::MonotonicAtomicView,
+            M::MonotonicSnapshotRead,
+            M::ParallelSnapshotIsolation,
+            M::Prefix,
+        ],
     ),
     (
         M::StrictSerializable,
@@ -135,16 +153,34 @@ const MODEL_IMPLIES: &[(M, &[M])] = &[
         ],
     ),
     (M::StrongSessionReadUncommitted, &[M::ReadUncommitted]),
-    (M::StrongSessionReadCommitted, &[M::ReadCommitted, M::StrongSessionReadUncommitted]),
+    (
+        M::StrongSessionReadCommitted,
+        &[M::ReadCommitted, M::StrongSessionReadUncommitted],
+    ),
     (M::StrongReadUncommitted, &[M::StrongSessionReadUncommitted]),
-    (M::StrongReadCommitted, &[M::StrongSessionReadCommitted, M::StrongReadUncommitted]),
-    (M::StrongSessionSerializable, &[M::Serializable, M::StrongSessionSnapshotIsolation]),
-    (M::StrongSessionSnapshotIsolation, &[M::SnapshotIsolation, M::StrongSessionReadCommitted]),
-    (M::StrongSnapshotIsolation, &[M::StrongSessionSnapshotIsolation, M::StrongReadCommitted]),
+    (
+        M::StrongReadCommitted,
+        &[M::StrongSessionReadCommitted, M::StrongReadUncommitted],
+    ),
+    (
+        M::StrongSessionSerializable,
+        &[M::Serializable, M::StrongSessionSnapshotIsolation],
+    ),
+    (
+        M::StrongSessionSnapshotIsolation,
+        &[M::SnapshotIsolation, M::StrongSessionReadCommitted],
+    ),
+    (
+        M::StrongSnapshotIsolation,
+        &[M::StrongSessionSnapshotIsolation, M::StrongReadCommitted],
+    ),
     (M::Linearizable, &[M::Sequential]),
     (M::Sequential, &[M::Causal]),
     (M::Causal, &[M::WritesFollowReads, M::Pram]),
-    (M::Pram, &[M::MonotonicReads, M::MonotonicWrites, M::ReadYourWrites]),
+    (
+        M::Pram,
+        &[M::MonotonicReads, M::MonotonicWrites, M::ReadYourWrites],
+    ),
 ];
 
 /// The anomalies each model proscribes beyond those of the models it implies.
@@ -158,19 +194,34 @@ const PROSCRIBES: &[(M, &[&str])] = &[
     (M::ParallelSnapshotIsolation, &["internal", "G1a"]),
     (M::Serializable, &["G1", "G2", "internal"]),
     (M::ReadCommitted, &["G1"]),
-    (M::ReadUncommitted, &["G0", "duplicate-elements", "cyclic-versions"]),
+    (
+        M::ReadUncommitted,
+        &["G0", "duplicate-elements", "cyclic-versions"],
+    ),
     (M::Prefix, &["internal", "G1a"]),
-    (M::SnapshotIsolation, &["internal", "G1", "G-SI", "G-nonadjacent"]),
+    (
+        M::SnapshotIsolation,
+        &["internal", "G1", "G-SI", "G-nonadjacent"],
+    ),
     (M::ReadAtomic, &["internal", "G1a", "future-read"]),
     (M::RepeatableRead, &["G1", "G2-item", "lost-update"]),
     (M::UpdateAtomic, &["lost-update"]),
-    (M::StrictSerializable, &["G1", "G1c-realtime", "G2-realtime"]),
+    (
+        M::StrictSerializable,
+        &["G1", "G1c-realtime", "G2-realtime"],
+    ),
     (M::StrongSessionReadUncommitted, &["G0-process"]),
     (M::StrongSessionReadCommitted, &["G1c-process"]),
     (M::StrongReadUncommitted, &["G0-realtime", "lost-append"]),
     (M::StrongReadCommitted, &["G1c-realtime"]),
-    (M::StrongSessionSnapshotIsolation, &["internal", "G1-process", "G-nonadjacent-process"]),
-    (M::StrongSnapshotIsolation, &["internal", "G1-realtime", "G-nonadjacent-realtime"]),
+    (
+        M::StrongSessionSnapshotIsolation,
+        &["internal", "G1-process", "G-nonadjacent-process"],
+    ),
+    (
+        M::StrongSnapshotIsolation,
+        &["internal", "G1-realtime", "G-nonadjacent-realtime"],
+    ),
     (M::StrongSessionSerializable, &["G1-process", "G2-process"]),
     (M::UpdateSerializable, &["G1", "G-update"]),
 ];
@@ -187,17 +238,49 @@ const ANOMALY_IMPLIES: &[(&str, &[&str])] = &[
     ("G1c-realtime", &["G1-realtime"]),
     ("G1", &["G1-process"]),
     ("G1-process", &["G1-realtime"]),
-    ("G-single-item", &["G-single", "G-single-item-process", "G-nonadjacent-item"]),
-    ("G-single-item-process", &["G-single-process", "G-single-item-realtime", "G-nonadjacent-item-process"]),
-    ("G-single-item-realtime", &["G-single-realtime", "G-nonadjacent-item-realtime"]),
+    (
+        "G-single-item",
+        &["G-single", "G-single-item-process", "G-nonadjacent-item"],
+    ),
+    (
+        "G-single-item-process",
+        &[
+            "G-single-process",
+            "G-single-item-realtime",
+            "G-nonadjacent-item-process",
+        ],
+    ),
+    (
+        "G-single-item-realtime",
+        &["G-single-realtime", "G-nonadjacent-item-realtime"],
+    ),
     ("G-single", &["G-nonadjacent", "GSIb", "G-single-process"]),
-    ("G-single-process", &["G-nonadjacent-process", "G-single-realtime"]),
+    (
+        "G-single-process",
+        &["G-nonadjacent-process", "G-single-realtime"],
+    ),
     ("G-single-realtime", &["G-nonadjacent-realtime"]),
-    ("G-nonadjacent-item", &["G-nonadjacent", "G2-item", "G-nonadjacent-item-process"]),
-    ("G-nonadjacent-item-process", &["G-nonadjacent-process", "G2-item-process", "G-nonadjacent-item-realtime"]),
-    ("G-nonadjacent-item-realtime", &["G2-item-realtime", "G-nonadjacent-realtime"]),
+    (
+        "G-nonadjacent-item",
+        &["G-nonadjacent", "G2-item", "G-nonadjacent-item-process"],
+    ),
+    (
+        "G-nonadjacent-item-process",
+        &[
+            "G-nonadjacent-process",
+            "G2-item-process",
+            "G-nonadjacent-item-realtime",
+        ],
+    ),
+    (
+        "G-nonadjacent-item-realtime",
+        &["G2-item-realtime", "G-nonadjacent-realtime"],
+    ),
     ("G-nonadjacent", &["G2", "G-nonadjacent-process"]),
-    ("G-nonadjacent-process", &["G2-process", "G-nonadjacent-realtime"]),
+    (
+        "G-nonadjacent-process",
+        &["G2-process", "G-nonadjacent-realtime"],
+    ),
     ("G-nonadjacent-realtime", &["G2-realtime"]),
     ("G2", &["G2-process"]),
     ("G2-item", &["G2", "G2-item-process"]),
@@ -214,15 +297,24 @@ const ANOMALY_IMPLIES: &[(&str, &[&str])] = &[
 ];
 
 fn implied_models(m: M) -> impl Iterator<Item = M> {
-    MODEL_IMPLIES.iter().filter(move |(a, _)| *a == m).flat_map(|(_, bs)| bs.iter().copied())
+    MODEL_IMPLIES
+        .iter()
+        .filter(move |(a, _)| *a == m)
+        .flat_map(|(_, bs)| bs.iter().copied())
 }
 
 fn implying_models(m: M) -> impl Iterator<Item = M> {
-    MODEL_IMPLIES.iter().filter(move |(_, bs)| bs.contains(&m)).map(|(a, _)| *a)
+    MODEL_IMPLIES
+        .iter()
+        .filter(move |(_, bs)| bs.contains(&m))
+        .map(|(a, _)| *a)
 }
 
 /// Breadth-first closure of `start` under `next`, `start` included.
-fn closure<T: Copy + Ord, I: Iterator<Item = T>>(start: impl IntoIterator<Item = T>, next: impl Fn(T) -> I) -> BTreeSet<T> {
+fn closure<T: Copy + Ord, I: Iterator<Item = T>>(
+    start: impl IntoIterator<Item = T>,
+    next: impl Fn(T) -> I,
+) -> BTreeSet<T> {
     let mut seen: BTreeSet<T> = BTreeSet::new();
     let mut todo: Vec<T> = start.into_iter().collect();
     while let Some(x) = todo.pop() {
@@ -236,22 +328,31 @@ fn closure<T: Copy + Ord, I: Iterator<Item = T>>(start: impl IntoIterator<Item =
 /// Every anomaly implied by any of `anomalies`, themselves included.
 pub fn implied_anomalies<'a>(anomalies: impl IntoIterator<Item = &'a str>) -> BTreeSet<&'a str> {
     closure(anomalies, |a: &'a str| {
-        ANOMALY_IMPLIES.iter().filter(move |(x, _)| *x == a).flat_map(|(_, bs)| bs.iter().copied())
+        ANOMALY_IMPLIES
+            .iter()
+            .filter(move |(x, _)| *x == a)
+            .flat_map(|(_, bs)| bs.iter().copied())
     })
 }
 
 /// Every anomaly that implies any of `anomalies`, themselves included.
 fn implying_anomalies<'a>(anomalies: impl IntoIterator<Item = &'a str>) -> BTreeSet<&'a str> {
     closure(anomalies, |a: &'a str| {
-        ANOMALY_IMPLIES.iter().filter(move |(_, bs)| bs.contains(&a)).map(|(x, _)| *x)
+        ANOMALY_IMPLIES
+            .iter()
+            .filter(move |(_, bs)| bs.contains(&a))
+            .map(|(x, _)| *x)
     })
 }
 
 /// The anomalies whose presence makes a history violate `model`.
 pub fn prohibited_by(model: M) -> BTreeSet<&'static str> {
-    let direct = closure([model], implied_models)
-        .into_iter()
-        .flat_map(|m| PROSCRIBES.iter().filter(move |(x, _)| *x == m).flat_map(|(_, a)| a.iter().copied()));
+    let direct = closure([model], implied_models).into_iter().flat_map(|m| {
+        PROSCRIBES
+            .iter()
+            .filter(move |(x, _)| *x == m)
+            .flat_map(|(_, a)| a.iter().copied())
+    });
     implying_anomalies(direct)
 }
 
@@ -259,9 +360,16 @@ pub fn prohibited_by(model: M) -> BTreeSet<&'static str> {
 /// by name.
 pub fn boundary(anomalies: &BTreeSet<&str>) -> (Vec<M>, Vec<M>) {
     let implied = implied_anomalies(anomalies.iter().copied());
-    let direct = PROSCRIBES.iter().filter(|(_, a)| a.iter().any(|x| implied.contains(x))).map(|(m, _)| *m);
+    let direct = PROSCRIBES
+        .iter()
+        .filter(|(_, a)| a.iter().any(|x| implied.contains(x)))
+        .map(|(m, _)| *m);
     let impossible = closure(direct, implying_models);
-    let weakest = |m: &M| !closure(implied_models(*m), implied_models).iter().any(|x| impossible.contains(x));
+    let weakest = |m: &M| {
+        !closure(implied_models(*m), implied_models)
+            .iter()
+            .any(|x| impossible.contains(x))
+    };
     let mut not: Vec<M> = impossible.iter().copied().filter(weakest).collect();
     let mut also: Vec<M> = impossible.iter().copied().filter(|m| !weakest(m)).collect();
     not.sort_by_key(|m| m.as_str());
@@ -279,8 +387,14 @@ mod tests {
             assert_eq!(name.parse::<ConsistencyModel>().unwrap().as_str(), *name);
         }
         assert_eq!("PL-3".parse::<M>().unwrap(), M::Serializable);
-        assert_eq!("strong-serializable".parse::<M>().unwrap(), M::StrictSerializable);
-        assert!("bogus".parse::<M>().unwrap_err().contains("strict-serializable"));
+        assert_eq!(
+            "strong-serializable".parse::<M>().unwrap(),
+            M::StrictSerializable
+        );
+        assert!("bogus"
+            .parse::<M>()
+            .unwrap_err()
+            .contains("strict-serializable"));
         assert_eq!(M::default(), M::StrictSerializable);
     }
 

@@ -38,7 +38,14 @@ fn external_reads<'a>(txns: &Txns<'a>, t: u32) -> Vec<(u32, Option<Sc<'a>>)> {
         }
         seen.push(m.key);
         if m.kind == MopKind::Read {
-            out.push((m.key, if let Arg::Scalar(s) = m.arg { Some(s) } else { None }));
+            out.push((
+                m.key,
+                if let Arg::Scalar(s) = m.arg {
+                    Some(s)
+                } else {
+                    None
+                },
+            ));
         }
     }
     out
@@ -52,13 +59,18 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
     for t in 0..txns.txns.len() as u32 {
         last.clear();
         for m in txns.mops_of(t) {
-            let (MopKind::Write, Arg::Scalar(v)) = (m.kind, m.arg) else { continue };
+            let (MopKind::Write, Arg::Scalar(v)) = (m.kind, m.arg) else {
+                continue;
+            };
             let w = &mut writers[m.key as usize];
             if let Some(prev) = w.get(&v) {
                 if out.problems.len() < 8 {
                     out.problems.push(format!(
                         "{} was written to key {} twice ({} and {}): written values must be unique",
-                        v, txns.keys[m.key as usize], tname(txns, prev.txn), tname(txns, t)
+                        v,
+                        txns.keys[m.key as usize],
+                        tname(txns, prev.txn),
+                        tname(txns, t)
                     ));
                 }
                 continue;
@@ -74,7 +86,13 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
                     key_writers[m.key as usize].push(t);
                 }
             }
-            w.insert(v, Writer { txn: t, intermediate: false });
+            w.insert(
+                v,
+                Writer {
+                    txn: t,
+                    intermediate: false,
+                },
+            );
         }
     }
     let mut read_keys = vec![false; txns.keys.len()];
@@ -85,7 +103,18 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
         for (k, v) in external_reads(txns, t) {
             read_keys[k as usize] = true;
             match v {
-                None => out.edges.extend(key_writers[k as usize].iter().filter(|w| **w != t).map(|&w| Edge { from: t, to: w, kind: EdgeKind::Rw })),
+                None => out
+                    .edges
+                    .extend(
+                        key_writers[k as usize]
+                            .iter()
+                            .filter(|w| **w != t)
+                            .map(|&w| Edge {
+                                from: t,
+                                to: w,
+                                kind: EdgeKind::Rw,
+                            }),
+                    ),
                 Some(v) => read_of_value(txns, &writers[k as usize], t, k, v, &mut out),
             }
         }
@@ -97,7 +126,10 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
         }
     }
     for (k, w) in writers.iter().enumerate() {
-        if !read_keys[k] && w.values().any(|w| txns.txns[w.txn as usize].status == Status::Ok) {
+        if !read_keys[k]
+            && w.values()
+                .any(|w| txns.txns[w.txn as usize].status == Status::Ok)
+        {
             out.unread_keys.push(k as u32);
         }
     }
@@ -110,7 +142,14 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
     (out, Registers { writers })
 }
 
-fn read_of_value<'a>(txns: &Txns<'a>, writers: &FxHashMap<Sc<'a>, Writer>, t: u32, k: u32, v: Sc<'a>, out: &mut Analysis) {
+fn read_of_value<'a>(
+    txns: &Txns<'a>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    t: u32,
+    k: u32,
+    v: Sc<'a>,
+    out: &mut Analysis,
+) {
     let key = txns.keys[k as usize];
     let Some(w) = writers.get(&v) else {
         out.anomalies.push(Anomaly {
@@ -139,11 +178,21 @@ fn read_of_value<'a>(txns: &Txns<'a>, writers: &FxHashMap<Sc<'a>, Writer>, t: u3
         });
         return;
     }
-    out.edges.push(Edge { from: w.txn, to: t, kind: EdgeKind::Wr });
+    out.edges.push(Edge {
+        from: w.txn,
+        to: t,
+        kind: EdgeKind::Wr,
+    });
 }
 
 impl Explain for Registers<'_> {
-    fn explain(&self, txns: &Txns, a: u32, b: u32, kind: EdgeKind) -> (Option<serde_json::Value>, String) {
+    fn explain(
+        &self,
+        txns: &Txns,
+        a: u32,
+        b: u32,
+        kind: EdgeKind,
+    ) -> (Option<serde_json::Value>, String) {
         let (ta, tb) = (tname(txns, a), tname(txns, b));
         match kind {
             EdgeKind::Wr => {
@@ -151,7 +200,10 @@ impl Explain for Registers<'_> {
                     if let Some(v) = v {
                         if self.writers[k as usize].get(&v).map(|w| w.txn) == Some(a) {
                             let key = txns.keys[k as usize];
-                            return (Some(key.to_json()), format!("{tb} read key {key} = {v}, which {ta} wrote: wr"));
+                            return (
+                                Some(key.to_json()),
+                                format!("{tb} read key {key} = {v}, which {ta} wrote: wr"),
+                            );
                         }
                     }
                 }

@@ -37,13 +37,29 @@ pub fn generate(cfg: &GenConfig) -> History {
         store.push(Vec::new());
     }
     let mut next_elem = 1u64;
-    let mut procs: Vec<(u64, Option<Pending>)> = (0..cfg.processes as u64).map(|p| (p, None)).collect();
+    let mut procs: Vec<(u64, Option<Pending>)> =
+        (0..cfg.processes as u64).map(|p| (p, None)).collect();
     let mut next_proc = cfg.processes as u64;
     let mut started = 0usize;
-    let inject_at = if cfg.inject_g_single { Some(cfg.txns / 2) } else { None };
+    let inject_at = if cfg.inject_g_single {
+        Some(cfg.txns / 2)
+    } else {
+        None
+    };
     let push = |ops: &mut Vec<Op>, kind: OpType, p: u64, value: Value| {
         let i = ops.len() as u64;
-        ops.push(Op { index: i, kind, process: Process::Client(p), f: "txn".into(), key: None, value, time: i * 1000, node: None, error: None, meta: None });
+        ops.push(Op {
+            index: i,
+            kind,
+            process: Process::Client(p),
+            f: "txn".into(),
+            key: None,
+            value,
+            time: i * 1000,
+            node: None,
+            error: None,
+            meta: None,
+        });
     };
     while started < cfg.txns || procs.iter().any(|(_, p)| p.is_some()) {
         let slot = rng.random_range(0..procs.len());
@@ -74,12 +90,25 @@ pub fn generate(cfg: &GenConfig) -> History {
             store[k2].push(e2);
             push(&mut ops, OpType::Ok, p, w);
             let seen1: Vec<u64> = store[k1][..store[k1].len() - 1].to_vec();
-            push(&mut ops, OpType::Invoke, p, json!([["r", k1, null], ["r", k2, null]]));
-            push(&mut ops, OpType::Ok, p, json!([["r", k1, seen1], ["r", k2, store[k2].clone()]]));
+            push(
+                &mut ops,
+                OpType::Invoke,
+                p,
+                json!([["r", k1, null], ["r", k2, null]]),
+            );
+            push(
+                &mut ops,
+                OpType::Ok,
+                p,
+                json!([["r", k1, seen1], ["r", k2, store[k2].clone()]]),
+            );
             continue;
         }
         for _ in 0..rng.random_range(1..=4usize) {
-            mops.push((rng.random_bool(0.5), slots[rng.random_range(0..slots.len())]));
+            mops.push((
+                rng.random_bool(0.5),
+                slots[rng.random_range(0..slots.len())],
+            ));
         }
         let info = rng.random_bool(cfg.info);
         let applies = !info || rng.random_bool(0.5);
@@ -107,16 +136,17 @@ pub fn generate(cfg: &GenConfig) -> History {
             }
         }
         push(&mut ops, OpType::Invoke, p, Value::Array(invoke.clone()));
-        procs[slot].1 = Some(Pending { invoke_value: Value::Array(invoke), result: Value::Array(result), info });
+        procs[slot].1 = Some(Pending {
+            invoke_value: Value::Array(invoke),
+            result: Value::Array(result),
+            info,
+        });
     }
     // Final reads of every key that was ever appended to, serially.
     let p = procs[0].0;
-    for k in 0..store.len() {
-        if store[k].is_empty() {
-            continue;
-        }
+    for (k, list) in store.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
         push(&mut ops, OpType::Invoke, p, json!([["r", k, null]]));
-        push(&mut ops, OpType::Ok, p, json!([["r", k, store[k].clone()]]));
+        push(&mut ops, OpType::Ok, p, json!([["r", k, list]]));
     }
     History::new(ops)
 }

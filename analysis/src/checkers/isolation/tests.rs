@@ -56,13 +56,26 @@ fn blank_reads(v: &Value) -> Value {
         v.as_array()
             .unwrap()
             .iter()
-            .map(|m| if m[0] == "r" { json!(["r", m[1], null]) } else { m.clone() })
+            .map(|m| {
+                if m[0] == "r" {
+                    json!(["r", m[1], null])
+                } else {
+                    m.clone()
+                }
+            })
             .collect(),
     )
 }
 
 fn run(h: &H, model: TxnModel, consistency: ConsistencyModel) -> CheckerResult {
-    check(&h.history(), &Opts { model, consistency, time_budget: None })
+    check(
+        &h.history(),
+        &Opts {
+            model,
+            consistency,
+            time_budget: None,
+        },
+    )
 }
 
 fn la(h: &H, c: ConsistencyModel) -> CheckerResult {
@@ -70,11 +83,19 @@ fn la(h: &H, c: ConsistencyModel) -> CheckerResult {
 }
 
 fn types(r: &CheckerResult) -> Vec<String> {
-    r.details["anomaly_types"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+    r.details["anomaly_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
 }
 
 fn witness<'a>(r: &'a CheckerResult, ty: &str) -> &'a Value {
-    r.anomalies.iter().find(|a| a["type"] == ty).unwrap_or_else(|| panic!("no {ty} witness in {:#?}", r.anomalies))
+    r.anomalies
+        .iter()
+        .find(|a| a["type"] == ty)
+        .unwrap_or_else(|| panic!("no {ty} witness in {:#?}", r.anomalies))
 }
 
 use ConsistencyModel as C;
@@ -83,7 +104,10 @@ use ConsistencyModel as C;
 /// `b` on process 1; then process 2 reads `finals` serially.
 fn concurrent(a: Value, b: Value, finals: Value) -> H {
     let mut h = H::default();
-    h.invoke(0, blank_reads(&a)).invoke(1, blank_reads(&b)).ok(0, a).ok(1, b);
+    h.invoke(0, blank_reads(&a))
+        .invoke(1, blank_reads(&b))
+        .ok(0, a)
+        .ok(1, b);
     h.txn(2, finals);
     h
 }
@@ -115,7 +139,11 @@ fn g0_write_cycle_is_named_g0() {
     assert_eq!(r.details["not"], json!(["read-uncommitted"]));
     let w = witness(&r, "G0");
     assert_eq!(w["steps"].as_array().unwrap().len(), 2);
-    assert!(w["steps"].as_array().unwrap().iter().all(|s| s["kind"] == "ww"));
+    assert!(w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["kind"] == "ww"));
     let why = w["steps"][0]["why"].as_str().unwrap();
     assert!(why.contains("appended") && why.ends_with(": ww"), "{why}");
 }
@@ -130,7 +158,11 @@ fn g1c_read_cycle_is_named_g1c() {
     let r = la(&h, C::ReadCommitted);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
     assert_eq!(types(&r), ["G1c"]);
-    assert!(witness(&r, "G1c")["steps"].as_array().unwrap().iter().all(|s| s["kind"] == "wr"));
+    assert!(witness(&r, "G1c")["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["kind"] == "wr"));
 }
 
 fn g_single() -> H {
@@ -147,12 +179,28 @@ fn g_single_is_found_and_proscribed_by_snapshot_isolation() {
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
     assert_eq!(types(&r), ["G-single-item"]);
     let w = witness(&r, "G-single-item");
-    let kinds: Vec<&str> = w["steps"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds.iter().filter(|k| **k == "rw").count(), 1);
     assert_eq!(kinds.len(), 2);
-    let rw = w["steps"].as_array().unwrap().iter().find(|s| s["kind"] == "rw").unwrap();
-    assert_eq!(rw["why"], "T2 read key \"x\" = [] and T3 appended 1, the first element: rw");
-    assert_eq!(r.details["not"], json!(["consistent-view", "repeatable-read"]));
+    let rw = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "rw")
+        .unwrap();
+    assert_eq!(
+        rw["why"],
+        "T2 read key \"x\" = [] and T3 appended 1, the first element: rw"
+    );
+    assert_eq!(
+        r.details["not"],
+        json!(["consistent-view", "repeatable-read"])
+    );
 }
 
 #[test]
@@ -177,9 +225,49 @@ fn write_skew_is_g2_item() {
 }
 
 #[test]
+fn two_separated_anti_dependencies_are_g_nonadjacent_item() {
+    // T1 -rw-> T2 -wr-> T3 -rw-> T4 -wr-> T1, all four concurrent.
+    let txns = [
+        json!([["r", "x", []], ["r", "v", [1]]]),
+        json!([["append", "x", 1], ["append", "z", 1]]),
+        json!([["r", "z", [1]], ["r", "w", []]]),
+        json!([["append", "w", 1], ["append", "v", 1]]),
+    ];
+    let mut h = H::default();
+    for (p, t) in txns.iter().enumerate() {
+        h.invoke(p as u64, blank_reads(t));
+    }
+    for (p, t) in txns.iter().enumerate() {
+        h.ok(p as u64, t.clone());
+    }
+    h.txn(
+        9,
+        json!([
+            ["r", "x", [1]],
+            ["r", "z", [1]],
+            ["r", "w", [1]],
+            ["r", "v", [1]]
+        ]),
+    );
+    let r = la(&h, C::SnapshotIsolation);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G-nonadjacent-item"]);
+    let kinds: Vec<&str> = witness(&r, "G-nonadjacent-item")["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.len(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "rw").count(), 2);
+    assert_eq!(la(&h, C::ReadCommitted).valid, Validity::Valid);
+}
+
+#[test]
 fn aborted_read_is_g1a() {
     let mut h = H::default();
-    h.invoke(0, json!([["append", "x", 1]])).fail(0, json!([["append", "x", 1]]));
+    h.invoke(0, json!([["append", "x", 1]]))
+        .fail(0, json!([["append", "x", 1]]));
     h.txn(1, json!([["r", "x", [1]]]));
     let r = la(&h, C::ReadCommitted);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
@@ -194,7 +282,8 @@ fn aborted_read_is_g1a() {
 #[test]
 fn a_read_info_append_is_committed_not_g1a() {
     let mut h = H::default();
-    h.invoke(0, json!([["append", "x", 1]])).info(0, json!([["append", "x", 1]]));
+    h.invoke(0, json!([["append", "x", 1]]))
+        .info(0, json!([["append", "x", 1]]));
     h.txn(1, json!([["r", "x", [1]]]));
     let r = la(&h, C::StrictSerializable);
     assert_eq!(r.valid, Validity::Valid, "{r:#?}");
@@ -230,7 +319,8 @@ fn own_append_unseen_is_internal() {
 #[test]
 fn committed_append_after_failed_one_is_dirty_update() {
     let mut h = H::default();
-    h.invoke(0, json!([["append", "x", 1]])).fail(0, json!([["append", "x", 1]]));
+    h.invoke(0, json!([["append", "x", 1]]))
+        .fail(0, json!([["append", "x", 1]]));
     h.txn(1, json!([["append", "x", 2]]));
     h.txn(1, json!([["r", "x", [1, 2]]]));
     let r = la(&h, C::ReadCommitted);
@@ -251,8 +341,15 @@ fn two_read_modify_writes_of_one_state_are_lost_update() {
     let h = renumber(h);
     let r = la(&h, C::RepeatableRead);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
-    assert!(types(&r).contains(&"lost-update".to_string()), "{:?}", types(&r));
-    assert_eq!(witness(&r, "lost-update")["txns"].as_array().unwrap().len(), 2);
+    assert!(
+        types(&r).contains(&"lost-update".to_string()),
+        "{:?}",
+        types(&r)
+    );
+    assert_eq!(
+        witness(&r, "lost-update")["txns"].as_array().unwrap().len(),
+        2
+    );
 }
 
 fn renumber(mut h: H) -> H {
@@ -266,11 +363,18 @@ fn renumber(mut h: H) -> H {
 #[test]
 fn diverging_reads_are_incompatible_order() {
     let mut h = H::default();
-    h.txn(0, json!([["append", "x", 1]])).txn(0, json!([["append", "x", 2]])).txn(0, json!([["append", "x", 3]]));
-    h.txn(1, json!([["r", "x", [1, 2]]])).txn(1, json!([["r", "x", [1, 3]]]));
+    h.txn(0, json!([["append", "x", 1]]))
+        .txn(0, json!([["append", "x", 2]]))
+        .txn(0, json!([["append", "x", 3]]));
+    h.txn(1, json!([["r", "x", [1, 2]]]))
+        .txn(1, json!([["r", "x", [1, 3]]]));
     let r = la(&h, C::ReadCommitted);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
-    assert!(types(&r).contains(&"incompatible-order".to_string()), "{:?}", types(&r));
+    assert!(
+        types(&r).contains(&"incompatible-order".to_string()),
+        "{:?}",
+        types(&r)
+    );
 }
 
 #[test]
@@ -289,17 +393,26 @@ fn reading_own_later_append_is_future_read() {
     h.txn(0, json!([["r", "x", [1]], ["append", "x", 1]]));
     let r = la(&h, C::ReadAtomic);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
-    assert!(types(&r).contains(&"future-read".to_string()), "{:?}", types(&r));
+    assert!(
+        types(&r).contains(&"future-read".to_string()),
+        "{:?}",
+        types(&r)
+    );
 }
 
 #[test]
 fn unobserved_acknowledged_append_with_final_read_is_lost_append() {
     let mut h = H::default();
-    h.txn(0, json!([["append", "x", 1]])).txn(1, json!([["append", "x", 2]]));
+    h.txn(0, json!([["append", "x", 1]]))
+        .txn(1, json!([["append", "x", 2]]));
     h.txn(2, json!([["r", "x", [2]]]));
     let r = la(&h, C::StrictSerializable);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
-    assert!(types(&r).contains(&"lost-append".to_string()), "{:?}", types(&r));
+    assert!(
+        types(&r).contains(&"lost-append".to_string()),
+        "{:?}",
+        types(&r)
+    );
     assert_eq!(witness(&r, "lost-append")["element"], 1);
     // Serializable may order the final read first: listed, not a violation.
     let r = la(&h, C::Serializable);
@@ -317,7 +430,12 @@ fn stale_read_after_completion_is_g_single_realtime() {
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
     assert_eq!(types(&r), ["G-single-item-realtime"]);
     let w = witness(&r, "G-single-item-realtime");
-    let kinds: Vec<&str> = w["steps"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["rw", "realtime"]);
     assert_eq!(la(&h, C::Serializable).valid, Validity::Valid);
 }
@@ -340,13 +458,18 @@ fn a_key_never_read_makes_it_unknown() {
     h.txn(1, json!([["r", "x", [1]]]));
     let r = la(&h, C::StrictSerializable);
     assert_eq!(r.valid, Validity::Unknown, "{r:#?}");
-    assert!(r.reason.as_deref().unwrap().contains("never read"), "{:?}", r.reason);
+    assert!(
+        r.reason.as_deref().unwrap().contains("never read"),
+        "{:?}",
+        r.reason
+    );
 }
 
 #[test]
 fn no_committed_transaction_is_unknown() {
     let mut h = H::default();
-    h.invoke(0, json!([["append", "x", 1]])).fail(0, json!([["append", "x", 1]]));
+    h.invoke(0, json!([["append", "x", 1]]))
+        .fail(0, json!([["append", "x", 1]]));
     assert_eq!(la(&h, C::StrictSerializable).valid, Validity::Unknown);
 }
 
@@ -354,7 +477,11 @@ fn no_committed_transaction_is_unknown() {
 fn exhausted_time_budget_is_unknown_not_invalid() {
     let r = check(
         &g_single().history(),
-        &Opts { model: TxnModel::ListAppend, consistency: C::SnapshotIsolation, time_budget: Some(Duration::ZERO) },
+        &Opts {
+            model: TxnModel::ListAppend,
+            consistency: C::SnapshotIsolation,
+            time_budget: Some(Duration::ZERO),
+        },
     );
     assert_eq!(r.valid, Validity::Unknown, "{r:#?}");
     assert!(r.reason.as_deref().unwrap().contains("time budget"));
@@ -367,26 +494,48 @@ fn malformed_transaction_is_unknown_naming_the_op() {
     let r = la(&h, C::StrictSerializable);
     assert_eq!(r.valid, Validity::Unknown);
     let why = r.reason.unwrap();
-    assert!(why.contains("op 0") && why.contains("unknown function \"incr\""), "{why}");
+    assert!(
+        why.contains("op 1: micro-op 1: unknown function \"incr\""),
+        "{why}"
+    );
+    let mut h = H::default();
+    h.ok(3, json!([["r", "x", [1]]]));
+    let why = la(&h, C::StrictSerializable).reason.unwrap();
+    assert!(
+        why.contains("op 0: a transaction completion without a pending invoke of process 3"),
+        "{why}"
+    );
 }
 
 #[test]
 fn rw_register_g_single_and_write_skew() {
-    let h = concurrent(json!([["r", "x", null], ["r", "y", 1]]), json!([["w", "x", 1], ["w", "y", 1]]), json!([["r", "x", 1], ["r", "y", 1]]));
+    let h = concurrent(
+        json!([["r", "x", null], ["r", "y", 1]]),
+        json!([["w", "x", 1], ["w", "y", 1]]),
+        json!([["r", "x", 1], ["r", "y", 1]]),
+    );
     let r = run(&h, TxnModel::RwRegister, C::SnapshotIsolation);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
     assert_eq!(types(&r), ["G-single-item"]);
-    let h = concurrent(json!([["r", "x", null], ["w", "y", 1]]), json!([["r", "y", null], ["w", "x", 1]]), json!([["r", "x", 1], ["r", "y", 1]]));
+    let h = concurrent(
+        json!([["r", "x", null], ["w", "y", 1]]),
+        json!([["r", "y", null], ["w", "x", 1]]),
+        json!([["r", "x", 1], ["r", "y", 1]]),
+    );
     let r = run(&h, TxnModel::RwRegister, C::Serializable);
     assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
     assert_eq!(types(&r), ["G2-item"]);
-    assert!(r.details["notes"][0].as_str().unwrap().contains("not inferred"));
+    assert!(r.details["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("not inferred"));
 }
 
 #[test]
 fn rw_register_g1a_g1b_internal() {
     let mut h = H::default();
-    h.invoke(0, json!([["w", "x", 1]])).fail(0, json!([["w", "x", 1]]));
+    h.invoke(0, json!([["w", "x", 1]]))
+        .fail(0, json!([["w", "x", 1]]));
     h.txn(1, json!([["r", "x", 1]]));
     let r = run(&h, TxnModel::RwRegister, C::ReadCommitted);
     assert_eq!(types(&r), ["G1a"]);
@@ -402,20 +551,38 @@ fn rw_register_g1a_g1b_internal() {
     h.txn(0, json!([["w", "x", 1], ["r", "x", 2]]));
     h.txn(0, json!([["w", "x", 2]]));
     let r = run(&h, TxnModel::RwRegister, C::Serializable);
-    assert!(types(&r).contains(&"internal".to_string()), "{:?}", types(&r));
+    assert!(
+        types(&r).contains(&"internal".to_string()),
+        "{:?}",
+        types(&r)
+    );
 }
 
 use super::test_gen::{generate, GenConfig};
 
 fn gen(txns: usize, inject: bool, seed: u64) -> History {
-    generate(&GenConfig { txns, keys: 10, processes: 8, info: 0.05, max_appends: 16, inject_g_single: inject, seed })
+    generate(&GenConfig {
+        txns,
+        keys: 10,
+        processes: 8,
+        info: 0.05,
+        max_appends: 16,
+        inject_g_single: inject,
+        seed,
+    })
 }
 
 #[test]
 fn generated_serial_histories_are_valid_under_strict_serializable() {
     for seed in 0..5 {
         let r = check(&gen(2000, false, seed), &Opts::default());
-        assert_eq!(r.valid, Validity::Valid, "seed {seed}: {:?} {:?}", r.reason, types(&r));
+        assert_eq!(
+            r.valid,
+            Validity::Valid,
+            "seed {seed}: {:?} {:?}",
+            r.reason,
+            types(&r)
+        );
     }
 }
 
@@ -429,35 +596,90 @@ fn injected_g_single_in_a_generated_history_is_found_and_named() {
 }
 
 /// Measurement, not a test of speed: `cargo test --release -p analysis measure_isolation
-/// -- --ignored --nocapture` prints how long writing, reading and checking take.
+/// -- --ignored --nocapture` generates (ISO_TXNS, default 100,000) a valid and a G-single
+/// history, writes each as JSONL, reads it back and checks it, printing the times and the
+/// RSS. With ISO_HISTORY=<file> it only reads and checks that file (the whole-process cost
+/// of analysing a history); ISO_KEEP=<dir> keeps the generated files there.
 #[test]
 #[ignore]
 fn measure_isolation_list_append() {
-    let n: usize = std::env::var("ISO_TXNS").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    if let Ok(path) = std::env::var("ISO_HISTORY") {
+        let expect = if path.contains("gsingle") {
+            Validity::Invalid
+        } else {
+            Validity::Valid
+        };
+        measure_file(std::path::Path::new(&path), expect);
+        return;
+    }
+    let n: usize = std::env::var("ISO_TXNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::env::var("ISO_KEEP")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| dir.path().to_path_buf());
     for inject in [false, true] {
         let t0 = Instant::now();
-        let h = generate(&GenConfig { txns: n, keys: 100, processes: 50, info: 0.01, max_appends: 32, inject_g_single: inject, seed: 7 });
-        let t1 = Instant::now();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("history.jsonl");
+        let h = generate(&GenConfig {
+            txns: n,
+            keys: 100,
+            processes: 50,
+            info: 0.01,
+            max_appends: 32,
+            inject_g_single: inject,
+            seed: 7,
+        });
+        let path = out.join(format!(
+            "la-{n}-{}.jsonl",
+            if inject { "gsingle" } else { "valid" }
+        ));
         crate::formats::jsonl::write_history(&path, &h).unwrap();
+        println!("generated {} in {:?}", path.display(), t0.elapsed());
         drop(h);
-        let bytes = std::fs::read(&path).unwrap();
-        let t2 = Instant::now();
-        let (h, _) = crate::formats::jsonl::read_history_bytes(&bytes, "history.jsonl").unwrap();
-        let t3 = Instant::now();
-        let r = check(&h, &Opts::default());
-        let t4 = Instant::now();
-        println!(
-            "txns={n} inject={inject} file={}MB generate={:?} read={:?} check={:?} valid={:?} types={:?} edges={}",
-            bytes.len() / 1_000_000,
-            t1 - t0,
-            t3 - t2,
-            t4 - t3,
-            r.valid,
-            types(&r),
-            r.counts["edges"]
+        measure_file(
+            &path,
+            if inject {
+                Validity::Invalid
+            } else {
+                Validity::Valid
+            },
         );
-        assert_eq!(r.valid, if inject { Validity::Invalid } else { Validity::Valid });
     }
+}
+
+fn measure_file(path: &std::path::Path, expect: Validity) {
+    let t0 = Instant::now();
+    let bytes = std::fs::read(path).unwrap();
+    let (h, _) = crate::formats::jsonl::read_history_bytes(&bytes, "history.jsonl").unwrap();
+    let file_mb = bytes.len() / 1_000_000;
+    drop(bytes);
+    let t1 = Instant::now();
+    let rss_before = proc_status_kb("VmRSS");
+    let r = check(&h, &Opts::default());
+    let t2 = Instant::now();
+    println!(
+        "{}: file={file_mb}MB read={:?} check={:?} rss_before_check={}MB peak_rss={}MB valid={:?} types={:?} edges={}",
+        path.file_name().unwrap().to_string_lossy(),
+        t1 - t0,
+        t2 - t1,
+        rss_before / 1024,
+        proc_status_kb("VmHWM") / 1024,
+        r.valid,
+        types(&r),
+        r.counts["edges"]
+    );
+    assert_eq!(r.valid, expect);
+}
+
+/// A `/proc/self/status` field in kB (0 where there is none).
+fn proc_status_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }

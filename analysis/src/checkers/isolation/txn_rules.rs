@@ -15,6 +15,10 @@ use crate::history::txn::MopKind;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 
+/// Txns that read the same state of a key and then wrote it, grouped by (key, length of
+/// the state read, its last element).
+type Groups<'a, V> = FxHashMap<(u32, usize, Option<Sc<'a>>), Vec<(u32, V)>>;
+
 /// What a txn's own ops say a key holds.
 #[derive(Clone)]
 enum Expect<'a> {
@@ -25,7 +29,7 @@ enum Expect<'a> {
 }
 
 pub fn list_append_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
-    let mut groups: FxHashMap<(u32, usize, Option<Sc>), Vec<(u32, &[Value])>> = FxHashMap::default();
+    let mut groups: Groups<&[Value]> = FxHashMap::default();
     for t in 0..txns.txns.len() as u32 {
         if txns.txns[t as usize].status != Status::Ok {
             continue;
@@ -38,13 +42,18 @@ pub fn list_append_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
         let mut wrote: Vec<u32> = Vec::new();
         for m in mops {
             match (m.kind, m.arg) {
-                (MopKind::Read, Arg::List(l)) if !wrote.contains(&m.key) && !firsts.iter().any(|(k, _)| *k == m.key) => {
+                (MopKind::Read, Arg::List(l))
+                    if !wrote.contains(&m.key) && !firsts.iter().any(|(k, _)| *k == m.key) =>
+                {
                     firsts.push((m.key, l))
                 }
                 (MopKind::Append, _) if !wrote.contains(&m.key) => {
                     wrote.push(m.key);
                     if let Some((_, l)) = firsts.iter().find(|(k, _)| *k == m.key) {
-                        groups.entry((m.key, l.len(), l.last().and_then(Sc::of))).or_default().push((t, l));
+                        groups
+                            .entry((m.key, l.len(), l.last().and_then(Sc::of)))
+                            .or_default()
+                            .push((t, l));
                     }
                 }
                 _ => {}
@@ -70,12 +79,17 @@ fn internal_list<'a>(txns: &Txns<'a>, t: u32, out: &mut Vec<Anomaly>) {
                 if let Some(i) = slot {
                     let ok = match &state[i].1 {
                         Expect::Known(v) => *v == got,
-                        Expect::EndsWith(s) => got.len() >= s.len() && got[got.len() - s.len()..] == s[..],
+                        Expect::EndsWith(s) => {
+                            got.len() >= s.len() && got[got.len() - s.len()..] == s[..]
+                        }
                     };
                     if !ok {
                         let expected = match &state[i].1 {
                             Expect::Known(v) => show_list(v.iter().copied()),
-                            Expect::EndsWith(s) => format!("[... {}]", show_list(s.iter().copied()).trim_matches(['[', ']'])),
+                            Expect::EndsWith(s) => format!(
+                                "[... {}]",
+                                show_list(s.iter().copied()).trim_matches(['[', ']'])
+                            ),
                         };
                         let key = txns.keys[m.key as usize];
                         out.push(Anomaly {
@@ -100,8 +114,12 @@ fn internal_list<'a>(txns: &Txns<'a>, t: u32, out: &mut Vec<Anomaly>) {
 fn future_read(txns: &Txns, t: u32, out: &mut Vec<Anomaly>) {
     let mops = txns.mops_of(t);
     for (i, m) in mops.iter().enumerate() {
-        let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else { continue };
-        let earlier = mops[..i].iter().find(|r| r.key == m.key && matches!(r.arg, Arg::List(l) if elems(l).any(|x| x == e)));
+        let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else {
+            continue;
+        };
+        let earlier = mops[..i]
+            .iter()
+            .find(|r| r.key == m.key && matches!(r.arg, Arg::List(l) if elems(l).any(|x| x == e)));
         if let Some(r) = earlier {
             let Arg::List(l) = r.arg else { continue };
             let key = txns.keys[m.key as usize];
@@ -119,7 +137,7 @@ fn future_read(txns: &Txns, t: u32, out: &mut Vec<Anomaly>) {
 
 /// rw-register: `internal` only (a read differing from the txn's last write or read).
 pub fn rw_register_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
-    let mut groups: FxHashMap<(u32, usize, Option<Sc>), Vec<(u32, Option<Sc>)>> = FxHashMap::default();
+    let mut groups: Groups<Option<Sc>> = FxHashMap::default();
     for t in 0..txns.txns.len() as u32 {
         if txns.txns[t as usize].status != Status::Ok {
             continue;
@@ -137,7 +155,10 @@ pub fn rw_register_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
                     if !wrote.contains(&m.key) {
                         wrote.push(m.key);
                         if let Some(i) = slot {
-                            groups.entry((m.key, 0, state[i].1)).or_default().push((t, state[i].1));
+                            groups
+                                .entry((m.key, 0, state[i].1))
+                                .or_default()
+                                .push((t, state[i].1));
                         }
                     }
                     match slot {
@@ -166,17 +187,26 @@ pub fn rw_register_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
             }
         }
     }
-    lost_updates(txns, groups, |v| v.map_or("nil".to_string(), |s| s.to_string()), out);
+    lost_updates(
+        txns,
+        groups,
+        |v| v.map_or("nil".to_string(), |s| s.to_string()),
+        out,
+    );
 }
 
 /// Groups of two or more txns that read the same state of a key and then wrote it.
 fn lost_updates<V: Copy + PartialEq>(
     txns: &Txns,
-    groups: FxHashMap<(u32, usize, Option<Sc>), Vec<(u32, V)>>,
+    groups: Groups<V>,
     show: impl Fn(V) -> String,
     out: &mut Vec<Anomaly>,
 ) {
-    let mut cases: Vec<(u32, Vec<(u32, V)>)> = groups.into_iter().filter(|(_, g)| g.len() >= 2).map(|((k, _, _), g)| (k, g)).collect();
+    let mut cases: Vec<(u32, Vec<(u32, V)>)> = groups
+        .into_iter()
+        .filter(|(_, g)| g.len() >= 2)
+        .map(|((k, _, _), g)| (k, g))
+        .collect();
     cases.sort_by_key(|(k, g)| (g[0].0, *k));
     for (k, g) in cases {
         let key = txns.keys[k as usize];
