@@ -8,8 +8,9 @@
 //! strict-serializable (the oracle restricts serial orders by nothing, by process order,
 //! by real time):
 //! - soundness, always: the checker says invalid only if the oracle finds no serial order.
-//!   Under every weaker model too: invalid under a model that serializable (or strict
-//!   serializable) implies means the oracle finds no order under serializable (strict).
+//!   Under every weaker model too (on every third history, for time): invalid under a
+//!   model that serializable (or strict serializable) implies means the oracle finds no
+//!   order under serializable (strict).
 //! - completeness, where the theory says Elle's inference is complete: the checker says
 //!   invalid whenever the oracle finds no order (and never unknown then).
 //!   * list-append: Elle recovers the whole version order of a key from its longest read
@@ -30,8 +31,8 @@
 //!     and every value read was written by someone. Also outside: a transaction reading a
 //!     value it writes itself only later (a "future read": Elle's rw-register has no rule
 //!     for it, and the reader's wr edge to itself is no edge).
-//! - implications between models: valid under a stronger model implies valid under every
-//!   weaker one (Elle's model graph, see `isolation_support::IMPLIES`).
+//! - implications between models (same histories): valid under a stronger model implies
+//!   valid under every weaker one (Elle's model graph, see `isolation_support::IMPLIES`).
 //!
 //! Disagreements are collected and reported together, smallest history first, as JSON
 //! Lines ready to become a regression test (`ISOLATION_ORACLE_DUMP=<path>` also writes
@@ -66,6 +67,8 @@ struct Tally {
     histories: usize,
     mutated: usize,
     complete: usize,
+    /// Histories also judged under every transactional model.
+    all_models: usize,
     /// (model, oracle verdict, checker verdict) -> count.
     verdicts: BTreeMap<(String, bool, &'static str), usize>,
     mutations: BTreeMap<&'static str, usize>,
@@ -85,8 +88,13 @@ impl Tally {
 
     fn assert_clean(mut self, name: &str) {
         eprintln!(
-            "{name}: {} histories ({} mutated, {} in the complete domain); mutations {:?}",
-            self.histories, self.mutated, self.complete, self.mutations
+            "{name}: {} histories ({} mutated, {} in the complete domain, {} under all {} models); mutations {:?}",
+            self.histories,
+            self.mutated,
+            self.complete,
+            self.all_models,
+            models().len(),
+            self.mutations
         );
         for ((model, truth, got), n) in &self.verdicts {
             eprintln!(
@@ -256,7 +264,11 @@ fn compare(h: &History, model: TxnModel, tally: &mut Tally) {
             );
         }
     }
-    check_weaker_models(h, model, &truth, tally);
+    // Judging under every model is most of the cost: every third history is plenty.
+    if tally.histories % 3 == 0 {
+        check_weaker_models(h, model, &truth, tally);
+        tally.all_models += 1;
+    }
 }
 
 /// Soundness under every model and the implications between the checker's verdicts.
