@@ -388,6 +388,17 @@ fn repeated_element_is_duplicate_elements() {
 }
 
 #[test]
+fn element_nobody_appended_is_garbage_read() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["r", "x", [1, 7]]]));
+    let r = la(&h, C::ReadUncommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["garbage-read"]);
+    assert_eq!(witness(&r, "garbage-read")["element"], 7);
+}
+
+#[test]
 fn reading_own_later_append_is_future_read() {
     let mut h = H::default();
     h.txn(0, json!([["r", "x", [1]], ["append", "x", 1]]));
@@ -682,4 +693,52 @@ fn proc_status_kb(field: &str) -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// Measurement of a broken history with one giant component: a generated history (ISO_TXNS,
+/// default 20,000) whose reads lose a random tail 30 % of the time. `cargo test --release
+/// -p analysis --lib measure_isolation_stale -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_isolation_stale_reads_everywhere() {
+    use rand::{RngExt, SeedableRng};
+    let n: usize = std::env::var("ISO_TXNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let mut h = generate(&GenConfig {
+        txns: n,
+        keys: 20,
+        processes: 20,
+        info: 0.01,
+        max_appends: 32,
+        inject_g_single: false,
+        seed: 3,
+    });
+    let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(1);
+    for op in h.ops.iter_mut() {
+        if op.kind != OpType::Ok {
+            continue;
+        }
+        for m in op.value.as_array_mut().unwrap() {
+            if m[0] == "r" {
+                if let Some(l) = m[2].as_array_mut() {
+                    if !l.is_empty() && rng.random_bool(0.3) {
+                        let cut = rng.random_range(0..l.len());
+                        l.truncate(cut);
+                    }
+                }
+            }
+        }
+    }
+    let t = Instant::now();
+    let r = check(&h, &Opts::default());
+    println!(
+        "stale n={n}: {:?} {:?} {:?} {}",
+        t.elapsed(),
+        r.valid,
+        types(&r),
+        r.details["cycle_search"]
+    );
+    assert!(types(&r).contains(&"G-single-item".to_string()));
 }
