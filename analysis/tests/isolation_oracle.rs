@@ -19,16 +19,18 @@
 //!     consecutive versions the dependency graph is Adya's, and (plus real-time or process
 //!     edges) it is acyclic iff a serial order exists, once the non-cycle anomalies (G1a,
 //!     G1b, internal, duplicates, incompatible orders, dirty updates) are excluded. Elle
-//!     has no rule for an element no transaction ever appended ("garbage") nor for a read
-//!     that shows one transaction's appends out of the order it made them (`[2 1]` after
-//!     one txn appended 1 then 2: no cycle, the txn is one node), so histories with either
-//!     are outside the claim, as are `null` reads in `ok` transactions (the contract reads
-//!     them as unknown).
+//!     has no rule for a read that shows one transaction's appends out of the order it
+//!     made them (`[2 1]` after one txn appended 1 then 2: no cycle, the txn is one node),
+//!     so such histories are outside the claim, as are `null` reads in `ok` transactions
+//!     (the contract reads them as unknown). Elle has no rule for an element nobody
+//!     appended either, but this checker's `garbage-read` (proscribed by every model)
+//!     covers it, so those histories are inside.
 //!   * rw-register: registers keep no history, so the version order between two written
 //!     values is generally unknown (Elle infers only "the initial `null` comes first").
 //!     The claim is made only where that is the whole order: each key has at most one
-//!     writing transaction that did not fail, a crashed writer's values are never read,
-//!     and every value read was written by someone. Also outside: a transaction reading a
+//!     writing transaction that did not fail, and a crashed writer's values are never read
+//!     (reads of values nobody wrote are inside: `garbage-read`). Also outside: a
+//!     transaction reading a
 //!     value it writes itself only later (a "future read": Elle's rw-register has no rule
 //!     for it, and the reader's wr edge to itself is no edge).
 //! - implications between models (same histories): valid under a stronger model implies
@@ -122,19 +124,6 @@ impl Tally {
     }
 }
 
-/// Every element (list-append) or value (rw-register) some transaction wrote, per key.
-fn written(txns: &[oracle::OTxn]) -> HashMap<String, HashSet<String>> {
-    let mut w: HashMap<String, HashSet<String>> = HashMap::new();
-    for t in txns {
-        for m in &t.mops {
-            if let OMop::Append(k, v) | OMop::Write(k, v) = m {
-                w.entry(k.clone()).or_default().insert(v.to_string());
-            }
-        }
-    }
-    w
-}
-
 /// Each transaction's appends, per key, in the order it made them.
 fn appends_in_order(txns: &[oracle::OTxn]) -> Vec<(String, Vec<Value>)> {
     let mut out: Vec<(String, Vec<Value>)> = Vec::new();
@@ -163,9 +152,6 @@ fn shows_prefix(list: &[Value], seq: &[Value]) -> bool {
 /// Whether Elle's inference is complete on this history (see the module doc).
 fn complete_domain(h: &History, model: TxnModel) -> bool {
     let txns = oracle::transactions(h);
-    let written = written(&txns);
-    let was_written =
-        |k: &str, v: &Value| written.get(k).is_some_and(|s| s.contains(&v.to_string()));
     let ok_reads = txns
         .iter()
         .filter(|t| t.fate == Fate::Committed)
@@ -178,12 +164,9 @@ fn complete_domain(h: &History, model: TxnModel) -> bool {
         TxnModel::ListAppend => {
             let appends = appends_in_order(&txns);
             ok_reads.into_iter().all(|(k, v)| match v {
-                Value::Array(list) => {
-                    list.iter().all(|e| was_written(k, e))
-                        && appends
-                            .iter()
-                            .all(|(key, seq)| key != k || shows_prefix(list, seq))
-                }
+                Value::Array(list) => appends
+                    .iter()
+                    .all(|(key, seq)| key != k || shows_prefix(list, seq)),
                 _ => false,
             })
         }
@@ -197,7 +180,6 @@ fn complete_domain(h: &History, model: TxnModel) -> bool {
                     _ => false,
                 })
             });
-            let no_garbage = reads.iter().all(|(k, v)| v.is_null() || was_written(k, v));
             let mut writers: HashMap<&str, Vec<&oracle::OTxn>> = HashMap::new();
             for t in txns.iter().filter(|t| t.fate != Fate::Failed) {
                 let keys: HashSet<&str> = t
@@ -221,8 +203,7 @@ fn complete_domain(h: &History, model: TxnModel) -> bool {
                     _ => false,
                 })
             };
-            no_garbage
-                && !future_read
+            !future_read
                 && writers.values().all(|ws| {
                     ws.len() <= 1
                         && ws
