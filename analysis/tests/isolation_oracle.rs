@@ -246,7 +246,7 @@ fn compare(h: &History, model: TxnModel, tally: &mut Tally) {
         }
     }
     // Judging under every model is most of the cost: every third history is plenty.
-    if tally.histories % 3 == 0 {
+    if tally.histories.is_multiple_of(3) {
         check_weaker_models(h, model, &truth, tally);
         tally.all_models += 1;
     }
