@@ -16,3 +16,4 @@ pub mod formats;
 pub mod history;
 pub mod verdict;
 pub mod synth;
+pub mod txn_synth;
