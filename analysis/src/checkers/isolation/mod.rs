@@ -187,10 +187,17 @@ fn verdict(
     }
     let types: BTreeSet<&str> = by_type.keys().map(String::as_str).collect();
     let (not, also_not) = models::boundary(&types);
+    // As Elle: the anomaly types (and witnesses) reported are those the model proscribes;
+    // the boundary (`not`, `also_not`) is computed from every anomaly found.
     let violating: Vec<&str> = types
         .iter()
         .copied()
         .filter(|t| prohibited.contains(t))
+        .collect();
+    let allowed: Vec<&str> = types
+        .iter()
+        .copied()
+        .filter(|t| !prohibited.contains(t))
         .collect();
     let key_name = |k: &u32| txns.keys[*k as usize].to_json();
     let valid = if !violating.is_empty() {
@@ -230,7 +237,8 @@ fn verdict(
     r.details = json!({
         "model": opts.model.as_str(),
         "consistency_model": opts.consistency.as_str(),
-        "anomaly_types": types,
+        "anomaly_types": violating,
+        "allowed_anomaly_types": allowed,
         "not": not.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
         "also_not": also_not.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
         "anomaly_counts": anomaly_counts,
@@ -240,7 +248,11 @@ fn verdict(
         "problems": analysis.problems,
         "cycle_search": {"components": search.components, "largest_component": search.largest, "timed_out": search.timed_out},
     });
-    r.anomalies = by_type.into_values().flat_map(|(_, w)| w).collect();
+    r.anomalies = by_type
+        .into_iter()
+        .filter(|(t, _)| prohibited.contains(&t.as_str()))
+        .flat_map(|(_, (_, w))| w)
+        .collect();
     r
 }
 

@@ -187,7 +187,8 @@ impl<'a> Collector<'a> {
         } else {
             invoke
         };
-        let mops = self.mops(source, &source.value)?;
+        let read_nil_is_empty = status == Status::Ok;
+        let mops = self.mops(source, &source.value, read_nil_is_empty)?;
         let t = &mut self.out.txns[id as usize];
         t.status = status;
         t.complete = Some(op.index);
@@ -201,7 +202,7 @@ impl<'a> Collector<'a> {
         let mut pending: Vec<(u32, &'a Op)> = self.pending.values().copied().collect();
         pending.sort_unstable_by_key(|(id, _)| *id);
         for (id, invoke) in pending {
-            let mops = self.mops(invoke, &invoke.value)?;
+            let mops = self.mops(invoke, &invoke.value, false)?;
             self.out.txns[id as usize].mops = mops;
         }
         Ok(self.out)
@@ -216,10 +217,12 @@ impl<'a> Collector<'a> {
     }
 
     /// Appends the micro-ops of `value` to the flat vector; on malformed input, the error
-    /// of the micro-op parser, naming the op.
-    fn mops(&mut self, op: &Op, value: &'a Value) -> Result<Range<u32>, String> {
+    /// of the micro-op parser, naming the op. `read_nil_is_empty`: the value is an `ok`
+    /// completion's, where a list-append read of `null` returned the empty list (as Elle
+    /// reads it: clients report a missing list as nil).
+    fn mops(&mut self, op: &Op, value: &'a Value, read_nil_is_empty: bool) -> Result<Range<u32>, String> {
         let start = self.out.mops.len() as u32;
-        match self.fast_mops(value) {
+        match self.fast_mops(value, read_nil_is_empty) {
             Some(()) => Ok(start..self.out.mops.len() as u32),
             None => {
                 self.out.mops.truncate(start as usize);
@@ -233,7 +236,7 @@ impl<'a> Collector<'a> {
     }
 
     /// `None` when anything is malformed for the model (the slow parser then says what).
-    fn fast_mops(&mut self, value: &'a Value) -> Option<()> {
+    fn fast_mops(&mut self, value: &'a Value, read_nil_is_empty: bool) -> Option<()> {
         for m in value.as_array()? {
             let parts = m.as_array().filter(|p| p.len() == 3)?;
             let kind = match parts[0].as_str()? {
@@ -244,6 +247,7 @@ impl<'a> Collector<'a> {
             };
             let key = self.key(Sc::of(&parts[1])?);
             let arg = match (kind, &parts[2]) {
+                (MopKind::Read, Value::Null) if read_nil_is_empty && self.model == TxnModel::ListAppend => Arg::List(&[]),
                 (MopKind::Read, Value::Null) => Arg::Null,
                 (MopKind::Read, Value::Array(items)) if self.model == TxnModel::ListAppend => {
                     if items.iter().any(|e| Sc::of(e).is_none()) {
