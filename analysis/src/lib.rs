@@ -14,5 +14,6 @@ pub mod catalog;
 pub mod checkers;
 pub mod formats;
 pub mod history;
+pub mod ops;
 pub mod verdict;
 pub mod synth;

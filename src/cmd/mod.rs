@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod bench;
 pub mod bench_harness;
 pub mod bench_hot;
+pub mod bench_txn;
 pub mod cleanup;
 pub mod image;
 pub mod gen_history;
