@@ -15,6 +15,7 @@ use std::fmt;
 
 mod fault;
 mod job_phase;
+pub mod txn;
 
 pub use fault::{fault_events, FaultEdge, FaultEvent, FaultValue};
 pub use job_phase::{normalized_name as job_phase_name, JobPhase};

@@ -9,6 +9,7 @@
 //! - [`stale_read`]: not a checker — the proven cause of a linearizability anomaly
 //!   (stale read, read of a failed or unwritten value), added to its witness.
 //! - [`crashes`]: did a server process exit while no kill fault was aimed at it.
+//! - [`isolation`]: transactional isolation (Elle's list-append and rw-register).
 //!
 //! [`registry`] lists them all and decides, before any runs, which judge a history.
 
@@ -19,4 +20,5 @@ pub mod split;
 pub mod vacuity;
 pub mod stale_read;
 pub mod crashes;
+pub mod isolation;
 pub mod registry;

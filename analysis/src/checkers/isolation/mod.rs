@@ -1,0 +1,271 @@
+//! The `isolation` checker: Elle's transactional isolation analysis of list-append and
+//! rw-register histories (ops with `f` = `"txn"`), with this project's `lost-append` rule.
+//!
+//! It infers version orders per key, finds the non-cycle anomalies (G1a, G1b, internal,
+//! incompatible-order, duplicate-elements, ...), builds the transaction dependency graph
+//! (ww, wr, rw, process and realtime edges), finds and names its cycles, and judges the
+//! anomalies found against a consistency model. Missing evidence never makes a history
+//! invalid: it makes it unknown. See `docs/checkers.md` § isolation.
+
+mod cycles;
+mod found;
+mod graph;
+mod list_append;
+pub mod models;
+mod rw_register;
+mod txn_rules;
+mod txns;
+mod witness;
+
+#[cfg(test)]
+mod test_gen;
+#[cfg(test)]
+mod tests;
+
+use crate::history::History;
+use crate::verdict::{CheckerResult, Validity};
+use found::{Analysis, Explain};
+use graph::{EdgeKind, Graph};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+use txns::{Status, Txns};
+
+pub use crate::history::txn::TxnModel;
+pub use models::ConsistencyModel;
+
+/// At most this many witnesses of one anomaly type are kept (all are counted).
+pub const MAX_WITNESSES_PER_TYPE: usize = 8;
+
+/// The checker's name in results.
+pub const NAME: &str = "isolation";
+
+/// How to check: which workload the transactions are, under which consistency model, and
+/// how long the cycle search may take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opts {
+    pub model: TxnModel,
+    pub consistency: ConsistencyModel,
+    /// `None`: no limit. When the cycle search runs out of time the verdict is unknown.
+    pub time_budget: Option<Duration>,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Opts {
+            model: TxnModel::ListAppend,
+            consistency: ConsistencyModel::StrictSerializable,
+            time_budget: None,
+        }
+    }
+}
+
+/// Checks `history`'s transactions under `opts`.
+pub fn check(history: &History, opts: &Opts) -> CheckerResult {
+    let start = Instant::now();
+    let txns = match txns::collect(history, opts.model) {
+        Ok(t) => t,
+        Err(e) => return unknown(format!("cannot read the transactions: {e}")),
+    };
+    if txns.count(Status::Ok) == 0 {
+        return unknown("the history has no committed transaction: nothing to judge".into());
+    }
+    let (analysis, explain): (Analysis, Box<dyn Explain + '_>) = match opts.model {
+        TxnModel::ListAppend => {
+            let (a, o) = list_append::analyze(&txns);
+            (a, Box::new(o))
+        }
+        TxnModel::RwRegister => {
+            let (a, r) = rw_register::analyze(&txns);
+            (a, Box::new(r))
+        }
+    };
+    let prohibited = models::prohibited_by(opts.consistency);
+    let variants = variant_edges(&prohibited);
+    let (graph, edge_count) = build_graph(&txns, analysis.edges.clone(), &variants);
+    let deadline = opts.time_budget.map(|d| start + d);
+    let search = search_cycles(&graph, &variants, deadline);
+    verdict(
+        &txns,
+        opts,
+        &prohibited,
+        analysis,
+        explain.as_ref(),
+        &graph,
+        search,
+        edge_count,
+    )
+}
+
+fn unknown(reason: String) -> CheckerResult {
+    let mut r = CheckerResult::new(Validity::Unknown);
+    r.reason = Some(reason);
+    r
+}
+
+/// Which order edges the model needs: realtime when it proscribes a realtime anomaly
+/// (realtime order covers process order), else process when it proscribes a process one.
+fn variant_edges(prohibited: &BTreeSet<&str>) -> Vec<EdgeKind> {
+    if prohibited.iter().any(|a| a.ends_with("-realtime")) {
+        vec![EdgeKind::Realtime]
+    } else if prohibited.iter().any(|a| a.ends_with("-process")) {
+        vec![EdgeKind::Process]
+    } else {
+        vec![]
+    }
+}
+
+fn build_graph(txns: &Txns, mut edges: Vec<graph::Edge>, variants: &[EdgeKind]) -> (Graph, usize) {
+    let mut points = 0;
+    if variants.contains(&EdgeKind::Realtime) {
+        points = graph::realtime_edges(txns, &mut edges);
+    }
+    if variants.contains(&EdgeKind::Process) {
+        graph::process_edges(txns, &mut edges);
+    }
+    let n_txn = txns.txns.len();
+    (Graph::build(n_txn, n_txn + points, &edges), edges.len())
+}
+
+struct Search {
+    cycles: Vec<cycles::Cycle>,
+    timed_out: bool,
+    components: usize,
+    largest: usize,
+}
+
+fn search_cycles(g: &Graph, variants: &[EdgeKind], deadline: Option<Instant>) -> Search {
+    let comp = cycles::tarjan(g, 0xff);
+    let components: Vec<Vec<u32>> = cycles::nontrivial_components(&comp)
+        .into_iter()
+        .filter(|c| c.iter().filter(|v| g.is_txn(**v)).count() >= 2)
+        .collect();
+    let mut s = Search {
+        cycles: vec![],
+        timed_out: false,
+        components: components.len(),
+        largest: components.iter().map(|c| c.len()).max().unwrap_or(0),
+    };
+    for c in &components {
+        match cycles::search_component(g, c, variants, deadline) {
+            Ok(found) => s.cycles.extend(found),
+            Err((found, _)) => {
+                s.cycles.extend(found);
+                s.timed_out = true;
+                break;
+            }
+        }
+    }
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verdict(
+    txns: &Txns,
+    opts: &Opts,
+    prohibited: &BTreeSet<&str>,
+    analysis: Analysis,
+    explain: &dyn Explain,
+    g: &Graph,
+    search: Search,
+    edge_count: usize,
+) -> CheckerResult {
+    let mut by_type: BTreeMap<String, (u64, Vec<Value>)> = BTreeMap::new();
+    for a in analysis.anomalies {
+        let slot = by_type.entry(a.name.to_string()).or_default();
+        slot.0 += 1;
+        if slot.1.len() < MAX_WITNESSES_PER_TYPE {
+            slot.1.push(a.witness);
+        }
+    }
+    for c in &search.cycles {
+        let slot = by_type.entry(c.name.clone()).or_default();
+        slot.0 += 1;
+        if slot.1.len() < MAX_WITNESSES_PER_TYPE {
+            slot.1.push(witness::cycle_witness(txns, g, explain, c));
+        }
+    }
+    let types: BTreeSet<&str> = by_type.keys().map(String::as_str).collect();
+    let (not, also_not) = models::boundary(&types);
+    let violating: Vec<&str> = types
+        .iter()
+        .copied()
+        .filter(|t| prohibited.contains(t))
+        .collect();
+    let key_name = |k: &u32| txns.keys[*k as usize].to_json();
+    let valid = if !violating.is_empty() {
+        Validity::Invalid
+    } else if search.timed_out || !analysis.problems.is_empty() || !analysis.unread_keys.is_empty()
+    {
+        Validity::Unknown
+    } else {
+        Validity::Valid
+    };
+    let mut r = CheckerResult::new(valid);
+    r.reason = match valid {
+        Validity::Invalid => Some(format!(
+            "{} proscribed by {}",
+            violating.join(", "),
+            opts.consistency
+        )),
+        Validity::Unknown => Some(unknown_reason(
+            txns,
+            &analysis.problems,
+            &analysis.unread_keys,
+            search.timed_out,
+        )),
+        _ => None,
+    };
+    for (name, n) in [
+        ("committed", txns.count(Status::Ok)),
+        ("aborted", txns.count(Status::Fail)),
+        ("info", txns.count(Status::Info)),
+        ("keys", txns.keys.len() as u64),
+        ("edges", edge_count as u64),
+    ] {
+        r.counts.insert(name.to_string(), n);
+    }
+    let anomaly_counts: BTreeMap<&str, u64> =
+        by_type.iter().map(|(k, v)| (k.as_str(), v.0)).collect();
+    r.details = json!({
+        "model": opts.model.as_str(),
+        "consistency_model": opts.consistency.as_str(),
+        "anomaly_types": types,
+        "not": not.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+        "also_not": also_not.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+        "anomaly_counts": anomaly_counts,
+        "counts": r.counts,
+        "unread_keys": analysis.unread_keys.iter().take(20).map(key_name).collect::<Vec<_>>(),
+        "notes": analysis.notes,
+        "problems": analysis.problems,
+        "cycle_search": {"components": search.components, "largest_component": search.largest, "timed_out": search.timed_out},
+    });
+    r.anomalies = by_type.into_values().flat_map(|(_, w)| w).collect();
+    r
+}
+
+fn unknown_reason(txns: &Txns, problems: &[String], unread: &[u32], timed_out: bool) -> String {
+    let mut parts = Vec::new();
+    if timed_out {
+        parts.push("the cycle search ran out of its time budget before finishing".to_string());
+    }
+    parts.extend(problems.iter().cloned());
+    if !unread.is_empty() {
+        let shown: Vec<String> = unread
+            .iter()
+            .take(5)
+            .map(|k| txns.keys[*k as usize].to_string())
+            .collect();
+        let more = if unread.len() > 5 {
+            format!(" and {} more", unread.len() - 5)
+        } else {
+            String::new()
+        };
+        parts.push(format!(
+            "{} key(s) written by committed transactions were never read ({}{more}): nothing shows what they hold",
+            unread.len(),
+            shown.join(", ")
+        ));
+    }
+    parts.join("; ")
+}

@@ -1,0 +1,639 @@
+//! Hand-written histories, one per anomaly class: each must be found and named exactly,
+//! and the near misses (an anomaly a weaker model allows, an info append that is read)
+//! must not make the verdict invalid.
+
+use super::*;
+use crate::history::{Op, OpType, Process};
+use serde_json::json;
+
+/// Builds a history op by op; `index` and `time` follow the order of calls.
+#[derive(Default)]
+struct H {
+    ops: Vec<Op>,
+}
+
+impl H {
+    fn push(&mut self, kind: OpType, p: u64, value: Value) -> &mut Self {
+        let i = self.ops.len() as u64;
+        self.ops.push(Op {
+            index: i,
+            kind,
+            process: Process::Client(p),
+            f: "txn".into(),
+            key: None,
+            value,
+            time: i * 1000,
+            node: None,
+            error: None,
+            meta: None,
+        });
+        self
+    }
+    fn invoke(&mut self, p: u64, v: Value) -> &mut Self {
+        self.push(OpType::Invoke, p, v)
+    }
+    fn ok(&mut self, p: u64, v: Value) -> &mut Self {
+        self.push(OpType::Ok, p, v)
+    }
+    fn fail(&mut self, p: u64, v: Value) -> &mut Self {
+        self.push(OpType::Fail, p, v)
+    }
+    fn info(&mut self, p: u64, v: Value) -> &mut Self {
+        self.push(OpType::Info, p, v)
+    }
+    /// A txn invoked and completed `ok` at once, with `v` as its completed value (reads
+    /// in the invoke are `null`).
+    fn txn(&mut self, p: u64, v: Value) -> &mut Self {
+        self.invoke(p, blank_reads(&v)).ok(p, v)
+    }
+    fn history(&self) -> History {
+        History::new(self.ops.clone())
+    }
+}
+
+fn blank_reads(v: &Value) -> Value {
+    Value::Array(
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                if m[0] == "r" {
+                    json!(["r", m[1], null])
+                } else {
+                    m.clone()
+                }
+            })
+            .collect(),
+    )
+}
+
+fn run(h: &H, model: TxnModel, consistency: ConsistencyModel) -> CheckerResult {
+    check(
+        &h.history(),
+        &Opts {
+            model,
+            consistency,
+            time_budget: None,
+        },
+    )
+}
+
+fn la(h: &H, c: ConsistencyModel) -> CheckerResult {
+    run(h, TxnModel::ListAppend, c)
+}
+
+fn types(r: &CheckerResult) -> Vec<String> {
+    r.details["anomaly_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn witness<'a>(r: &'a CheckerResult, ty: &str) -> &'a Value {
+    r.anomalies
+        .iter()
+        .find(|a| a["type"] == ty)
+        .unwrap_or_else(|| panic!("no {ty} witness in {:#?}", r.anomalies))
+}
+
+use ConsistencyModel as C;
+
+/// T1 and T2 run concurrently (so no realtime edge relates them), `a` on process 0 and
+/// `b` on process 1; then process 2 reads `finals` serially.
+fn concurrent(a: Value, b: Value, finals: Value) -> H {
+    let mut h = H::default();
+    h.invoke(0, blank_reads(&a))
+        .invoke(1, blank_reads(&b))
+        .ok(0, a)
+        .ok(1, b);
+    h.txn(2, finals);
+    h
+}
+
+#[test]
+fn serial_history_is_valid() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", 1, 1], ["r", 2, []]]))
+        .txn(1, json!([["r", 1, [1]], ["append", 2, 5]]))
+        .txn(0, json!([["append", 1, 2], ["r", 1, [1, 2]]]))
+        .txn(1, json!([["r", 1, [1, 2]], ["r", 2, [5]]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Valid, "{r:#?}");
+    assert!(types(&r).is_empty());
+    assert_eq!(r.counts["committed"], 4);
+    assert_eq!(r.details["not"], json!([]));
+}
+
+#[test]
+fn g0_write_cycle_is_named_g0() {
+    let h = concurrent(
+        json!([["append", "x", 1], ["append", "y", 1]]),
+        json!([["append", "x", 2], ["append", "y", 2]]),
+        json!([["r", "x", [1, 2]], ["r", "y", [2, 1]]]),
+    );
+    let r = la(&h, C::ReadUncommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G0"]);
+    assert_eq!(r.details["not"], json!(["read-uncommitted"]));
+    let w = witness(&r, "G0");
+    assert_eq!(w["steps"].as_array().unwrap().len(), 2);
+    assert!(w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["kind"] == "ww"));
+    let why = w["steps"][0]["why"].as_str().unwrap();
+    assert!(why.contains("appended") && why.ends_with(": ww"), "{why}");
+}
+
+#[test]
+fn g1c_read_cycle_is_named_g1c() {
+    let h = concurrent(
+        json!([["append", "x", 1], ["r", "y", [1]]]),
+        json!([["append", "y", 1], ["r", "x", [1]]]),
+        json!([["r", "x", [1]], ["r", "y", [1]]]),
+    );
+    let r = la(&h, C::ReadCommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G1c"]);
+    assert!(witness(&r, "G1c")["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["kind"] == "wr"));
+}
+
+fn g_single() -> H {
+    concurrent(
+        json!([["r", "x", []], ["r", "y", [1]]]),
+        json!([["append", "x", 1], ["append", "y", 1]]),
+        json!([["r", "x", [1]], ["r", "y", [1]]]),
+    )
+}
+
+#[test]
+fn g_single_is_found_and_proscribed_by_snapshot_isolation() {
+    let r = la(&g_single(), C::SnapshotIsolation);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G-single-item"]);
+    let w = witness(&r, "G-single-item");
+    let kinds: Vec<&str> = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "rw").count(), 1);
+    assert_eq!(kinds.len(), 2);
+    let rw = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "rw")
+        .unwrap();
+    assert_eq!(
+        rw["why"],
+        "T2 read key \"x\" = [] and T3 appended 1, the first element: rw"
+    );
+    assert_eq!(
+        r.details["not"],
+        json!(["consistent-view", "repeatable-read"])
+    );
+}
+
+#[test]
+fn g_single_is_listed_but_valid_under_read_committed() {
+    let r = la(&g_single(), C::ReadCommitted);
+    assert_eq!(r.valid, Validity::Valid, "{r:#?}");
+    assert_eq!(types(&r), ["G-single-item"]);
+}
+
+#[test]
+fn write_skew_is_g2_item() {
+    let h = concurrent(
+        json!([["r", "x", []], ["append", "y", 1]]),
+        json!([["r", "y", []], ["append", "x", 1]]),
+        json!([["r", "x", [1]], ["r", "y", [1]]]),
+    );
+    let r = la(&h, C::Serializable);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G2-item"]);
+    // Snapshot isolation allows write skew.
+    assert_eq!(la(&h, C::SnapshotIsolation).valid, Validity::Valid);
+}
+
+#[test]
+fn aborted_read_is_g1a() {
+    let mut h = H::default();
+    h.invoke(0, json!([["append", "x", 1]]))
+        .fail(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["r", "x", [1]]]));
+    let r = la(&h, C::ReadCommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G1a"]);
+    assert_eq!(witness(&r, "G1a")["element"], 1);
+    // read-uncommitted allows it: listed, valid.
+    let r = la(&h, C::ReadUncommitted);
+    assert_eq!(r.valid, Validity::Valid, "{r:#?}");
+    assert_eq!(types(&r), ["G1a"]);
+}
+
+#[test]
+fn a_read_info_append_is_committed_not_g1a() {
+    let mut h = H::default();
+    h.invoke(0, json!([["append", "x", 1]]))
+        .info(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["r", "x", [1]]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Valid, "{r:#?}");
+    assert!(types(&r).is_empty());
+    assert_eq!(r.counts["info"], 1);
+}
+
+#[test]
+fn intermediate_read_is_g1b() {
+    let mut h = H::default();
+    h.invoke(0, json!([["append", "x", 1], ["append", "x", 2]]));
+    h.txn(1, json!([["r", "x", [1]]]));
+    h.ok(0, json!([["append", "x", 1], ["append", "x", 2]]));
+    h.txn(1, json!([["r", "x", [1, 2]]]));
+    let r = la(&h, C::ReadCommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    // The read of the intermediate state also closes a wr/rw cycle with its writer.
+    assert_eq!(types(&r), ["G-single-item", "G1b"]);
+    assert_eq!(witness(&r, "G1b")["element"], 1);
+}
+
+#[test]
+fn own_append_unseen_is_internal() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1], ["r", "x", []]]));
+    h.txn(0, json!([["r", "x", [1]]]));
+    let r = la(&h, C::Serializable);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["internal"]);
+    assert_eq!(witness(&r, "internal")["expected"], "[... 1]");
+}
+
+#[test]
+fn committed_append_after_failed_one_is_dirty_update() {
+    let mut h = H::default();
+    h.invoke(0, json!([["append", "x", 1]]))
+        .fail(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["append", "x", 2]]));
+    h.txn(1, json!([["r", "x", [1, 2]]]));
+    let r = la(&h, C::ReadCommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G1a", "dirty-update"]);
+}
+
+#[test]
+fn two_read_modify_writes_of_one_state_are_lost_update() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 0]]));
+    let mut c = concurrent(
+        json!([["r", "x", [0]], ["append", "x", 1]]),
+        json!([["r", "x", [0]], ["append", "x", 2]]),
+        json!([["r", "x", [0, 1, 2]]]),
+    );
+    h.ops.append(&mut c.ops);
+    let h = renumber(h);
+    let r = la(&h, C::RepeatableRead);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert!(
+        types(&r).contains(&"lost-update".to_string()),
+        "{:?}",
+        types(&r)
+    );
+    assert_eq!(
+        witness(&r, "lost-update")["txns"].as_array().unwrap().len(),
+        2
+    );
+}
+
+fn renumber(mut h: H) -> H {
+    for (i, op) in h.ops.iter_mut().enumerate() {
+        op.index = i as u64;
+        op.time = i as u64 * 1000;
+    }
+    h
+}
+
+#[test]
+fn diverging_reads_are_incompatible_order() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]))
+        .txn(0, json!([["append", "x", 2]]))
+        .txn(0, json!([["append", "x", 3]]));
+    h.txn(1, json!([["r", "x", [1, 2]]]))
+        .txn(1, json!([["r", "x", [1, 3]]]));
+    let r = la(&h, C::ReadCommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert!(
+        types(&r).contains(&"incompatible-order".to_string()),
+        "{:?}",
+        types(&r)
+    );
+}
+
+#[test]
+fn repeated_element_is_duplicate_elements() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["r", "x", [1, 1]]]));
+    let r = la(&h, C::ReadUncommitted);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["duplicate-elements"]);
+}
+
+#[test]
+fn reading_own_later_append_is_future_read() {
+    let mut h = H::default();
+    h.txn(0, json!([["r", "x", [1]], ["append", "x", 1]]));
+    let r = la(&h, C::ReadAtomic);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert!(
+        types(&r).contains(&"future-read".to_string()),
+        "{:?}",
+        types(&r)
+    );
+}
+
+#[test]
+fn unobserved_acknowledged_append_with_final_read_is_lost_append() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]))
+        .txn(1, json!([["append", "x", 2]]));
+    h.txn(2, json!([["r", "x", [2]]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert!(
+        types(&r).contains(&"lost-append".to_string()),
+        "{:?}",
+        types(&r)
+    );
+    assert_eq!(witness(&r, "lost-append")["element"], 1);
+    // Serializable may order the final read first: listed, not a violation.
+    let r = la(&h, C::Serializable);
+    assert_eq!(types(&r), ["lost-append"]);
+    assert_eq!(r.valid, Validity::Valid, "{r:#?}");
+}
+
+#[test]
+fn stale_read_after_completion_is_g_single_realtime() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["r", "x", []]]));
+    h.txn(2, json!([["r", "x", [1]]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G-single-item-realtime"]);
+    let w = witness(&r, "G-single-item-realtime");
+    let kinds: Vec<&str> = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["rw", "realtime"]);
+    assert_eq!(la(&h, C::Serializable).valid, Validity::Valid);
+}
+
+#[test]
+fn stale_read_on_the_same_process_is_g_single_process() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]));
+    h.txn(0, json!([["r", "x", []]]));
+    h.txn(2, json!([["r", "x", [1]]]));
+    let r = la(&h, C::StrongSessionSerializable);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G-single-item-process"]);
+}
+
+#[test]
+fn a_key_never_read_makes_it_unknown() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1], ["append", "y", 1]]));
+    h.txn(1, json!([["r", "x", [1]]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Unknown, "{r:#?}");
+    assert!(
+        r.reason.as_deref().unwrap().contains("never read"),
+        "{:?}",
+        r.reason
+    );
+}
+
+#[test]
+fn no_committed_transaction_is_unknown() {
+    let mut h = H::default();
+    h.invoke(0, json!([["append", "x", 1]]))
+        .fail(0, json!([["append", "x", 1]]));
+    assert_eq!(la(&h, C::StrictSerializable).valid, Validity::Unknown);
+}
+
+#[test]
+fn exhausted_time_budget_is_unknown_not_invalid() {
+    let r = check(
+        &g_single().history(),
+        &Opts {
+            model: TxnModel::ListAppend,
+            consistency: C::SnapshotIsolation,
+            time_budget: Some(Duration::ZERO),
+        },
+    );
+    assert_eq!(r.valid, Validity::Unknown, "{r:#?}");
+    assert!(r.reason.as_deref().unwrap().contains("time budget"));
+}
+
+#[test]
+fn malformed_transaction_is_unknown_naming_the_op() {
+    let mut h = H::default();
+    h.txn(0, json!([["incr", "x", 1]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Unknown);
+    let why = r.reason.unwrap();
+    assert!(
+        why.contains("op 0") && why.contains("unknown function \"incr\""),
+        "{why}"
+    );
+}
+
+#[test]
+fn rw_register_g_single_and_write_skew() {
+    let h = concurrent(
+        json!([["r", "x", null], ["r", "y", 1]]),
+        json!([["w", "x", 1], ["w", "y", 1]]),
+        json!([["r", "x", 1], ["r", "y", 1]]),
+    );
+    let r = run(&h, TxnModel::RwRegister, C::SnapshotIsolation);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G-single-item"]);
+    let h = concurrent(
+        json!([["r", "x", null], ["w", "y", 1]]),
+        json!([["r", "y", null], ["w", "x", 1]]),
+        json!([["r", "x", 1], ["r", "y", 1]]),
+    );
+    let r = run(&h, TxnModel::RwRegister, C::Serializable);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    assert_eq!(types(&r), ["G2-item"]);
+    assert!(r.details["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("not inferred"));
+}
+
+#[test]
+fn rw_register_g1a_g1b_internal() {
+    let mut h = H::default();
+    h.invoke(0, json!([["w", "x", 1]]))
+        .fail(0, json!([["w", "x", 1]]));
+    h.txn(1, json!([["r", "x", 1]]));
+    let r = run(&h, TxnModel::RwRegister, C::ReadCommitted);
+    assert_eq!(types(&r), ["G1a"]);
+    assert_eq!(r.valid, Validity::Invalid);
+
+    let mut h = H::default();
+    h.txn(0, json!([["w", "x", 1], ["w", "x", 2]]));
+    h.txn(1, json!([["r", "x", 1]]));
+    let r = run(&h, TxnModel::RwRegister, C::ReadCommitted);
+    assert_eq!(types(&r), ["G1b"]);
+
+    let mut h = H::default();
+    h.txn(0, json!([["w", "x", 1], ["r", "x", 2]]));
+    h.txn(0, json!([["w", "x", 2]]));
+    let r = run(&h, TxnModel::RwRegister, C::Serializable);
+    assert!(
+        types(&r).contains(&"internal".to_string()),
+        "{:?}",
+        types(&r)
+    );
+}
+
+use super::test_gen::{generate, GenConfig};
+
+fn gen(txns: usize, inject: bool, seed: u64) -> History {
+    generate(&GenConfig {
+        txns,
+        keys: 10,
+        processes: 8,
+        info: 0.05,
+        max_appends: 16,
+        inject_g_single: inject,
+        seed,
+    })
+}
+
+#[test]
+fn generated_serial_histories_are_valid_under_strict_serializable() {
+    for seed in 0..5 {
+        let r = check(&gen(2000, false, seed), &Opts::default());
+        assert_eq!(
+            r.valid,
+            Validity::Valid,
+            "seed {seed}: {:?} {:?}",
+            r.reason,
+            types(&r)
+        );
+    }
+}
+
+#[test]
+fn injected_g_single_in_a_generated_history_is_found_and_named() {
+    for seed in 0..5 {
+        let r = check(&gen(2000, true, seed), &Opts::default());
+        assert_eq!(r.valid, Validity::Invalid, "seed {seed}");
+        assert_eq!(types(&r), ["G-single-item"], "seed {seed}");
+    }
+}
+
+/// Measurement, not a test of speed: `cargo test --release -p analysis measure_isolation
+/// -- --ignored --nocapture` generates (ISO_TXNS, default 100,000) a valid and a G-single
+/// history, writes each as JSONL, reads it back and checks it, printing the times and the
+/// RSS. With ISO_HISTORY=<file> it only reads and checks that file (the whole-process cost
+/// of analysing a history); ISO_KEEP=<dir> keeps the generated files there.
+#[test]
+#[ignore]
+fn measure_isolation_list_append() {
+    if let Ok(path) = std::env::var("ISO_HISTORY") {
+        let expect = if path.contains("gsingle") {
+            Validity::Invalid
+        } else {
+            Validity::Valid
+        };
+        measure_file(std::path::Path::new(&path), expect);
+        return;
+    }
+    let n: usize = std::env::var("ISO_TXNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::env::var("ISO_KEEP")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| dir.path().to_path_buf());
+    for inject in [false, true] {
+        let t0 = Instant::now();
+        let h = generate(&GenConfig {
+            txns: n,
+            keys: 100,
+            processes: 50,
+            info: 0.01,
+            max_appends: 32,
+            inject_g_single: inject,
+            seed: 7,
+        });
+        let path = out.join(format!(
+            "la-{n}-{}.jsonl",
+            if inject { "gsingle" } else { "valid" }
+        ));
+        crate::formats::jsonl::write_history(&path, &h).unwrap();
+        println!("generated {} in {:?}", path.display(), t0.elapsed());
+        drop(h);
+        measure_file(
+            &path,
+            if inject {
+                Validity::Invalid
+            } else {
+                Validity::Valid
+            },
+        );
+    }
+}
+
+fn measure_file(path: &std::path::Path, expect: Validity) {
+    let t0 = Instant::now();
+    let bytes = std::fs::read(path).unwrap();
+    let (h, _) = crate::formats::jsonl::read_history_bytes(&bytes, "history.jsonl").unwrap();
+    let file_mb = bytes.len() / 1_000_000;
+    drop(bytes);
+    let t1 = Instant::now();
+    let rss_before = proc_status_kb("VmRSS");
+    let r = check(&h, &Opts::default());
+    let t2 = Instant::now();
+    println!(
+        "{}: file={file_mb}MB read={:?} check={:?} rss_before_check={}MB peak_rss={}MB valid={:?} types={:?} edges={}",
+        path.file_name().unwrap().to_string_lossy(),
+        t1 - t0,
+        t2 - t1,
+        rss_before / 1024,
+        proc_status_kb("VmHWM") / 1024,
+        r.valid,
+        types(&r),
+        r.counts["edges"]
+    );
+    assert_eq!(r.valid, expect);
+}
+
+/// A `/proc/self/status` field in kB (0 where there is none).
+fn proc_status_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
