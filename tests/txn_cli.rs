@@ -14,7 +14,7 @@ fn gen(dir: &Path, name: &str, mode: &str, anomaly: &str, seed: u64) -> PathBuf 
     let path = dir.join(name);
     let out = faultline()
         .args(["gen-history", "--mode", mode, "--ops", "300", "--keys", "8", "--concurrency", "5", "--seed", &seed.to_string()])
-        .args(["--anomaly", anomaly, "--out"])
+        .args(["--anomaly", anomaly, "--final-reads", "--out"])
         .arg(&path)
         .output()
         .unwrap();
@@ -62,14 +62,19 @@ fn every_injected_anomaly_class_is_found_and_named() {
         ("duplicate-elements", "duplicate-elements"),
         ("realtime", "realtime"),
     ];
-    for (anomaly, named) in classes {
-        let file = gen(dir.path(), &format!("{anomaly}.jsonl"), "list-append", anomaly, 11);
-        let (code, stdout, iso) = analyze(&file, &["--model", "list-append"]);
-        assert_eq!(code, Some(1), "--anomaly {anomaly}: {stdout}");
-        assert_eq!(iso["valid"], Value::Bool(false), "--anomaly {anomaly}: {iso}");
-        let found = types(&iso);
-        assert!(found.iter().any(|t| t.contains(named)), "--anomaly {anomaly}: named {found:?}");
-        assert!(stdout.contains("anomaly types:"), "{stdout}");
+    // rw-register: no duplicate elements (registers hold one value), and an injected G0 is
+    // reported as the G1c it implies there (write order is not inferred from reads alone).
+    let rw_register = |a: &str| a != "duplicate-elements" && a != "G0";
+    for mode in ["list-append", "rw-register"] {
+        for (anomaly, named) in classes.iter().filter(|(a, _)| mode == "list-append" || rw_register(a)) {
+            let file = gen(dir.path(), &format!("{mode}-{anomaly}.jsonl"), mode, anomaly, 11);
+            let (code, stdout, iso) = analyze(&file, &["--model", mode]);
+            assert_eq!(code, Some(1), "{mode} --anomaly {anomaly}: {stdout}");
+            assert_eq!(iso["valid"], Value::Bool(false), "{mode} --anomaly {anomaly}: {iso}");
+            let found = types(&iso);
+            assert!(found.iter().any(|t| t.contains(named)), "{mode} --anomaly {anomaly}: named {found:?}");
+            assert!(stdout.contains("anomaly types:"), "{stdout}");
+        }
     }
 }
 
