@@ -17,3 +17,4 @@ pub mod history;
 pub mod ops;
 pub mod verdict;
 pub mod synth;
+pub mod txn_synth;

@@ -1,0 +1,524 @@
+//! The isolation checker against a brute-force oracle, on thousands of small random
+//! transaction histories: the generator's (tiny sizes, with and without an injected
+//! anomaly, crashes, failures and final reads) and mutations of them (a read dropped or
+//! altered, list elements swapped, a transaction marked `fail` or `info`, two entries
+//! reordered).
+//!
+//! What is asserted, per history, under serializable, strong-session-serializable and
+//! strict-serializable (the oracle restricts serial orders by nothing, by process order,
+//! by real time):
+//! - soundness, always: the checker says invalid only if the oracle finds no serial order.
+//!   Under every weaker model too: invalid under a model that serializable (or strict
+//!   serializable) implies means the oracle finds no order under serializable (strict).
+//! - completeness, where the theory says Elle's inference is complete: the checker says
+//!   invalid whenever the oracle finds no order (and never unknown then).
+//!   * list-append: Elle recovers the whole version order of a key from its longest read
+//!     and places appends no read observed after the last observed element, which is
+//!     exactly where any serial order must put them; with ww, wr and rw edges between
+//!     consecutive versions the dependency graph is Adya's, and (plus real-time or process
+//!     edges) it is acyclic iff a serial order exists, once the non-cycle anomalies (G1a,
+//!     G1b, internal, duplicates, incompatible orders, dirty updates) are excluded. Elle
+//!     has no rule for an element no transaction ever appended ("garbage") nor for a read
+//!     that shows one transaction's appends out of the order it made them (`[2 1]` after
+//!     one txn appended 1 then 2: no cycle, the txn is one node), so histories with either
+//!     are outside the claim, as are `null` reads in `ok` transactions (the contract reads
+//!     them as unknown).
+//!   * rw-register: registers keep no history, so the version order between two written
+//!     values is generally unknown (Elle infers only "the initial `null` comes first").
+//!     The claim is made only where that is the whole order: each key has at most one
+//!     writing transaction that did not fail, a crashed writer's values are never read,
+//!     and every value read was written by someone. Also outside: a transaction reading a
+//!     value it writes itself only later (a "future read": Elle's rw-register has no rule
+//!     for it, and the reader's wr edge to itself is no edge).
+//! - implications between models: valid under a stronger model implies valid under every
+//!   weaker one (Elle's model graph, see `isolation_support::IMPLIES`).
+//!
+//! Disagreements are collected and reported together, smallest history first, as JSON
+//! Lines ready to become a regression test (`ISOLATION_ORACLE_DUMP=<path>` also writes
+//! them all to `<path>.<workload>`). `--nocapture` prints the counts compared.
+
+mod isolation_support;
+
+use analysis::checkers::isolation::{ConsistencyModel, TxnModel};
+use analysis::history::{History, OpType};
+use analysis::txn_synth::generate_txn;
+use analysis::verdict::Validity;
+use isolation_support::oracle::{self, Fate, OMop, Restrict};
+use isolation_support::{implies, models, mutate, run, small_config, workload};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The oracle's restriction for each model it decides exactly.
+const EXACT: [(ConsistencyModel, Restrict); 3] = [
+    (ConsistencyModel::Serializable, oracle::SERIALIZABLE),
+    (
+        ConsistencyModel::StrongSessionSerializable,
+        oracle::STRONG_SESSION,
+    ),
+    (ConsistencyModel::StrictSerializable, oracle::STRICT),
+];
+
+/// What the run saw, for the final assertion and its message.
+#[derive(Default)]
+struct Tally {
+    histories: usize,
+    mutated: usize,
+    complete: usize,
+    /// (model, oracle verdict, checker verdict) -> count.
+    verdicts: BTreeMap<(String, bool, &'static str), usize>,
+    mutations: BTreeMap<&'static str, usize>,
+    failures: Vec<(usize, String)>,
+}
+
+impl Tally {
+    fn fail(&mut self, h: &History, what: String) {
+        let lines: Vec<String> = h
+            .ops
+            .iter()
+            .map(|op| serde_json::to_string(op).expect("op serialises"))
+            .collect();
+        self.failures
+            .push((h.ops.len(), format!("{what}\n{}", lines.join("\n"))));
+    }
+
+    fn assert_clean(mut self, name: &str) {
+        eprintln!(
+            "{name}: {} histories ({} mutated, {} in the complete domain); mutations {:?}",
+            self.histories, self.mutated, self.complete, self.mutations
+        );
+        for ((model, truth, got), n) in &self.verdicts {
+            eprintln!(
+                "  {model}: oracle {} / checker {got}: {n}",
+                if *truth { "valid" } else { "invalid" }
+            );
+        }
+        self.failures.sort();
+        if let Ok(path) = std::env::var("ISOLATION_ORACLE_DUMP") {
+            let all: Vec<&str> = self.failures.iter().map(|(_, s)| s.as_str()).collect();
+            std::fs::write(format!("{path}.{name}"), all.join("\n---\n")).expect("dump written");
+        }
+        let shown: Vec<&str> = self
+            .failures
+            .iter()
+            .take(3)
+            .map(|(_, s)| s.as_str())
+            .collect();
+        assert!(
+            self.failures.is_empty(),
+            "{} disagreements with the oracle; the smallest:\n{}",
+            self.failures.len(),
+            shown.join("\n---\n")
+        );
+    }
+}
+
+/// Every element (list-append) or value (rw-register) some transaction wrote, per key.
+fn written(txns: &[oracle::OTxn]) -> HashMap<String, HashSet<String>> {
+    let mut w: HashMap<String, HashSet<String>> = HashMap::new();
+    for t in txns {
+        for m in &t.mops {
+            if let OMop::Append(k, v) | OMop::Write(k, v) = m {
+                w.entry(k.clone()).or_default().insert(v.to_string());
+            }
+        }
+    }
+    w
+}
+
+/// Each transaction's appends, per key, in the order it made them.
+fn appends_in_order(txns: &[oracle::OTxn]) -> Vec<(String, Vec<Value>)> {
+    let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+    for t in txns {
+        let mut mine: Vec<(String, Vec<Value>)> = Vec::new();
+        for m in &t.mops {
+            if let OMop::Append(k, v) = m {
+                match mine.iter_mut().find(|(key, _)| key == k) {
+                    Some((_, seq)) => seq.push(v.clone()),
+                    None => mine.push((k.clone(), vec![v.clone()])),
+                }
+            }
+        }
+        out.extend(mine);
+    }
+    out
+}
+
+/// Whether the elements of one transaction's appends `seq` that `list` holds are a prefix
+/// of `seq`, in its order.
+fn shows_prefix(list: &[Value], seq: &[Value]) -> bool {
+    let shown: Vec<&Value> = list.iter().filter(|e| seq.contains(e)).collect();
+    shown.len() <= seq.len() && shown.iter().zip(seq).all(|(a, b)| *a == b)
+}
+
+/// Whether Elle's inference is complete on this history (see the module doc).
+fn complete_domain(h: &History, model: TxnModel) -> bool {
+    let txns = oracle::transactions(h);
+    let written = written(&txns);
+    let was_written =
+        |k: &str, v: &Value| written.get(k).is_some_and(|s| s.contains(&v.to_string()));
+    let ok_reads = txns
+        .iter()
+        .filter(|t| t.fate == Fate::Committed)
+        .flat_map(|t| t.mops.iter())
+        .filter_map(|m| match m {
+            OMop::Read(k, Some(v)) => Some((k, v)),
+            _ => None,
+        });
+    match model {
+        TxnModel::ListAppend => {
+            let appends = appends_in_order(&txns);
+            ok_reads.into_iter().all(|(k, v)| match v {
+                Value::Array(list) => {
+                    list.iter().all(|e| was_written(k, e))
+                        && appends
+                            .iter()
+                            .all(|(key, seq)| key != k || shows_prefix(list, seq))
+                }
+                _ => false,
+            })
+        }
+        TxnModel::RwRegister => {
+            let reads: Vec<(&String, &Value)> = ok_reads.collect();
+            let future_read = txns.iter().filter(|t| t.fate == Fate::Committed).any(|t| {
+                t.mops.iter().enumerate().any(|(i, m)| match m {
+                    OMop::Read(k, Some(v)) => t.mops[i..]
+                        .iter()
+                        .any(|w| *w == OMop::Write(k.clone(), v.clone())),
+                    _ => false,
+                })
+            });
+            let no_garbage = reads.iter().all(|(k, v)| v.is_null() || was_written(k, v));
+            let mut writers: HashMap<&str, Vec<&oracle::OTxn>> = HashMap::new();
+            for t in txns.iter().filter(|t| t.fate != Fate::Failed) {
+                let keys: HashSet<&str> = t
+                    .mops
+                    .iter()
+                    .filter_map(|m| {
+                        if let OMop::Write(k, _) = m {
+                            Some(k.as_str())
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                for k in keys {
+                    writers.entry(k).or_default().push(t);
+                }
+            }
+            let crashed_value_read = |t: &oracle::OTxn| {
+                t.mops.iter().any(|m| match m {
+                    OMop::Write(k, v) => reads.iter().any(|(rk, rv)| *rk == k && *rv == v),
+                    _ => false,
+                })
+            };
+            no_garbage
+                && !future_read
+                && writers.values().all(|ws| {
+                    ws.len() <= 1
+                        && ws
+                            .iter()
+                            .all(|t| t.fate == Fate::Committed || !crashed_value_read(t))
+                })
+        }
+    }
+}
+
+fn compare(h: &History, model: TxnModel, tally: &mut Tally) {
+    tally.histories += 1;
+    let complete = complete_domain(h, model);
+    tally.complete += complete as usize;
+    let mut truth: HashMap<ConsistencyModel, bool> = HashMap::new();
+    for (cm, restrict) in EXACT {
+        let serial = oracle::serializable(h, workload(model), restrict);
+        truth.insert(cm, serial);
+        let r = run(h, model, cm);
+        let got = r.valid.as_str();
+        *tally
+            .verdicts
+            .entry((format!("{model} {cm}"), serial, got))
+            .or_default() += 1;
+        let wrong = match r.valid {
+            Validity::Invalid => serial,
+            Validity::Valid | Validity::Unknown => !serial && complete,
+            Validity::NotApplicable => true,
+        };
+        if wrong {
+            let names = isolation_support::anomaly_types(&r);
+            tally.fail(
+                h,
+                format!(
+                    "{model} {cm}: checker {got} {names:?} ({}), oracle {} (complete domain: {complete})",
+                    r.reason.clone().unwrap_or_default(),
+                    if serial { "serializable" } else { "not serializable" }
+                ),
+            );
+        }
+    }
+    check_weaker_models(h, model, &truth, tally);
+}
+
+/// Soundness under every model and the implications between the checker's verdicts.
+fn check_weaker_models(
+    h: &History,
+    model: TxnModel,
+    truth: &HashMap<ConsistencyModel, bool>,
+    tally: &mut Tally,
+) {
+    let verdicts: Vec<(ConsistencyModel, Validity)> = models()
+        .into_iter()
+        .map(|m| (m, run(h, model, m).valid))
+        .collect();
+    for (m, v) in &verdicts {
+        for (exact, serial) in truth {
+            if *v == Validity::Invalid && *serial && implies(exact.as_str(), m.as_str()) {
+                tally.fail(h, format!("{model}: invalid under {m} but the oracle finds a serial order under {exact}"));
+            }
+        }
+    }
+    for (strong, vs) in &verdicts {
+        for (weak, vw) in &verdicts {
+            if strong != weak
+                && implies(strong.as_str(), weak.as_str())
+                && *vs == Validity::Valid
+                && *vw != Validity::Valid
+            {
+                tally.fail(
+                    h,
+                    format!(
+                        "{model}: valid under {strong} but {} under the weaker {weak}",
+                        vw.as_str()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn run_cases(model: TxnModel, cases: u64, seed: u64) -> Tally {
+    let mut tally = Tally::default();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    for case in 0..cases {
+        let cfg = small_config(&mut rng, model, seed ^ case);
+        let h = generate_txn(&cfg).expect("small configs are valid").history;
+        compare(&h, model, &mut tally);
+        let mut m = h.clone();
+        let mut applied = false;
+        for _ in 0..rng.random_range(1..=2) {
+            if let Some(kind) = mutate::mutate(&mut m, &mut rng, model == TxnModel::ListAppend) {
+                *tally.mutations.entry(kind).or_default() += 1;
+                applied = true;
+            }
+        }
+        if applied {
+            tally.mutated += 1;
+            compare(&m, model, &mut tally);
+        }
+    }
+    tally
+}
+
+#[test]
+fn list_append_verdicts_equal_the_oracle() {
+    run_cases(TxnModel::ListAppend, 1000, 0x11a).assert_clean("list-append");
+}
+
+#[test]
+fn rw_register_verdicts_equal_the_oracle() {
+    run_cases(TxnModel::RwRegister, 1000, 0x4e6).assert_clean("rw-register");
+}
+
+/// The oracle itself, on histories whose answer is known by hand.
+mod oracle_self_test {
+    use super::isolation_support::oracle::{self, Workload};
+    use analysis::history::{History, Op, OpType, Process};
+    use serde_json::{json, Value};
+
+    /// `(process, type, value)` entries, indexed in order.
+    fn h(entries: &[(u64, &str, Value)]) -> History {
+        History::new(
+            entries
+                .iter()
+                .enumerate()
+                .map(|(i, (p, t, v))| Op {
+                    index: i as u64,
+                    kind: serde_json::from_value(json!(t)).unwrap(),
+                    process: Process::Client(*p),
+                    f: "txn".into(),
+                    key: None,
+                    value: v.clone(),
+                    time: i as u64,
+                    node: None,
+                    error: None,
+                    meta: None,
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn circular_information_flow_has_no_serial_order() {
+        let g1c = h(&[
+            (0, "invoke", json!([["append", "x", 1], ["r", "y", null]])),
+            (1, "invoke", json!([["append", "y", 1], ["r", "x", null]])),
+            (0, "ok", json!([["append", "x", 1], ["r", "y", [1]]])),
+            (1, "ok", json!([["append", "y", 1], ["r", "x", [1]]])),
+        ]);
+        assert!(!oracle::serializable(
+            &g1c,
+            Workload::ListAppend,
+            oracle::SERIALIZABLE
+        ));
+    }
+
+    #[test]
+    fn a_stale_read_is_serializable_but_not_strict() {
+        let stale = h(&[
+            (0, "invoke", json!([["w", "x", 1]])),
+            (0, "ok", json!([["w", "x", 1]])),
+            (1, "invoke", json!([["r", "x", null]])),
+            (1, "ok", json!([["r", "x", null]])),
+        ]);
+        assert!(oracle::serializable(
+            &stale,
+            Workload::RwRegister,
+            oracle::SERIALIZABLE
+        ));
+        assert!(!oracle::serializable(
+            &stale,
+            Workload::RwRegister,
+            oracle::STRICT
+        ));
+        let same_process = h(&[
+            (0, "invoke", json!([["w", "x", 1]])),
+            (0, "ok", json!([["w", "x", 1]])),
+            (0, "invoke", json!([["r", "x", null]])),
+            (0, "ok", json!([["r", "x", null]])),
+        ]);
+        assert!(!oracle::serializable(
+            &same_process,
+            Workload::RwRegister,
+            oracle::STRONG_SESSION
+        ));
+    }
+
+    #[test]
+    fn a_crashed_write_may_or_may_not_have_happened() {
+        let seen = |read: Value| {
+            h(&[
+                (0, "invoke", json!([["append", 5, 1]])),
+                (0, "info", json!([["append", 5, 1]])),
+                (1, "invoke", json!([["r", 5, null]])),
+                (1, "ok", json!([["r", 5, read]])),
+            ])
+        };
+        assert!(oracle::serializable(
+            &seen(json!([1])),
+            Workload::ListAppend,
+            oracle::STRICT
+        ));
+        assert!(oracle::serializable(
+            &seen(json!([])),
+            Workload::ListAppend,
+            oracle::STRICT
+        ));
+        assert!(!oracle::serializable(
+            &seen(json!([1, 1])),
+            Workload::ListAppend,
+            oracle::STRICT
+        ));
+    }
+
+    #[test]
+    fn a_failed_write_never_happened() {
+        let g1a = h(&[
+            (0, "invoke", json!([["w", 5, 1]])),
+            (0, "fail", json!([["w", 5, 1]])),
+            (1, "invoke", json!([["r", 5, null]])),
+            (1, "ok", json!([["r", 5, 1]])),
+        ]);
+        assert!(!oracle::serializable(
+            &g1a,
+            Workload::RwRegister,
+            oracle::SERIALIZABLE
+        ));
+    }
+
+    #[test]
+    fn reads_see_their_own_writes() {
+        let internal = |read: Value| {
+            h(&[
+                (0, "invoke", json!([["append", 1, 7], ["r", 1, null]])),
+                (0, "ok", json!([["append", 1, 7], ["r", 1, read]])),
+            ])
+        };
+        assert!(oracle::serializable(
+            &internal(json!([7])),
+            Workload::ListAppend,
+            oracle::STRICT
+        ));
+        assert!(!oracle::serializable(
+            &internal(json!([])),
+            Workload::ListAppend,
+            oracle::SERIALIZABLE
+        ));
+        let _ = OpType::Ok;
+    }
+}
+
+/// The generator's histories without injection are strict-serializable by construction;
+/// the oracle agrees on hundreds of them (this checks the generator and the oracle
+/// against each other, independently of the checker).
+#[test]
+fn generated_histories_without_anomaly_are_strict_serializable() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+    for model in [TxnModel::ListAppend, TxnModel::RwRegister] {
+        for case in 0..400 {
+            let mut cfg = small_config(&mut rng, model, case);
+            cfg.anomaly = analysis::txn_synth::TxnAnomaly::None;
+            let h = generate_txn(&cfg).unwrap().history;
+            assert!(
+                oracle::serializable(&h, workload(model), oracle::STRICT),
+                "{model} case {case}: {cfg:?}"
+            );
+            assert!(
+                oracle::serializable(&h, workload(model), oracle::STRONG_SESSION),
+                "{model} case {case}"
+            );
+        }
+    }
+}
+
+/// Every injected anomaly makes the history non-serializable (realtime: non-strict only),
+/// by the oracle, on small histories.
+#[test]
+fn injected_anomalies_are_provable_by_the_oracle() {
+    use analysis::txn_synth::TxnAnomaly;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+    for model in [TxnModel::ListAppend, TxnModel::RwRegister] {
+        for anomaly in TxnAnomaly::ALL
+            .into_iter()
+            .filter(|a| *a != TxnAnomaly::None && a.applies_to(model))
+        {
+            for case in 0..30 {
+                let mut cfg = small_config(&mut rng, model, case);
+                cfg.anomaly = anomaly;
+                let synth = generate_txn(&cfg).unwrap();
+                let h = &synth.history;
+                assert!(synth.injected.is_some());
+                assert!(
+                    !oracle::serializable(h, workload(model), oracle::STRICT),
+                    "{model} {anomaly} case {case}"
+                );
+                let serial = oracle::serializable(h, workload(model), oracle::SERIALIZABLE);
+                assert_eq!(
+                    serial,
+                    anomaly == TxnAnomaly::Realtime,
+                    "{model} {anomaly} case {case}"
+                );
+            }
+        }
+    }
+    let _ = OpType::Ok;
+}
