@@ -1,7 +1,7 @@
 //! `faultline bench --txn`: the isolation checker measured as users run it — a whole
 //! `faultline analyze` process on a list-append history file. Three histories are
 //! generated (`analysis::txn_synth`, 100 keys, 1–4 micro-ops per transaction, 50
-//! processes, 1 % indeterminate): 100,000 valid transactions, 1,000,000 valid ones, and
+//! processes, 1 % indeterminate, a final read of every key): 100,000 valid transactions, 1,000,000 valid ones, and
 //! 100,000 with one injected G-single. Each is written to a temporary JSON Lines file and
 //! checked under strict-serializable by this same executable, `--txn-runs` times; the best
 //! wall time and the peak resident memory of that child (from `wait4`'s rusage) are
@@ -65,6 +65,8 @@ fn bench_case(case: &Case, runs: usize, seed: u64, dir: &Path, say: &dyn Fn(Stri
         max_writes_per_key: 128,
         anomaly: case.anomaly,
         seed,
+        // Without a final read of each key the last appends are unobserved: unknown.
+        final_reads: true,
         ..TxnSynthConfig::default()
     };
     let synth = generate_txn(&cfg)?;
@@ -125,7 +127,13 @@ fn analyze_child(file: &Path, dir: &Path) -> Result<Measured, String> {
     let doc: Value = serde_json::from_str(&results).map_err(|e| format!("results.json: {e}"))?;
     let iso = &doc["checkers"][analysis::checkers::isolation::NAME];
     let anomaly_types = iso["details"]["anomaly_types"].as_array().map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()).unwrap_or_default();
-    Ok(Measured { wall, max_rss_bytes, valid: iso["valid"].as_str().unwrap_or("missing").to_string(), anomaly_types })
+    let valid = match &iso["valid"] {
+        Value::Bool(true) => "valid".to_string(),
+        Value::Bool(false) => "invalid".to_string(),
+        Value::String(s) => s.clone(),
+        _ => "missing".to_string(),
+    };
+    Ok(Measured { wall, max_rss_bytes, valid, anomaly_types })
 }
 
 /// Waits for `pid`, returning its exit code and its peak resident set in bytes.
