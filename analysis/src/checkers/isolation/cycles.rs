@@ -410,6 +410,12 @@ impl Local {
             // Start edges whose ends share a component without rw edges close a cycle with
             // no other rw: try them first, a G-single is then found in one search.
             let sure = tarjan(&graph, allowed & !EdgeKind::Rw.bit());
+            if spec.base == Base::Single {
+                // The rest of a G-single is a path b -> a without rw; Tarjan numbers a
+                // component after every component it reaches, so none exists when a's
+                // number is greater than b's.
+                starts.retain(|(a, b)| sure[*a as usize] <= sure[*b as usize]);
+            }
             starts.sort_by_key(|(a, b)| sure[*a as usize] != sure[*b as usize]);
         }
         let mut work = 0u64;

@@ -8,7 +8,8 @@
 //! state facts of the literature as Elle encodes them (jepsen-io/elle `consistency_model.clj`);
 //! `lost-append` is this project's own anomaly and is proscribed by the weakest realtime model
 //! (`strong-read-uncommitted`), since a final read only has to see an append because it
-//! began after the append was acknowledged.
+//! began after the append was acknowledged; `garbage-read` (a value nobody wrote) is also
+//! ours, proscribed by `read-uncommitted`.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -196,7 +197,12 @@ const PROSCRIBES: &[(M, &[&str])] = &[
     (M::ReadCommitted, &["G1"]),
     (
         M::ReadUncommitted,
-        &["G0", "duplicate-elements", "cyclic-versions"],
+        &[
+            "G0",
+            "duplicate-elements",
+            "cyclic-versions",
+            "garbage-read",
+        ],
     ),
     (M::Prefix, &["internal", "G1a"]),
     (

@@ -138,7 +138,7 @@ pub fn collect<'a>(history: &'a History, model: TxnModel) -> Result<Txns<'a>, St
         };
         c.op(op, p)?;
     }
-    Ok(c.out)
+    c.finish()
 }
 
 struct Collector<'a> {
@@ -159,19 +159,18 @@ impl<'a> Collector<'a> {
                 ));
             }
             let id = self.out.txns.len() as u32;
-            let mops = self.mops(op, &op.value)?;
             self.out.txns.push(Txn {
                 status: Status::Info,
                 process: p,
                 invoke: op.index,
                 complete: None,
-                mops,
+                mops: 0..0,
             });
             self.out.values.push(&op.value);
             self.pending.insert(p, (id, op));
             return Ok(());
         }
-        let Some((id, _invoke)) = self.pending.remove(&p) else {
+        let Some((id, invoke)) = self.pending.remove(&p) else {
             return Err(format!(
                 "op {}: a transaction completion without a pending invoke of process {p}",
                 op.index
@@ -182,24 +181,30 @@ impl<'a> Collector<'a> {
             OpType::Fail => Status::Fail,
             _ => Status::Info,
         };
+        // An ok carries what reads returned; other completions usually repeat the invoke.
+        let source = if status == Status::Ok || op.value.is_array() {
+            op
+        } else {
+            invoke
+        };
+        let mops = self.mops(source, &source.value)?;
         let t = &mut self.out.txns[id as usize];
         t.status = status;
         t.complete = Some(op.index);
-        if status == Status::Ok || op.value.is_array() {
-            // The completion's micro-ops replace the invoke's (reads now carry results).
-            let start = t.mops.start;
-            let old_end = t.mops.end;
-            let mops = self.mops(op, &op.value)?;
-            if status == Status::Ok && (mops.end - mops.start) != (old_end - start) {
-                return Err(format!(
-                    "op {}: the ok transaction has a different number of micro-ops than its invoke",
-                    op.index
-                ));
-            }
-            self.out.txns[id as usize].mops = mops;
-            self.out.values[id as usize] = &op.value;
-        }
+        t.mops = mops;
+        self.out.values[id as usize] = &source.value;
         Ok(())
+    }
+
+    /// Invokes never completed take their micro-ops from the invoke.
+    fn finish(mut self) -> Result<Txns<'a>, String> {
+        let mut pending: Vec<(u32, &'a Op)> = self.pending.values().copied().collect();
+        pending.sort_unstable_by_key(|(id, _)| *id);
+        for (id, invoke) in pending {
+            let mops = self.mops(invoke, &invoke.value)?;
+            self.out.txns[id as usize].mops = mops;
+        }
+        Ok(self.out)
     }
 
     fn key(&mut self, k: Sc<'a>) -> u32 {
