@@ -24,11 +24,15 @@
 //!   and `info` completions carry the invocation's value (reads `null`);
 //! - with `final_reads`, after everything else has completed, each live key is read once
 //!   by a one-read transaction (these are extra to `txns`);
-//! - an injected anomaly ([`TxnAnomaly`]) is played on fresh keys that no other
-//!   transaction touches (`SCENARIO_KEYS`), by fresh processes, at a random point in the middle of the run
-//!   (see [`scenario`]); it is then the only violation in the history, and it is provable:
-//!   no serial order of the committed transactions (plus any subset of the crashed ones)
-//!   explains it under the strongest model that proscribes it.
+//! - an injected anomaly ([`TxnAnomaly`]) is played on two keys no other transaction
+//!   touches ([`SCENARIO_KEYS`]), by fresh processes, at a random point in the middle of
+//!   the run (see `txn_synth/scenario.rs`); it is then the only violation in the history, and it is
+//!   provable: no serial order of the committed transactions (plus any subset of the
+//!   crashed ones) explains it under the strongest model that proscribes it. The run
+//!   around it is the very run generated without the anomaly.
+//!
+//! [`generate_txn_each`] hands the ops out one at a time, for runs too large to hold: a
+//! [`History`] keeps every read's list as JSON values, most of a big run's memory.
 
 mod scenario;
 
@@ -241,9 +245,10 @@ pub fn generate_txn_each(
     Ok(sim.injected.take())
 }
 
-/// The two keys of an injected scenario: far above any key a run reaches (a run of a
-/// billion transactions retires fewer keys than that), so that the scenario shares no key
-/// with the run and leaves the run's own key numbers as they are without it.
+/// The two keys of an injected scenario (this and the next): far above the keys of any
+/// practical run (a run uses `keys` keys plus one per `max_writes_per_key` writes), so the
+/// scenario shares no key with the run and the run's own key numbers stay what they are
+/// without it.
 pub const SCENARIO_KEYS: u64 = 1_000_000_000;
 
 /// A micro-op as the simulation holds it: keys and values are integers.

@@ -17,6 +17,8 @@ use analysis::checkers::isolation::{ConsistencyModel, TxnModel};
 use analysis::txn_synth::{generate_txn, TxnAnomaly, TxnSynthConfig};
 use analysis::verdict::Validity;
 use isolation_support::{anomaly_types, run};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
 use std::collections::BTreeSet;
 
 /// The names the checker must report for an injected class, per workload.
@@ -119,6 +121,87 @@ classes! {
     rw_register_lost_update: RwRegister LostUpdate;
     rw_register_internal: RwRegister Internal;
     rw_register_realtime: RwRegister Realtime;
+}
+
+/// A random mid-size configuration: every knob the generator has.
+fn random_config(
+    rng: &mut Xoshiro256PlusPlus,
+    model: TxnModel,
+    anomaly: TxnAnomaly,
+) -> TxnSynthConfig {
+    let min_len = rng.random_range(1..=3);
+    TxnSynthConfig {
+        model,
+        txns: rng.random_range(20..=300),
+        keys: rng.random_range(1..=12),
+        concurrency: rng.random_range(1..=12),
+        indeterminate: rng.random_range(0.0..0.15),
+        min_len,
+        max_len: rng.random_range(min_len..=5),
+        max_writes_per_key: rng.random_range(1..=20),
+        anomaly,
+        seed: rng.random(),
+        fail: rng.random_range(0.0..0.15),
+        final_reads: rng.random_bool(0.5),
+    }
+}
+
+/// Across random configurations, each class is found and named the same way.
+#[test]
+fn injected_classes_are_found_in_random_runs() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(25);
+    for model in [TxnModel::ListAppend, TxnModel::RwRegister] {
+        for anomaly in TxnAnomaly::ALL
+            .into_iter()
+            .filter(|a| *a != TxnAnomaly::None && a.applies_to(model))
+        {
+            for _ in 0..6 {
+                let cfg = random_config(&mut rng, model, anomaly);
+                let synth = generate_txn(&cfg).unwrap();
+                let r = run(&synth.history, model, ConsistencyModel::StrictSerializable);
+                let want: BTreeSet<String> = expected(anomaly, model)
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                assert_eq!(
+                    (r.valid, anomaly_types(&r)),
+                    (Validity::Invalid, want),
+                    "{cfg:?}: {:?}",
+                    r.reason
+                );
+            }
+        }
+    }
+}
+
+/// The generator's runs are strict-serializable by construction, so no model may call
+/// one invalid, whatever the configuration (it may be unknown: a key written and never
+/// read shows nothing).
+#[test]
+fn clean_random_runs_are_never_invalid() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(52);
+    for model in [TxnModel::ListAppend, TxnModel::RwRegister] {
+        for _ in 0..40 {
+            let cfg = random_config(&mut rng, model, TxnAnomaly::None);
+            let h = generate_txn(&cfg).unwrap().history;
+            for cm in [
+                ConsistencyModel::StrictSerializable,
+                ConsistencyModel::StrongSessionSerializable,
+                ConsistencyModel::Serializable,
+                ConsistencyModel::SnapshotIsolation,
+                ConsistencyModel::ReadCommitted,
+            ] {
+                let r = run(&h, model, cm);
+                assert_ne!(
+                    r.valid,
+                    Validity::Invalid,
+                    "{cm} {cfg:?}: {:?} {:?}",
+                    anomaly_types(&r),
+                    r.reason
+                );
+            }
+        }
+    }
 }
 
 /// The realtime injection is a violation of strict serializability only: serializable

@@ -8,8 +8,9 @@
 //! strict-serializable (the oracle restricts serial orders by nothing, by process order,
 //! by real time):
 //! - soundness, always: the checker says invalid only if the oracle finds no serial order.
-//!   Under every weaker model too: invalid under a model that serializable (or strict
-//!   serializable) implies means the oracle finds no order under serializable (strict).
+//!   Under every weaker model too (on every third history, for time): invalid under a
+//!   model that serializable (or strict serializable) implies means the oracle finds no
+//!   order under serializable (strict).
 //! - completeness, where the theory says Elle's inference is complete: the checker says
 //!   invalid whenever the oracle finds no order (and never unknown then).
 //!   * list-append: Elle recovers the whole version order of a key from its longest read
@@ -18,20 +19,22 @@
 //!     consecutive versions the dependency graph is Adya's, and (plus real-time or process
 //!     edges) it is acyclic iff a serial order exists, once the non-cycle anomalies (G1a,
 //!     G1b, internal, duplicates, incompatible orders, dirty updates) are excluded. Elle
-//!     has no rule for an element no transaction ever appended ("garbage") nor for a read
-//!     that shows one transaction's appends out of the order it made them (`[2 1]` after
-//!     one txn appended 1 then 2: no cycle, the txn is one node), so histories with either
-//!     are outside the claim, as are `null` reads in `ok` transactions (the contract reads
-//!     them as unknown).
+//!     has no rule for a read that shows one transaction's appends out of the order it
+//!     made them (`[2 1]` after one txn appended 1 then 2: no cycle, the txn is one node),
+//!     so such histories are outside the claim, as are `null` reads in `ok` transactions
+//!     (the contract reads them as unknown). Elle has no rule for an element nobody
+//!     appended either, but this checker's `garbage-read` (proscribed by every model)
+//!     covers it, so those histories are inside.
 //!   * rw-register: registers keep no history, so the version order between two written
 //!     values is generally unknown (Elle infers only "the initial `null` comes first").
 //!     The claim is made only where that is the whole order: each key has at most one
-//!     writing transaction that did not fail, a crashed writer's values are never read,
-//!     and every value read was written by someone. Also outside: a transaction reading a
+//!     writing transaction that did not fail, and a crashed writer's values are never read
+//!     (reads of values nobody wrote are inside: `garbage-read`). Also outside: a
+//!     transaction reading a
 //!     value it writes itself only later (a "future read": Elle's rw-register has no rule
 //!     for it, and the reader's wr edge to itself is no edge).
-//! - implications between models: valid under a stronger model implies valid under every
-//!   weaker one (Elle's model graph, see `isolation_support::IMPLIES`).
+//! - implications between models (same histories): valid under a stronger model implies
+//!   valid under every weaker one (Elle's model graph, see `isolation_support::IMPLIES`).
 //!
 //! Disagreements are collected and reported together, smallest history first, as JSON
 //! Lines ready to become a regression test (`ISOLATION_ORACLE_DUMP=<path>` also writes
@@ -66,6 +69,8 @@ struct Tally {
     histories: usize,
     mutated: usize,
     complete: usize,
+    /// Histories also judged under every transactional model.
+    all_models: usize,
     /// (model, oracle verdict, checker verdict) -> count.
     verdicts: BTreeMap<(String, bool, &'static str), usize>,
     mutations: BTreeMap<&'static str, usize>,
@@ -85,8 +90,13 @@ impl Tally {
 
     fn assert_clean(mut self, name: &str) {
         eprintln!(
-            "{name}: {} histories ({} mutated, {} in the complete domain); mutations {:?}",
-            self.histories, self.mutated, self.complete, self.mutations
+            "{name}: {} histories ({} mutated, {} in the complete domain, {} under all {} models); mutations {:?}",
+            self.histories,
+            self.mutated,
+            self.complete,
+            self.all_models,
+            models().len(),
+            self.mutations
         );
         for ((model, truth, got), n) in &self.verdicts {
             eprintln!(
@@ -112,19 +122,6 @@ impl Tally {
             shown.join("\n---\n")
         );
     }
-}
-
-/// Every element (list-append) or value (rw-register) some transaction wrote, per key.
-fn written(txns: &[oracle::OTxn]) -> HashMap<String, HashSet<String>> {
-    let mut w: HashMap<String, HashSet<String>> = HashMap::new();
-    for t in txns {
-        for m in &t.mops {
-            if let OMop::Append(k, v) | OMop::Write(k, v) = m {
-                w.entry(k.clone()).or_default().insert(v.to_string());
-            }
-        }
-    }
-    w
 }
 
 /// Each transaction's appends, per key, in the order it made them.
@@ -155,9 +152,6 @@ fn shows_prefix(list: &[Value], seq: &[Value]) -> bool {
 /// Whether Elle's inference is complete on this history (see the module doc).
 fn complete_domain(h: &History, model: TxnModel) -> bool {
     let txns = oracle::transactions(h);
-    let written = written(&txns);
-    let was_written =
-        |k: &str, v: &Value| written.get(k).is_some_and(|s| s.contains(&v.to_string()));
     let ok_reads = txns
         .iter()
         .filter(|t| t.fate == Fate::Committed)
@@ -170,12 +164,9 @@ fn complete_domain(h: &History, model: TxnModel) -> bool {
         TxnModel::ListAppend => {
             let appends = appends_in_order(&txns);
             ok_reads.into_iter().all(|(k, v)| match v {
-                Value::Array(list) => {
-                    list.iter().all(|e| was_written(k, e))
-                        && appends
-                            .iter()
-                            .all(|(key, seq)| key != k || shows_prefix(list, seq))
-                }
+                Value::Array(list) => appends
+                    .iter()
+                    .all(|(key, seq)| key != k || shows_prefix(list, seq)),
                 _ => false,
             })
         }
@@ -189,7 +180,6 @@ fn complete_domain(h: &History, model: TxnModel) -> bool {
                     _ => false,
                 })
             });
-            let no_garbage = reads.iter().all(|(k, v)| v.is_null() || was_written(k, v));
             let mut writers: HashMap<&str, Vec<&oracle::OTxn>> = HashMap::new();
             for t in txns.iter().filter(|t| t.fate != Fate::Failed) {
                 let keys: HashSet<&str> = t
@@ -213,8 +203,7 @@ fn complete_domain(h: &History, model: TxnModel) -> bool {
                     _ => false,
                 })
             };
-            no_garbage
-                && !future_read
+            !future_read
                 && writers.values().all(|ws| {
                     ws.len() <= 1
                         && ws
@@ -256,7 +245,11 @@ fn compare(h: &History, model: TxnModel, tally: &mut Tally) {
             );
         }
     }
-    check_weaker_models(h, model, &truth, tally);
+    // Judging under every model is most of the cost: every third history is plenty.
+    if tally.histories.is_multiple_of(3) {
+        check_weaker_models(h, model, &truth, tally);
+        tally.all_models += 1;
+    }
 }
 
 /// Soundness under every model and the implications between the checker's verdicts.
@@ -321,12 +314,12 @@ fn run_cases(model: TxnModel, cases: u64, seed: u64) -> Tally {
 
 #[test]
 fn list_append_verdicts_equal_the_oracle() {
-    run_cases(TxnModel::ListAppend, 1000, 0x11a).assert_clean("list-append");
+    run_cases(TxnModel::ListAppend, 800, 0x11a).assert_clean("list-append");
 }
 
 #[test]
 fn rw_register_verdicts_equal_the_oracle() {
-    run_cases(TxnModel::RwRegister, 1000, 0x4e6).assert_clean("rw-register");
+    run_cases(TxnModel::RwRegister, 800, 0x4e6).assert_clean("rw-register");
 }
 
 /// The oracle itself, on histories whose answer is known by hand.

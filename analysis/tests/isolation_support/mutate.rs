@@ -1,6 +1,7 @@
 //! Seeded mutations of transaction histories, to reach shapes a correct store never
 //! produces: a read dropped or altered, two list elements swapped, a transaction marked
-//! `fail` or `info`, two neighbouring entries of different processes swapped.
+//! `fail` or `info`, two neighbouring entries of different processes swapped, a process's
+//! last completion dropped (an invocation never answered: indeterminate).
 //!
 //! Every mutation keeps the history well formed (each completion follows its process's
 //! invocation, indices run 0, 1, 2, ...) and keeps `fail`/`info` completions carrying their
@@ -13,13 +14,14 @@ use rand::RngExt;
 use serde_json::Value;
 
 /// The kinds of mutation, for counting what the tests exercised.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 7] = [
     "drop-read",
     "alter-read",
     "swap-elements",
     "mark-fail",
     "mark-info",
     "swap-entries",
+    "drop-completion",
 ];
 
 /// Positions of `ok` completions with at least one read micro-op.
@@ -176,6 +178,17 @@ fn apply(h: &mut History, rng: &mut Xoshiro256PlusPlus, kind: &str, list_append:
             let (t0, t1) = (h.ops[p].time, h.ops[p + 1].time);
             h.ops[p].time = t0.min(t1);
             h.ops[p + 1].time = t0.max(t1);
+            true
+        }
+        "drop-completion" => {
+            let last_of_process: Vec<usize> = (0..h.ops.len())
+                .filter(|&p| h.ops[p].kind != OpType::Invoke)
+                .filter(|&p| h.ops[p + 1..].iter().all(|o| o.process != h.ops[p].process))
+                .collect();
+            let Some(p) = pick(rng, &last_of_process) else {
+                return false;
+            };
+            h.ops.remove(p);
             true
         }
         _ => unreachable!("unknown mutation {kind}"),
