@@ -106,3 +106,30 @@ fn the_schema_accepts_the_stale_write_summary_and_rejects_a_partial_one() {
         assert!(!schema_errors(&doc).is_empty(), "accepted: {doc}");
     }
 }
+
+#[test]
+fn isolation_verdicts_match_the_schema_which_requires_their_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, anomaly) in [("list-append", "G-single"), ("list-append", "G1a"), ("rw-register", "internal"), ("list-append", "none")] {
+        let file = dir.path().join(format!("{mode}-{anomaly}.jsonl"));
+        let out = faultline()
+            .args(["gen-history", "--mode", mode, "--ops", "200", "--keys", "6", "--seed", "5", "--final-reads", "--anomaly", anomaly, "--out"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let (_, doc) = analyze_out(&[&file]);
+        assert!(doc["checkers"]["isolation"]["details"]["anomaly_types"].is_array(), "{doc}");
+        assert_matches_schema(&doc, &format!("{mode} {anomaly}"));
+    }
+    let witness = json!({"type": "G0", "cycle": [{"txn": 3, "process": 0}], "steps": [{"from": 3, "to": 3, "kind": "ww"}]});
+    let details = json!({"model": "list-append", "consistency_model": "serializable", "anomaly_types": ["G0"], "not": ["read-uncommitted"], "also_not": []});
+    let verdict = |details: serde_json::Value, witness: serde_json::Value| {
+        json!({"valid": false, "checkers": {"isolation": {"valid": false, "reason": "G0", "details": details, "anomalies": [witness]}}})
+    };
+    assert!(schema_errors(&verdict(details.clone(), witness.clone())).is_empty(), "{:?}", schema_errors(&verdict(details.clone(), witness.clone())));
+    let mut without_not = details.clone();
+    without_not.as_object_mut().unwrap().remove("not");
+    assert!(!schema_errors(&verdict(without_not, witness.clone())).is_empty(), "details without `not` accepted");
+    assert!(!schema_errors(&verdict(details, json!({"cycle": []}))).is_empty(), "a witness without its type accepted");
+}

@@ -1,44 +1,28 @@
-//! Choosing and running the checkers that fit a history, and merging their results into
-//! a [`Verdict`] — what `faultline analyze` does for each input file.
+//! Choosing and running the checkers that fit a bare history file, and merging their
+//! results into a [`Verdict`] — what `faultline analyze` does for each input file that is
+//! not a run directory's.
 //!
-//! With [`ModelChoice::Auto`] the functions in the history decide: `get`/`put`/`append`
-//! → linearizability under the `kv` model; `read`/`write`/`cas` → `cas-register`;
-//! `add`/`read-set`/`scan` → the set-full checker. A mixed history gets both checkers; a
-//! history of only nemesis/watcher events gets `cas-register` (trivially linearizable); an
-//! empty one, or one whose only client ops are `stale-write`s, gets no checker and is
-//! `unknown` (checker `history`).
+//! The choice is the checker registry's ([`crate::checkers::registry`]): with
+//! [`ModelChoice::Auto`] the functions in the history decide (`get`/`put`/`append` →
+//! linearizability under the `kv` model; `read`/`write`/`cas` → `cas-register`;
+//! `add`/`read-set`/`scan` → set-full; `txn` → isolation). A mixed history gets several
+//! checkers; a history of only nemesis/watcher events gets `cas-register` (trivially
+//! linearizable); an empty one, or one whose only client ops are `stale-write`s, gets no
+//! checker and is `unknown` (checker `history`). [`analyze`] runs the
+//! client-op checkers; [`analyze_evidence`] adds the run-level ones the history's evidence
+//! calls for.
 
-use crate::checkers::linearizable::{self, LinearizableOptions, Model};
-use crate::checkers::set_full::{self, SetFullOptions};
-use crate::checkers::stale_read;
+use crate::checkers::isolation::ConsistencyModel;
+use crate::checkers::linearizable::LinearizableOptions;
+use crate::checkers::registry::{self, CheckOptions, RunFacts, Scope};
+use crate::checkers::set_full::SetFullOptions;
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity, Verdict};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::time::Duration;
 
-/// Every client function some checker understands.
-/// A stale client's write (see `docs/history-format.md`), judged by epoch-authority.
-pub const STALE_WRITE: &str = "stale-write";
-
-pub const KNOWN_FUNCTIONS: &[&str] =
-    &["read", "get", "write", "put", "cas", "compare-and-set", "append", "add", "read-set", "scan", STALE_WRITE];
-
-/// Which checkers to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelChoice {
-    Auto,
-    Linearizable(Model),
-    Set,
-}
-
-impl ModelChoice {
-    pub fn from_name(name: &str) -> Option<ModelChoice> {
-        match name {
-            "auto" => Some(ModelChoice::Auto),
-            "set" | "set-full" => Some(ModelChoice::Set),
-            other => Model::from_name(other).map(ModelChoice::Linearizable),
-        }
-    }
-}
+pub use crate::checkers::registry::ModelChoice;
+pub use crate::ops::STALE_WRITE;
 
 #[derive(Debug, Clone, Default)]
 pub struct AnalyzeOptions {
@@ -49,6 +33,24 @@ pub struct AnalyzeOptions {
     /// set per history.
     pub linearizable: LinearizableOptions,
     pub set_full: SetFullOptions,
+    /// Isolation: the consistency model (`None`: strict-serializable).
+    pub consistency: Option<ConsistencyModel>,
+    /// Isolation: the cycle search's wall-time budget.
+    pub isolation_time_budget: Option<Duration>,
+}
+
+impl AnalyzeOptions {
+    /// The registry's options for a history whose format starts registers at `default_initial`.
+    pub fn check_options(&self, default_initial: serde_json::Value) -> CheckOptions {
+        CheckOptions {
+            model: self.model.unwrap_or_default(),
+            initial: self.initial.clone().unwrap_or(default_initial),
+            linearizable: self.linearizable.clone(),
+            set_full: self.set_full.clone(),
+            consistency: self.consistency.unwrap_or_default(),
+            isolation_time_budget: self.isolation_time_budget,
+        }
+    }
 }
 
 /// A history this command cannot judge at all, pointing at the op (by position) at fault.
@@ -59,81 +61,26 @@ pub struct AnalyzeError {
     pub message: String,
 }
 
-/// The checkers `choice` (after auto-detection) runs on `history`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    pub linearizable: Option<Model>,
-    pub set_full: bool,
-}
-
 /// Finds the first client op whose function no checker knows.
 pub fn check_functions(history: &History) -> Result<(), AnalyzeError> {
+    let known = registry::known_functions();
     for (position, op) in history.ops.iter().enumerate() {
-        if op.process.client().is_some() && !KNOWN_FUNCTIONS.contains(&op.f.as_str()) {
+        if op.process.client().is_some() && !known.contains(&op.f.as_str()) {
             return Err(AnalyzeError {
                 position,
-                message: format!(
-                    "op {} has unknown function {:?}; the checkers know {}",
-                    op.index,
-                    op.f,
-                    KNOWN_FUNCTIONS.join(", ")
-                ),
+                message: format!("op {} has unknown function {:?}; the checkers know {}", op.index, op.f, known.join(", ")),
             });
         }
     }
     Ok(())
 }
 
-/// Decides which checkers to run.
-pub fn plan(history: &History, choice: ModelChoice) -> Plan {
-    match choice {
-        ModelChoice::Linearizable(m) => Plan { linearizable: Some(m), set_full: false },
-        ModelChoice::Set => Plan { linearizable: None, set_full: true },
-        ModelChoice::Auto => {
-            let fs: BTreeSet<&str> = history
-                .ops
-                .iter()
-                .filter(|op| op.process.client().is_some())
-                .map(|op| op.f.as_str())
-                .collect();
-            let any = |names: &[&str]| names.iter().any(|n| fs.contains(n));
-            let linearizable = if any(&["get", "put", "append"]) {
-                Some(Model::Kv)
-            } else if any(&["read", "write", "cas", "compare-and-set"]) || (fs.is_empty() && !history.is_empty()) {
-                // No client op at all (only nemesis or watcher events): trivially
-                // linearizable, and the checker says so with its counts.
-                Some(Model::CasRegister)
-            } else {
-                None
-            };
-            Plan { linearizable, set_full: any(&["add", "read-set", "scan"]) }
-        }
-    }
-}
-
-/// Runs the planned checkers and merges their results.
-pub fn analyze(
-    history: &History,
-    default_initial: serde_json::Value,
-    opts: &AnalyzeOptions,
-) -> Result<Verdict, AnalyzeError> {
+/// Runs the client-op checkers the registry plans for `history` and merges their results.
+pub fn analyze(history: &History, default_initial: serde_json::Value, opts: &AnalyzeOptions) -> Result<Verdict, AnalyzeError> {
     check_functions(history)?;
-    let plan = plan(history, opts.model.unwrap_or(ModelChoice::Auto));
+    let facts = RunFacts::from_evidence(history).with_options(opts.check_options(default_initial));
     let mut checkers = BTreeMap::new();
-    if let Some(model) = plan.linearizable {
-        let lin_opts = LinearizableOptions {
-            model,
-            initial: opts.initial.clone().unwrap_or(default_initial),
-            ..opts.linearizable.clone()
-        };
-        let mut result = linearizable::check(history, &lin_opts);
-        stale_read::annotate(history, &mut result);
-        note_model(&mut result, model);
-        checkers.insert(linearizable::NAME.to_string(), result);
-    }
-    if plan.set_full {
-        checkers.insert(set_full::NAME.to_string(), set_full::check(history, &opts.set_full));
-    }
+    registry::run_scopes_into(history, &facts, &[Scope::ClientOps], &mut checkers);
     if checkers.is_empty() {
         let mut r = CheckerResult::new(Validity::Unknown);
         r.reason = Some(nothing_checked_reason(history));
@@ -157,15 +104,12 @@ fn nothing_checked_reason(history: &History) -> String {
     }
 }
 
-/// Records the model used, so a reader of `results.json` knows what was assumed.
-fn note_model(result: &mut CheckerResult, model: Model) {
-    match &mut result.details {
-        serde_json::Value::Object(map) => {
-            map.entry("model").or_insert_with(|| model.name().into());
-        }
-        serde_json::Value::Null => result.details = serde_json::json!({ "model": model.name() }),
-        _ => {}
-    }
+/// `verdict` plus the run-level checkers whose evidence the history holds (commit metadata
+/// or catalog observations, a split, nemesis events, node-lifecycle events).
+pub fn analyze_evidence(history: &History, verdict: Verdict) -> Verdict {
+    let mut checkers = verdict.checkers;
+    registry::run_scopes_into(history, &RunFacts::from_evidence(history), &[Scope::Run], &mut checkers);
+    Verdict::from_checkers(checkers)
 }
 
 #[cfg(test)]
@@ -189,20 +133,31 @@ mod tests {
     }
 
     #[test]
+    fn a_history_of_only_stale_writes_is_unknown_and_says_why() {
+        let ops = vec![op(0, OpType::Invoke, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1})),
+                       op(1, OpType::Ok, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1}))];
+        let v = analyze(&History::new(ops), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
+        assert_eq!(v.checkers.keys().collect::<Vec<_>>(), ["history"]);
+        assert_eq!(v.valid, Validity::Unknown);
+        let reason = v.checkers["history"].reason.clone().unwrap_or_default();
+        assert!(reason.contains("only client operations are stale-writes"), "{reason}");
+    }
+
+    #[test]
     fn auto_picks_models_from_functions() {
         let h = |fs: &[&str]| {
             History::new(fs.iter().enumerate().map(|(i, f)| op(2 * i as u64, OpType::Invoke, f, serde_json::Value::Null)).collect())
         };
-        assert_eq!(plan(&h(&["read", "cas"]), ModelChoice::Auto), Plan { linearizable: Some(Model::CasRegister), set_full: false });
-        assert_eq!(plan(&h(&["get", "append"]), ModelChoice::Auto), Plan { linearizable: Some(Model::Kv), set_full: false });
-        assert_eq!(plan(&h(&["write", "add", "scan"]), ModelChoice::Auto), Plan { linearizable: Some(Model::CasRegister), set_full: true });
-        assert_eq!(plan(&h(&[]), ModelChoice::Auto), Plan { linearizable: None, set_full: false });
+        let chosen = |h: &History| analyze(h, serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
+        assert_eq!(chosen(&h(&["read", "cas"])).checkers["linearizable"].details["model"], "cas-register");
+        assert_eq!(chosen(&h(&["get", "append"])).checkers["linearizable"].details["model"], "kv");
+        assert_eq!(chosen(&h(&["write", "add", "scan"])).checkers.keys().collect::<Vec<_>>(), ["linearizable", "set-full"]);
+        assert_eq!(chosen(&h(&[])).checkers.keys().collect::<Vec<_>>(), ["history"]);
         let mut nemesis_only = op(0, OpType::Info, "start-partition", serde_json::json!({"effective": true}));
         nemesis_only.process = Process::Nemesis;
-        let only_events = History::new(vec![nemesis_only]);
-        assert_eq!(plan(&only_events, ModelChoice::Auto), Plan { linearizable: Some(Model::CasRegister), set_full: false });
-        assert_eq!(ModelChoice::from_name("kv-append"), Some(ModelChoice::Linearizable(Model::Kv)));
-        assert_eq!(ModelChoice::from_name("bogus"), None);
+        let only_events = chosen(&History::new(vec![nemesis_only]));
+        assert_eq!(only_events.checkers.keys().collect::<Vec<_>>(), ["linearizable"]);
+        assert_eq!(only_events.checkers["linearizable"].details["model"], "cas-register");
     }
 
     #[test]
@@ -218,17 +173,6 @@ mod tests {
         let v = analyze(&History::default(), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
         assert_eq!(v.valid, Validity::Unknown);
         assert!(v.checkers["history"].reason.is_some());
-    }
-
-    #[test]
-    fn a_history_of_only_stale_writes_is_unknown_and_says_why() {
-        let ops = vec![op(0, OpType::Invoke, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1})),
-                       op(1, OpType::Ok, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1}))];
-        let v = analyze(&History::new(ops), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
-        assert_eq!(v.checkers.keys().collect::<Vec<_>>(), ["history"]);
-        assert_eq!(v.valid, Validity::Unknown);
-        let reason = v.checkers["history"].reason.clone().unwrap_or_default();
-        assert!(reason.contains("only client operations are stale-writes"), "{reason}");
     }
 
     #[test]

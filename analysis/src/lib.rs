@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod checkers;
 pub mod formats;
 pub mod history;
+pub mod ops;
 pub mod verdict;
 pub mod synth;
 pub mod txn_synth;

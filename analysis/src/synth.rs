@@ -29,6 +29,7 @@
 //! kv shape: `get` returns the key's string, `append` adds a unique `"x N y"` to it; a key
 //! never appended to reads `null`).
 
+use crate::ops;
 use crate::history::{History, Op, OpType, Process};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -525,11 +526,11 @@ impl<'a> Sim<'a> {
     fn emit(&mut self, kind: OpType, process: u64, key: u32, what: Kind, value: Value) {
         self.time += self.rng.random_range(1_000..50_000);
         let f = match what {
-            Kind::Read if self.cfg.mode == Mode::Append => "get",
-            Kind::Read => "read",
-            Kind::Write(_) => "write",
-            Kind::Cas(..) => "cas",
-            Kind::Append(_) => "append",
+            Kind::Read if self.cfg.mode == Mode::Append => ops::GET,
+            Kind::Read => ops::READ,
+            Kind::Write(_) => ops::WRITE,
+            Kind::Cas(..) => ops::CAS,
+            Kind::Append(_) => ops::APPEND,
         };
         self.out.push(Op {
             index: self.out.len() as u64,

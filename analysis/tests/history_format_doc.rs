@@ -53,3 +53,15 @@ fn the_documented_warning_for_a_last_line_without_a_newline_is_what_the_readers_
     let quoted = format!("`warning: {said}`");
     assert!(doc.replace('\n', " ").contains(&quoted), "docs/history-format.md should quote {quoted}");
 }
+
+#[test]
+fn the_documented_transactions_parse_and_are_serializable() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/history-format.md")).expect("doc");
+    let section = &doc[doc.find("### Transactions").expect("the transactions section")..];
+    let start = section.find("```json\n").expect("a json block") + "```json\n".len();
+    let example = &section[start..start + section[start..].find("```").expect("block end")];
+    let loaded = parse_str(example, Format::Jsonl, "doc").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.history.ops[5].value, serde_json::json!([["r", 1, [1, 2]]]));
+    let v = analysis::analyze::analyze(&loaded.history, serde_json::Value::Null, &Default::default()).expect("known functions");
+    assert_eq!(v.checkers["isolation"].valid, analysis::verdict::Validity::Valid, "{:?}", v.checkers["isolation"]);
+}

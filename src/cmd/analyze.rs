@@ -10,15 +10,19 @@
 //! 255 on an internal error.
 
 mod inputs;
+mod isolation_text;
 mod output;
 mod run_checkers;
 mod run_dir;
 
 use crate::exit;
 use analysis::analyze::{analyze, AnalyzeOptions, ModelChoice};
+use analysis::checkers::isolation::ConsistencyModel;
 use analysis::checkers::linearizable::LinearizableOptions;
+use analysis::checkers::registry;
 use analysis::formats::{load_file, Format, FormatError, LoadedHistory};
 use analysis::verdict::{Validity, Verdict};
+use clap::builder::PossibleValuesParser;
 use clap::Args;
 use rayon::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -36,9 +40,15 @@ pub struct AnalyzeArgs {
     pub format: String,
 
     /// What to check: `auto` picks linearizability (cas-register for read/write/cas, kv for
-    /// get/put/append) and/or set-full (for add/read-set/scan) from the operations present.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "register", "cas-register", "kv", "set"])]
+    /// get/put/append), set-full (for add/read-set/scan) and/or isolation (for txn, under
+    /// list-append or rw-register as its micro-ops show) from the operations present.
+    #[arg(long, default_value = "auto", value_parser = PossibleValuesParser::new(registry::model_names()))]
     pub model: String,
+
+    /// Isolation: the consistency model transactions are checked under (Elle's names).
+    #[arg(long, value_name = "MODEL", default_value = "strict-serializable",
+          value_parser = PossibleValuesParser::new(ConsistencyModel::NAMES))]
+    pub consistency_model: String,
 
     /// Initial value of every register/key, as JSON (`null` = absent). Default per format:
     /// jsonl and jepsen-log null, edn 0, porcupine-kv "".
@@ -54,6 +64,7 @@ pub struct AnalyzeArgs {
     pub out: Option<PathBuf>,
 
     /// Linearizability: wall-time budget per key, in seconds; past it the key is `unknown`.
+    /// Isolation: wall-time budget of the cycle search; past it the verdict is `unknown`.
     #[arg(long, value_name = "SECS", value_parser = parse_positive_secs)]
     pub time_budget: Option<Duration>,
 
@@ -106,7 +117,11 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     if files.is_empty() && problems.is_empty() {
         problems.push("no history files found in the given paths".to_string());
     }
-    let opts = analyze_options(&args, model);
+    let Ok(consistency) = args.consistency_model.parse::<ConsistencyModel>() else {
+        eprintln!("faultline analyze: unknown consistency model {:?}", args.consistency_model);
+        return ExitCode::from(exit::BAD_ARGS);
+    };
+    let opts = analyze_options(&args, model, consistency);
     let outcomes: Vec<(PathBuf, Outcome)> =
         files.par_iter().map(|path| (path.clone(), check_one(path, format, &opts))).collect();
 
@@ -127,7 +142,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     ExitCode::from(exit_code(&outcomes, !problems.is_empty()))
 }
 
-fn analyze_options(args: &AnalyzeArgs, model: ModelChoice) -> AnalyzeOptions {
+fn analyze_options(args: &AnalyzeArgs, model: ModelChoice, consistency: ConsistencyModel) -> AnalyzeOptions {
     let mut linearizable = LinearizableOptions::default();
     if let Some(t) = args.time_budget {
         linearizable.per_key_time = t;
@@ -143,6 +158,8 @@ fn analyze_options(args: &AnalyzeArgs, model: ModelChoice) -> AnalyzeOptions {
         initial: args.initial.clone(),
         linearizable,
         set_full: analysis::checkers::set_full::SetFullOptions { linearizable: args.linearizable_set },
+        consistency: Some(consistency),
+        isolation_time_budget: args.time_budget,
     }
 }
 

@@ -72,6 +72,18 @@ pub struct BenchArgs {
     /// `--harness`: total target rate in ops/s (0 = as fast as the processes go).
     #[arg(long, default_value_t = 0.0, value_name = "OPS")]
     pub harness_rate: f64,
+    /// Benchmark the isolation checker instead: whole `faultline analyze` processes on
+    /// list-append histories of 100k and 1M valid transactions and 100k with a G-single
+    /// (see `bench_txn`).
+    #[arg(long)]
+    pub txn: bool,
+    /// `--txn`: runs per history (the best wall time is reported).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    pub txn_runs: u64,
+    /// `--txn`: divide every history size by this (1 = the sizes; larger for a
+    /// quick look).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub txn_scale: u64,
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
@@ -114,6 +126,11 @@ fn bench(args: &BenchArgs) -> Result<(Value, bool), String> {
     if let Some(files) = &args.kv {
         report["kv_files"] = super::bench_kv::bench_kv(files, &args.histories, args.runs, &say)?;
         return Ok((report, true));
+    }
+    if args.txn {
+        let (txn, passed) = super::bench_txn::bench_txn(args.txn_runs as usize, args.seed, args.txn_scale, &say)?;
+        report["txn"] = txn;
+        return Ok((report, passed));
     }
     let mut all_good = true;
     for folder in ["etcd-jepsen", "kv"] {

@@ -1,9 +1,12 @@
 //! `faultline gen-history`: write a synthetic history of a simulated linearizable
-//! register store (see `analysis::synth`), for benchmarks, property tests and for trying
-//! the checker by hand.
+//! register store (see `analysis::synth`) or of transactions (`--mode list-append` or
+//! `rw-register`, see `analysis::txn_synth`), for benchmarks, property tests and for trying
+//! the checkers by hand. `--anomaly` injects one provable violation of the mode's kind.
 
 use crate::exit;
+use analysis::history::txn::TxnModel;
 use analysis::synth::{generate, Anomaly, KeyDist, Mode, SynthConfig};
+use analysis::txn_synth::{generate_txn, TxnAnomaly, TxnSynthConfig};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,7 +14,8 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct GenHistoryArgs {
-    /// Number of client operations (each an invoke and a completion line).
+    /// Number of client operations (each an invoke and a completion line); transactions
+    /// for list-append and rw-register.
     #[arg(long)]
     pub ops: u64,
     /// Number of keys (`k0`, `k1`, …).
@@ -29,19 +33,123 @@ pub struct GenHistoryArgs {
     /// `uniform` or `zipf:S` (key `k0` hottest).
     #[arg(long, default_value = "uniform", value_name = "DIST")]
     pub key_dist: KeyDist,
-    /// `cas-register` (read/write/cas), `register` (read/write: a cas-free hot key) or
-    /// `append` (Porcupine's kv shape: get/append of unique strings).
+    /// `cas-register` (read/write/cas), `register` (read/write: a cas-free hot key),
+    /// `append` (Porcupine's kv shape: get/append of unique strings), or transactions:
+    /// `list-append` (Elle's append/r micro-ops) or `rw-register` (w/r micro-ops).
     #[arg(long, default_value = "cas-register")]
-    pub mode: Mode,
-    /// `none`, `stale-read` or `lost-write`: one injected violation of linearizability.
+    pub mode: GenMode,
+    /// One injected violation. Registers: `none`, `stale-read` or `lost-write`.
+    /// Transactions: `none`, `G0`, `G1a`, `G1b`, `G1c`, `G-single`, `G2-item`,
+    /// `lost-update`, `internal`, `duplicate-elements` or `realtime`.
     #[arg(long, default_value = "none")]
-    pub anomaly: Anomaly,
+    pub anomaly: String,
+    /// Transactions: micro-ops per transaction, `MIN..MAX`.
+    #[arg(long, default_value = "1..4", value_name = "MIN..MAX", value_parser = parse_range)]
+    pub txn_length: (usize, usize),
+    /// Transactions: appends (or writes) per key before the key is retired for a fresh one.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_writes_per_key: u32,
+    /// Transactions: probability that a transaction fails (completes `fail`, no effect).
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub fail: f64,
+    /// Transactions: end with a read of every live key (the final reads lost-append needs).
+    #[arg(long)]
+    pub final_reads: bool,
     /// Write here instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 
+/// What to generate: register ops or transactions.
+#[derive(Debug, Clone, Copy)]
+pub enum GenMode {
+    Register(Mode),
+    Txn(TxnModel),
+}
+
+impl std::str::FromStr for GenMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.parse::<TxnModel>() {
+            Ok(m) => Ok(GenMode::Txn(m)),
+            Err(_) => s.parse::<Mode>().map(GenMode::Register).map_err(|e| format!("{e}; or list-append, rw-register")),
+        }
+    }
+}
+
+/// `MIN..MAX` with 1 <= MIN <= MAX.
+fn parse_range(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("{s:?} is not MIN..MAX with 1 <= MIN <= MAX (e.g. 1..4)");
+    let (lo, hi) = s.split_once("..").ok_or_else(bad)?;
+    let (lo, hi) = (lo.trim().parse::<usize>().map_err(|_| bad())?, hi.trim().parse::<usize>().map_err(|_| bad())?);
+    match 1 <= lo && lo <= hi {
+        true => Ok((lo, hi)),
+        false => Err(bad()),
+    }
+}
+
 pub fn run(args: GenHistoryArgs) -> ExitCode {
+    match args.mode {
+        GenMode::Register(mode) => run_register(&args, mode),
+        GenMode::Txn(model) => run_txn(&args, model),
+    }
+}
+
+fn run_txn(args: &GenHistoryArgs, model: TxnModel) -> ExitCode {
+    let anomaly = match args.anomaly.parse::<TxnAnomaly>() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("faultline gen-history: --anomaly: {e}");
+            return ExitCode::from(exit::BAD_ARGS);
+        }
+    };
+    let cfg = TxnSynthConfig {
+        model,
+        txns: args.ops,
+        keys: args.keys,
+        concurrency: args.concurrency,
+        indeterminate: args.indeterminate,
+        min_len: args.txn_length.0,
+        max_len: args.txn_length.1,
+        max_writes_per_key: args.max_writes_per_key,
+        anomaly,
+        seed: args.seed,
+        fail: args.fail,
+        final_reads: args.final_reads,
+    };
+    let synth = match generate_txn(&cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("faultline gen-history: {e}");
+            return ExitCode::from(exit::BAD_ARGS);
+        }
+    };
+    if let Err(e) = write(args, &synth.history) {
+        eprintln!("faultline gen-history: {e}");
+        return ExitCode::from(exit::INTERNAL);
+    }
+    match &synth.injected {
+        Some(what) => eprintln!("gen-history: {} entries; injected: {what}", synth.history.len()),
+        None => eprintln!("gen-history: {} entries; no anomaly", synth.history.len()),
+    }
+    exit::ok()
+}
+
+fn write(args: &GenHistoryArgs, history: &analysis::history::History) -> Result<(), String> {
+    match &args.out {
+        Some(path) => analysis::formats::jsonl::write_history(path, history).map_err(|e| format!("cannot write {}: {e}", path.display())),
+        None => write_stdout(history).map_err(|e| format!("cannot write to standard output: {e}")),
+    }
+}
+
+fn run_register(args: &GenHistoryArgs, mode: Mode) -> ExitCode {
+    let anomaly = match args.anomaly.parse::<Anomaly>() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("faultline gen-history: --anomaly: {e}");
+            return ExitCode::from(exit::BAD_ARGS);
+        }
+    };
     let cfg = SynthConfig {
         ops: args.ops,
         keys: args.keys,
@@ -49,8 +157,8 @@ pub fn run(args: GenHistoryArgs) -> ExitCode {
         indeterminate: args.indeterminate,
         seed: args.seed,
         key_dist: args.key_dist,
-        anomaly: args.anomaly,
-        mode: args.mode,
+        anomaly,
+        mode,
         ..Default::default()
     };
     let synth = match generate(&cfg) {
@@ -60,12 +168,7 @@ pub fn run(args: GenHistoryArgs) -> ExitCode {
             return ExitCode::from(exit::BAD_ARGS);
         }
     };
-    let written = match &args.out {
-        Some(path) => analysis::formats::jsonl::write_history(path, &synth.history)
-            .map_err(|e| format!("cannot write {}: {e}", path.display())),
-        None => write_stdout(&synth.history).map_err(|e| format!("cannot write to standard output: {e}")),
-    };
-    if let Err(e) = written {
+    if let Err(e) = write(args, &synth.history) {
         eprintln!("faultline gen-history: {e}");
         return ExitCode::from(exit::INTERNAL);
     }

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_harness;
 pub mod bench_hot;
 pub mod bench_kv;
+pub mod bench_txn;
 pub mod cleanup;
 pub mod image;
 pub mod gen_history;

@@ -1,15 +1,18 @@
 //! The detection matrix's data and its Markdown rendering: one [`RunRow`] per child
 //! `faultline test` run, grouped by configuration into a table of bug × checker.
 //!
-//! Self-contained (serde and std only), so tests can include it by path and render tables
-//! from fixture rows.
+//! The checker columns come from analysis's checker registry
+//! ([`analysis::checkers::registry::matrix_columns`]).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// Checker columns, in the order the table shows them; others found in rows follow.
-pub const CHECKER_COLUMNS: [&str; 5] = ["linearizable", "set-full", "epoch-authority", "split", "vacuity"];
+/// Checker columns, in the order the table shows them (the registry's matrix columns);
+/// others found in rows follow.
+pub fn checker_columns() -> Vec<&'static str> {
+    analysis::checkers::registry::matrix_columns()
+}
 
 /// Share of runs the issue asks a bug to be caught in (9/10).
 pub const TARGET_SHARE: f64 = 0.9;
@@ -91,7 +94,7 @@ pub fn group(rows: &[RunRow]) -> Vec<(&str, Vec<&RunRow>)> {
 }
 
 fn columns(rows: &[RunRow]) -> Vec<String> {
-    let mut cols: Vec<String> = CHECKER_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let mut cols: Vec<String> = checker_columns().into_iter().map(str::to_string).collect();
     for row in rows {
         for name in row.checkers.keys() {
             if !cols.contains(name) {

@@ -22,6 +22,7 @@ mod plots;
 pub mod runs;
 mod svg;
 mod timeline;
+mod txn_cycle;
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};

@@ -95,6 +95,8 @@ struct AnomalyView {
     json: String,
     refs: Vec<RefView>,
     window: Option<String>,
+    /// An isolation anomaly's cycle drawn on process lanes (SVG), if it has one.
+    cycle_svg: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -223,7 +225,8 @@ fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Pl
         json.truncate(cut);
         json.push_str("\n…");
     }
-    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id }
+    let cycle_svg = super::txn_cycle::cycle_svg(anomaly);
+    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id, cycle_svg }
 }
 
 fn headline(anomaly: &serde_json::Value) -> Option<String> {

@@ -6,7 +6,7 @@
 use super::record::TestRecord;
 use crate::db::{ClusterKind, Db, DbKind};
 use std::sync::Arc;
-use analysis::checkers::registry::{self, Basis};
+use analysis::checkers::registry::{self, Basis, CheckOptions};
 pub use analysis::checkers::registry::RunFacts;
 use analysis::history::History;
 use analysis::verdict::Verdict;
@@ -19,6 +19,8 @@ struct FactOptions<'a> {
     auto_split: bool,
     server_args: &'a [String],
     cluster: ClusterKind,
+    /// What the run asked of the checkers (the isolation checker's consistency model).
+    checks: CheckOptions,
 }
 
 /// The facts of a run from its resolved options (typed, as its `test.json` records them)
@@ -30,6 +32,7 @@ pub fn run_facts(test: &TestRecord, db: &dyn Db, hot_prefix: Option<String>) -> 
         auto_split: test.auto_split,
         server_args: &test.server_args,
         cluster: test.cluster,
+        checks: CheckOptions::default(),
     };
     facts_of(&options, db, hot_prefix)
 }
@@ -48,6 +51,7 @@ pub fn recorded_facts(test: &serde_json::Value, db: &dyn Db, hot_prefix: Option<
         auto_split: test["auto_split"].as_bool().unwrap_or(true),
         server_args: &server_args,
         cluster: test["cluster"].as_str().and_then(ClusterKind::from_name).unwrap_or_default(),
+        checks: recorded_checks(test),
     };
     facts_of(&options, db, hot_prefix)
 }
@@ -72,7 +76,17 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
         judged_by: spec.map(|s| s.checkers.iter().map(|c| c.to_string()).collect()).unwrap_or_default(),
         workload: options.workload.to_string(),
         nemesis: options.nemesis.clone(),
+        functions: Default::default(),
+        has_entries: false,
+        options: options.checks.clone(),
     }
+}
+
+/// The checker options a `test.json` records: `consistency_model` (Elle's name; absent or
+/// unknown: the default, strict-serializable).
+fn recorded_checks(test: &serde_json::Value) -> CheckOptions {
+    let consistency = test["consistency_model"].as_str().and_then(|m| m.parse().ok()).unwrap_or_default();
+    CheckOptions { consistency, ..CheckOptions::default() }
 }
 
 /// The db a `test.json`'s `"test"` object names (default refkv), with its `groups`
@@ -122,6 +136,9 @@ mod tests {
             splits_expected: false,
             lifecycle_watched: false,
             cluster: "docker".into(),
+            functions: Default::default(),
+            has_entries: true,
+            options: CheckOptions::default(),
         }
     }
 

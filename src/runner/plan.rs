@@ -229,9 +229,9 @@ impl Plan {
 
     /// The operations the register part of the workload generates.
     pub fn register_ops(&self) -> Vec<&'static str> {
-        let mut ops = vec!["read", "write"];
+        let mut ops = vec![analysis::ops::READ, analysis::ops::WRITE];
         if self.workload.cas_fraction > 0.0 {
-            ops.push("cas");
+            ops.push(analysis::ops::CAS);
         }
         ops
     }

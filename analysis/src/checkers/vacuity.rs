@@ -122,7 +122,7 @@ fn pre_fault_throughput(history: &History) -> Option<(f64, f64, u64)> {
 }
 
 /// The functions that change state (`docs/history-format.md`); every other client `f` reads.
-pub const WRITE_FUNCTIONS: &[&str] = &["write", "cas", "put", "append", "add"];
+pub const WRITE_FUNCTIONS: &[&str] = &[crate::ops::WRITE, crate::ops::CAS, crate::ops::PUT, crate::ops::APPEND, crate::ops::ADD];
 
 /// Client writes invoked and acknowledged.
 fn write_tally(history: &History) -> (usize, usize) {

@@ -99,4 +99,31 @@ mod tests {
         let e = parse("[{:process -1 :type :invoke :f :read}]", "b.edn").unwrap_err();
         assert!(e.message.contains("unknown process"), "{e}");
     }
+
+    #[test]
+    fn reads_elle_transactions_with_keyword_and_integer_keys() {
+        let text = "[{:type :invoke, :f :txn, :value [[:append 1 2] [:r :x nil]], :process 0, :index 0, :time 5}\n\
+                    {:type :ok, :f :txn, :value [[:append 1 2] [:r :x [1 2]]], :process 0, :index 1, :time 9}]";
+        let (h, _) = parse(text, "t.edn").unwrap();
+        assert_eq!(h.ops[0].f, "txn");
+        assert_eq!(h.ops[0].value, serde_json::json!([["append", 1, 2], ["r", "x", null]]));
+        assert_eq!(h.ops[1].value, serde_json::json!([["append", 1, 2], ["r", "x", [1, 2]]]));
+        assert_eq!((h.ops[1].kind, h.ops[1].process, h.ops[1].time), (OpType::Ok, Process::Client(0), 9));
+        let one_per_line = "{:type :invoke, :f :txn, :value [[:w 1 3]], :process 2}\n{:type :info, :f :txn, :value [[:w 1 3]], :process 2}\n";
+        let (h, _) = parse(one_per_line, "t.edn").unwrap();
+        assert_eq!(h.ops[1].value, serde_json::json!([["w", 1, 3]]));
+    }
+
+    #[test]
+    fn bad_transactions_name_their_line() {
+        let e = parse("[{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0}\n {:type :ok, :f :txn, :value [[:incr 1 2]], :process 0}]", "b.edn").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("micro-op 1: unknown function \"incr\""), "{e}");
+        let e = parse("[{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}\n\
+                       {:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1}\n{:type :ok, :f :txn, :value [[:r 1 5]], :process 1}]", "b.edn").unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.message.contains("read value of key 1 is not a list: 5"), "{e}");
+        let e = parse("[{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}]", "b.edn").unwrap_err();
+        assert!(e.message.contains("no pending invoke"), "{e}");
+    }
 }

@@ -106,7 +106,7 @@ impl ForeignBuilder {
 }
 
 fn is_read(f: &str) -> bool {
-    matches!(f, "read" | "get")
+    crate::ops::is_single_key_read(f)
 }
 
 /// Reads a Jepsen op map (`{:process 3, :type :ok, :f :read, :value 4}`) into a record.

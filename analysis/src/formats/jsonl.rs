@@ -12,7 +12,8 @@
 
 mod parallel;
 
-use super::validate::Validator;
+use super::txn_check::TxnShape;
+use super::validate::{txn_shape_of_op, Validator};
 use super::{FormatError, ParseReport};
 use crate::history::{CommitMeta, History, Op, OpType, Process};
 use serde::Deserialize;
@@ -49,6 +50,8 @@ pub(crate) struct PendingOp {
     op: Op,
     index_given: bool,
     time_given: bool,
+    /// The transaction's shape, computed with the parse (on all cores).
+    txn: Option<Result<TxnShape, String>>,
 }
 
 impl LineOp {
@@ -67,7 +70,8 @@ impl LineOp {
             error: self.error,
             meta: self.meta,
         };
-        PendingOp { op, index_given, time_given }
+        let txn = txn_shape_of_op(&op);
+        PendingOp { op, index_given, time_given, txn }
     }
 }
 
@@ -100,14 +104,14 @@ impl Assembler {
     }
 
     pub(crate) fn push(&mut self, line: usize, pending: PendingOp) -> Result<Op, FormatError> {
-        let PendingOp { mut op, index_given, time_given } = pending;
+        let PendingOp { mut op, index_given, time_given, txn } = pending;
         if !index_given {
             op.index = self.next_index;
         }
         if !time_given {
             op.time = op.index;
         }
-        self.validator.accept(&op, line).map_err(|m| self.error(line, m))?;
+        self.validator.accept_shaped(&op, line, txn).map_err(|m| self.error(line, m))?;
         self.next_index = op.index + 1;
         if op.time < self.last_time {
             self.warn_time_backwards(line, op.time);
@@ -380,5 +384,31 @@ mod tests {
         assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 3);
         let (again, _) = read_history(&bytes[..], "w").unwrap();
         assert_eq!(again, h);
+    }
+
+    #[test]
+    fn transactions_are_read_and_bad_ones_name_their_line() {
+        let good = r#"{"type":"invoke","process":0,"f":"txn","value":[["append",1,2],["r",1,null]]}
+{"type":"ok","process":0,"f":"txn","value":[["append",1,2],["r",1,[1,2]]]}
+"#;
+        let (h, _) = read(good).unwrap();
+        assert_eq!(h.ops[1].value, serde_json::json!([["append", 1, 2], ["r", 1, [1, 2]]]));
+        let unknown = r#"{"type":"invoke","process":0,"f":"txn","value":[["r",1,null]]}
+{"type":"invoke","process":1,"f":"txn","value":[["incr",1,2]]}
+"#;
+        let e = read(unknown).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.to_string().contains("micro-op 1: unknown function \"incr\""), "{e}");
+        let not_a_list = r#"{"type":"invoke","process":0,"f":"txn","value":[["append",3,1],["r",3,null]]}
+{"type":"ok","process":0,"f":"txn","value":[["append",3,1],["r",3,5]]}
+"#;
+        let e = read(not_a_list).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.to_string().contains("read value of key 3 is not a list: 5"), "{e}");
+        let orphan = r#"{"type":"ok","process":4,"f":"txn","value":[["r",1,[]]]}"#;
+        let e = read(orphan).unwrap_err();
+        assert!(e.to_string().contains("no pending invoke"), "{e}");
+        let last_line_without_newline = "{\"type\":\"invoke\",\"process\":0,\"f\":\"txn\",\"value\":[[\"x\",1,2]]}";
+        assert!(read(last_line_without_newline).is_err(), "a complete but bad txn is an error, not a cut line");
     }
 }

@@ -17,6 +17,7 @@ pub mod foreign;
 pub mod jepsen_log;
 pub mod jsonl;
 pub mod porcupine_kv;
+pub mod txn_check;
 pub mod validate;
 
 use crate::history::History;

@@ -2,9 +2,12 @@
 //! strictly increase, and a client process alternates invoke and completion (a process
 //! runs one operation at a time, so a completion belongs to the pending invoke of its
 //! process, with the same function). Nemesis and watcher entries are single events and
-//! are not paired; a `node-exit` event must name its node.
+//! are not paired; a `node-exit` event must name its node. A transaction's value must parse,
+//! and all transactions fit one workload ([`super::txn_check`]).
 
+use super::txn_check::{shape_of, TxnShape, TxnWorkload};
 use crate::history::{events, Op, OpType, Process};
+use crate::ops;
 use rustc_hash::FxHashMap;
 
 /// The invoke a process is waiting on.
@@ -19,6 +22,12 @@ struct Pending {
 pub struct Validator {
     last_index: Option<u64>,
     pending: FxHashMap<u64, Pending>,
+    txn_workload: TxnWorkload,
+}
+
+/// A transaction's shape, for an op that is a client's transaction.
+pub fn txn_shape_of_op(op: &Op) -> Option<Result<TxnShape, String>> {
+    (op.process.client().is_some() && op.f == ops::TXN).then(|| shape_of(&op.value))
 }
 
 impl Validator {
@@ -29,6 +38,20 @@ impl Validator {
     /// Checks `op` (read at `line`) against what came before; the error is a sentence
     /// without the location, which the caller adds.
     pub fn accept(&mut self, op: &Op, line: usize) -> Result<(), String> {
+        self.accept_shaped(op, line, txn_shape_of_op(op))
+    }
+
+    /// [`Validator::accept`] with the transaction shape already computed
+    /// ([`txn_shape_of_op`], which a reader may run on all cores).
+    pub fn accept_shaped(&mut self, op: &Op, line: usize, txn: Option<Result<TxnShape, String>>) -> Result<(), String> {
+        self.accept_structure(op, line)?;
+        match txn {
+            Some(shape) => self.txn_workload.accept(&shape?, line),
+            None => Ok(()),
+        }
+    }
+
+    fn accept_structure(&mut self, op: &Op, line: usize) -> Result<(), String> {
         if let Some(last) = self.last_index {
             if op.index <= last {
                 return Err(format!(

@@ -1,7 +1,7 @@
 //! What `faultline analyze` prints and writes: one summary line per input, or a readable
 //! account with each checker's reason and witness, and `results.json`.
 
-use super::Outcome;
+use super::{isolation_text, Outcome};
 use analysis::formats::LoadedHistory;
 use analysis::verdict::{CheckerResult, Validity, Verdict};
 use serde_json::{json, Value};
@@ -121,6 +121,10 @@ fn print_checker(out: &mut impl Write, name: &str, r: &CheckerResult, locate: &O
     let counts: Vec<String> = r.counts.iter().filter(|(_, &n)| n > 0).map(|(k, n)| format!("{k}={n}")).collect();
     if !counts.is_empty() {
         let _ = writeln!(out, "    counts: {}", counts.join(" "));
+    }
+    if name == analysis::checkers::isolation::NAME {
+        isolation_text::print(out, &r.details, isolation_text::witnesses(&r.details, &r.anomalies));
+        return;
     }
     for a in r.anomalies.iter().take(SHOWN_ANOMALIES) {
         print_anomaly(out, a);

@@ -11,13 +11,10 @@
 //! `invalid` is then `not-applicable`, never `unknown` — the same verdict a run against
 //! such a store gets.
 
-use analysis::checkers::registry::{self, RunFacts};
 use analysis::history::History;
 use analysis::verdict::Verdict;
 
 /// `verdict` plus the run-level checkers whose evidence the history holds.
 pub fn add_evidence_checkers(history: &History, verdict: Verdict) -> Verdict {
-    let mut checkers = verdict.checkers;
-    registry::run_into(history, &RunFacts::from_evidence(history), &mut checkers);
-    Verdict::from_checkers(checkers)
+    analysis::analyze::analyze_evidence(history, verdict)
 }

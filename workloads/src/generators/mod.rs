@@ -17,6 +17,7 @@
 pub mod combinators;
 pub mod keys;
 
+use analysis::ops;
 use crate::client::CallKind;
 use crate::config::WorkloadConfig;
 use rand::rngs::SmallRng;
@@ -40,11 +41,11 @@ impl OpSpec {
     /// The history `f`.
     pub fn f(&self) -> &'static str {
         match self {
-            OpSpec::Read { .. } => "read",
-            OpSpec::Write { .. } => "write",
-            OpSpec::Cas { .. } => "cas",
-            OpSpec::Add { .. } => "add",
-            OpSpec::Scan { .. } => "scan",
+            OpSpec::Read { .. } => ops::READ,
+            OpSpec::Write { .. } => ops::WRITE,
+            OpSpec::Cas { .. } => ops::CAS,
+            OpSpec::Add { .. } => ops::ADD,
+            OpSpec::Scan { .. } => ops::SCAN,
         }
     }
 

@@ -5,11 +5,12 @@
 //! took no effect and `info` may or may not have.
 
 use crate::history::{CommitMeta, History, OpType, Process};
+use crate::ops;
 use rustc_hash::FxHashMap;
 
 /// Functions that change the store (`stale-write`: a write sent straight to a group under
 /// the epoch a stale client still holds).
-pub const WRITE_FNS: &[&str] = &["write", "put", "cas", "add", "delete", "append", "insert", crate::analyze::STALE_WRITE];
+pub const WRITE_FNS: &[&str] = &[ops::WRITE, ops::PUT, ops::CAS, ops::ADD, ops::DELETE, ops::APPEND, ops::INSERT, ops::STALE_WRITE];
 
 /// How the history's stale writes ended: attempted (invoked), acknowledged (`ok`),
 /// rejected (`fail`), indeterminate (`info`, or never completed).
@@ -22,7 +23,7 @@ pub struct StaleWriteCounts {
 }
 
 fn stale_writes(history: &History) -> impl Iterator<Item = &crate::history::Op> {
-    history.ops.iter().filter(|o| o.process.client().is_some() && o.f == crate::analyze::STALE_WRITE)
+    history.ops.iter().filter(|o| o.process.client().is_some() && o.f == ops::STALE_WRITE)
 }
 
 /// History indices of the acknowledged (`ok`) stale-write completions.

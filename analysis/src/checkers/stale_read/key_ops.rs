@@ -65,7 +65,7 @@ pub struct KeyOps<'h> {
 }
 
 fn is_read(f: &str) -> bool {
-    matches!(f, "read" | "get")
+    crate::ops::is_single_key_read(f)
 }
 
 /// The value an invoke of `f` writes, or `None` when `f` does not write a register.

@@ -1,0 +1,151 @@
+//! `faultline bench --txn`: the isolation checker measured as users run it — a whole
+//! `faultline analyze` process on a list-append history file. Three histories are
+//! generated (`analysis::txn_synth`, 100 keys, 1–4 micro-ops per transaction, 50
+//! processes, 1 % indeterminate, a final read of every key): 100,000 valid transactions, 1,000,000 valid ones, and
+//! 100,000 with one injected G-single. Each is written to a temporary JSON Lines file and
+//! checked under strict-serializable by this same executable, `--txn-runs` times; the best
+//! wall time and the peak resident memory of that child (from `wait4`'s rusage) are
+//! reported, with whether the verdict was the expected one.
+//!
+//! Invariant: a case whose verdict or anomaly name is not the expected one fails the
+//! bench (exit 1), whatever its speed.
+
+use analysis::history::txn::TxnModel;
+use analysis::txn_synth::{generate_txn, TxnAnomaly, TxnSynthConfig};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One benchmark case.
+struct Case {
+    name: &'static str,
+    txns: u64,
+    anomaly: TxnAnomaly,
+    /// The anomaly type the verdict must name (None: the history must be valid).
+    expect: Option<&'static str>,
+}
+
+/// What one measured child did.
+struct Measured {
+    wall: Duration,
+    max_rss_bytes: u64,
+    valid: String,
+    anomaly_types: Vec<String>,
+}
+
+/// Runs the cases (`runs` times each, best wall time kept); `scale` divides every size
+/// (1 = the sizes).
+pub fn bench_txn(runs: usize, seed: u64, scale: u64, say: &dyn Fn(String)) -> Result<(Value, bool), String> {
+    let cases = [
+        Case { name: "valid-100k", txns: 100_000 / scale, anomaly: TxnAnomaly::None, expect: None },
+        Case { name: "g-single-100k", txns: 100_000 / scale, anomaly: TxnAnomaly::GSingle, expect: Some("G-single") },
+        Case { name: "valid-1m", txns: 1_000_000 / scale, anomaly: TxnAnomaly::None, expect: None },
+    ];
+    let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let mut report = serde_json::Map::new();
+    let mut all_good = true;
+    for case in &cases {
+        let (figures, good) = bench_case(case, runs, seed, dir.path(), say)?;
+        all_good &= good;
+        report.insert(case.name.into(), figures);
+    }
+    Ok((Value::Object(report), all_good))
+}
+
+fn bench_case(case: &Case, runs: usize, seed: u64, dir: &Path, say: &dyn Fn(String)) -> Result<(Value, bool), String> {
+    let cfg = TxnSynthConfig {
+        model: TxnModel::ListAppend,
+        txns: case.txns,
+        keys: 100,
+        concurrency: 50,
+        indeterminate: 0.01,
+        min_len: 1,
+        max_len: 4,
+        max_writes_per_key: 128,
+        anomaly: case.anomaly,
+        seed,
+        // Without a final read of each key the last appends are unobserved: unknown.
+        final_reads: true,
+        ..TxnSynthConfig::default()
+    };
+    let synth = generate_txn(&cfg)?;
+    let file = dir.join(format!("{}.jsonl", case.name));
+    analysis::formats::jsonl::write_history(&file, &synth.history).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let bytes = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    let mut best: Option<Measured> = None;
+    for _ in 0..runs {
+        let m = analyze_child(&file, dir)?;
+        if best.as_ref().is_none_or(|b| m.wall < b.wall) {
+            best = Some(m);
+        }
+    }
+    let best = best.ok_or("--txn-runs must be at least 1")?;
+    let good = match case.expect {
+        None => best.valid == "valid",
+        Some(kind) => best.valid == "invalid" && best.anomaly_types.iter().any(|t| t.starts_with(kind)),
+    };
+    say(format!(
+        "txn {:<14} {:>8} txns {:>6.1} MB  analyze (whole process, best of {runs}): {:>7.3} s, peak RSS {:>7.1} MB  verdict {} {}{}",
+        case.name,
+        case.txns,
+        bytes as f64 / 1e6,
+        best.wall.as_secs_f64(),
+        best.max_rss_bytes as f64 / 1e6,
+        best.valid,
+        best.anomaly_types.join(","),
+        if good { "" } else { "  UNEXPECTED" }
+    ));
+    let figures = json!({
+        "txns": case.txns, "file_bytes": bytes, "runs": runs,
+        "best_wall_s": best.wall.as_secs_f64(), "peak_rss_bytes": best.max_rss_bytes,
+        "valid": best.valid, "anomaly_types": best.anomaly_types, "as_expected": good,
+        "injected": synth.injected,
+    });
+    Ok((figures, good))
+}
+
+/// `faultline analyze --model list-append FILE` as a child: wall time, its peak RSS and
+/// the verdict it wrote.
+fn analyze_child(file: &Path, dir: &Path) -> Result<Measured, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let out = dir.join("out");
+    let started = Instant::now();
+    let child = Command::new(exe)
+        .args(["analyze", "--model", "list-append", "--consistency-model", "strict-serializable", "--summary", "--out"])
+        .arg(&out)
+        .arg(file)
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start faultline analyze: {e}"))?;
+    let (status, max_rss_bytes) = wait_with_rusage(child.id())?;
+    let wall = started.elapsed();
+    if !matches!(status, 0..=2) {
+        return Err(format!("faultline analyze {} exited with {status}", file.display()));
+    }
+    let results = std::fs::read_to_string(out.join("results.json")).map_err(|e| format!("no results.json: {e}"))?;
+    let doc: Value = serde_json::from_str(&results).map_err(|e| format!("results.json: {e}"))?;
+    let iso = &doc["checkers"][analysis::checkers::isolation::NAME];
+    let anomaly_types = iso["details"]["anomaly_types"].as_array().map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()).unwrap_or_default();
+    let valid = match &iso["valid"] {
+        Value::Bool(true) => "valid".to_string(),
+        Value::Bool(false) => "invalid".to_string(),
+        Value::String(s) => s.clone(),
+        _ => "missing".to_string(),
+    };
+    Ok(Measured { wall, max_rss_bytes, valid, anomaly_types })
+}
+
+/// Waits for `pid`, returning its exit code and its peak resident set in bytes.
+fn wait_with_rusage(pid: u32) -> Result<(i32, u64), String> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain old data; wait4 fills it for the child we spawned and reap here.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    if reaped < 0 {
+        return Err(format!("waiting for faultline analyze: {}", std::io::Error::last_os_error()));
+    }
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    // Linux reports ru_maxrss in KiB.
+    Ok((code, usage.ru_maxrss.max(0) as u64 * 1024))
+}
