@@ -98,7 +98,7 @@ fn spawn_until_partitioned(name: &str, hosts: &SshHosts, remote: &Path) -> (std:
 }
 
 #[test]
-fn ssh_clean_run_is_valid_no_fence_is_invalid_and_nothing_is_left() {
+fn ssh_clean_run_raises_no_false_alarm_no_fence_is_invalid_and_nothing_is_left() {
     let _one = lock();
     let Some(hosts) = hosts_or_skip(3, "a") else { return };
     let remote = hosts.path("remote");
@@ -173,7 +173,7 @@ fn a_wrong_key_or_a_changed_host_key_fails_before_anything_starts_naming_the_hos
 }
 
 #[test]
-fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_is_valid() {
+fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_raises_no_false_alarm() {
     let _one = lock();
     let Some(hosts) = hosts_or_skip(5, "c") else { return };
     let remote = hosts.path("remote");
