@@ -1,8 +1,11 @@
-//! End-to-end: a 5-node refkv cluster (`--nodes 5 --cluster netns`) under the partition
-//! shapes that only make sense at five (majorities ring, bridge, leader), kills and forced
-//! splits (20 s is too short for an automatic split). The run is valid, every one of the
-//! five nodes served clients and left a log, the ring and bridge shapes were applied and
-//! effective, and nothing is left behind. Kept short (20 s of workload). Needs root to
+//! End-to-end: a 5-node refkv cluster (`--nodes 5 --cluster netns`) under majorities-ring
+//! partitions (a shape that only makes sense at five), kills and forced splits (20 s is too
+//! short for an automatic split). No checker finds a violation, every one of the five nodes
+//! served clients and left a log, every partition was a ring that took effect with each node
+//! dropping its two far nodes, and nothing is left behind. Only the ring is asked for, so
+//! every partition is one whatever the draw; the bridge at five is checked by the five-host
+//! run of `ssh_refkv.rs`. Exit 0 is not asserted: it needs a kill to hit a leader and a
+//! forced split to be accepted, which is chance. Kept short (20 s of workload). Needs root to
 //! create network namespaces; without it the test only checks the refusal.
 
 mod test_support;
@@ -11,7 +14,7 @@ use std::collections::BTreeSet;
 use test_support::*;
 
 #[test]
-fn five_node_netns_run_under_five_node_partitions_is_valid() {
+fn five_node_netns_run_under_majorities_rings_raises_no_false_alarm() {
     let _one = lock();
     let args = [
         "--cluster",
@@ -21,7 +24,7 @@ fn five_node_netns_run_under_five_node_partitions_is_valid() {
         "--nemesis",
         "partition,kill,split",
         "--partition-modes",
-        "majorities-ring,bridge,leader",
+        "majorities-ring",
         "--nemesis-interval",
         "2",
         "--time-limit",
@@ -35,7 +38,8 @@ fn five_node_netns_run_under_five_node_partitions_is_valid() {
         return;
     }
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(0), "5-node run not valid: {verdict:#}\n{}", show(&out));
+    assert!(matches!(out.status.code(), Some(0 | 2)), "5-node run: {verdict:#}\n{}", show(&out));
+    assert_no_false_alarm(&verdict);
     assert_eq!(test_json(&run)["cluster"]["nodes"].as_array().map(Vec::len), Some(5), "test.json lists five nodes");
 
     let history = read_history(&run);
@@ -51,18 +55,14 @@ fn five_node_netns_run_under_five_node_partitions_is_valid() {
     }
 
     let partitions = nemesis_events(&history, "start-partition");
-    let modes: BTreeSet<&str> = partitions.iter().filter_map(|o| o.value["mode"].as_str()).collect();
-    assert!(modes.contains("majorities-ring"), "a majorities ring was tried: {modes:?}");
+    assert!(!partitions.is_empty(), "no partition");
     for p in &partitions {
-        if p.value["mode"] != "leader" {
-            // A leader partition aims at the leader found just before; the others cut by design.
-            assert_eq!(p.value["effective"], true, "the partition took effect: {}", p.value);
-        }
-        if p.value["mode"] == "majorities-ring" {
-            let grudge = p.value["grudge"].as_object().expect("grudge recorded");
-            assert_eq!(grudge.len(), 5, "every node of the ring drops someone: {}", p.value);
-            assert!(grudge.values().all(|from| from.as_array().map(Vec::len) == Some(2)), "each drops its two far nodes: {}", p.value);
-        }
+        assert_eq!(p.value["mode"], "majorities-ring", "{}", p.value);
+        // A ring cuts links by design: every node loses its majority.
+        assert_eq!(p.value["effective"], true, "the partition took effect: {}", p.value);
+        let grudge = p.value["grudge"].as_object().expect("grudge recorded");
+        assert_eq!(grudge.len(), 5, "every node of the ring drops someone: {}", p.value);
+        assert!(grudge.values().all(|from| from.as_array().map(Vec::len) == Some(2)), "each drops its two far nodes: {}", p.value);
     }
     let run_id = test_json(&run)["cluster"]["run_id"].as_str().expect("run id").to_string();
     let namespaces = std::process::Command::new("ip").args(["netns", "list"]).output().expect("ip runs");

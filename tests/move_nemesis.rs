@@ -1,25 +1,36 @@
 //! End-to-end, against a real 3-node refkv cluster in Docker: the `move` nemesis aims its
-//! faults at a phase of a split job it starts itself (no forced split on a clock). A clean
-//! run is valid; with `--bug proxy-fence` (the fence checked only where a write is routed)
-//! the source leader paused in BACKFILL and held across the cutover wakes with its old view
-//! and commits its clients' writes into the old owner: invalid by epoch-authority.
+//! faults at a phase of a split job it starts itself (no forced split on a clock). Both runs
+//! are the detection matrix's proxy-fence scenario (every turn pauses the source leader in
+//! BACKFILL, holds the pause past CUTOVER and sends 20 stale writes through it under the
+//! pre-move epoch), 30 s long; the clean run leaves the bug out.
+//!
+//! A clean run is valid and refuses every stale write. With `--bug proxy-fence` (the fence
+//! checked only where a write is routed, against that node's view) a stale write is admitted
+//! only if the `docker pause` landed before the paused node's view showed the fence: BACKFILL
+//! lasts about a second at slow copies, so whether the bug is caught is chance, measured by
+//! the matrix's proxy-fence row. This test asserts what holds every time: the pause landed and
+//! was held, the stale writes went out, and every one the store acknowledged after the
+//! catalog watcher saw the cutover is a wrong-owner witness that makes the run invalid.
 
 mod test_support;
+use faultline::matrix::configs::{config_for, Config, WRONG_OWNER_KINDS};
 use test_support::*;
 
-fn move_run(name: &str, extra: &[&str]) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
+/// The matrix's proxy-fence row with `bug` (none: clean refkv): hotspot, `--nemesis move
+/// --move-phase BACKFILL --move-action pause-source-leader`, one turn every 6 s, slow copies.
+/// The action is pinned because only pause-source-leader sends stale writes, and a rotation
+/// would use it on turn 0 alone.
+fn proxy_fence_scenario(bug: Option<&'static str>) -> Vec<&'static str> {
+    let row = config_for(Some("proxy-fence")).expect("the matrix has a proxy-fence row");
+    Config { bug, ..row }.scenario_args()
+}
+
+/// A job in one of these phases has published its new epoch: the pre-move one is stale.
+const PAST_CUTOVER: &[&str] = &["CUTOVER", "CLEANUP", "DONE"];
+
+fn move_run(name: &str, scenario: &[&str]) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
     let _one = lock();
-    // One turn every 6 s: a paused source leader that is also the migrator (group 1) holds
-    // the job in FENCE for a few seconds, and the fault holds until past CUTOVER.
-    // Slow copies (the moving range holds a few dozen bytes: ~1 s per copy) keep the job in
-    // BACKFILL long enough for the pause (`docker pause`, a few hundred ms) to land there,
-    // before the paused node's routing view shows the fence.
-    // No auto-split: the store's own split of a large hot range would copy for minutes.
-    let mut args = vec![
-        "--nemesis", "move", "--move-phase", "BACKFILL", "--nemesis-interval", "6", "--time-limit", "30",
-        "--server-arg=--copy-bytes-per-sec=50", "--no-auto-split", "--test-name", name,
-    ];
-    args.extend_from_slice(extra);
+    let args = [scenario, &["--time-limit", "30", "--test-name", name]].concat();
     let (run, out) = run_test(&format!("move-{name}"), &args);
     let results = results(&run);
     (run, out, results)
@@ -48,7 +59,7 @@ fn stale_write_ops(run: &std::path::Path) -> Vec<u64> {
 
 #[test]
 fn clean_refkv_under_move_is_valid() {
-    let (run, out, results) = move_run("clean", &[]);
+    let (run, out, results) = move_run("clean", &proxy_fence_scenario(None));
     assert_eq!(out.status.code(), Some(0), "clean --nemesis move run not valid: {results:#}\n{}", show(&out));
     assert_aimed_pause(&run);
     let counts = &results["checkers"]["epoch-authority"]["counts"];
@@ -56,17 +67,27 @@ fn clean_refkv_under_move_is_valid() {
 }
 
 #[test]
-fn proxy_fence_is_caught_by_epoch_authority_under_move() {
-    let (run, out, results) = move_run("proxy-fence", &["--bug", "proxy-fence"]);
-    let epoch = &results["checkers"]["epoch-authority"];
-    assert_eq!(epoch["valid"], serde_json::json!(false), "proxy-fence not caught: {epoch:#}\n{}", show(&out));
-    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+fn proxy_fence_stale_writes_acknowledged_are_witnesses_under_move() {
+    let (run, out, results) = move_run("proxy-fence", &proxy_fence_scenario(Some("proxy-fence")));
     assert_aimed_pause(&run);
-    let wrong_owner = ["committed-by-non-owner", "stale-epoch-write", "two-groups-one-epoch", "write-after-fence"];
+    let epoch = &results["checkers"]["epoch-authority"];
+    let counts = &epoch["counts"];
+    let acknowledged = counts["stale-writes-acknowledged"].as_u64().expect("stale-writes-acknowledged counted");
+    let witnesses = counts["stale-writes-witnesses"].as_u64().expect("stale-writes-witnesses counted");
+    // Those the history proves stale: invoked after the watcher saw their job's cutover.
+    // The watcher can see it late (the paused node may lead the catalog group), and a
+    // stale write it had not seen yet cannot be judged.
+    let proved = acked_stale_writes_seen_after(&read_history(&run), "stale", PAST_CUTOVER) as u64;
+    assert!(witnesses >= proved && witnesses <= acknowledged, "{proved} proved stale of {acknowledged} acknowledged: {epoch:#}");
     let stale = stale_write_ops(&run);
     let anomalies = epoch["anomalies"].as_array().expect("anomalies");
-    let witness = anomalies.iter().find(|a| {
-        wrong_owner.contains(&a["kind"].as_str().unwrap_or("")) && a["op"].as_u64().is_some_and(|op| stale.contains(&op))
-    });
-    assert!(witness.is_some(), "no wrong-owner witness on a stale write ({} stale completions): {epoch:#}", stale.len());
+    let kind = |a: &serde_json::Value| a["kind"].as_str().unwrap_or("").to_string();
+    for a in anomalies.iter().filter(|a| a["op"].as_u64().is_some_and(|op| stale.contains(&op))) {
+        assert!(WRONG_OWNER_KINDS.contains(&kind(a).as_str()), "a stale write's witness is a wrong-owner kind: {a:#}");
+    }
+    if proved > 0 {
+        assert_eq!(epoch["valid"], serde_json::json!(false), "{proved} stale writes proved and acknowledged: {epoch:#}\n{}", show(&out));
+        assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+        assert!(anomalies.iter().any(|a| WRONG_OWNER_KINDS.contains(&kind(a).as_str())), "a wrong-owner witness listed: {epoch:#}");
+    }
 }

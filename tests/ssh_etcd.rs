@@ -2,8 +2,14 @@
 //! already installed on the hosts (Debian's etcd-server; nothing is uploaded), three real
 //! sshd hosts in network namespaces (`ssh_support`), the register workload under
 //! partitions, kills and pauses, with `--sudo` (a stand-in `sudo` on the sessions' PATH logs
-//! what it ran: the firewall commands, only they). The run is valid and leaves no process,
-//! rule or file on any host. Gated only on this machine being able to create network namespaces.
+//! what it ran: the firewall commands, only they). No checker finds a violation, and the run
+//! leaves no process, rule or file on any host. Gated only on this machine being able to
+//! create network namespaces.
+//!
+//! Exit 0 is not asserted: it needs every fault kind to take effect, which on etcd (one
+//! group) means hitting its single leader, and after a partition heals etcd may still be
+//! electing one when the next fault looks for it. Every partition aims at the leader, and
+//! 30 s at a 3 s pace gives each kind a second turn, but whether each lands is chance.
 
 mod ssh_support;
 mod test_support;
@@ -45,16 +51,19 @@ fn etcd_already_on_the_hosts_runs_valid_over_ssh_and_leaves_nothing() {
         "register",
         "--nemesis",
         "partition,kill,pause",
+        "--partition-modes",
+        "leader",
         "--nemesis-interval",
-        "2",
+        "3",
         "--time-limit",
-        "15",
+        "30",
         "--test-name",
         "ssh-etcd",
     ];
     let (run, out) = run_test("ssh-etcd", &args);
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(0), "etcd over ssh not valid: {verdict:#}\n{}", show(&out));
+    assert!(matches!(out.status.code(), Some(0 | 2)), "etcd over ssh: {verdict:#}\n{}", show(&out));
+    assert_no_false_alarm(&verdict);
     assert_eq!(test_json(&run)["cluster"]["binary"]["on_host"], ETCD, "nothing was uploaded");
     let history = read_history(&run);
     for fault in ["start-partition", "start-kill", "start-pause"] {

@@ -1,14 +1,18 @@
 //! End-to-end: `faultline test --cluster ssh` against real sshds, each in its own network
 //! namespace at its own address (see `ssh_support`), running refkv there over SSH:
-//! - 3 hosts: a clean `--nemesis partition,kill,pause` run is valid (the register workload,
-//!   judged by linearizability as the other clusters' nemesis runs are), a `--bug no-fence`
-//!   run (the detection matrix's row: a move aimed at BACKFILL, slow copies) is invalid by
-//!   epoch-authority, and after
-//!   each no process, FAULTLINE rule or file of the run is left on any host;
+//! - 3 hosts: a clean `--nemesis partition,kill,pause` run raises no false alarm (the
+//!   register workload, judged by linearizability as the other clusters' nemesis runs are),
+//!   a `--bug no-fence` run (the detection matrix's row: a move aimed at BACKFILL with its
+//!   source leader paused across the cutover, slow copies) is invalid by epoch-authority,
+//!   and after each no process, FAULTLINE rule or file of the run is left on any host;
 //! - a wrong user key, or a host whose key is not the known one: the run fails before
 //!   anything starts, naming the host;
 //! - 5 hosts: a run whose harness is killed with SIGKILL leaves its servers running; the next
-//!   run (5 nodes, partitions at five) sweeps them, is valid, and leaves nothing.
+//!   run (5 nodes, partitions at five) sweeps them, raises no false alarm, and leaves nothing.
+//!
+//! The clean runs do not assert exit 0: that needs every fault kind to take effect (a kill
+//! or pause must hit a leader), which is chance; `assert_no_false_alarm` asserts that no
+//! checker but vacuity found anything.
 //! - Ctrl-C while a partition's rules are in place: the run heals, downloads the logs, exits
 //!   `unknown` (2) and leaves nothing.
 //! - a harness killed with SIGKILL while a partition's rules are in place: `faultline cleanup
@@ -94,14 +98,15 @@ fn spawn_until_partitioned(name: &str, hosts: &SshHosts, remote: &Path) -> (std:
 }
 
 #[test]
-fn ssh_clean_run_is_valid_no_fence_is_invalid_and_nothing_is_left() {
+fn ssh_clean_run_raises_no_false_alarm_no_fence_is_invalid_and_nothing_is_left() {
     let _one = lock();
     let Some(hosts) = hosts_or_skip(3, "a") else { return };
     let remote = hosts.path("remote");
 
-    let (run, out) = ssh_run("ssh-clean", &hosts, &remote, &[NODE_FAULTS, &["--time-limit", "20"]].concat());
+    let (run, out) = ssh_run("ssh-clean", &hosts, &remote, &[NODE_FAULTS, &["--time-limit", "30"]].concat());
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(0), "clean ssh run not valid: {verdict:#}\n{}\n{}", show(&out), hosts.sshd_logs());
+    assert!(matches!(out.status.code(), Some(0 | 2)), "clean ssh run: {verdict:#}\n{}\n{}", show(&out), hosts.sshd_logs());
+    assert_no_false_alarm(&verdict);
     let history = read_history(&run);
     assert!(client_oks(&history) > 300, "too few successful ops");
     for fault in ["start-partition", "start-kill", "start-pause"] {
@@ -168,7 +173,7 @@ fn a_wrong_key_or_a_changed_host_key_fails_before_anything_starts_naming_the_hos
 }
 
 #[test]
-fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_is_valid() {
+fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_raises_no_false_alarm() {
     let _one = lock();
     let Some(hosts) = hosts_or_skip(5, "c") else { return };
     let remote = hosts.path("remote");
@@ -188,10 +193,11 @@ fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_is_valid() {
     assert!(Path::new(&format!("/proc/{stray}")).exists(), "the killed run's server still runs");
 
     // Without `leader` the first partition is already a shape of five.
-    let five_node_shapes = ["--partition-modes", "majorities-ring,bridge", "--time-limit", "15"];
+    let five_node_shapes = ["--partition-modes", "majorities-ring,bridge", "--time-limit", "25"];
     let (run, out) = ssh_run("ssh-five", &hosts, &remote, &[NODE_FAULTS, &five_node_shapes].concat());
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(0), "5-host ssh run not valid: {verdict:#}\n{}", show(&out));
+    assert!(matches!(out.status.code(), Some(0 | 2)), "5-host ssh run: {verdict:#}\n{}", show(&out));
+    assert_no_false_alarm(&verdict);
     assert_eq!(test_json(&run)["cluster"]["nodes"].as_array().map(Vec::len), Some(5));
     let history = read_history(&run);
     let partitions = nemesis_events(&history, "start-partition");

@@ -85,16 +85,19 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             expected: &[],
             expected_kinds: &[],
         },
-        // The source keeps accepting writes after cutover. The move fault starts a cross-group
-        // move of the hot range and pauses its source leader across the cutover; the stale
-        // writes it then sends to the source under the pre-move epoch are accepted, and so are
-        // the writes routed there during the (slow) delta copy. 20 s, no forced splits.
+        // The source keeps accepting writes after cutover. Every move turn starts a
+        // cross-group move of the hot range and pauses its source leader from BACKFILL until
+        // the job is past CUTOVER, then sends 20 stale writes through it under the pre-move
+        // epoch. The action is pinned: only pause-source-leader sends stale writes, and a
+        // rotation would use it on turn 0 alone. No-fence commits them whatever the paused
+        // node's view (the epoch check at apply is skipped), as it does the writes routed
+        // there during the (slow) delta copy. 20 s, no forced splits.
         Some("no-fence") => Config {
             name: "no-fence",
             bug: Some("no-fence"),
             workload: "hotspot",
             nemesis: "move",
-            extra: &["--time-limit", "20", "--nemesis-interval", "5", "--move-phase", "BACKFILL"],
+            extra: &["--time-limit", "20", "--nemesis-interval", "5", "--move-phase", "BACKFILL", "--move-action", "pause-source-leader"],
             slow_copies: true,
             expected: &["epoch-authority"],
             expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],

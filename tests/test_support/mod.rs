@@ -3,7 +3,7 @@
 //! in its store directory.
 #![allow(dead_code)]
 
-use analysis::history::{History, Op, Process};
+use analysis::history::{History, Op, OpType, Process};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -119,6 +119,59 @@ pub fn run_test(name: &str, extra: &[&str]) -> (PathBuf, Output) {
         .expect("faultline runs");
     let run = latest_run(&store);
     (run, out)
+}
+
+/// No checker found a violation and none was left unable to judge, except `vacuity`: the run
+/// is not invalid, and every checker but `vacuity` is valid or not applicable. Vacuity (did
+/// every requested fault take effect) depends on where and when a node fault lands — on a
+/// leader, before the run ends — which is chance; the matrix's clean row measures it. So a
+/// clean run under node faults asserts this, not exit 0.
+pub fn assert_no_false_alarm(verdict: &serde_json::Value) {
+    assert_ne!(verdict["valid"], serde_json::json!(false), "a clean run was judged invalid: {verdict:#}");
+    let checkers = verdict["checkers"].as_object().expect("checkers in results.json");
+    for (name, result) in checkers.iter().filter(|(name, _)| name.as_str() != "vacuity") {
+        let judged = result["valid"] == serde_json::json!(true) || result["valid"] == "not-applicable";
+        assert!(judged, "{name} is neither valid nor not-applicable on a clean run: {result:#}");
+    }
+}
+
+/// Acknowledged `stale-write`s tagged `tag` (keys `<split key>~<tag>-<job>-<i>`) invoked after
+/// a catalog observation showed their job in one of `phases`: the history itself shows each
+/// was sent under an epoch the catalog no longer let that group hold, so a checker must find
+/// it. A stale write invoked before the catalog watcher saw the job get there (its stream
+/// can lag, e.g. while the catalog leader is paused) cannot be judged and is not counted.
+pub fn acked_stale_writes_seen_after(h: &History, tag: &str, phases: &[&str]) -> usize {
+    let prefix = format!("{tag}-");
+    let job_of = |op: &Op| -> Option<u64> {
+        let written = op.key.as_deref()?.rsplit('~').next()?.strip_prefix(&prefix)?;
+        written.split('-').next()?.parse().ok()
+    };
+    let mut jobs_seen_there = std::collections::HashSet::new();
+    let mut judged_process = std::collections::HashSet::new();
+    let mut count = 0;
+    for op in &h.ops {
+        if op.process == Process::Watcher && op.f == "catalog" {
+            let jobs = op.value["jobs"].as_array().into_iter().flatten();
+            let there = jobs.filter(|j| phases.contains(&j["phase"].as_str().unwrap_or("")));
+            jobs_seen_there.extend(there.filter_map(|j| j["id"].as_u64()));
+            continue;
+        }
+        let Process::Client(process) = op.process else { continue };
+        if op.f != "stale-write" {
+            continue;
+        }
+        match op.kind {
+            OpType::Invoke if job_of(op).is_some_and(|j| jobs_seen_there.contains(&j)) => {
+                judged_process.insert(process);
+            }
+            OpType::Invoke => {
+                judged_process.remove(&process);
+            }
+            OpType::Ok if judged_process.remove(&process) => count += 1,
+            _ => {}
+        }
+    }
+    count
 }
 
 /// The `faultline test` flags of the detection matrix's row for `bug` (workload, nemesis, bug,

@@ -2,7 +2,8 @@
 //! the live job (or starts one: a cross-group split of the hot range) and, on even turns,
 //! waits for a pre-CUTOVER phase (`--abort-phase` BACKFILL, FENCE, DELTA_COPY, or a random
 //! one) and abandons it — the store must accept; on odd turns
-//! it waits until the job is past CUTOVER and asks again — the store must refuse. An even
+//! it waits until the job is past CUTOVER (up to [`HOLD_LIMIT`], not the turn's budget) and
+//! asks again — the store must refuse. An even
 //! turn that finds its job already past CUTOVER (a kill or partition slowed its polls) asks
 //! too, as a refusal test. Runs on its own clock; `stop-abort-move`
 //! waits (at most the turn's budget) for the job to settle, and once it is ABANDONED sends
@@ -14,12 +15,13 @@
 //! checker's rule (e); a write the target commits under that epoch, its rule (a).
 
 use super::move_phase::{forced_split_key, live_or_new_job, parse_phase_among, send_stale_writes, wait_for_phase, StaleWrites};
-use super::move_phase::{ABANDONED_WRITER_PROCESS, STALE_WRITES};
+use super::move_phase::{ABANDONED_WRITER_PROCESS, HOLD_LIMIT, STALE_WRITES};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use analysis::history::{FaultValue, JobPhase};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
+use std::time::Duration;
 
 pub struct AbortMove;
 
@@ -117,7 +119,7 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
     value.effective = Some(false);
     value.split_key = forced_split_key(&asked.started_split, job.as_ref());
     if let Some(job) = job {
-        let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
+        let (seen, hit) = wait_for_phase(ctx, job.id, aimed, phase_patience(turn.budget, before_cutover)).await;
         asked.phase_seen = seen.map(|j| j.phase);
         let seen_phase = asked.phase_seen.as_deref().and_then(JobPhase::parse);
         if let Some(must) = seen_phase.and_then(|p| must_answer(before_cutover, hit, p)) {
@@ -133,6 +135,19 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
         }
     }
     Started { value: value.with_facts(asked), undo: Undo::Nothing, summary: Some(format!("abort-move at {}", aimed.name())) }
+}
+
+/// How long a turn waits for its aimed phase. An accept turn waits its budget. A refusal
+/// turn waits for the cutover as long as a held move fault does ([`HOLD_LIMIT`]), at least:
+/// the job it takes or starts must first go through both copies (seconds at slow copies,
+/// more on a loaded machine), a refusal turn that gives up sends nothing, and waiting costs
+/// the store nothing.
+fn phase_patience(budget: Duration, before_cutover: bool) -> Duration {
+    if before_cutover {
+        budget
+    } else {
+        budget.max(HOLD_LIMIT)
+    }
 }
 
 /// What the store must answer an abandon sent now, if one is to be sent: `accept` before
@@ -192,6 +207,15 @@ mod tests {
         assert_eq!(must_answer(false, false, DeltaCopy), None, "a refusal turn waits for the cutover");
         assert_eq!(must_answer(true, true, Abandoned), None);
         assert_eq!(must_answer(true, true, Failed), None);
+    }
+
+    #[test]
+    fn a_refusal_turn_waits_for_the_cutover_at_least_the_hold_limit() {
+        let budget = Duration::from_secs(6);
+        assert_eq!(phase_patience(budget, true), budget, "an accept turn waits its budget");
+        assert_eq!(phase_patience(budget, false), HOLD_LIMIT);
+        let long = HOLD_LIMIT + Duration::from_secs(5);
+        assert_eq!(phase_patience(long, false), long, "a longer budget is kept");
     }
 
     #[test]
