@@ -32,6 +32,7 @@ pub mod element;
 mod report;
 pub mod route_change;
 
+use crate::ops;
 use crate::history::{History, Op, OpType, Process};
 use crate::verdict::{CheckerResult, Validity};
 use element::{Element, Point};
@@ -39,7 +40,7 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 /// The functions this checker reads.
-pub const FUNCTIONS: &[&str] = &["add", "read-set", "scan"];
+pub const FUNCTIONS: &[&str] = &[ops::ADD, ops::READ_SET, ops::SCAN];
 
 #[derive(Debug, Clone, Default)]
 pub struct SetFullOptions {
@@ -123,7 +124,7 @@ impl Scan {
             }
         }
         if op.kind == OpType::Invoke {
-            let element = (op.f == "add").then(|| self.add_invoked(op, at));
+            let element = (op.f == ops::ADD).then(|| self.add_invoked(op, at));
             self.pending.insert(process, Invocation { at, value: op.value.clone(), element });
             return Ok(());
         }
@@ -131,9 +132,9 @@ impl Scan {
             return Err(format!("`{}` completion of process {process} without a pending invoke", op.f));
         };
         match (op.f.as_str(), op.kind) {
-            ("add", kind) => self.add_completed(inv.element, kind, inv.at, at),
-            ("read-set", OpType::Ok) => self.read_set(op, inv.at, at)?,
-            ("scan", OpType::Ok) => self.scan(op, &inv.value, inv.at, at)?,
+            (ops::ADD, kind) => self.add_completed(inv.element, kind, inv.at, at),
+            (ops::READ_SET, OpType::Ok) => self.read_set(op, inv.at, at)?,
+            (ops::SCAN, OpType::Ok) => self.scan(op, &inv.value, inv.at, at)?,
             _ => {}
         }
         Ok(())

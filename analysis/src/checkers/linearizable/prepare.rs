@@ -11,6 +11,7 @@
 use super::model::Action;
 use super::values::ValueTable;
 use super::{Model, NullReads};
+use crate::ops;
 use crate::history::{History, Op, OpType};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -194,10 +195,10 @@ enum Kind {
 
 fn kind_of(f: &str) -> Option<Kind> {
     match f {
-        "read" | "get" => Some(Kind::Read),
-        "write" | "put" => Some(Kind::Write),
-        "cas" | "compare-and-set" => Some(Kind::Cas),
-        "append" => Some(Kind::Append),
+        ops::READ | ops::GET => Some(Kind::Read),
+        ops::WRITE | ops::PUT => Some(Kind::Write),
+        ops::CAS | ops::COMPARE_AND_SET => Some(Kind::Cas),
+        ops::APPEND => Some(Kind::Append),
         _ => None,
     }
 }
@@ -213,7 +214,7 @@ fn model_handles(model: Model, kind: Kind) -> bool {
 /// Functions of the set-full workload: they address a set, not a register — except a
 /// keyed `add`, which creates its key.
 fn is_set_function(f: &str) -> bool {
-    matches!(f, "add" | "read-set" | "scan")
+    matches!(f, ops::ADD | ops::READ_SET | ops::SCAN)
 }
 
 /// Ops of one key the model does not check but that may have changed its value.
@@ -227,12 +228,12 @@ struct Unchecked {
 
 impl Unchecked {
     fn note(&mut self, invoke: &Op, completion: Option<&Op>) {
-        if completion.is_some_and(|c| c.kind == OpType::Fail) || matches!(invoke.f.as_str(), "read-set" | "scan") {
+        if completion.is_some_and(|c| c.kind == OpType::Fail) || matches!(invoke.f.as_str(), ops::READ_SET | ops::SCAN) {
             return; // took no effect, or only read
         }
         if !is_set_function(&invoke.f) {
             *self.register_changes.entry(invoke.f.clone()).or_default() += 1;
-        } else if invoke.f == "add" && invoke.key.is_some() {
+        } else if invoke.f == ops::ADD && invoke.key.is_some() {
             self.keyed_adds += 1;
         }
     }
