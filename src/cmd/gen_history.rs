@@ -119,20 +119,30 @@ fn run_txn(args: &GenHistoryArgs, model: TxnModel) -> ExitCode {
     };
     let synth = match generate_txn(&cfg) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("faultline gen-history: {e}");
-            return ExitCode::from(exit::BAD_ARGS);
-        }
+        Err(e) => return refused(&e),
     };
-    if let Err(e) = write(args, &synth.history) {
-        eprintln!("faultline gen-history: {e}");
-        return ExitCode::from(exit::INTERNAL);
+    if let Err(code) = write_or_exit(args, &synth.history) {
+        return code;
     }
     match &synth.injected {
         Some(what) => eprintln!("gen-history: {} entries; injected: {what}", synth.history.len()),
         None => eprintln!("gen-history: {} entries; no anomaly", synth.history.len()),
     }
     exit::ok()
+}
+
+/// A generator's refusal of its configuration: exit 254 with the reason.
+fn refused(why: &str) -> ExitCode {
+    eprintln!("faultline gen-history: {why}");
+    ExitCode::from(exit::BAD_ARGS)
+}
+
+/// Writes the history where asked; a failure is said and becomes exit 255.
+fn write_or_exit(args: &GenHistoryArgs, history: &analysis::history::History) -> Result<(), ExitCode> {
+    write(args, history).map_err(|e| {
+        eprintln!("faultline gen-history: {e}");
+        ExitCode::from(exit::INTERNAL)
+    })
 }
 
 fn write(args: &GenHistoryArgs, history: &analysis::history::History) -> Result<(), String> {
@@ -163,14 +173,10 @@ fn run_register(args: &GenHistoryArgs, mode: Mode) -> ExitCode {
     };
     let synth = match generate(&cfg) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("faultline gen-history: {e}");
-            return ExitCode::from(exit::BAD_ARGS);
-        }
+        Err(e) => return refused(&e),
     };
-    if let Err(e) = write(args, &synth.history) {
-        eprintln!("faultline gen-history: {e}");
-        return ExitCode::from(exit::INTERNAL);
+    if let Err(code) = write_or_exit(args, &synth.history) {
+        return code;
     }
     match (&synth.anomaly_key, synth.anomaly_index) {
         (Some(key), Some(index)) => {
