@@ -82,11 +82,20 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
     }
 }
 
-/// The checker options a `test.json` records: `consistency_model` (Elle's name; absent or
-/// unknown: the default, strict-serializable).
+/// The checker options a `test.json` records: `consistency_model` (Elle's name; absent: the
+/// default, strict-serializable). [`consistency_of`] refuses an unknown one first.
 fn recorded_checks(test: &serde_json::Value) -> CheckOptions {
-    let consistency = test["consistency_model"].as_str().and_then(|m| m.parse().ok()).unwrap_or_default();
-    CheckOptions { consistency, ..CheckOptions::default() }
+    CheckOptions { consistency: consistency_of(test).unwrap_or_default(), ..CheckOptions::default() }
+}
+
+/// The consistency model a `test.json`'s `"test"` object records (absent or `null`: the
+/// default); an error names an unknown one, so a run is never re-judged under a model it
+/// did not ask for.
+pub fn consistency_of(test: &serde_json::Value) -> Result<analysis::checkers::isolation::ConsistencyModel, String> {
+    match test.get("consistency_model") {
+        None | Some(serde_json::Value::Null) => Ok(Default::default()),
+        Some(v) => v.as_str().and_then(|m| m.parse().ok()).ok_or_else(|| format!("unknown consistency_model {v}")),
+    }
 }
 
 /// The db a `test.json`'s `"test"` object names (default refkv), with its `groups`
@@ -110,6 +119,14 @@ mod tests {
     use analysis::history::{Op, OpType, Process};
     use analysis::verdict::Validity;
     use serde_json::json;
+
+    #[test]
+    fn a_recorded_consistency_model_is_read_and_an_unknown_one_refused() {
+        assert_eq!(consistency_of(&json!({})).unwrap().to_string(), "strict-serializable");
+        assert_eq!(consistency_of(&json!({"consistency_model": "serializable"})).unwrap().to_string(), "serializable");
+        let e = consistency_of(&json!({"consistency_model": "bogus"})).unwrap_err();
+        assert!(e.contains("unknown consistency_model \"bogus\""), "{e}");
+    }
 
     /// The facts of a run whose `test.json` says `test`.
     fn from_test_json(test: &serde_json::Value, hot_prefix: Option<String>) -> RunFacts {

@@ -4,7 +4,7 @@
 //! run's verdict. Problems the run itself recorded (an interrupted run, a history write
 //! error) are carried over from the run's `results.json`.
 
-use crate::runner::analysis_phase::{analyse, db_of, recorded_facts};
+use crate::runner::analysis_phase::{analyse, consistency_of, db_of, recorded_facts};
 use analysis::history::History;
 use analysis::verdict::Verdict;
 use std::path::Path;
@@ -25,6 +25,7 @@ fn verdict_from(test_json_path: &Path, text: &str, history: &History) -> Result<
         serde_json::from_str(text).map_err(|e| format!("{}: not valid JSON: {e}", test_json_path.display()))?;
     let test = doc.get("test").ok_or_else(|| format!("{}: has no \"test\" object", test_json_path.display()))?;
     let db = db_of(test).map_err(|e| format!("{}: {e}", test_json_path.display()))?;
+    consistency_of(test).map_err(|e| format!("{}: {e}", test_json_path.display()))?;
     let facts = recorded_facts(test, db.as_ref(), Some(workloads::WorkloadConfig::default().hot_prefix));
     let problems = recorded_problems(&test_json_path.with_file_name("results.json"));
     let mut verdict = analyse(history, &facts, &problems);
