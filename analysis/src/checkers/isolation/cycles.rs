@@ -338,12 +338,11 @@ pub fn fold_steps(g: &Graph, steps: &[Step]) -> Vec<Step> {
     out
 }
 
-/// A component's induced subgraph with local node ids.
+/// A component's induced subgraph with local node ids, in the same CSR form as the whole
+/// graph (built once per component, shared by every spec's search).
 struct Local {
     nodes: Vec<u32>,
-    offsets: Vec<u32>,
-    targets: Vec<u32>,
-    kinds: Vec<u8>,
+    graph: Graph,
 }
 
 impl Local {
@@ -366,37 +365,24 @@ impl Local {
         }
         Local {
             nodes: nodes.to_vec(),
-            offsets,
-            targets,
-            kinds,
-        }
-    }
-
-    fn as_graph(&self) -> Graph {
-        Graph {
-            n_txn: 0,
-            offsets: self.offsets.clone(),
-            targets: self.targets.clone(),
-            kinds: self.kinds.clone(),
+            graph: Graph {
+                n_txn: 0,
+                offsets,
+                targets,
+                kinds,
+            },
         }
     }
 
     fn succ(&self, v: u32) -> impl Iterator<Item = (u32, EdgeKind)> + '_ {
-        let (a, b) = (
-            self.offsets[v as usize] as usize,
-            self.offsets[v as usize + 1] as usize,
-        );
-        self.targets[a..b]
-            .iter()
-            .copied()
-            .zip(self.kinds[a..b].iter().map(|k| EdgeKind::from_u8(*k)))
+        self.graph.succ(v).map(|(w, k)| (w, EdgeKind::from_u8(k)))
     }
 
     /// The shortest cycle of `spec` through the first start edge that has one.
     fn find(&self, spec: &Spec, deadline: Option<Instant>) -> Result<Option<Vec<Step>>, OutOfTime> {
         let allowed = spec.allowed();
-        let graph = self.as_graph();
-        let comp = tarjan(&graph, allowed);
+        let graph = &self.graph;
+        let comp = tarjan(graph, allowed);
         let start_kind = spec.start_kind();
         let mut starts: Vec<(u32, u32)> = Vec::new();
         for a in 0..self.nodes.len() as u32 {
@@ -409,7 +395,7 @@ impl Local {
         if start_kind == EdgeKind::Rw && starts.len() > 1 {
             // Start edges whose ends share a component without rw edges close a cycle with
             // no other rw: try them first, a G-single is then found in one search.
-            let sure = tarjan(&graph, allowed & !EdgeKind::Rw.bit());
+            let sure = tarjan(graph, allowed & !EdgeKind::Rw.bit());
             if spec.base == Base::Single {
                 // The rest of a G-single is a path b -> a without rw; Tarjan numbers a
                 // component after every component it reaches, so none exists when a's
