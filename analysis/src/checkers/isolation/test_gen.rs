@@ -47,19 +47,8 @@ pub fn generate(cfg: &GenConfig) -> History {
         None
     };
     let push = |ops: &mut Vec<Op>, kind: OpType, p: u64, value: Value| {
-        let i = ops.len() as u64;
-        ops.push(Op {
-            index: i,
-            kind,
-            process: Process::Client(p),
-            f: "txn".into(),
-            key: None,
-            value,
-            time: i * 1000,
-            node: None,
-            error: None,
-            meta: None,
-        });
+        let op = txn_op(ops.len() as u64, kind, p, value);
+        ops.push(op);
     };
     while started < cfg.txns || procs.iter().any(|(_, p)| p.is_some()) {
         let slot = rng.random_range(0..procs.len());
@@ -149,4 +138,21 @@ pub fn generate(cfg: &GenConfig) -> History {
         push(&mut ops, OpType::Ok, p, json!([["r", k, list]]));
     }
     History::new(ops)
+}
+
+/// The `index`-th entry of a test history: a `txn` op of process `p`, its time following
+/// its index.
+pub(super) fn txn_op(index: u64, kind: OpType, p: u64, value: Value) -> Op {
+    Op {
+        index,
+        kind,
+        process: Process::Client(p),
+        f: crate::history::txn::TXN.into(),
+        key: None,
+        value,
+        time: index * 1000,
+        node: None,
+        error: None,
+        meta: None,
+    }
 }

@@ -3,7 +3,7 @@
 //! must not make the verdict invalid.
 
 use super::*;
-use crate::history::{Op, OpType, Process};
+use crate::history::{Op, OpType};
 use serde_json::json;
 
 /// Builds a history op by op; `index` and `time` follow the order of calls.
@@ -14,19 +14,7 @@ struct H {
 
 impl H {
     fn push(&mut self, kind: OpType, p: u64, value: Value) -> &mut Self {
-        let i = self.ops.len() as u64;
-        self.ops.push(Op {
-            index: i,
-            kind,
-            process: Process::Client(p),
-            f: "txn".into(),
-            key: None,
-            value,
-            time: i * 1000,
-            node: None,
-            error: None,
-            meta: None,
-        });
+        self.ops.push(super::test_gen::txn_op(self.ops.len() as u64, kind, p, value));
         self
     }
     fn invoke(&mut self, p: u64, v: Value) -> &mut Self {
