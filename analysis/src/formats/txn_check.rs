@@ -9,46 +9,41 @@
 //! Invariant: the shape is computed from the op alone ([`shape_of`], so the JSON Lines
 //! reader can compute it on all cores); only [`TxnWorkload::accept`] keeps state.
 
-use crate::history::txn::{parse_txn, parse_txn_as, MopKind, MopValue, TxnModel};
+use crate::history::txn::{parse_txn, parse_txn_as, MicroOp, MopKind, MopValue, TxnModel};
 use serde_json::Value;
 
-/// What one transaction shows about its workload, or why it does not parse.
+/// What one transaction shows about its workload (it parsed as micro-ops, and does not mix
+/// the two workloads).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnShape {
     /// The workload the transaction shows, if any (a transaction of `null` reads shows none).
+    /// A transaction fits a workload unless it shows the other one: list-append refuses
+    /// exactly `w` and single-value reads, rw-register exactly `append` and list reads.
     pub shows: Option<TxnModel>,
-    /// Why it is not a list-append transaction (None: it is one).
-    pub not_list_append: Option<String>,
-    /// Why it is not an rw-register transaction (None: it is one).
-    pub not_rw_register: Option<String>,
 }
 
-impl TxnShape {
-    fn misfit(&self, model: TxnModel) -> Option<&str> {
-        match model {
-            TxnModel::ListAppend => self.not_list_append.as_deref(),
-            TxnModel::RwRegister => self.not_rw_register.as_deref(),
-        }
-    }
-}
-
-/// Parses a transaction's value; an error is the parser's sentence.
+/// Parses a transaction's value once; an error is the parser's sentence.
 pub fn shape_of(value: &Value) -> Result<TxnShape, String> {
     let mops = parse_txn(value).map_err(|e| e.to_string())?;
-    let list_append_evidence = mops.iter().any(|m| m.kind == MopKind::Append || matches!(m.value, MopValue::List(_)) && m.kind == MopKind::Read);
-    let rw_register_evidence = mops.iter().any(|m| m.kind == MopKind::Write || matches!(m.value, MopValue::Scalar(_)) && m.kind == MopKind::Read);
-    let misfit = |model| parse_txn_as(value, model).err().map(|e| e.to_string());
-    let not_list_append = if rw_register_evidence { misfit(TxnModel::ListAppend) } else { None };
-    let not_rw_register = if list_append_evidence { misfit(TxnModel::RwRegister) } else { None };
-    if let (Some(a), Some(_)) = (&not_list_append, &not_rw_register) {
-        return Err(format!("{a}, and it is not an rw-register transaction either (a transaction is list-append or rw-register)"));
-    }
+    let list_read = |m: &MicroOp| m.kind == MopKind::Read && matches!(m.value, MopValue::List(_));
+    let scalar_read = |m: &MicroOp| m.kind == MopKind::Read && matches!(m.value, MopValue::Scalar(_));
+    let list_append_evidence = mops.iter().any(|m| m.kind == MopKind::Append || list_read(m));
+    let rw_register_evidence = mops.iter().any(|m| m.kind == MopKind::Write || scalar_read(m));
     let shows = match (list_append_evidence, rw_register_evidence) {
-        (true, _) => Some(TxnModel::ListAppend),
+        (true, true) => {
+            let why = misfit(value, TxnModel::ListAppend);
+            return Err(format!("{why}, and it is not an rw-register transaction either (a transaction is list-append or rw-register)"));
+        }
+        (true, false) => Some(TxnModel::ListAppend),
         (false, true) => Some(TxnModel::RwRegister),
         (false, false) => None,
     };
-    Ok(TxnShape { shows, not_list_append, not_rw_register })
+    Ok(TxnShape { shows })
+}
+
+/// Why `value` (a transaction that parses) is not one of `model`'s: the parser's sentence.
+fn misfit(value: &Value, model: TxnModel) -> String {
+    parse_txn_as(value, model).err().map(|e| e.to_string()).unwrap_or_else(|| format!("it is not a {model} transaction"))
 }
 
 /// The workload the history's transactions have shown so far.
@@ -58,15 +53,16 @@ pub struct TxnWorkload {
 }
 
 impl TxnWorkload {
-    /// Accepts the transaction read at `line`; the error is a sentence without location.
-    pub fn accept(&mut self, shape: &TxnShape, line: usize) -> Result<(), String> {
-        match self.decided {
-            Some((model, first)) => match shape.misfit(model) {
-                Some(why) => Err(format!("{why} (the history is {model}: see line {first})")),
-                None => Ok(()),
-            },
-            None => {
-                self.decided = shape.shows.map(|m| (m, line));
+    /// Accepts the transaction `value` read at `line`, whose shape is `shape`; the error is
+    /// a sentence without location.
+    pub fn accept(&mut self, shape: &TxnShape, value: &Value, line: usize) -> Result<(), String> {
+        match (self.decided, shape.shows) {
+            (Some((model, first)), Some(shown)) if shown != model => {
+                Err(format!("{} (the history is {model}: see line {first})", misfit(value, model)))
+            }
+            (Some(_), _) => Ok(()),
+            (None, shown) => {
+                self.decided = shown.map(|m| (m, line));
                 Ok(())
             }
         }
@@ -87,7 +83,6 @@ mod tests {
     fn a_list_append_transaction_shows_list_append() {
         let s = shape_of(&json!([["append", 1, 2], ["r", 1, [1, 2]]])).unwrap();
         assert_eq!(s.shows, Some(TxnModel::ListAppend));
-        assert_eq!(s.not_list_append, None);
         let s = shape_of(&json!([["r", 1, null]])).unwrap();
         assert_eq!(s.shows, None, "null reads show no workload");
     }
@@ -102,15 +97,16 @@ mod tests {
 
     #[test]
     fn a_later_transaction_that_does_not_fit_names_both_lines() {
+        let accept = |w: &mut TxnWorkload, v: Value, line| w.accept(&shape_of(&v).unwrap(), &v, line);
         let mut w = TxnWorkload::default();
-        w.accept(&shape_of(&json!([["r", 1, null]])).unwrap(), 1).unwrap();
-        w.accept(&shape_of(&json!([["append", 3, 1]])).unwrap(), 2).unwrap();
+        accept(&mut w, json!([["r", 1, null]]), 1).unwrap();
+        accept(&mut w, json!([["append", 3, 1]]), 2).unwrap();
         assert_eq!(w.model(), Some(TxnModel::ListAppend));
-        let e = w.accept(&shape_of(&json!([["r", 3, 5]])).unwrap(), 3).unwrap_err();
+        let e = accept(&mut w, json!([["r", 3, 5]]), 3).unwrap_err();
         assert!(e.contains("read value of key 3 is not a list: 5") && e.contains("list-append: see line 2"), "{e}");
         let mut w = TxnWorkload::default();
-        w.accept(&shape_of(&json!([["w", 1, 1], ["r", 1, 1]])).unwrap(), 1).unwrap();
-        let e = w.accept(&shape_of(&json!([["append", 1, 2]])).unwrap(), 5).unwrap_err();
+        accept(&mut w, json!([["w", 1, 1], ["r", 1, 1]]), 1).unwrap();
+        let e = accept(&mut w, json!([["append", 1, 2]]), 5).unwrap_err();
         assert!(e.contains("rw-register: see line 1"), "{e}");
     }
 }

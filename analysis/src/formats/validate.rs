@@ -46,7 +46,7 @@ impl Validator {
     pub fn accept_shaped(&mut self, op: &Op, line: usize, txn: Option<Result<TxnShape, String>>) -> Result<(), String> {
         self.accept_structure(op, line)?;
         match txn {
-            Some(shape) => self.txn_workload.accept(&shape?, line),
+            Some(shape) => self.txn_workload.accept(&shape?, &op.value, line),
             None => Ok(()),
         }
     }
