@@ -200,10 +200,14 @@ fn verdict(
         .filter(|t| !prohibited.contains(t))
         .collect();
     let key_name = |k: &u32| txns.keys[*k as usize].to_json();
-    let valid = if !violating.is_empty() {
+    // A value appended (written) twice to a key makes its version order unreadable: what is
+    // found is then a suspicion, never a violation (docs/checkers.md: unknown when appended or
+    // written values are not unique).
+    let valid = if !analysis.problems.is_empty() {
+        Validity::Unknown
+    } else if !violating.is_empty() {
         Validity::Invalid
-    } else if search.timed_out || !analysis.problems.is_empty() || !analysis.unread_keys.is_empty()
-    {
+    } else if search.timed_out || !analysis.unread_keys.is_empty() {
         Validity::Unknown
     } else {
         Validity::Valid

@@ -284,6 +284,20 @@ fn aborted_read_is_g1a() {
 }
 
 #[test]
+fn an_element_appended_twice_makes_it_unknown_never_invalid() {
+    // The failed and the acknowledged txn both append 1 to x: the read of [1] may be the
+    // acknowledged one's, so it is no proof of an aborted read.
+    let mut h = H::default();
+    h.invoke(0, json!([["append", "x", 1]]))
+        .fail(0, json!([["append", "x", 1]]));
+    h.txn(1, json!([["append", "x", 1]]));
+    h.txn(2, json!([["r", "x", [1]]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Unknown, "{r:#?}");
+    assert!(r.reason.as_deref().unwrap_or_default().contains("appended elements must be unique"), "{r:#?}");
+}
+
+#[test]
 fn a_read_info_append_is_committed_not_g1a() {
     let mut h = H::default();
     h.invoke(0, json!([["append", "x", 1]]))
