@@ -39,7 +39,7 @@ impl Workload for Registers {
     }
 
     fn touched(&self) -> Touched {
-        Touched { registers: self.touched.clone(), set_ranges: Default::default() }
+        Touched { registers: self.touched.clone(), ..Touched::default() }
     }
 }
 

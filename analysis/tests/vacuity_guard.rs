@@ -135,6 +135,31 @@ fn a_run_whose_reads_succeeded_but_no_write_was_acknowledged_is_unknown() {
 }
 
 #[test]
+fn transactions_that_append_count_as_writes_and_none_acknowledged_is_unknown() {
+    let mut h = HistoryBuilder::new();
+    for i in 0..40u64 {
+        h.at_ms(i * 20);
+        let f = if i % 2 == 0 { "r" } else { "append" };
+        let mop = json!([[f, "la/1", if f == "r" { json!(null) } else { json!(i) }]]);
+        h.invoke_txn(i % 4, mop.clone());
+        if f == "r" {
+            h.complete_txn(analysis::history::OpType::Ok, i % 4, json!([["r", "la/1", []]]));
+        } else {
+            h.complete_txn(analysis::history::OpType::Info, i % 4, mop);
+        }
+    }
+    let r = check(&h.build(), &opts(&[], 0.0));
+    assert_eq!(r.valid, Validity::Unknown, "{:?}", r.reason);
+    assert!(r.reason.as_deref().unwrap().contains("none of the 20 attempted writes was acknowledged"), "{:?}", r.reason);
+    // One acknowledged append makes it valid.
+    h.at_ms(900);
+    h.invoke_txn(0, json!([["append", "la/1", 99]]));
+    h.complete_txn(analysis::history::OpType::Ok, 0, json!([["append", "la/1", 99]]));
+    let r = check(&h.build(), &opts(&[], 0.0));
+    assert_eq!((r.valid, r.counts["ok-writes"]), (Validity::Valid, 1), "{:?}", r.reason);
+}
+
+#[test]
 fn a_read_only_history_is_not_held_to_the_write_rule() {
     let mut h = HistoryBuilder::new();
     for i in 0..50u64 {

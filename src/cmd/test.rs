@@ -99,8 +99,10 @@ pub struct TestArgs {
     pub leave_running: bool,
 
     /// Workload: `hotspot` (register ops on hot keys + unique inserts into a hot range),
-    /// `register` (read/write/cas on a few keys), `set` (unique inserts + range reads), or
-    /// `read-heavy` (register ops, 90% reads), or another workload of the table in
+    /// `register` (read/write/cas on a few keys), `set` (unique inserts + range reads),
+    /// `read-heavy` (register ops, 90% reads), `append` (Elle's list-append transactions) or
+    /// `rw-register` (Elle's rw-register transactions; both need a client that runs
+    /// transactions: --client redis), or another workload of the table in
     /// `workloads/src/generators/mod.rs` (an unknown name is refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
@@ -109,6 +111,26 @@ pub struct TestArgs {
     /// [default: hot-range for hotspot, uniform otherwise].
     #[arg(long, value_name = "DIST", help_heading = "Workload")]
     pub key_dist: Option<String>,
+
+    /// Keys in play: the register keyspace, or the transaction workloads' pool of active keys
+    /// [default: 12 for append and rw-register, 8 for register, 32 for read-heavy, 64 for hotspot].
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub key_count: Option<u64>,
+
+    /// Micro-ops per transaction (append, rw-register): `MIN..MAX` or `N` [default: 1..4].
+    #[arg(long, value_name = "MIN..MAX", help_heading = "Workload")]
+    pub txn_length: Option<String>,
+
+    /// Writes (appends) a transaction key takes before a fresh key replaces it, as Elle does
+    /// so reads stay short [default: 128].
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub max_writes_per_key: Option<u64>,
+
+    /// The consistency model the isolation checker holds transactions to (append,
+    /// rw-register): one of Elle's names, e.g. `serializable`, `snapshot-isolation`
+    /// [default: strict-serializable].
+    #[arg(long, value_name = "MODEL", help_heading = "Workload")]
+    pub consistency_model: Option<String>,
 
     /// Among register operations, the fraction that are reads; writes and compare-and-sets
     /// share the rest in the workload's own ratio [default: 0.5 for hotspot and register
@@ -222,6 +244,10 @@ impl TestArgs {
             leave_running: self.leave_running,
             workload: self.workload,
             key_dist: self.key_dist,
+            key_count: self.key_count,
+            txn_length: self.txn_length,
+            max_writes_per_key: self.max_writes_per_key,
+            consistency_model: self.consistency_model,
             read_fraction: self.read_fraction,
             concurrency: self.concurrency,
             rate: self.rate,

@@ -140,6 +140,11 @@ impl Db for Elastickv {
         &[Protocol::Grpc, Protocol::Redis]
     }
 
+    /// Transactions go through the Redis adapter's `MULTI`/`EXEC` (its gRPC RawKV has none).
+    fn transactions_over(&self, protocol: Protocol) -> bool {
+        protocol == Protocol::Redis
+    }
+
     fn supports_cas_over(&self, protocol: Protocol) -> bool {
         // The Redis adapter runs a Lua script (GET, compare, SET) as one transaction.
         protocol == Protocol::Redis

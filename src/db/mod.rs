@@ -164,7 +164,14 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// plain key-value ops, and one that loads a hot range for the splitter only where the
     /// store splits ranges.
     fn supports_workload(&self, workload: WorkloadKind) -> bool {
-        !workload.spec().hot_range || self.reports().splits
+        let spec = workload.spec();
+        (!spec.hot_range || self.reports().splits) && (!spec.transactional || self.protocols().iter().any(|p| self.transactions_over(*p)))
+    }
+    /// Whether the store's client can run transactions (the `append` and `rw-register`
+    /// workloads) through `protocol`; none can by default.
+    fn transactions_over(&self, protocol: Protocol) -> bool {
+        let _ = protocol;
+        false
     }
     /// The store's per-route split cooldown in seconds, given every server's extra flags
     /// (the target's own, then `--server-arg`s), when it has one the split checker can hold

@@ -74,6 +74,10 @@ impl Db for Redis {
         &[Protocol::Redis]
     }
 
+    fn transactions_over(&self, protocol: Protocol) -> bool {
+        protocol == Protocol::Redis
+    }
+
     fn nodes(&self) -> Option<u8> {
         Some(1)
     }

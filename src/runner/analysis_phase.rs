@@ -32,7 +32,10 @@ pub fn run_facts(test: &TestRecord, db: &dyn Db, hot_prefix: Option<String>) -> 
         auto_split: test.auto_split,
         server_args: &test.server_args,
         cluster: test.cluster,
-        checks: CheckOptions::default(),
+        checks: CheckOptions {
+            consistency: test.consistency_model.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default(),
+            ..CheckOptions::default()
+        },
     };
     facts_of(&options, db, hot_prefix)
 }

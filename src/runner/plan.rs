@@ -26,6 +26,25 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     if let Some(f) = args.read_fraction {
         cfg.set_read_fraction(f)?;
     }
+    if let Some(n) = args.key_count {
+        cfg.keys = n;
+        cfg.celebrities = cfg.celebrities.min(n.max(1));
+    }
+    if let Some(t) = &args.txn_length {
+        (cfg.txn_min_len, cfg.txn_max_len) = workloads::config::parse_txn_length(t)?;
+    }
+    if let Some(n) = args.max_writes_per_key {
+        cfg.max_writes_per_key = n;
+    }
+    let transactional = kind.spec().transactional;
+    for (flag, given) in [("--txn-length", args.txn_length.is_some()), ("--max-writes-per-key", args.max_writes_per_key.is_some()), ("--consistency-model", args.consistency_model.is_some())] {
+        if given && !transactional {
+            anyhow::bail!("{flag} applies to the transaction workloads (append, rw-register), not --workload {}", args.workload);
+        }
+    }
+    if let Some(m) = &args.consistency_model {
+        m.parse::<analysis::checkers::isolation::ConsistencyModel>().map_err(|e| anyhow::anyhow!("--consistency-model: {e}"))?;
+    }
     cfg.validate()?;
     Ok(cfg)
 }
@@ -174,6 +193,11 @@ impl Plan {
         if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
+        let transactional = WorkloadKind::from_name(&args.workload).is_some_and(|w| w.spec().transactional);
+        if transactional && !db.transactions_over(client) {
+            let over: Vec<&str> = db.protocols().iter().filter(|p| db.transactions_over(**p)).map(|p| p.name()).collect();
+            return Err(bad(format!("--workload {} runs transactions, which --db {} runs only with --client {}", args.workload, args.db.name(), over.join("|"))));
+        }
         let seed = args.seed.unwrap_or_else(rand::random);
         let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
         if !db.supports_cas_over(client) {
@@ -225,6 +249,15 @@ impl Plan {
             set_read: self.spec.set_read,
             ..self.workload.client_options()
         }
+    }
+
+    /// The model the isolation checker holds the run's transactions to: `--consistency-model`
+    /// or strict-serializable for a transaction workload, `None` for the others.
+    pub fn consistency_model(&self) -> Option<analysis::checkers::isolation::ConsistencyModel> {
+        if !self.workload.workload.spec().transactional {
+            return None;
+        }
+        Some(self.spec.consistency_model.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default())
     }
 
     /// The operations the register part of the workload generates.

@@ -42,6 +42,10 @@ pub struct TestRecord {
     pub read_fraction: f64,
     pub cas_fraction: f64,
     pub key_dist: Option<String>,
+    /// The model the isolation checker holds transactions to (transaction workloads only;
+    /// absent: not a transaction workload).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consistency_model: Option<String>,
     pub concurrency: String,
     pub processes: usize,
     pub rate: f64,
@@ -86,6 +90,7 @@ impl TestRecord {
             read_fraction: plan.workload.read_fraction,
             cas_fraction: plan.workload.cas_fraction,
             key_dist: a.key_dist.clone(),
+            consistency_model: plan.consistency_model().map(|m| m.to_string()),
             concurrency: plan.workload.concurrency.to_string(),
             processes: plan.workload.concurrency.processes(usize::from(a.nodes)),
             rate: plan.workload.rate,

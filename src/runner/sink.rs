@@ -185,6 +185,19 @@ impl JsonlSink {
     }
 }
 
+/// The store keys a client invocation touches, for the split nemesis's hot keys: its `key`,
+/// or every string key of a transaction's micro-ops (`[f, key, value]`).
+fn invoked_keys(op: &Op) -> Vec<String> {
+    if let Some(k) = &op.key {
+        return vec![k.clone()];
+    }
+    if op.f != analysis::ops::TXN {
+        return Vec::new();
+    }
+    let mops = op.value.as_array().map(Vec::as_slice).unwrap_or_default();
+    mops.iter().filter_map(|m| m.get(1).and_then(serde_json::Value::as_str).map(str::to_string)).collect()
+}
+
 fn flush_inner(inner: &mut Inner) {
     if let Some(w) = inner.writer.as_mut() {
         if let Err(e) = w.flush() {
@@ -232,11 +245,11 @@ impl HistorySink for JsonlSink {
         let index = op.index;
         inner.counters.count(&op);
         if op.kind == analysis::history::OpType::Invoke && matches!(op.process, analysis::history::Process::Client(_)) {
-            if let Some(k) = &op.key {
+            for k in invoked_keys(&op) {
                 if inner.recent_keys.len() == RECENT_KEYS {
                     inner.recent_keys.pop_front();
                 }
-                inner.recent_keys.push_back(k.clone());
+                inner.recent_keys.push_back(k);
             }
         }
         inner.ops.push(op);
@@ -320,6 +333,20 @@ mod tests {
         }
         assert_eq!(sink.hottest_key().as_deref(), Some("b"));
         assert_eq!(sink.hot_keys(), ["b", "e", "a"], "ties go to the most recent; c and d were seen once");
+    }
+
+    #[test]
+    fn a_transaction_heats_every_key_of_its_micro_ops() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = JsonlSink::create(&dir.path().join("h.jsonl")).unwrap();
+        for value in [serde_json::json!([["append", "la/1", 1], ["r", "la/2", null]]), serde_json::json!([["r", "la/2", null]])] {
+            let mut o = op(1);
+            o.f = analysis::ops::TXN.into();
+            o.key = None;
+            o.value = value;
+            sink.record(o);
+        }
+        assert_eq!(sink.hot_keys(), ["la/2"], "la/2 twice, la/1 once");
     }
 
     #[test]

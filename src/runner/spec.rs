@@ -52,6 +52,14 @@ pub struct TestSpec {
     pub leave_running: bool,
     pub workload: String,
     pub key_dist: Option<String>,
+    /// `--key-count`: keys in play (register keyspace; transactions' active keys).
+    pub key_count: Option<u64>,
+    /// `--txn-length MIN..MAX`: micro-ops per transaction.
+    pub txn_length: Option<String>,
+    /// `--max-writes-per-key`: writes a transaction key takes before it is retired.
+    pub max_writes_per_key: Option<u64>,
+    /// `--consistency-model`: what the isolation checker holds transactions to.
+    pub consistency_model: Option<String>,
     /// `--read-fraction`: reads among register operations.
     pub read_fraction: Option<f64>,
     pub concurrency: Option<String>,

@@ -83,6 +83,19 @@ impl From<KeyDist> for String {
     }
 }
 
+/// `--txn-length MIN..MAX` (or `N` for exactly N micro-ops).
+pub fn parse_txn_length(s: &str) -> anyhow::Result<(u64, u64)> {
+    let number = |t: &str| t.trim().parse::<u64>().with_context(|| format!("--txn-length {s:?}: {t:?} is not a whole number (expected MIN..MAX, e.g. 1..4)"));
+    let (min, max) = match s.split_once("..") {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(s)?, number(s)?),
+    };
+    if min == 0 || min > max {
+        bail!("--txn-length {s:?}: needs 1 ≤ MIN ≤ MAX");
+    }
+    Ok((min, max))
+}
+
 /// Number of client processes (`--concurrency`): a total, or `Nn` = N per node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -173,7 +186,7 @@ pub struct WorkloadConfig {
     pub scan_window: u64,
     /// Prefix of the hot range (hotspot inserts).
     pub hot_prefix: String,
-    /// Prefix of register keys.
+    /// Prefix of register keys (and of the transaction workloads' keys).
     pub register_prefix: String,
     /// Prefix of the set workload's inserts.
     pub set_prefix: String,
@@ -181,6 +194,12 @@ pub struct WorkloadConfig {
     pub call_timeout_ms: u64,
     /// TCP connect timeout, ms (kept below the call deadline).
     pub connect_timeout_ms: u64,
+    /// Transaction workloads: the fewest micro-ops of a transaction.
+    pub txn_min_len: u64,
+    /// Transaction workloads: the most micro-ops of a transaction.
+    pub txn_max_len: u64,
+    /// Transaction workloads: writes (appends) a key takes before a fresh key replaces it.
+    pub max_writes_per_key: u64,
 }
 
 impl Default for WorkloadConfig {
@@ -223,6 +242,9 @@ impl WorkloadConfig {
             set_prefix: "set/".into(),
             call_timeout_ms: 2000,
             connect_timeout_ms: 1000,
+            txn_min_len: 1,
+            txn_max_len: 4,
+            max_writes_per_key: 128,
         };
         (kind.spec().defaults)(base)
     }
@@ -270,6 +292,12 @@ impl WorkloadConfig {
         }
         if self.celebrities == 0 || self.celebrities > self.keys {
             bail!("celebrities must be between 1 and --keys ({}), got {}", self.keys, self.celebrities);
+        }
+        if self.txn_min_len == 0 || self.txn_min_len > self.txn_max_len {
+            bail!("--txn-length {}..{}: needs 1 ≤ MIN ≤ MAX", self.txn_min_len, self.txn_max_len);
+        }
+        if self.max_writes_per_key == 0 {
+            bail!("--max-writes-per-key must be at least 1");
         }
         if self.call_timeout_ms == 0 || self.connect_timeout_ms == 0 {
             bail!("client timeouts must be positive");
@@ -332,6 +360,16 @@ mod tests {
     }
 
     #[test]
+    fn txn_length_parses_a_range_or_one_number_and_refuses_the_rest() {
+        assert_eq!(parse_txn_length("1..4").unwrap(), (1, 4));
+        assert_eq!(parse_txn_length("3").unwrap(), (3, 3));
+        for bad in ["0..2", "4..1", "a..3", "", "1..", "-1..2"] {
+            assert!(parse_txn_length(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(format!("{:#}", parse_txn_length("x").unwrap_err()).contains("MIN..MAX"));
+    }
+
+    #[test]
     fn concurrency_parses_totals_and_per_node() {
         assert_eq!("10".parse::<Concurrency>().unwrap(), Concurrency::Total(10));
         assert_eq!("5n".parse::<Concurrency>().unwrap(), Concurrency::PerNode(5));
@@ -372,5 +410,8 @@ mod tests {
         assert!(bad(|c| c.celebrities = 65));
         assert!(bad(|c| c.hot_prefix.clear()));
         assert!(bad(|c| c.time_limit_s = f64::NAN));
+        assert!(bad(|c| c.txn_min_len = 0));
+        assert!(bad(|c| (c.txn_min_len, c.txn_max_len) = (5, 4)));
+        assert!(bad(|c| c.max_writes_per_key = 0));
     }
 }

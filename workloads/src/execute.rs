@@ -4,6 +4,7 @@
 
 use crate::client::{CallError, Certainty, KvTarget};
 use crate::generators::OpSpec;
+use crate::txn::Mop;
 use analysis::history::{CommitMeta, Op, OpType, Process};
 use serde_json::Value;
 
@@ -68,8 +69,22 @@ pub async fn execute(target: &dyn KvTarget, spec: &OpSpec) -> Completion {
             let meta = if r.metas.len() == 1 { r.metas.into_iter().next() } else { None };
             Completion::ok(Value::Array(keys), meta)
         }),
+        OpSpec::Txn { mops } => transact(target, spec, mops).await,
     };
     result.unwrap_or_else(|err| Completion::failed(spec, &err))
+}
+
+/// Runs a transaction; an answer that does not fit its micro-ops is a bad response (the
+/// transaction may have committed, so indeterminate when it writes).
+async fn transact(target: &dyn KvTarget, spec: &OpSpec, mops: &[Mop]) -> Result<Completion, CallError> {
+    let Some(t) = target.transactional() else {
+        return Err(CallError::new(Certainty::Definite, "unimplemented", "this client cannot run transactions"));
+    };
+    let read = t.transact(mops).await?;
+    let answered = read.len();
+    crate::txn::completed_value(mops, read)
+        .map(|value| Completion::ok(value, None))
+        .ok_or_else(|| CallError::bad_response(spec.call_kind(), format!("a transaction of {} micro-ops answered {answered} values, or a list read answered no list", mops.len())))
 }
 
 /// A store that answered `success = false` definitely did not apply the mutation.

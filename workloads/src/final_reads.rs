@@ -6,6 +6,7 @@
 
 use crate::client::{CallKind, NodeEndpoint};
 use crate::generators::{OpSpec, Touched};
+use crate::txn::{Mop, ReadShape};
 use crate::processes::{invoke_and_complete, ProcessContext};
 use analysis::history::OpType;
 use futures::future::join_all;
@@ -45,7 +46,10 @@ pub struct FinalReadsReport {
 fn read_plan(touched: &Touched) -> Vec<OpSpec> {
     let registers = touched.registers.iter().map(|k| OpSpec::Read { key: k.clone() });
     let ranges = touched.set_ranges.iter().map(|r| OpSpec::Scan { start: r.start.clone(), end: r.end.clone() });
-    registers.chain(ranges).collect()
+    let read_txn = |key: &String, shape| OpSpec::Txn { mops: vec![Mop::Read { key: key.clone(), shape }] };
+    let lists = touched.lists.iter().map(|k| read_txn(k, ReadShape::List));
+    let txn_registers = touched.txn_registers.iter().map(|k| read_txn(k, ReadShape::Register));
+    registers.chain(ranges).chain(lists).chain(txn_registers).collect()
 }
 
 /// Runs the final reads through every node in `ctx.nodes`, starting at process number
@@ -121,6 +125,7 @@ async fn read_through(
 fn describe(spec: &OpSpec) -> String {
     match spec {
         OpSpec::Scan { start, end } => format!("scan [{start}, {end})"),
+        OpSpec::Txn { mops } => format!("txn read of {}", mops.iter().map(Mop::key).collect::<Vec<_>>().join(", ")),
         other => format!("{} {}", other.f(), other.key().unwrap_or("")),
     }
 }
@@ -132,7 +137,7 @@ mod tests {
 
     #[test]
     fn plan_reads_registers_then_scans_ranges() {
-        let touched = Touched { registers: ["reg/2".to_string(), "reg/1".to_string()].into(), set_ranges: [ScanRange::prefix("hot/")].into() };
+        let touched = Touched { registers: ["reg/2".to_string(), "reg/1".to_string()].into(), set_ranges: [ScanRange::prefix("hot/")].into(), ..Touched::default() };
         let plan = read_plan(&touched);
         assert_eq!(
             plan,
@@ -143,5 +148,20 @@ mod tests {
             ]
         );
         assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));
+    }
+
+    #[test]
+    fn transaction_keys_are_read_back_by_one_read_transaction_each() {
+        let touched = Touched { lists: ["la/000001".to_string()].into(), txn_registers: ["rw/000002".to_string()].into(), ..Touched::default() };
+        let plan = read_plan(&touched);
+        assert_eq!(
+            plan,
+            vec![
+                OpSpec::Txn { mops: vec![Mop::Read { key: "la/000001".into(), shape: ReadShape::List }] },
+                OpSpec::Txn { mops: vec![Mop::Read { key: "rw/000002".into(), shape: ReadShape::Register }] },
+            ]
+        );
+        assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));
+        assert_eq!(describe(&plan[0]), "txn read of la/000001");
     }
 }

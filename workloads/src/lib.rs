@@ -46,6 +46,7 @@ pub mod processes;
 pub mod proto;
 pub mod rate;
 pub mod stats;
+pub mod txn;
 pub mod watcher;
 
 pub use client::grpc::{ClientOptions, GrpcConnector, KvClient};

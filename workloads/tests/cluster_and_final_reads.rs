@@ -57,6 +57,7 @@ fn summary_touching(registers: &[&str], ranges: &[&str], next_process: u64) -> W
         touched: Touched {
             registers: registers.iter().map(|s| s.to_string()).collect(),
             set_ranges: ranges.iter().map(|p| ScanRange::prefix(p)).collect(),
+            ..Touched::default()
         },
         elapsed_s: 1.0,
         cancelled: false,

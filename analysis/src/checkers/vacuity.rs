@@ -124,11 +124,22 @@ fn pre_fault_throughput(history: &History) -> Option<(f64, f64, u64)> {
 /// The functions that change state (`docs/history-format.md`); every other client `f` reads.
 pub const WRITE_FUNCTIONS: &[&str] = &[crate::ops::WRITE, crate::ops::CAS, crate::ops::PUT, crate::ops::APPEND, crate::ops::ADD];
 
+/// The micro-op functions of a transaction that change state (list-append's `append`,
+/// rw-register's `w`).
+pub const WRITE_MICRO_OPS: &[&str] = &["append", "w"];
+
+/// Whether `op` writes: a write function, or a transaction with a writing micro-op.
+fn is_write(op: &crate::history::Op) -> bool {
+    if op.f == crate::ops::TXN {
+        let mops = op.value.as_array().map(Vec::as_slice).unwrap_or_default();
+        return mops.iter().any(|m| m.get(0).and_then(serde_json::Value::as_str).is_some_and(|f| WRITE_MICRO_OPS.contains(&f)));
+    }
+    WRITE_FUNCTIONS.contains(&op.f.as_str())
+}
+
 /// Client writes invoked and acknowledged.
 fn write_tally(history: &History) -> (usize, usize) {
-    let writes = || {
-        history.ops.iter().filter(|op| op.process.client().is_some() && WRITE_FUNCTIONS.contains(&op.f.as_str()))
-    };
+    let writes = || history.ops.iter().filter(|op| op.process.client().is_some() && is_write(op));
     (writes().filter(|op| op.kind == OpType::Invoke).count(), writes().filter(|op| op.kind == OpType::Ok).count())
 }
 

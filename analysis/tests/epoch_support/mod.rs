@@ -72,6 +72,16 @@ impl HistoryBuilder {
         self.push(kind, Process::Client(process), f, Some(key), value, meta)
     }
 
+    /// A transaction's invoke (`f: txn`, no key, `value` the micro-ops).
+    pub fn invoke_txn(&mut self, process: u64, mops: Value) -> u64 {
+        self.push(OpType::Invoke, Process::Client(process), "txn", None, mops, None)
+    }
+
+    /// A transaction's completion.
+    pub fn complete_txn(&mut self, kind: OpType, process: u64, mops: Value) -> u64 {
+        self.push(kind, Process::Client(process), "txn", None, mops, None)
+    }
+
     /// An acknowledged op invoked now and completed 1 ms later; returns the `ok` index.
     pub fn acked(&mut self, process: u64, f: &str, key: &str, value: Value, meta: Option<CommitMeta>) -> u64 {
         self.invoke(process, f, key, value.clone());

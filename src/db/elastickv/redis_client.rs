@@ -60,6 +60,9 @@ impl KvTarget for EkvRedisClient {
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.data.scan(start, end, limit)
     }
+    fn transactional(&self) -> Option<&dyn workloads::client::Transactional> {
+        self.data.transactional()
+    }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
         self.control.list_routes()
     }

@@ -129,6 +129,16 @@ pub enum CatalogEvent {
 pub type CallResult<T> = Result<T, CallError>;
 pub type CatalogStream = BoxStream<'static, CallResult<CatalogEvent>>;
 
+/// A client that can run a transaction of micro-ops (the capability the `append` and
+/// `rw-register` workloads need; [`KvTarget::transactional`] says whether a client has it).
+pub trait Transactional: Send + Sync {
+    /// Runs `mops` as one transaction. On success, one value per micro-op, in order: what a
+    /// read returned (a JSON list for a list read, a value or `null` for a register read);
+    /// anything for a write (ignored). A failure is classified as for every call: definite
+    /// only when the transaction certainly did not take effect.
+    fn transact<'a>(&'a self, mops: &'a [crate::txn::Mop]) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
+}
+
 /// What faultline needs from a store's client, one instance per (process, node).
 ///
 /// Every method has a deadline (the implementation's configured call timeout) and returns
@@ -194,6 +204,11 @@ pub trait KvTarget: Send + Sync {
     fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
         let _ = key;
         Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no commit timestamps")) })
+    }
+    /// The client's transactions, if it can run them (`None`: the transaction workloads do
+    /// not run against it, and a transaction sent anyway fails definitely, unsent).
+    fn transactional(&self) -> Option<&dyn Transactional> {
+        None
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].

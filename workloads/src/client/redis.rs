@@ -12,6 +12,8 @@
 //!   is 0 ([`SetRead::Scan`]), or `MGET` in batches of every key the run attempted to write
 //!   in the range ([`SetRead::Mget`]; pipelined `GET`s of the batch where `MGET` is unknown);
 //! - status → `PING`: a Redis server is its own one-node group's leader.
+//! - transactions (list-append, rw-register micro-ops) → [`txn`]: `RPUSH`/`LRANGE`, `SET`/`GET`,
+//!   `MULTI`…`EXEC` for two or more.
 //!
 //! Invariants: a key is entered in the attempted set *before* its `SET` is sent, so an
 //! `MGET` read covers every write that can have happened; a scan's keys are the range's
@@ -456,6 +458,10 @@ fn unsupported(what: &str) -> CallError {
 }
 
 impl KvTarget for RedisClient {
+    fn transactional(&self) -> Option<&dyn super::Transactional> {
+        Some(self)
+    }
+
     fn node(&self) -> &str {
         &self.node
     }
@@ -519,5 +525,9 @@ impl Connector for RedisConnector {
     }
 }
 
+pub mod txn;
+
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod txn_tests;

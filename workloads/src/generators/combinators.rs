@@ -86,6 +86,8 @@ fn union(parts: impl IntoIterator<Item = Touched>) -> Touched {
     for t in parts {
         all.registers.extend(t.registers);
         all.set_ranges.extend(t.set_ranges);
+        all.lists.extend(t.lists);
+        all.txn_registers.extend(t.txn_registers);
     }
     all
 }
@@ -114,7 +116,7 @@ mod tests {
         }
 
         fn touched(&self) -> Touched {
-            Touched { registers: [self.key.to_string()].into(), set_ranges: Default::default() }
+            Touched { registers: [self.key.to_string()].into(), ..Touched::default() }
         }
     }
 

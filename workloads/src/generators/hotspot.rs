@@ -28,6 +28,7 @@ pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
     build: |cfg| Box::new(Hotspot::new(cfg)),
     checkers: &[linearizable::NAME, set_full::NAME],
     hot_range: true,
+    transactional: false,
 };
 
 pub struct Hotspot {
@@ -82,7 +83,7 @@ impl Workload for Hotspot {
 
     fn touched(&self) -> Touched {
         let set_ranges = if self.inserted > 0 { [self.inserts.range()].into() } else { Default::default() };
-        Touched { registers: self.registers.touched().clone(), set_ranges }
+        Touched { registers: self.registers.touched().clone(), set_ranges, ..Touched::default() }
     }
 }
 
@@ -131,6 +132,7 @@ mod tests {
                     register_keys.insert(key.clone());
                 }
                 OpSpec::Scan { start, end } => assert_eq!((start.as_str(), end.as_str()), ("hot/", "hot0")),
+                OpSpec::Txn { .. } => panic!("hotspot generated a transaction: {op:?}"),
             }
         }
         let expected: HashSet<String> = (0..cfg.celebrities).map(|i| format!("reg/{i:05}")).collect();

@@ -16,10 +16,12 @@
 
 pub mod combinators;
 pub mod keys;
+pub mod txns;
 
 use analysis::ops;
 use crate::client::CallKind;
 use crate::config::WorkloadConfig;
+use crate::txn::Mop;
 use rand::rngs::SmallRng;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -35,6 +37,8 @@ pub enum OpSpec {
     Add { key: String, element: i64 },
     /// Read every key in `[start, end)`.
     Scan { start: String, end: String },
+    /// A transaction of micro-ops (history `f` = `txn`, no `key`).
+    Txn { mops: Vec<Mop> },
 }
 
 impl OpSpec {
@@ -46,6 +50,7 @@ impl OpSpec {
             OpSpec::Cas { .. } => ops::CAS,
             OpSpec::Add { .. } => ops::ADD,
             OpSpec::Scan { .. } => ops::SCAN,
+            OpSpec::Txn { .. } => ops::TXN,
         }
     }
 
@@ -53,7 +58,7 @@ impl OpSpec {
     pub fn key(&self) -> Option<&str> {
         match self {
             OpSpec::Read { key } | OpSpec::Write { key, .. } | OpSpec::Cas { key, .. } | OpSpec::Add { key, .. } => Some(key),
-            OpSpec::Scan { .. } => None,
+            OpSpec::Scan { .. } | OpSpec::Txn { .. } => None,
         }
     }
 
@@ -65,12 +70,14 @@ impl OpSpec {
             OpSpec::Cas { expected, new, .. } => json!([expected, new]),
             OpSpec::Add { element, .. } => json!(element),
             OpSpec::Scan { start, end } => json!({ "start": start, "end": end }),
+            OpSpec::Txn { mops } => crate::txn::invoke_value(mops),
         }
     }
 
     pub fn call_kind(&self) -> CallKind {
         match self {
             OpSpec::Read { .. } | OpSpec::Scan { .. } => CallKind::Read,
+            OpSpec::Txn { mops } if !crate::txn::writes(mops) => CallKind::Read,
             _ => CallKind::Mutation,
         }
     }
@@ -103,11 +110,18 @@ pub fn prefix_end(prefix: &str) -> String {
     String::new()
 }
 
-/// What the final reads must read: every register key touched and every set range.
+/// What the final reads must read: every register key touched, every set range, and every
+/// key a transaction touched (read back by a one-read transaction of the workload's shape).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Touched {
     pub registers: BTreeSet<String>,
     pub set_ranges: BTreeSet<ScanRange>,
+    /// Keys of list-append transactions.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub lists: BTreeSet<String>,
+    /// Keys of rw-register transactions.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub txn_registers: BTreeSet<String>,
 }
 
 /// A generator of operations. One instance serves all processes (behind a lock), so
@@ -132,6 +146,9 @@ pub struct WorkloadSpec {
     /// split it: only targets that split ranges support it, and with auto-split on the split
     /// checker expects splits and judges them against the hot prefix.
     pub hot_range: bool,
+    /// Its operations are transactions (`OpSpec::Txn`): only a client that can run one
+    /// ([`crate::client::KvTarget::transactional`]) serves it.
+    pub transactional: bool,
 }
 
 /// Declares the workloads: each line is `Variant "name" in module`, the module
@@ -163,6 +180,8 @@ workloads! {
     Register "register" in register,
     Set "set" in set,
     ReadHeavy "read-heavy" in read_heavy,
+    Append "append" in append,
+    RwRegister "rw-register" in rw_register,
 }
 
 /// The generator `cfg` asks for.

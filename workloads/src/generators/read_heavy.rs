@@ -17,6 +17,7 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
     build: |cfg| Box::new(Register::new(cfg)),
     checkers: &[linearizable::NAME],
     hot_range: false,
+    transactional: false,
 };
 
 #[cfg(test)]

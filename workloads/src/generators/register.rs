@@ -14,6 +14,7 @@ pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
     build: |cfg| Box::new(Register::new(cfg)),
     checkers: &[linearizable::NAME],
     hot_range: false,
+    transactional: false,
 };
 
 pub struct Register {
@@ -32,6 +33,6 @@ impl Workload for Register {
     }
 
     fn touched(&self) -> Touched {
-        Touched { registers: self.ops.touched().clone(), set_ranges: Default::default() }
+        Touched { registers: self.ops.touched().clone(), ..Touched::default() }
     }
 }

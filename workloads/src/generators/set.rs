@@ -14,6 +14,7 @@ pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
     build: |cfg| Box::new(SetWorkload::new(cfg)),
     checkers: &[set_full::NAME],
     hot_range: false,
+    transactional: false,
 };
 
 /// Sequential unique inserts under one prefix.
@@ -76,7 +77,7 @@ impl Workload for SetWorkload {
     }
 
     fn touched(&self) -> Touched {
-        Touched { registers: Default::default(), set_ranges: [self.inserts.range()].into() }
+        Touched { set_ranges: [self.inserts.range()].into(), ..Touched::default() }
     }
 }
 

@@ -1,0 +1,174 @@
+//! The transaction generator shared by `append` and `rw-register` (Elle's list-append and
+//! rw-register generators): transactions of `txn_min_len..=txn_max_len` micro-ops, half reads
+//! and half writes (appends), over a small pool of `keys` active keys chosen exponentially
+//! (the first key of the pool twice as likely as the second, as Elle's default `key-dist`
+//! with base 2). A key that took `max_writes_per_key` writes is retired and a fresh key
+//! takes its place in the pool, so reads of a list stay short.
+//!
+//! Invariants: every written value is unique across the run (one counter), so unique per
+//! key; a key is never written after it is retired; keys are `<prefix><n:06>` with `n`
+//! counting up, so fresh keys sort after retired ones and the pool's keys stay close
+//! together in key order (the range a split cuts through).
+
+use super::{OpSpec, Touched, Workload};
+use crate::config::WorkloadConfig;
+use crate::txn::{Mop, ReadShape};
+use rand::rngs::SmallRng;
+use rand::RngExt;
+use std::collections::BTreeSet;
+
+pub struct TxnGen {
+    shape: ReadShape,
+    prefix: String,
+    /// The active keys' numbers (index 0 is the hottest) and the writes each took.
+    pool: Vec<(u64, u64)>,
+    next_key: u64,
+    next_value: i64,
+    min_len: u64,
+    max_len: u64,
+    max_writes: u64,
+    touched: BTreeSet<String>,
+}
+
+impl TxnGen {
+    pub fn new(cfg: &WorkloadConfig, shape: ReadShape) -> TxnGen {
+        let keys = cfg.keys.max(1);
+        TxnGen {
+            shape,
+            prefix: cfg.register_prefix.clone(),
+            pool: (0..keys).map(|n| (n, 0)).collect(),
+            next_key: keys,
+            next_value: 1,
+            min_len: cfg.txn_min_len.max(1),
+            max_len: cfg.txn_max_len.max(cfg.txn_min_len.max(1)),
+            max_writes: cfg.max_writes_per_key.max(1),
+            touched: BTreeSet::new(),
+        }
+    }
+
+    fn key_name(&self, n: u64) -> String {
+        format!("{}{n:06}", self.prefix)
+    }
+
+    /// An index into the pool: `i` with probability ∝ 2^-i (the last takes the remainder).
+    fn pick_slot(&self, rng: &mut SmallRng) -> usize {
+        let last = self.pool.len() - 1;
+        (0..last).find(|_| rng.random_bool(0.5)).unwrap_or(last)
+    }
+
+    fn next_mop(&mut self, rng: &mut SmallRng) -> Mop {
+        let slot = self.pick_slot(rng);
+        let key = self.key_name(self.pool[slot].0);
+        self.touched.insert(key.clone());
+        if rng.random_bool(0.5) {
+            return Mop::Read { key, shape: self.shape };
+        }
+        let value = self.next_value;
+        self.next_value += 1;
+        self.pool[slot].1 += 1;
+        if self.pool[slot].1 >= self.max_writes {
+            self.pool[slot] = (self.next_key, 0);
+            self.next_key += 1;
+        }
+        match self.shape {
+            ReadShape::List => Mop::Append { key, value },
+            ReadShape::Register => Mop::Write { key, value },
+        }
+    }
+}
+
+impl Workload for TxnGen {
+    fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
+        let len = rng.random_range(self.min_len..=self.max_len);
+        OpSpec::Txn { mops: (0..len).map(|_| self.next_mop(rng)).collect() }
+    }
+
+    fn touched(&self) -> Touched {
+        let keys = self.touched.clone();
+        match self.shape {
+            ReadShape::List => Touched { lists: keys, ..Touched::default() },
+            ReadShape::Register => Touched { txn_registers: keys, ..Touched::default() },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::WorkloadKind;
+    use rand::SeedableRng;
+    use std::collections::HashMap;
+
+    fn run(kind: &str, n: usize, max_writes: u64) -> (Vec<Vec<Mop>>, Touched) {
+        let mut cfg = WorkloadConfig::defaults(WorkloadKind::from_name(kind).expect("declared"));
+        cfg.max_writes_per_key = max_writes;
+        cfg.validate().unwrap();
+        let mut g = super::super::build(&cfg);
+        let mut rng = SmallRng::seed_from_u64(3);
+        let txns = (0..n)
+            .map(|_| match g.next_op(&mut rng) {
+                OpSpec::Txn { mops } => mops,
+                other => panic!("not a transaction: {other:?}"),
+            })
+            .collect();
+        (txns, g.touched())
+    }
+
+    #[test]
+    fn transactions_have_one_to_four_micro_ops_and_unique_values() {
+        let (txns, _) = run("append", 2000, 128);
+        assert!(txns.iter().all(|t| (1..=4).contains(&t.len())));
+        let lens: BTreeSet<usize> = txns.iter().map(Vec::len).collect();
+        assert_eq!(lens, (1..=4).collect(), "every length occurs");
+        let values: Vec<i64> = txns.iter().flatten().filter_map(|m| match m {
+            Mop::Append { value, .. } => Some(*value),
+            _ => None,
+        }).collect();
+        assert_eq!(values.iter().collect::<BTreeSet<_>>().len(), values.len(), "appended values are unique");
+        assert!(txns.iter().flatten().any(Mop::is_read));
+    }
+
+    #[test]
+    fn a_key_takes_at_most_max_writes_then_a_fresh_key_replaces_it() {
+        let (txns, touched) = run("append", 2000, 5);
+        let mut writes: HashMap<&str, u64> = HashMap::new();
+        let mut retired_after: HashMap<&str, usize> = HashMap::new();
+        for (i, t) in txns.iter().enumerate() {
+            for m in t {
+                if let Mop::Append { key, .. } = m {
+                    let w = writes.entry(key).or_default();
+                    *w += 1;
+                    assert!(*w <= 5, "{key} written {w} times");
+                    if *w == 5 {
+                        retired_after.insert(key, i);
+                    }
+                }
+            }
+        }
+        for (key, at) in &retired_after {
+            let later = txns[at + 1..].iter().flatten().any(|m| m.key() == *key && !m.is_read());
+            assert!(!later, "{key} written after it was retired");
+        }
+        assert!(touched.lists.len() > 12, "fresh keys were taken: {}", touched.lists.len());
+        assert!(touched.registers.is_empty() && touched.txn_registers.is_empty());
+    }
+
+    #[test]
+    fn rw_register_writes_registers_and_reads_them_as_values() {
+        let (txns, touched) = run("rw-register", 500, 5);
+        assert!(txns.iter().flatten().all(|m| matches!(m, Mop::Write { .. } | Mop::Read { shape: ReadShape::Register, .. })));
+        assert!(!touched.txn_registers.is_empty() && touched.lists.is_empty());
+    }
+
+    #[test]
+    fn the_first_key_of_the_pool_is_the_hottest() {
+        let (txns, _) = run("append", 3000, 100_000);
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for m in txns.iter().flatten() {
+            *counts.entry(m.key()).or_default() += 1;
+        }
+        let first = counts.get("la/000000").copied().unwrap_or(0);
+        let second = counts.get("la/000001").copied().unwrap_or(0);
+        assert!(first > second, "{first} vs {second}");
+    }
+}
