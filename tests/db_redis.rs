@@ -2,7 +2,10 @@
 //! (installed by `.ci/run`), so the Redis client (GET/SET, cas as a Lua script, SCAN and
 //! MGET set reads) runs against a real Redis-protocol server. Clean register and set runs
 //! are valid; killing the node loses the inserts acknowledged since the last RDB snapshot
-//! (Redis's default persistence), and set-full reports them as lost.
+//! (Redis's default persistence), and set-full reports them as lost. The transaction
+//! workloads (Elle's list-append and rw-register through `MULTI`/`EXEC`, which one Redis
+//! runs serially) are valid clean; a kill loses the appends since the last snapshot, and
+//! the isolation checker says so.
 
 mod test_support;
 use test_support::*;
@@ -119,6 +122,45 @@ fn killing_the_node_loses_the_inserts_since_the_last_snapshot_and_set_full_says_
     assert!(!nemesis_events(&history, "start-kill").is_empty(), "the node was killed");
 }
 
+fn isolation(verdict: &serde_json::Value) -> &serde_json::Value {
+    &verdict["checkers"]["isolation"]
+}
+
+#[test]
+fn clean_transaction_runs_are_valid_under_strict_serializability() {
+    let _one = lock();
+    for (workload, model) in [("append", "list-append"), ("rw-register", "rw-register")] {
+        let name = format!("redis-{workload}");
+        let args = ["--db", "redis", "--workload", workload, "--time-limit", "8", "--test-name", &name];
+        let (run, out) = run_test(&name, &args);
+        let verdict = results(&run);
+        assert_eq!(out.status.code(), Some(0), "{workload}: not valid: {verdict:#}\n{}", show(&out));
+        let iso = isolation(&verdict);
+        assert_eq!((iso["valid"].as_bool(), iso["details"]["model"].as_str()), (Some(true), Some(model)), "{iso:#}");
+        assert_eq!(iso["details"]["consistency_model"], "strict-serializable");
+        assert!(count(&verdict, "isolation", "committed") > 200, "{iso:#}");
+        let history = read_history(&run);
+        let multi = history.ops.iter().filter(|o| o.f == "txn" && o.kind == analysis::history::OpType::Ok && o.value.as_array().is_some_and(|m| m.len() > 1)).count();
+        assert!(multi > 50, "{workload}: transactions of several micro-ops committed ({multi})");
+        assert_eq!(test_json(&run)["test"]["consistency_model"], "strict-serializable");
+    }
+}
+
+#[test]
+fn killing_the_node_loses_acknowledged_appends_and_the_isolation_checker_says_so() {
+    let _one = lock();
+    let args = ["--db", "redis", "--workload", "append", "--nemesis", "kill", "--nemesis-interval", "3", "--time-limit", "14", "--test-name", "redis-append-kill"];
+    let (run, out) = run_test("redis-append-kill", &args);
+    let verdict = results(&run);
+    assert_eq!(out.status.code(), Some(1), "a kill of Redis without a snapshot loses appends: {verdict:#}\n{}", show(&out));
+    let iso = isolation(&verdict);
+    assert_eq!(iso["valid"], serde_json::json!(false), "{iso:#}");
+    let found: Vec<&str> = iso["details"]["anomaly_types"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+    let loss_shaped = ["lost-append", "incompatible-order", "G-single-item-realtime", "G-single-item", "G0", "G0-realtime", "G2-item-realtime", "G1c-realtime"];
+    assert!(found.iter().any(|a| loss_shaped.contains(a)), "the lost appends show as a loss-shaped anomaly: {found:?}");
+    assert!(!nemesis_events(&read_history(&run), "start-kill").is_empty(), "the node was killed");
+}
+
 #[test]
 fn options_redis_cannot_honour_are_bad_arguments() {
     for (args, says) in [
@@ -128,6 +170,11 @@ fn options_redis_cannot_honour_are_bad_arguments() {
             "--nemesis partition",
         ),
         (vec!["--db", "redis", "--workload", "set", "--client", "grpc"], "--client grpc"),
+        (vec!["--db", "redis", "--workload", "append", "--consistency-model", "linearish"], "--consistency-model"),
+        (vec!["--db", "redis", "--workload", "set", "--txn-length", "1..3"], "--txn-length applies to the transaction workloads"),
+        (vec!["--db", "redis", "--workload", "append", "--txn-length", "3..1"], "--txn-length"),
+        (vec!["--db", "refkv", "--workload", "append"], "--workload append"),
+        (vec!["--db", "elastickv", "--workload", "append", "--client", "grpc"], "--client redis"),
     ] {
         let out = faultline()
             .args(["test", "--no-progress"])
