@@ -131,6 +131,13 @@ pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String], moves: 
     Err(why)
 }
 
+/// The invoke indices of the transactions in flight (`(index, keys)`) that touch a key of
+/// `route`: the transactions a split of it lands in the middle of.
+pub fn txns_in_route(in_flight: &[(u64, Vec<String>)], route: &RouteRecord) -> Vec<u64> {
+    let inside = |k: &str| route.start.as_str() <= k && (route.end.is_empty() || k < route.end.as_str());
+    in_flight.iter().filter(|(_, keys)| keys.iter().any(|k| inside(k))).map(|(i, _)| *i).collect()
+}
+
 /// The group other than `from` serving the fewest routes (ties: lowest id).
 pub fn least_loaded_other_group(routes: &[RouteRecord], groups: &[u64], from: u64) -> Option<u64> {
     groups
@@ -185,6 +192,7 @@ impl Oracle for StoreOracle {
             } else {
                 None
             };
+            let in_flight = txns_in_route(&self.sink.in_flight_txns(), &route);
             let request = SplitRequest {
                 expected_catalog_version: catalog.version,
                 route_id: route.id,
@@ -201,6 +209,7 @@ impl Oracle for StoreOracle {
                         "expected_catalog_version": catalog.version,
                         "resolved_from": reply.resolved_from,
                         "hot_key": hot[rank], "hot_key_rank": rank,
+                        "in_flight_txns": in_flight,
                     }),
                 ),
                 Err(e) => {
@@ -320,6 +329,15 @@ mod tests {
         assert_eq!(split_point(&r, "m").as_deref(), Some("m\0"), "the start itself cannot split");
         assert_eq!(split_point(&route(4, "a", "p\0", 1), "p").as_deref(), Some("p"), "a key ending its route splits it off");
         assert_eq!(split_point(&route(3, "m", "m\0", 1), "m"), None, "a one-key route cannot split");
+    }
+
+    #[test]
+    fn a_split_names_the_transactions_in_flight_on_its_route() {
+        let keys = |ks: &[&str]| ks.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        let in_flight = [(4, keys(&["a", "m"])), (7, keys(&["x"])), (9, keys(&["m"]))];
+        assert_eq!(txns_in_route(&in_flight, &route(1, "l", "p", 1)), [4, 9]);
+        assert_eq!(txns_in_route(&in_flight, &route(2, "p", "", 1)), [7], "an empty end is unbounded");
+        assert!(txns_in_route(&in_flight, &route(3, "b", "c", 1)).is_empty());
     }
 
     #[test]

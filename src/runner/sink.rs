@@ -59,6 +59,8 @@ const RECENT_KEYS: usize = 2048;
 struct Inner {
     counters: Counters,
     recent_keys: std::collections::VecDeque<String>,
+    /// Transactions invoked and not completed yet: process → (invoke index, keys).
+    pending_txns: std::collections::HashMap<u64, (u64, Vec<String>)>,
     next_index: u64,
     last_time: u64,
     ops: OpChunks,
@@ -90,6 +92,7 @@ impl JsonlSink {
             inner: Mutex::new(Inner {
                 counters: Counters::default(),
                 recent_keys: std::collections::VecDeque::with_capacity(RECENT_KEYS),
+                pending_txns: Default::default(),
                 next_index: 0,
                 last_time: 0,
                 ops: OpChunks::default(),
@@ -147,6 +150,14 @@ impl JsonlSink {
         ranked.sort_by_key(|(_, c)| std::cmp::Reverse(*c));
         let repeated = ranked.iter().take_while(|(_, c)| c.0 > 1).count();
         ranked.into_iter().take(repeated.max(1)).map(|(k, _)| k.to_string()).collect()
+    }
+
+    /// The transactions in flight now (invoked, not completed): their invoke indices and
+    /// keys, in invoke order, for the split nemesis's events.
+    pub fn in_flight_txns(&self) -> Vec<(u64, Vec<String>)> {
+        let mut txns: Vec<(u64, Vec<String>)> = self.lock().pending_txns.values().cloned().collect();
+        txns.sort();
+        txns
     }
 
     /// Pushes buffered lines to the file.
@@ -244,7 +255,17 @@ impl HistorySink for JsonlSink {
         }
         let index = op.index;
         inner.counters.count(&op);
+        if op.kind != analysis::history::OpType::Invoke && op.f == analysis::ops::TXN {
+            if let analysis::history::Process::Client(p) = op.process {
+                inner.pending_txns.remove(&p);
+            }
+        }
         if op.kind == analysis::history::OpType::Invoke && matches!(op.process, analysis::history::Process::Client(_)) {
+            if op.f == analysis::ops::TXN {
+                if let analysis::history::Process::Client(p) = op.process {
+                    inner.pending_txns.insert(p, (op.index, invoked_keys(&op)));
+                }
+            }
             for k in invoked_keys(&op) {
                 if inner.recent_keys.len() == RECENT_KEYS {
                     inner.recent_keys.pop_front();
@@ -339,14 +360,19 @@ mod tests {
     fn a_transaction_heats_every_key_of_its_micro_ops() {
         let dir = tempfile::tempdir().unwrap();
         let sink = JsonlSink::create(&dir.path().join("h.jsonl")).unwrap();
-        for value in [serde_json::json!([["append", "la/1", 1], ["r", "la/2", null]]), serde_json::json!([["r", "la/2", null]])] {
-            let mut o = op(1);
+        for (p, value) in [(1, serde_json::json!([["append", "la/1", 1], ["r", "la/2", null]])), (2, serde_json::json!([["r", "la/2", null]]))] {
+            let mut o = op(p);
             o.f = analysis::ops::TXN.into();
             o.key = None;
             o.value = value;
             sink.record(o);
         }
         assert_eq!(sink.hot_keys(), ["la/2"], "la/2 twice, la/1 once");
+        assert_eq!(sink.in_flight_txns(), [(0, vec!["la/1".to_string(), "la/2".to_string()]), (1, vec!["la/2".to_string()])]);
+        let mut done = op(2);
+        (done.kind, done.f, done.key, done.value) = (OpType::Ok, analysis::ops::TXN.into(), None, serde_json::json!([["r", "la/2", []]]));
+        sink.record(done);
+        assert_eq!(sink.in_flight_txns(), [(0, vec!["la/1".to_string(), "la/2".to_string()])], "process 2's completion ends its transaction");
     }
 
     #[test]
