@@ -10,7 +10,13 @@
 
 use crate::history::txn::{MicroOp, MopKind, MopValue, TxnScalar};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use std::cell::Cell;
 use std::fmt;
+
+thread_local! {
+    /// The buffer list reads are gathered in, one per parsing thread.
+    static SCRATCH: Cell<Vec<TxnScalar>> = const { Cell::new(Vec::new()) };
+}
 
 /// The micro-ops of a transaction whose `value` is the JSON text `raw`, when it is a
 /// well-formed transaction; `None` otherwise (the caller then finds out why).
@@ -158,11 +164,20 @@ impl<'de> Visitor<'de> for Arg {
         Scalar.visit_string(v).map(MopValue::Scalar)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MopValue, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(16));
-        while let Some(s) = seq.next_element_seed(Scalar)? {
-            items.push(s);
-        }
-        Ok(MopValue::List(items))
+        // Gathered in a reused buffer, then copied once into a list of the exact length:
+        // one allocation per list instead of one per doubling.
+        SCRATCH.with(|scratch| {
+            let mut items = scratch.take();
+            items.clear();
+            let read = (|| {
+                while let Some(s) = seq.next_element_seed(Scalar)? {
+                    items.push(s);
+                }
+                Ok(MopValue::List(items.drain(..).collect()))
+            })();
+            scratch.set(items);
+            read
+        })
     }
 }
 
