@@ -16,6 +16,7 @@ use std::fmt;
 mod fault;
 mod job_phase;
 pub mod txn;
+pub mod txn_table;
 
 pub use fault::{fault_events, FaultEdge, FaultEvent, FaultValue};
 pub use job_phase::{normalized_name as job_phase_name, JobPhase};
@@ -174,14 +175,43 @@ pub struct Op {
 }
 
 /// A whole history, in index order.
+///
+/// `txn_table`, when present, holds the micro-ops of client `txn` ops in compact form
+/// ([`txn_table::TxnTable`]) and the `value` of every op it holds is `null` in `ops`
+/// (a reader saves the memory of the JSON form): [`History::txn_value`] gives the JSON back.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct History {
     pub ops: Vec<Op>,
+    pub txn_table: Option<txn_table::TxnTable>,
 }
 
 impl History {
     pub fn new(ops: Vec<Op>) -> Self {
-        History { ops }
+        History { ops, txn_table: None }
+    }
+
+    /// A history whose transactions' micro-ops are in `table` (their ops' `value` is `null`).
+    pub fn with_txn_table(ops: Vec<Op>, table: txn_table::TxnTable) -> Self {
+        History { ops, txn_table: Some(table) }
+    }
+
+    /// The `value` of the op at `position`: from the compact table when the op is in it,
+    /// else the op's own. Panics if `position` is out of range.
+    pub fn txn_value(&self, position: usize) -> std::borrow::Cow<'_, serde_json::Value> {
+        let op = &self.ops[position];
+        match self.txn_table.as_ref().and_then(|t| t.value_json(position, op.index)) {
+            Some(v) => std::borrow::Cow::Owned(v),
+            None => std::borrow::Cow::Borrowed(&op.value),
+        }
+    }
+
+    /// The compact table of the transactions: the one the reader built, else one built now
+    /// from the ops' values.
+    pub fn txn_table(&self) -> std::borrow::Cow<'_, txn_table::TxnTable> {
+        match &self.txn_table {
+            Some(t) => std::borrow::Cow::Borrowed(t),
+            None => std::borrow::Cow::Owned(txn_table::TxnTable::from_ops(&self.ops)),
+        }
     }
     pub fn len(&self) -> usize {
         self.ops.len()

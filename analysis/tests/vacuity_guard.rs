@@ -169,3 +169,20 @@ fn a_read_only_history_is_not_held_to_the_write_rule() {
     let r = check(&h.build(), &opts(&[], 0.0));
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
 }
+
+#[test]
+fn a_writing_transaction_counts_when_the_history_is_read_in_compact_form() {
+    // `faultline analyze` reads txn micro-ops into the history's compact table and leaves each
+    // op's `value` null; the write rule must still see the acknowledged append.
+    let text = concat!(
+        r#"{"index":0,"time":0,"process":0,"type":"invoke","f":"txn","value":[["append","la/1",1]]}"#, "\n",
+        r#"{"index":1,"time":1000,"process":0,"type":"ok","f":"txn","value":[["append","la/1",1]]}"#, "\n",
+        r#"{"index":2,"time":2000,"process":1,"type":"invoke","f":"txn","value":[["r","la/1",null]]}"#, "\n",
+        r#"{"index":3,"time":3000,"process":1,"type":"ok","f":"txn","value":[["r","la/1",[1]]]}"#, "\n",
+    );
+    let form = analysis::formats::TxnForm::Compact;
+    let (history, _) = analysis::formats::jsonl::read_history_parallel_as(text.as_bytes(), "t.jsonl", form).unwrap();
+    assert!(history.txn_table.is_some() && history.ops.iter().all(|op| op.value.is_null()));
+    let r = check(&history, &opts(&[], 0.0));
+    assert_eq!((r.valid, r.counts["ok-writes"]), (Validity::Valid, 1), "{:?}", r.reason);
+}

@@ -51,10 +51,11 @@ impl Db for Null {
         Reports { commit_meta: false, catalog: false, splits: false }
     }
 
-    /// Every workload, the hotspot one included: its ops are plain key-value ops, and
-    /// driving them is what the target is for (its split checker is `not-applicable`).
-    fn supports_workload(&self, _workload: WorkloadKind) -> bool {
-        true
+    /// Every key-value workload, the hotspot one included: its ops are plain key-value ops,
+    /// and driving them is what the target is for (its split checker is `not-applicable`).
+    /// Not the transactional ones: its client runs no transactions.
+    fn supports_workload(&self, workload: WorkloadKind) -> bool {
+        !workload.spec().transactional
     }
 
     fn faults(&self) -> &'static [FaultKind] {

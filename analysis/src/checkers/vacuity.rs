@@ -129,9 +129,13 @@ pub const WRITE_FUNCTIONS: &[&str] = &[crate::ops::WRITE, crate::ops::CAS, crate
 pub const WRITE_MICRO_OPS: &[&str] = &["append", "w"];
 
 /// Whether `op` writes: a write function, or a transaction with a writing micro-op.
-fn is_write(op: &crate::history::Op) -> bool {
+/// A transaction's micro-ops are read through [`History::txn_value`]: a reader may keep them
+/// in the history's compact table and leave the op's `value` null.
+fn is_write(history: &History, position: usize) -> bool {
+    let op = &history.ops[position];
     if op.f == crate::ops::TXN {
-        let mops = op.value.as_array().map(Vec::as_slice).unwrap_or_default();
+        let value = history.txn_value(position);
+        let mops = value.as_array().map(Vec::as_slice).unwrap_or_default();
         return mops.iter().any(|m| m.get(0).and_then(serde_json::Value::as_str).is_some_and(|f| WRITE_MICRO_OPS.contains(&f)));
     }
     WRITE_FUNCTIONS.contains(&op.f.as_str())
@@ -139,7 +143,11 @@ fn is_write(op: &crate::history::Op) -> bool {
 
 /// Client writes invoked and acknowledged.
 fn write_tally(history: &History) -> (usize, usize) {
-    let writes = || history.ops.iter().filter(|op| op.process.client().is_some() && is_write(op));
+    let writes = || {
+        (0..history.ops.len())
+            .filter(|&p| history.ops[p].process.client().is_some() && is_write(history, p))
+            .map(|p| &history.ops[p])
+    };
     (writes().filter(|op| op.kind == OpType::Invoke).count(), writes().filter(|op| op.kind == OpType::Ok).count())
 }
 

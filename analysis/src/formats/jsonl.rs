@@ -7,16 +7,24 @@
 //! leaves such a line, and it is dropped — whatever it parses to — and reported as a
 //! warning in the [`ParseReport`]. A complete (newline-terminated) line that does not
 //! parse is an error wherever it is.
+//! A client transaction's `value` is read straight into micro-ops ([`super::txn_json`]);
+//! with [`TxnForm::Compact`] they go to the history's [`TxnTable`] and the op's `value` is
+//! left `null`, with [`TxnForm::Json`] the op gets its `value` back as JSON.
 //! [`JsonlWriter`] appends one complete line per op and flushes it, so a history can be
 //! read (and checked) while the test that writes it is still running.
 
 mod parallel;
 
-use super::txn_check::TxnShape;
-use super::validate::{txn_shape_of_op, Validator};
-use super::{FormatError, ParseReport};
+use super::txn_check::shape_of_mops;
+use super::txn_json::mops_of_json;
+use super::validate::{parse_txn_value, ParsedTxn, Validator};
+use super::{FormatError, ParseReport, TxnForm};
+use crate::history::txn::{txn_to_json, TXN};
+use crate::history::txn_table::TxnTable;
 use crate::history::{CommitMeta, History, Op, OpType, Process};
 use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, Write};
 use std::path::Path;
@@ -24,7 +32,7 @@ use std::path::Path;
 /// One line as written on disk. `index` and `time` may be omitted in hand-written
 /// histories; they default to the previous index + 1 and to the index.
 #[derive(Deserialize)]
-struct LineOp {
+struct LineOp<'a> {
     #[serde(default)]
     index: Option<u64>,
     #[serde(rename = "type")]
@@ -33,8 +41,9 @@ struct LineOp {
     f: String,
     #[serde(default)]
     key: Option<String>,
-    #[serde(default)]
-    value: serde_json::Value,
+    /// The text of `value`, parsed once `f` and `process` are known (`null` reads as absent).
+    #[serde(borrow, default)]
+    value: Option<&'a RawValue>,
     #[serde(default)]
     time: Option<u64>,
     #[serde(default)]
@@ -50,29 +59,48 @@ pub(crate) struct PendingOp {
     op: Op,
     index_given: bool,
     time_given: bool,
-    /// The transaction's shape, computed with the parse (on all cores).
-    txn: Option<Result<TxnShape, String>>,
+    /// A client transaction's micro-ops and shape, parsed with the line (on all cores).
+    /// When they parsed straight from the text, `op.value` is `null`.
+    txn: Option<ParsedTxn>,
 }
 
-impl LineOp {
-    fn into_pending(self) -> PendingOp {
+impl LineOp<'_> {
+    fn into_pending(self) -> Result<PendingOp, String> {
         let (index_given, time_given) = (self.index.is_some(), self.time.is_some());
         let index = self.index.unwrap_or(0);
+        let client_txn = self.process.client().is_some() && self.f == TXN;
+        let (value, txn) = parse_value(self.value, client_txn)?;
         let op = Op {
             index,
             kind: self.kind,
             process: self.process,
             f: self.f,
             key: self.key,
-            value: self.value,
+            value,
             time: self.time.unwrap_or(index),
             node: self.node,
             error: self.error,
             meta: self.meta,
         };
-        let txn = txn_shape_of_op(&op);
-        PendingOp { op, index_given, time_given, txn }
+        Ok(PendingOp { op, index_given, time_given, txn })
     }
+}
+
+/// An op's `value` (left `null` for a transaction that parses straight from its text) and,
+/// for a client transaction, its parse.
+fn parse_value(raw: Option<&RawValue>, client_txn: bool) -> Result<(Value, Option<ParsedTxn>), String> {
+    if client_txn {
+        if let Some(mops) = raw.and_then(|r| mops_of_json(r.get())) {
+            let parsed = shape_of_mops(&mops).map(|shape| (mops, shape));
+            return Ok((Value::Null, Some(parsed)));
+        }
+    }
+    let value = match raw {
+        Some(r) => serde_json::from_str(r.get()).map_err(|e| describe_json_error(&e))?,
+        None => Value::Null,
+    };
+    let txn = client_txn.then(|| parse_txn_value(&value));
+    Ok((value, txn))
 }
 
 /// Turns parsed lines into validated ops, in order: assigns default indices and times,
@@ -85,10 +113,13 @@ pub(crate) struct Assembler {
     last_time: u64,
     time_warnings: usize,
     report: ParseReport,
+    form: TxnForm,
+    /// The transactions' micro-ops, with [`TxnForm::Compact`].
+    table: TxnTable,
 }
 
 impl Assembler {
-    pub(crate) fn new(source: &str) -> Self {
+    pub(crate) fn new(source: &str, form: TxnForm) -> Self {
         Assembler {
             source: source.to_string(),
             validator: Validator::new(),
@@ -96,7 +127,18 @@ impl Assembler {
             last_time: 0,
             time_warnings: 0,
             report: ParseReport::default(),
+            form,
+            table: TxnTable::default(),
         }
+    }
+
+    /// The history of `ops` (all pushed through this assembler) and the report.
+    pub(crate) fn finish(self, ops: Vec<Op>) -> (History, ParseReport) {
+        let history = match self.form {
+            TxnForm::Json => History::new(ops),
+            TxnForm::Compact => History::with_txn_table(ops, self.table),
+        };
+        (history, self.report)
     }
 
     pub(crate) fn error(&self, line: usize, message: impl Into<String>) -> FormatError {
@@ -111,7 +153,17 @@ impl Assembler {
         if !time_given {
             op.time = op.index;
         }
-        self.validator.accept_shaped(&op, line, txn).map_err(|m| self.error(line, m))?;
+        let mops = self.validator.accept_parsed(&op, line, txn.as_ref()).map_err(|m| self.error(line, m))?;
+        if let Some(mops) = mops {
+            match self.form {
+                TxnForm::Compact => {
+                    self.table.push(self.report.ops, op.index, mops);
+                    op.value = Value::Null;
+                }
+                TxnForm::Json if op.value.is_null() => op.value = txn_to_json(mops),
+                TxnForm::Json => {}
+            }
+        }
         self.next_index = op.index + 1;
         if op.time < self.last_time {
             self.warn_time_backwards(line, op.time);
@@ -154,7 +206,7 @@ pub struct JsonlReader<R> {
 impl<R: BufRead> JsonlReader<R> {
     /// `source` names the input in errors and warnings (usually the file path).
     pub fn new(input: R, source: &str) -> Self {
-        JsonlReader { input, line: 0, buf: Vec::with_capacity(256), asm: Assembler::new(source), finished: false }
+        JsonlReader { input, line: 0, buf: Vec::with_capacity(256), asm: Assembler::new(source, TxnForm::Json), finished: false }
     }
 
     pub fn report(&self) -> &ParseReport {
@@ -222,7 +274,7 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
 
 pub(crate) fn parse_line(bytes: &[u8]) -> Result<PendingOp, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "invalid UTF-8".to_string())?;
-    serde_json::from_str::<LineOp>(text).map(LineOp::into_pending).map_err(|e| describe_json_error(&e))
+    serde_json::from_str::<LineOp>(text).map_err(|e| describe_json_error(&e))?.into_pending()
 }
 
 /// serde_json's message with the column, minus its own "at line 1" (we know the line).
@@ -244,8 +296,13 @@ pub fn read_history_bytes(bytes: &[u8], source: &str) -> Result<(History, ParseR
 /// on all cores; the same result as [`read_history`], much faster on big histories, and
 /// without holding the whole text in memory.
 pub fn read_history_parallel<R: io::Read>(input: R, source: &str) -> Result<(History, ParseReport), FormatError> {
-    let (ops, asm) = parallel::read(input, Assembler::new(source))?;
-    Ok((History::new(ops), asm.report))
+    read_history_parallel_as(input, source, TxnForm::Json)
+}
+
+/// [`read_history_parallel`], keeping the transactions in `form`.
+pub fn read_history_parallel_as<R: io::Read>(input: R, source: &str, form: TxnForm) -> Result<(History, ParseReport), FormatError> {
+    let (ops, asm) = parallel::read(input, Assembler::new(source, form))?;
+    Ok(asm.finish(ops))
 }
 
 /// Reads a whole JSON Lines history.
@@ -297,11 +354,16 @@ impl<W: Write> JsonlWriter<W> {
     }
 }
 
-/// Writes a whole history to `path` (replacing it).
+/// Writes a whole history to `path` (replacing it); transactions held in the history's
+/// compact table are written as their JSON.
 pub fn write_history(path: &Path, history: &History) -> io::Result<()> {
     let mut out = io::BufWriter::new(File::create(path)?);
-    for op in &history.ops {
-        serde_json::to_writer(&mut out, op).map_err(io::Error::other)?;
+    for (position, op) in history.ops.iter().enumerate() {
+        match history.txn_value(position) {
+            std::borrow::Cow::Borrowed(_) => serde_json::to_writer(&mut out, op),
+            std::borrow::Cow::Owned(value) => serde_json::to_writer(&mut out, &Op { value, ..op.clone() }),
+        }
+        .map_err(io::Error::other)?;
         out.write_all(b"\n")?;
     }
     out.flush()

@@ -18,6 +18,7 @@ pub mod jepsen_log;
 pub mod jsonl;
 pub mod porcupine_kv;
 pub mod txn_check;
+pub mod txn_json;
 pub mod validate;
 
 use crate::history::History;
@@ -135,6 +136,17 @@ pub fn unterminated_last_line_warning(source: &str, line: usize) -> String {
     )
 }
 
+/// How a reader keeps the micro-ops of client transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TxnForm {
+    /// In each op's `value`, as JSON (what the file holds).
+    #[default]
+    Json,
+    /// In the history's compact [`crate::history::txn_table::TxnTable`], the op's `value`
+    /// left `null` (JSON Lines only; the other formats keep JSON): a fraction of the memory.
+    Compact,
+}
+
 /// A history read from disk, with the format it was in.
 #[derive(Debug, Clone)]
 pub struct LoadedHistory {
@@ -157,6 +169,11 @@ pub fn parse_str(text: &str, format: Format, source: &str) -> Result<LoadedHisto
 /// Reads a history file. `format` `None` means detect it from the content (and the file
 /// extension as a hint). JSON Lines files are read in batches parsed on all cores.
 pub fn load_file(path: &Path, format: Option<Format>) -> Result<LoadedHistory, FormatError> {
+    load_file_as(path, format, TxnForm::Json)
+}
+
+/// [`load_file`], keeping a JSON Lines history's transactions in `form`.
+pub fn load_file_as(path: &Path, format: Option<Format>, form: TxnForm) -> Result<LoadedHistory, FormatError> {
     let source = path.display().to_string();
     let io_error = |e: std::io::Error| FormatError::new(&source, 0, format!("cannot read: {e}"));
     let mut file = std::fs::File::open(path).map_err(io_error)?;
@@ -177,7 +194,7 @@ pub fn load_file(path: &Path, format: Option<Format>) -> Result<LoadedHistory, F
     };
     if format == Format::Jsonl {
         // Decoded line by line, so invalid UTF-8 is reported at its line.
-        let (history, report) = jsonl::read_history_parallel(std::io::Cursor::new(head).chain(file), &source)?;
+        let (history, report) = jsonl::read_history_parallel_as(std::io::Cursor::new(head).chain(file), &source, form)?;
         return Ok(LoadedHistory { history, format, report });
     }
     let mut bytes = head;

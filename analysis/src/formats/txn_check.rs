@@ -9,7 +9,7 @@
 //! Invariant: the shape is computed from the op alone ([`shape_of`], so the JSON Lines
 //! reader can compute it on all cores); only [`TxnWorkload::accept`] keeps state.
 
-use crate::history::txn::{parse_txn, parse_txn_as, MicroOp, MopKind, MopValue, TxnModel};
+use crate::history::txn::{check_mop_shape, parse_txn, MicroOp, MopKind, MopValue, TxnModel};
 use serde_json::Value;
 
 /// What one transaction shows about its workload (it parsed as micro-ops, and does not mix
@@ -25,13 +25,18 @@ pub struct TxnShape {
 /// Parses a transaction's value once; an error is the parser's sentence.
 pub fn shape_of(value: &Value) -> Result<TxnShape, String> {
     let mops = parse_txn(value).map_err(|e| e.to_string())?;
+    shape_of_mops(&mops)
+}
+
+/// The shape of a transaction already parsed into `mops`.
+pub fn shape_of_mops(mops: &[MicroOp]) -> Result<TxnShape, String> {
     let list_read = |m: &MicroOp| m.kind == MopKind::Read && matches!(m.value, MopValue::List(_));
     let scalar_read = |m: &MicroOp| m.kind == MopKind::Read && matches!(m.value, MopValue::Scalar(_));
     let list_append_evidence = mops.iter().any(|m| m.kind == MopKind::Append || list_read(m));
     let rw_register_evidence = mops.iter().any(|m| m.kind == MopKind::Write || scalar_read(m));
     let shows = match (list_append_evidence, rw_register_evidence) {
         (true, true) => {
-            let why = misfit(value, TxnModel::ListAppend);
+            let why = misfit(mops, TxnModel::ListAppend);
             return Err(format!("{why}, and it is not an rw-register transaction either (a transaction is list-append or rw-register)"));
         }
         (true, false) => Some(TxnModel::ListAppend),
@@ -41,9 +46,13 @@ pub fn shape_of(value: &Value) -> Result<TxnShape, String> {
     Ok(TxnShape { shows })
 }
 
-/// Why `value` (a transaction that parses) is not one of `model`'s: the parser's sentence.
-fn misfit(value: &Value, model: TxnModel) -> String {
-    parse_txn_as(value, model).err().map(|e| e.to_string()).unwrap_or_else(|| format!("it is not a {model} transaction"))
+/// Why `mops` (a transaction that parses) is not one of `model`'s: the parser's sentence.
+fn misfit(mops: &[MicroOp], model: TxnModel) -> String {
+    mops.iter()
+        .enumerate()
+        .find_map(|(i, m)| check_mop_shape(i + 1, m, model).err())
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| format!("it is not a {model} transaction"))
 }
 
 /// The workload the history's transactions have shown so far.
@@ -53,12 +62,12 @@ pub struct TxnWorkload {
 }
 
 impl TxnWorkload {
-    /// Accepts the transaction `value` read at `line`, whose shape is `shape`; the error is
-    /// a sentence without location.
-    pub fn accept(&mut self, shape: &TxnShape, value: &Value, line: usize) -> Result<(), String> {
+    /// Accepts the transaction of micro-ops `mops` read at `line`, whose shape is `shape`;
+    /// the error is a sentence without location.
+    pub fn accept(&mut self, shape: &TxnShape, mops: &[MicroOp], line: usize) -> Result<(), String> {
         match (self.decided, shape.shows) {
             (Some((model, first)), Some(shown)) if shown != model => {
-                Err(format!("{} (the history is {model}: see line {first})", misfit(value, model)))
+                Err(format!("{} (the history is {model}: see line {first})", misfit(mops, model)))
             }
             (Some(_), _) => Ok(()),
             (None, shown) => {
@@ -97,7 +106,7 @@ mod tests {
 
     #[test]
     fn a_later_transaction_that_does_not_fit_names_both_lines() {
-        let accept = |w: &mut TxnWorkload, v: Value, line| w.accept(&shape_of(&v).unwrap(), &v, line);
+        let accept = |w: &mut TxnWorkload, v: Value, line| w.accept(&shape_of(&v).unwrap(), &parse_txn(&v).unwrap(), line);
         let mut w = TxnWorkload::default();
         accept(&mut w, json!([["r", 1, null]]), 1).unwrap();
         accept(&mut w, json!([["append", 3, 1]]), 2).unwrap();

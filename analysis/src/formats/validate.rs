@@ -5,7 +5,8 @@
 //! are not paired; a `node-exit` event must name its node. A transaction's value must parse,
 //! and all transactions fit one workload ([`super::txn_check`]).
 
-use super::txn_check::{shape_of, TxnShape, TxnWorkload};
+use super::txn_check::{shape_of_mops, TxnShape, TxnWorkload};
+use crate::history::txn::{parse_txn, MicroOp};
 use crate::history::{events, Op, OpType, Process};
 use crate::ops;
 use rustc_hash::FxHashMap;
@@ -25,9 +26,20 @@ pub struct Validator {
     txn_workload: TxnWorkload,
 }
 
-/// A transaction's shape, for an op that is a client's transaction.
-pub fn txn_shape_of_op(op: &Op) -> Option<Result<TxnShape, String>> {
-    (op.process.client().is_some() && op.f == ops::TXN).then(|| shape_of(&op.value))
+/// A transaction parsed as a reader reads it: its micro-ops and its shape, or the parser's
+/// sentence saying why it is not one.
+pub type ParsedTxn = Result<(Vec<MicroOp>, TxnShape), String>;
+
+/// Whether `op` is a client's transaction (whose `value` must parse as micro-ops).
+pub fn is_client_txn(op: &Op) -> bool {
+    op.process.client().is_some() && op.f == ops::TXN
+}
+
+/// Parses a transaction's micro-ops (`value`, as JSON) and computes its shape.
+pub fn parse_txn_value(value: &serde_json::Value) -> ParsedTxn {
+    let mops = parse_txn(value).map_err(|e| e.to_string())?;
+    let shape = shape_of_mops(&mops)?;
+    Ok((mops, shape))
 }
 
 impl Validator {
@@ -38,16 +50,22 @@ impl Validator {
     /// Checks `op` (read at `line`) against what came before; the error is a sentence
     /// without the location, which the caller adds.
     pub fn accept(&mut self, op: &Op, line: usize) -> Result<(), String> {
-        self.accept_shaped(op, line, txn_shape_of_op(op))
+        let txn = is_client_txn(op).then(|| parse_txn_value(&op.value));
+        self.accept_parsed(op, line, txn.as_ref()).map(|_| ())
     }
 
-    /// [`Validator::accept`] with the transaction shape already computed
-    /// ([`txn_shape_of_op`], which a reader may run on all cores).
-    pub fn accept_shaped(&mut self, op: &Op, line: usize, txn: Option<Result<TxnShape, String>>) -> Result<(), String> {
+    /// [`Validator::accept`] with the transaction already parsed (`Some` exactly for a
+    /// client's transaction: [`is_client_txn`]), which a reader may do on all cores and
+    /// without the op's `value`. Returns the micro-ops of an accepted transaction.
+    pub fn accept_parsed<'t>(&mut self, op: &Op, line: usize, txn: Option<&'t ParsedTxn>) -> Result<Option<&'t [MicroOp]>, String> {
         self.accept_structure(op, line)?;
         match txn {
-            Some(shape) => self.txn_workload.accept(&shape?, &op.value, line),
-            None => Ok(()),
+            Some(parsed) => {
+                let (mops, shape) = parsed.as_ref().map_err(Clone::clone)?;
+                self.txn_workload.accept(shape, mops, line)?;
+                Ok(Some(mops))
+            }
+            None => Ok(None),
         }
     }
 

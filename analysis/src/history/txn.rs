@@ -240,7 +240,8 @@ pub fn parse_txn_as(value: &Value, model: TxnModel) -> Result<Vec<MicroOp>, TxnP
     Ok(mops)
 }
 
-fn check_mop_shape(index: usize, m: &MicroOp, model: TxnModel) -> Result<(), TxnParseError> {
+/// Whether micro-op number `index` (from 1), `m`, has one of `model`'s shapes.
+pub fn check_mop_shape(index: usize, m: &MicroOp, model: TxnModel) -> Result<(), TxnParseError> {
     let wrong = || TxnParseError::WrongModel {
         index,
         function: m.kind.as_str(),

@@ -41,7 +41,7 @@ pub fn tname(txns: &Txns, t: u32) -> String {
 /// A transaction as witnesses show it.
 pub fn txn_json(txns: &Txns, t: u32) -> Value {
     let x = &txns.txns[t as usize];
-    json!({"txn": x.index(), "process": x.process, "value": txns.values[t as usize]})
+    json!({"txn": x.index(), "process": x.process, "value": txns.value_json(t)})
 }
 
 /// A list as Elle prints it: `[1 2 3]`.

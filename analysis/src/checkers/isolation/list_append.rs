@@ -14,7 +14,8 @@
 
 use super::found::{show_list, tname, txn_json, Analysis, Anomaly, Explain};
 use super::graph::{Edge, EdgeKind};
-use super::txns::{elems, Arg, Sc, Status, Txns};
+use super::txns::{Arg, Sc, Status, Txns};
+use crate::history::txn_table::Atom;
 use crate::history::txn::MopKind;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -112,7 +113,7 @@ fn index_writers<'a>(txns: &Txns<'a>, out: &mut Analysis) -> Vec<FxHashMap<Sc<'a
     writers
 }
 
-type Reads<'a> = Vec<(u32, &'a [Value])>;
+type Reads<'a> = Vec<(u32, &'a [Atom])>;
 
 /// Per key: the committed reads that returned a list.
 fn index_reads<'a>(txns: &Txns<'a>) -> Vec<Reads<'a>> {
@@ -174,7 +175,7 @@ fn analyze_key<'a>(
     let mut out = KeyOut::default();
     let status = |t: u32| txns.txns[t as usize].status;
     let key = txns.keys[k as usize];
-    let longest: &[Value] = reads
+    let longest: &'a [Atom] = reads
         .iter()
         .map(|(_, l)| *l)
         .max_by_key(|l| l.len())
@@ -186,7 +187,7 @@ fn analyze_key<'a>(
     let mut order: Vec<Sc<'a>> = Vec::with_capacity(longest.len());
     let mut pos: FxHashMap<Sc<'a>, u32> = FxHashMap::default();
     let mut first_dup = usize::MAX;
-    for (i, e) in elems(longest).enumerate() {
+    for (i, e) in txns.elems(longest).enumerate() {
         if let std::collections::hash_map::Entry::Vacant(slot) = pos.entry(e) {
             slot.insert(order.len() as u32);
             order.push(e);
@@ -201,7 +202,7 @@ fn analyze_key<'a>(
     }
     out.unread = reads.is_empty() && writers.values().any(|w| status(w.txn) == Status::Ok);
     let first_with = |pred: &dyn Fn(Option<&Writer>) -> bool| {
-        elems(longest)
+        txns.elems(longest)
             .position(|e| pred(writers.get(&e)))
             .unwrap_or(usize::MAX)
     };
@@ -220,7 +221,9 @@ fn analyze_key<'a>(
     let mut reported_incompatible = false;
     let mut seen_elsewhere: FxHashSet<Sc<'a>> = FxHashSet::default();
     for &(r, list) in reads {
-        let prefix = list.len() <= longest.len() && list.iter().zip(longest).all(|(a, b)| a == b);
+        // Reads that share the table's chain (the same start) are prefixes of each other.
+        let same_chain = std::ptr::eq(list.as_ptr(), longest.as_ptr());
+        let prefix = list.len() <= longest.len() && (same_chain || list.iter().zip(longest).all(|(a, b)| a == b));
         if prefix {
             let n = list.len();
             if first_dup < n {
@@ -232,8 +235,8 @@ fn analyze_key<'a>(
                     k,
                     r,
                     list,
-                    Sc::of(&longest[first_failed]).expect("validated"),
-                    writers[&Sc::of(&longest[first_failed]).expect("validated")].txn,
+                    txns.sc(longest[first_failed]),
+                    writers[&txns.sc(longest[first_failed])].txn,
                 ));
             }
             if first_garbage < n {
@@ -242,7 +245,7 @@ fn analyze_key<'a>(
                     k,
                     r,
                     list,
-                    Sc::of(&longest[first_garbage]).expect("validated"),
+                    txns.sc(longest[first_garbage]),
                 ));
             }
         } else {
@@ -256,10 +259,10 @@ fn analyze_key<'a>(
                 ));
             }
             let mut set = FxHashSet::default();
-            if !elems(list).all(|e| set.insert(e)) {
+            if !txns.elems(list).all(|e| set.insert(e)) {
                 out.anomalies.push(duplicates(txns, k, r, list));
             }
-            for e in elems(list) {
+            for e in txns.elems(list) {
                 seen_elsewhere.insert(e);
                 match writers.get(&e) {
                     Some(w) if status(w.txn) == Status::Fail => {
@@ -318,7 +321,7 @@ fn read_edges<'a>(
     txns: &Txns<'a>,
     k: u32,
     r: u32,
-    list: &[Value],
+    list: &[Atom],
     order: &[Sc<'a>],
     pos: &FxHashMap<Sc<'a>, u32>,
     writers: &FxHashMap<Sc<'a>, Writer>,
@@ -329,7 +332,7 @@ fn read_edges<'a>(
     let next = match list.last() {
         None => 0,
         Some(v) => {
-            let last = Sc::of(v).expect("validated");
+            let last = txns.sc(*v);
             if let Some(w) = writers.get(&last) {
                 if w.intermediate && w.txn != r {
                     out.anomalies
@@ -484,62 +487,62 @@ fn lost_appends<'a>(
     }
 }
 
-fn list_of(l: &[Value]) -> String {
-    show_list(elems(l))
+fn list_of<'a>(txns: &Txns<'a>, l: &'a [Atom]) -> String {
+    show_list(txns.elems(l))
 }
 
-fn incompatible(txns: &Txns, k: u32, a: (u32, &[Value]), b: (u32, &[Value])) -> Anomaly {
+fn incompatible<'a>(txns: &Txns<'a>, k: u32, a: (u32, &'a [Atom]), b: (u32, &'a [Atom])) -> Anomaly {
     let key = txns.keys[k as usize];
     Anomaly {
         name: "incompatible-order",
         witness: json!({
-            "type": "incompatible-order", "key": key.to_json(), "values": [a.1, b.1],
+            "type": "incompatible-order", "key": key.to_json(), "values": [txns.list_json(a.1), txns.list_json(b.1)],
             "txns": [txn_json(txns, a.0), txn_json(txns, b.0)],
             "why": format!("{} read key {} = {} and {} read {}: neither is a prefix of the other, so no single order of appends explains both",
-                tname(txns, a.0), key, list_of(a.1), tname(txns, b.0), list_of(b.1)),
+                tname(txns, a.0), key, list_of(txns, a.1), tname(txns, b.0), list_of(txns, b.1)),
         }),
     }
 }
 
-fn duplicates(txns: &Txns, k: u32, r: u32, list: &[Value]) -> Anomaly {
+fn duplicates<'a>(txns: &Txns<'a>, k: u32, r: u32, list: &'a [Atom]) -> Anomaly {
     let key = txns.keys[k as usize];
     let mut seen = FxHashSet::default();
-    let mut dups: Vec<Sc> = elems(list).filter(|e| !seen.insert(*e)).collect();
+    let mut dups: Vec<Sc> = txns.elems(list).filter(|e| !seen.insert(*e)).collect();
     dups.dedup();
     Anomaly {
         name: "duplicate-elements",
         witness: json!({
             "type": "duplicate-elements", "key": key.to_json(), "txn": txn_json(txns, r),
             "duplicates": dups.iter().map(|e| e.to_json()).collect::<Vec<_>>(),
-            "why": format!("{} read key {} = {}, which holds {} more than once", tname(txns, r), key, list_of(list), show_list(dups.iter().copied())),
+            "why": format!("{} read key {} = {}, which holds {} more than once", tname(txns, r), key, list_of(txns, list), show_list(dups.iter().copied())),
         }),
     }
 }
 
-fn aborted_read(txns: &Txns, k: u32, r: u32, list: &[Value], e: Sc, w: u32) -> Anomaly {
+fn aborted_read<'a>(txns: &Txns<'a>, k: u32, r: u32, list: &'a [Atom], e: Sc, w: u32) -> Anomaly {
     let key = txns.keys[k as usize];
     Anomaly {
         name: "G1a",
         witness: json!({
             "type": "G1a", "key": key.to_json(), "element": e.to_json(),
             "reader": txn_json(txns, r), "writer": txn_json(txns, w),
-            "why": format!("{} read key {} = {}, and {} was appended by {}, which failed", tname(txns, r), key, list_of(list), e, tname(txns, w)),
+            "why": format!("{} read key {} = {}, and {} was appended by {}, which failed", tname(txns, r), key, list_of(txns, list), e, tname(txns, w)),
         }),
     }
 }
 
-fn garbage_read(txns: &Txns, k: u32, r: u32, list: &[Value], e: Sc) -> Anomaly {
+fn garbage_read<'a>(txns: &Txns<'a>, k: u32, r: u32, list: &'a [Atom], e: Sc) -> Anomaly {
     let key = txns.keys[k as usize];
     Anomaly {
         name: "garbage-read",
         witness: json!({
             "type": "garbage-read", "key": key.to_json(), "element": e.to_json(), "reader": txn_json(txns, r),
-            "why": format!("{} read key {} = {}, but no transaction ever appended {} to it", tname(txns, r), key, list_of(list), e),
+            "why": format!("{} read key {} = {}, but no transaction ever appended {} to it", tname(txns, r), key, list_of(txns, list), e),
         }),
     }
 }
 
-fn intermediate_read(txns: &Txns, k: u32, r: u32, list: &[Value], e: Sc, w: u32) -> Anomaly {
+fn intermediate_read<'a>(txns: &Txns<'a>, k: u32, r: u32, list: &'a [Atom], e: Sc, w: u32) -> Anomaly {
     let key = txns.keys[k as usize];
     Anomaly {
         name: "G1b",
@@ -547,7 +550,7 @@ fn intermediate_read(txns: &Txns, k: u32, r: u32, list: &[Value], e: Sc, w: u32)
             "type": "G1b", "key": key.to_json(), "element": e.to_json(),
             "reader": txn_json(txns, r), "writer": txn_json(txns, w),
             "why": format!("{} read key {} = {}, ending at {}, which {} appended and then appended to key {} again: an intermediate state",
-                tname(txns, r), key, list_of(list), e, tname(txns, w), key),
+                tname(txns, r), key, list_of(txns, list), e, tname(txns, w), key),
         }),
     }
 }
@@ -586,13 +589,13 @@ impl Explain for Orders<'_> {
                     let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else {
                         continue;
                     };
-                    let Some(last) = l.last().and_then(Sc::of) else {
+                    let Some(last) = l.last().map(|a| txns.sc(*a)) else {
                         continue;
                     };
                     let ko = &self.keys[m.key as usize];
                     if ko.writers.get(&last).map(|w| w.txn) == Some(a) {
                         let key = txns.keys[m.key as usize];
-                        return (Some(key.to_json()), format!("{tb} read key {key} = {}, whose last element {last} {ta} appended: wr", list_of(l)));
+                        return (Some(key.to_json()), format!("{tb} read key {key} = {}, whose last element {last} {ta} appended: wr", list_of(txns, l)));
                     }
                 }
             }
@@ -603,7 +606,7 @@ impl Explain for Orders<'_> {
                     };
                     let ko = &self.keys[m.key as usize];
                     let key = txns.keys[m.key as usize];
-                    let next = match l.last().and_then(Sc::of) {
+                    let next = match l.last().map(|a| txns.sc(*a)) {
                         None => 0,
                         Some(last) => match ko.pos.get(&last) {
                             Some(p) => *p as usize + 1,
@@ -621,7 +624,7 @@ impl Explain for Orders<'_> {
                                 Some(key.to_json()),
                                 format!(
                                     "{ta} read key {key} = {} and {tb} appended {e}{after}: rw",
-                                    list_of(l)
+                                    list_of(txns, l)
                                 ),
                             );
                         }
@@ -631,7 +634,7 @@ impl Explain for Orders<'_> {
                         .find(|(e, w)| w.txn == b && !ko.pos.contains_key(*e))
                         .map(|(e, _)| *e)
                     {
-                        return (Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}, which no read saw, so after it: rw", list_of(l)));
+                        return (Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}, which no read saw, so after it: rw", list_of(txns, l)));
                     }
                 }
             }

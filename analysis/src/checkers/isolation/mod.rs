@@ -63,7 +63,8 @@ impl Default for Opts {
 /// Checks `history`'s transactions under `opts`.
 pub fn check(history: &History, opts: &Opts) -> CheckerResult {
     let start = Instant::now();
-    let txns = match txns::collect(history, opts.model) {
+    let table = history.txn_table();
+    let txns = match txns::collect(history, &table, opts.model) {
         Ok(t) => t,
         Err(e) => return unknown(format!("cannot read the transactions: {e}")),
     };

@@ -627,6 +627,36 @@ fn injected_g_single_in_a_generated_history_is_found_and_named() {
     }
 }
 
+#[test]
+fn a_history_read_compact_is_judged_exactly_as_the_same_history_read_as_json() {
+    use crate::formats::{jsonl, TxnForm};
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1], ["append", "y", 1]]));
+    h.txn(1, json!([["r", "x", [1]], ["append", "x", 2], ["r", "y", ["e\"é", 1]]]));
+    h.invoke(2, json!([["append", "x", 3]])).fail(2, json!([["append", "x", 3]]));
+    h.txn(3, json!([["r", "x", [1, 3]], ["r", "y", [1]]]));
+    for history in [h.history(), gen(2000, true, 3)] {
+        let mut text = Vec::new();
+        let mut w = jsonl::JsonlWriter::new(&mut text);
+        history.ops.iter().for_each(|op| w.write_op(op).unwrap());
+        let read = |form| jsonl::read_history_parallel_as(&text[..], "h.jsonl", form).unwrap().0;
+        let (as_json, compact) = (read(TxnForm::Json), read(TxnForm::Compact));
+        assert_eq!(as_json.ops, history.ops, "the JSON form is the file's");
+        assert!(compact.txn_table.is_some() && compact.ops.iter().all(|op| op.value.is_null()));
+        for (p, op) in history.ops.iter().enumerate() {
+            assert_eq!(*compact.txn_value(p), op.value, "op {p}");
+        }
+        for model in [C::StrictSerializable, C::ReadCommitted] {
+            let opts = Opts { consistency: model, ..Opts::default() };
+            let (a, b) = (check(&as_json, &opts), check(&compact, &opts));
+            if model == C::StrictSerializable {
+                assert_eq!(a.valid, Validity::Invalid, "the histories hold anomalies");
+            }
+            assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+        }
+    }
+}
+
 /// Measurement, not a test of speed: `cargo test --release -p analysis measure_isolation
 /// -- --ignored --nocapture` generates (ISO_TXNS, default 100,000) a valid and a G-single
 /// history, writes each as JSONL, reads it back and checks it, printing the times and the

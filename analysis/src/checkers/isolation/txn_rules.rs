@@ -10,10 +10,11 @@
 //!   it, before writing it) and both wrote it.
 
 use super::found::{show_list, tname, txn_json, Anomaly};
-use super::txns::{elems, Arg, Sc, Status, Txns};
+use super::txns::{Arg, Sc, Status, Txns};
+use crate::history::txn_table::Atom;
 use crate::history::txn::MopKind;
 use rustc_hash::FxHashMap;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Txns that read the same state of a key and then wrote it, grouped by (key, length of
 /// the state read, its last element).
@@ -29,7 +30,7 @@ enum Expect<'a> {
 }
 
 pub fn list_append_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
-    let mut groups: Groups<&[Value]> = FxHashMap::default();
+    let mut groups: Groups<&[Atom]> = FxHashMap::default();
     for t in 0..txns.txns.len() as u32 {
         if txns.txns[t as usize].status != Status::Ok {
             continue;
@@ -38,7 +39,7 @@ pub fn list_append_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
         future_read(txns, t, out);
         // lost-update grouping: the first read of a key, if the txn later appends to it.
         let mops = txns.mops_of(t);
-        let mut firsts: Vec<(u32, &[Value])> = Vec::new();
+        let mut firsts: Vec<(u32, &[Atom])> = Vec::new();
         let mut wrote: Vec<u32> = Vec::new();
         for m in mops {
             match (m.kind, m.arg) {
@@ -51,7 +52,7 @@ pub fn list_append_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
                     wrote.push(m.key);
                     if let Some((_, l)) = firsts.iter().find(|(k, _)| *k == m.key) {
                         groups
-                            .entry((m.key, l.len(), l.last().and_then(Sc::of)))
+                            .entry((m.key, l.len(), l.last().map(|a| txns.sc(*a))))
                             .or_default()
                             .push((t, l));
                     }
@@ -60,7 +61,7 @@ pub fn list_append_rules(txns: &Txns, out: &mut Vec<Anomaly>) {
             }
         }
     }
-    lost_updates(txns, groups, |l| show_list(elems(l)), out);
+    lost_updates(txns, groups, |l| show_list(txns.elems(l)), out);
 }
 
 fn internal_list<'a>(txns: &Txns<'a>, t: u32, out: &mut Vec<Anomaly>) {
@@ -75,7 +76,7 @@ fn internal_list<'a>(txns: &Txns<'a>, t: u32, out: &mut Vec<Anomaly>) {
                 None => state.push((m.key, Expect::EndsWith(vec![e]))),
             },
             (MopKind::Read, Arg::List(l)) => {
-                let got: Vec<Sc> = elems(l).collect();
+                let got: Vec<Sc> = txns.elems(l).collect();
                 if let Some(i) = slot {
                     let ok = match &state[i].1 {
                         Expect::Known(v) => *v == got,
@@ -119,7 +120,7 @@ fn future_read(txns: &Txns, t: u32, out: &mut Vec<Anomaly>) {
         };
         let earlier = mops[..i]
             .iter()
-            .find(|r| r.key == m.key && matches!(r.arg, Arg::List(l) if elems(l).any(|x| x == e)));
+            .find(|r| r.key == m.key && matches!(r.arg, Arg::List(l) if txns.elems(l).any(|x| x == e)));
         if let Some(r) = earlier {
             let Arg::List(l) = r.arg else { continue };
             let key = txns.keys[m.key as usize];
@@ -127,7 +128,7 @@ fn future_read(txns: &Txns, t: u32, out: &mut Vec<Anomaly>) {
                 name: "future-read",
                 witness: json!({
                     "type": "future-read", "key": key.to_json(), "element": e.to_json(), "txn": txn_json(txns, t),
-                    "why": format!("{} read key {} = {}, holding {} before it appended {} itself", tname(txns, t), key, show_list(elems(l)), e, e),
+                    "why": format!("{} read key {} = {}, holding {} before it appended {} itself", tname(txns, t), key, show_list(txns.elems(l)), e, e),
                 }),
             });
             return;

@@ -2,15 +2,18 @@
 //!
 //! Every client op with `f` = `"txn"` becomes one [`Txn`], in invoke order: committed
 //! (`ok`), aborted (`fail`) or indeterminate (`info`, or an invoke never completed). Its
-//! micro-ops live in [`Txns::mops`], keys interned to `u32` ids, scalars and read lists
-//! borrowed from the history (no copies). A txn's micro-ops come from its completion when
-//! that carries a list (an `ok` must: it holds what reads returned), else from its invoke.
+//! micro-ops live in [`Txns::mops`], keys interned to `u32` ids (numbered in the order the
+//! collection meets them), scalars and read lists borrowed from the history's compact
+//! [`TxnTable`] (no copies; the JSON form is never needed). A txn's micro-ops come from its
+//! completion when that carries a list (an `ok` must: it holds what reads returned), else
+//! from its invoke.
 //! Invariant: `Txns::txns[t].mops` ranges index `Txns::mops`; every `Mop::key` indexes
-//! `Txns::keys`; a read's `Arg` is `Null`, a scalar (rw-register) or a list of scalars
-//! (list-append) whose elements were all checked to be integers or strings.
+//! `Txns::keys`; a read's `Arg` is `Null`, a scalar (rw-register) or a list of atoms
+//! (list-append) of the table, which [`Txns::sc`] turns into scalars.
 
 use super::TxnModel;
 use crate::history::txn::{parse_txn_as, MopKind, TXN};
+use crate::history::txn_table::{Atom, TableArg, TableMop, TxnTable};
 use crate::history::{History, Op, OpType, Process};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -26,14 +29,6 @@ pub enum Sc<'a> {
 }
 
 impl<'a> Sc<'a> {
-    pub fn of(v: &'a Value) -> Option<Sc<'a>> {
-        match v {
-            Value::Number(n) => n.as_i64().map(Sc::I),
-            Value::String(s) => Some(Sc::S(s)),
-            _ => None,
-        }
-    }
-
     pub fn to_json(self) -> Value {
         match self {
             Sc::I(i) => Value::from(i),
@@ -67,8 +62,8 @@ pub enum Arg<'a> {
     Null,
     /// The written value, or what an rw-register read returned.
     Scalar(Sc<'a>),
-    /// What a list-append read returned; every element is an integer or a string.
-    List(&'a [Value]),
+    /// What a list-append read returned: atoms of the table ([`Txns::sc`]).
+    List(&'a [Atom]),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -100,11 +95,37 @@ pub struct Txns<'a> {
     pub txns: Vec<Txn>,
     pub mops: Vec<Mop<'a>>,
     pub keys: Vec<Sc<'a>>,
-    /// The JSON value each txn's micro-ops were read from (for witnesses).
-    pub values: Vec<&'a Value>,
+    table: &'a TxnTable,
+    history: &'a History,
+    /// The op position each txn's micro-ops were read from (for witnesses).
+    sources: Vec<u32>,
 }
 
 impl<'a> Txns<'a> {
+    /// An atom of a read list as a scalar.
+    pub fn sc(&self, a: Atom) -> Sc<'a> {
+        atom_sc(self.table, a)
+    }
+
+    /// The elements of a list read.
+    pub fn elems<'s>(&'s self, list: &'a [Atom]) -> impl Iterator<Item = Sc<'a>> + 's {
+        list.iter().map(|a| self.sc(*a))
+    }
+
+    /// A list read as JSON.
+    pub fn list_json(&self, list: &[Atom]) -> Value {
+        self.table.list_json(list)
+    }
+
+    /// The JSON value txn `t`'s micro-ops were read from, as the history holds it.
+    pub fn value_json(&self, t: u32) -> Value {
+        let position = self.sources[t as usize] as usize;
+        let index = self.history.ops[position].index;
+        self.table
+            .value_json(position, index)
+            .unwrap_or_else(|| self.history.txn_value(position).into_owned())
+    }
+
     pub fn mops_of(&self, t: u32) -> &[Mop<'a>] {
         let r = &self.txns[t as usize].mops;
         &self.mops[r.start as usize..r.end as usize]
@@ -115,42 +136,55 @@ impl<'a> Txns<'a> {
     }
 }
 
-/// Collects the transactions of `history`; an error names the op (by index) whose value or
-/// pairing is malformed.
-pub fn collect<'a>(history: &'a History, model: TxnModel) -> Result<Txns<'a>, String> {
+/// Collects the transactions of `history`, whose micro-ops `table` holds
+/// ([`History::txn_table`]); an error names the op (by index) whose value or pairing is
+/// malformed.
+pub fn collect<'a>(history: &'a History, table: &'a TxnTable, model: TxnModel) -> Result<Txns<'a>, String> {
     let mut c = Collector {
         model,
         out: Txns {
             txns: vec![],
             mops: vec![],
             keys: vec![],
-            values: vec![],
+            table,
+            history,
+            sources: vec![],
         },
-        keys: FxHashMap::default(),
+        key_ids: vec![NO_KEY; 0],
         pending: FxHashMap::default(),
     };
-    for op in &history.ops {
+    for (position, op) in history.ops.iter().enumerate() {
         if op.f != TXN {
             continue;
         }
         let Process::Client(p) = op.process else {
             continue;
         };
-        c.op(op, p)?;
+        c.op(position, op, p)?;
     }
     c.finish()
 }
 
+fn atom_sc(table: &TxnTable, a: Atom) -> Sc<'_> {
+    match a {
+        Atom::Int(i) => Sc::I(i),
+        Atom::Str(id) => Sc::S(table.str_of(id)),
+    }
+}
+
+const NO_KEY: u32 = u32::MAX;
+
 struct Collector<'a> {
     model: TxnModel,
     out: Txns<'a>,
-    keys: FxHashMap<Sc<'a>, u32>,
-    /// process -> (txn id, invoke op)
-    pending: FxHashMap<u64, (u32, &'a Op)>,
+    /// Table key id -> this collection's key id ([`NO_KEY`] until met).
+    key_ids: Vec<u32>,
+    /// process -> (txn id, position of the invoke)
+    pending: FxHashMap<u64, (u32, usize)>,
 }
 
 impl<'a> Collector<'a> {
-    fn op(&mut self, op: &'a Op, p: u64) -> Result<(), String> {
+    fn op(&mut self, position: usize, op: &'a Op, p: u64) -> Result<(), String> {
         if op.kind == OpType::Invoke {
             if self.pending.contains_key(&p) {
                 return Err(format!(
@@ -166,8 +200,8 @@ impl<'a> Collector<'a> {
                 complete: None,
                 mops: 0..0,
             });
-            self.out.values.push(&op.value);
-            self.pending.insert(p, (id, op));
+            self.out.sources.push(position as u32);
+            self.pending.insert(p, (id, position));
             return Ok(());
         }
         let Some((id, invoke)) = self.pending.remove(&p) else {
@@ -182,51 +216,60 @@ impl<'a> Collector<'a> {
             _ => Status::Info,
         };
         // An ok carries what reads returned; other completions usually repeat the invoke.
-        let source = if status == Status::Ok || op.value.is_array() {
-            op
+        let carries_list = self.out.table.mops(position, op.index).is_some() || op.value.is_array();
+        let source = if status == Status::Ok || carries_list {
+            position
         } else {
             invoke
         };
         let read_nil_is_empty = status == Status::Ok;
-        let mops = self.mops(source, &source.value, read_nil_is_empty)?;
+        let mops = self.mops(source, read_nil_is_empty)?;
         let t = &mut self.out.txns[id as usize];
         t.status = status;
         t.complete = Some(op.index);
         t.mops = mops;
-        self.out.values[id as usize] = &source.value;
+        self.out.sources[id as usize] = source as u32;
         Ok(())
     }
 
     /// Invokes never completed take their micro-ops from the invoke.
     fn finish(mut self) -> Result<Txns<'a>, String> {
-        let mut pending: Vec<(u32, &'a Op)> = self.pending.values().copied().collect();
+        let mut pending: Vec<(u32, usize)> = self.pending.values().copied().collect();
         pending.sort_unstable_by_key(|(id, _)| *id);
         for (id, invoke) in pending {
-            let mops = self.mops(invoke, &invoke.value, false)?;
+            let mops = self.mops(invoke, false)?;
             self.out.txns[id as usize].mops = mops;
         }
         Ok(self.out)
     }
 
-    fn key(&mut self, k: Sc<'a>) -> u32 {
-        let next = self.out.keys.len() as u32;
-        *self.keys.entry(k).or_insert_with(|| {
-            self.out.keys.push(k);
-            next
-        })
+    fn key(&mut self, table_key: u32) -> u32 {
+        let k = table_key as usize;
+        if k >= self.key_ids.len() {
+            self.key_ids.resize(k + 1, NO_KEY);
+        }
+        if self.key_ids[k] == NO_KEY {
+            self.key_ids[k] = self.out.keys.len() as u32;
+            self.out.keys.push(atom_sc(self.out.table, self.out.table.key_atom(table_key)));
+        }
+        self.key_ids[k]
     }
 
-    /// Appends the micro-ops of `value` to the flat vector; on malformed input, the error
-    /// of the micro-op parser, naming the op. `read_nil_is_empty`: the value is an `ok`
-    /// completion's, where a list-append read of `null` returned the empty list (as Elle
-    /// reads it: clients report a missing list as nil).
-    fn mops(&mut self, op: &Op, value: &'a Value, read_nil_is_empty: bool) -> Result<Range<u32>, String> {
+    /// Appends the micro-ops of the op at `position` to the flat vector; on malformed
+    /// input, the error of the micro-op parser, naming the op. `read_nil_is_empty`: the
+    /// value is an `ok` completion's, where a list-append read of `null` returned the empty
+    /// list (as Elle reads it: clients report a missing list as nil).
+    fn mops(&mut self, position: usize, read_nil_is_empty: bool) -> Result<Range<u32>, String> {
         let start = self.out.mops.len() as u32;
-        match self.fast_mops(value, read_nil_is_empty) {
+        let op = &self.out.history.ops[position];
+        let table: &'a TxnTable = self.out.table;
+        let converted = table.mops(position, op.index).and_then(|m| self.convert(m, read_nil_is_empty));
+        match converted {
             Some(()) => Ok(start..self.out.mops.len() as u32),
             None => {
                 self.out.mops.truncate(start as usize);
-                let why = parse_txn_as(value, self.model)
+                let value = self.out.history.txn_value(position);
+                let why = parse_txn_as(&value, self.model)
                     .err()
                     .map(|e| e.to_string())
                     .unwrap_or_else(|| "malformed transaction".to_string());
@@ -235,38 +278,29 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// `None` when anything is malformed for the model (the slow parser then says what).
-    fn fast_mops(&mut self, value: &'a Value, read_nil_is_empty: bool) -> Option<()> {
-        for m in value.as_array()? {
-            let parts = m.as_array().filter(|p| p.len() == 3)?;
-            let kind = match parts[0].as_str()? {
-                "append" if self.model == TxnModel::ListAppend => MopKind::Append,
-                "w" if self.model == TxnModel::RwRegister => MopKind::Write,
-                "r" => MopKind::Read,
+    /// `None` when anything does not fit the model (the parser then says what).
+    fn convert(&mut self, mops: &'a [TableMop], read_nil_is_empty: bool) -> Option<()> {
+        let list_append = self.model == TxnModel::ListAppend;
+        let table: &'a TxnTable = self.out.table;
+        for m in mops {
+            let kind = match m.kind {
+                MopKind::Append if list_append => MopKind::Append,
+                MopKind::Write if !list_append => MopKind::Write,
+                MopKind::Read => MopKind::Read,
                 _ => return None,
             };
-            let key = self.key(Sc::of(&parts[1])?);
-            let arg = match (kind, &parts[2]) {
-                (MopKind::Read, Value::Null) if read_nil_is_empty && self.model == TxnModel::ListAppend => Arg::List(&[]),
-                (MopKind::Read, Value::Null) => Arg::Null,
-                (MopKind::Read, Value::Array(items)) if self.model == TxnModel::ListAppend => {
-                    if items.iter().any(|e| Sc::of(e).is_none()) {
-                        return None;
-                    }
-                    Arg::List(items)
-                }
-                (MopKind::Read, v) if self.model == TxnModel::RwRegister => Arg::Scalar(Sc::of(v)?),
+            let arg = match (kind, m.arg) {
+                (MopKind::Read, TableArg::Null) if read_nil_is_empty && list_append => Arg::List(&[]),
+                (MopKind::Read, TableArg::Null) => Arg::Null,
+                (MopKind::Read, TableArg::List { chain, len }) if list_append => Arg::List(table.list(chain, len)),
+                (MopKind::Read, TableArg::Scalar(a)) if !list_append => Arg::Scalar(atom_sc(table, a)),
                 (MopKind::Read, _) => return None,
-                (_, v) => Arg::Scalar(Sc::of(v)?),
+                (_, TableArg::Scalar(a)) => Arg::Scalar(atom_sc(table, a)),
+                (_, _) => return None,
             };
+            let key = self.key(m.key);
             self.out.mops.push(Mop { kind, key, arg });
         }
         Some(())
     }
-}
-
-/// The elements of a list read (validated at collection).
-pub fn elems(list: &[Value]) -> impl Iterator<Item = Sc<'_>> + '_ {
-    list.iter()
-        .map(|e| Sc::of(e).expect("list elements are validated when collected"))
 }

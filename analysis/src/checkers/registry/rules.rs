@@ -78,11 +78,9 @@ pub fn txn_model(facts: &RunFacts, history: &crate::history::History) -> TxnMode
     if let ModelChoice::Isolation(m) = facts.options.model {
         return m;
     }
-    history
-        .ops
-        .iter()
-        .filter(|o| o.process.client().is_some() && o.f == ops::TXN)
-        .find_map(|o| crate::formats::txn_check::shape_of(&o.value).ok().and_then(|s| s.shows))
+    (0..history.ops.len())
+        .filter(|&p| history.ops[p].process.client().is_some() && history.ops[p].f == ops::TXN)
+        .find_map(|p| crate::formats::txn_check::shape_of(&history.txn_value(p)).ok().and_then(|s| s.shows))
         .unwrap_or(TxnModel::ListAppend)
 }
 

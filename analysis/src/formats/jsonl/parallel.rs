@@ -164,14 +164,14 @@ mod tests {
         const BATCH: usize = 1000;
         let pairs = 3 * BATCH / pair.len() + 7;
         let mut bytes: Vec<u8> = pair.iter().copied().cycle().take(pair.len() * pairs).collect();
-        let (ops, asm) = read_batched(&bytes[..], Assembler::new("big"), BATCH).unwrap();
+        let (ops, asm) = read_batched(&bytes[..], Assembler::new("big", crate::formats::TxnForm::Json), BATCH).unwrap();
         assert_eq!(ops.len(), 2 * pairs);
         assert_eq!(asm.report.op_lines.last().copied(), Some(2 * pairs as u32));
         assert!(ops.windows(2).all(|w| w[1].index == w[0].index + 1));
 
         bytes.extend_from_slice(b"garbage\n");
         bytes.extend_from_slice(pair);
-        let e = read_batched(&bytes[..], Assembler::new("big"), BATCH).unwrap_err();
+        let e = read_batched(&bytes[..], Assembler::new("big", crate::formats::TxnForm::Json), BATCH).unwrap_err();
         assert_eq!(e.line, 2 * pairs + 1);
 
         // A line longer than a batch, and a cut-short last line in a later batch.
@@ -179,7 +179,7 @@ mod tests {
         let mut bytes: Vec<u8> = pair.iter().copied().cycle().take(pair.len() * pairs).collect();
         bytes.extend_from_slice(long.as_bytes());
         bytes.extend_from_slice(b"{\"type\":\"ok\",\"proc");
-        let (ops, asm) = read_batched(&bytes[..], Assembler::new("big"), BATCH).unwrap();
+        let (ops, asm) = read_batched(&bytes[..], Assembler::new("big", crate::formats::TxnForm::Json), BATCH).unwrap();
         assert_eq!(ops.len(), 2 * pairs + 1);
         assert!(asm.report.truncated_last_line);
         assert!(asm.report.warnings[0].starts_with(&format!("big:{}: dropped", 2 * pairs + 2)), "{:?}", asm.report.warnings);
