@@ -213,7 +213,7 @@ pub struct TestArgs {
     #[arg(long, default_value = "store", help_heading = "Run")]
     pub store: PathBuf,
 
-    /// Name of the test (store/<name>/...); default: refkv-<workload>-<nemesis>.
+    /// Name of the test (store/<name>/...); default: <db>-<workload>-<nemesis> (nemeses joined with +), e.g. refkv-hotspot-partition.
     #[arg(long, help_heading = "Run")]
     pub test_name: Option<String>,
 

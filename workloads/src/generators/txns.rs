@@ -6,9 +6,11 @@
 //! takes its place in the pool, so reads of a list stay short.
 //!
 //! Invariants: every written value is unique across the run (one counter), so unique per
-//! key; a key is never written after it is retired; keys are `<prefix><n:06>` with `n`
-//! counting up, so fresh keys sort after retired ones and the pool's keys stay close
-//! together in key order (the range a split cuts through).
+//! key; a key is never written after it is retired; keys are `<letter>/<prefix><n:06>` with
+//! `n` counting up and the letter `a + 7n mod 26`, so consecutive keys land far apart in key
+//! order: a store whose ranges are cut by first letter (elastickv's and refkv's groups) holds
+//! the active keys in every range, and a transaction of two or more keys often spans ranges
+//! and groups — the multi-shard commit path a split or move should hit.
 
 use super::{OpSpec, Touched, Workload};
 use crate::config::WorkloadConfig;
@@ -16,6 +18,12 @@ use crate::txn::{Mop, ReadShape};
 use rand::rngs::SmallRng;
 use rand::RngExt;
 use std::collections::BTreeSet;
+
+/// The first letter of key `n`: `a + 7n mod 26` (7 is prime to 26, so 26 consecutive keys
+/// take every letter once, each 7 letters after the last).
+fn spread_letter(n: u64) -> char {
+    char::from(b'a' + (n * 7 % 26) as u8)
+}
 
 pub struct TxnGen {
     shape: ReadShape,
@@ -47,7 +55,7 @@ impl TxnGen {
     }
 
     fn key_name(&self, n: u64) -> String {
-        format!("{}{n:06}", self.prefix)
+        format!("{}/{}{n:06}", spread_letter(n), self.prefix)
     }
 
     /// An index into the pool: `i` with probability ∝ 2^-i (the last takes the remainder).
@@ -167,8 +175,27 @@ mod tests {
         for m in txns.iter().flatten() {
             *counts.entry(m.key()).or_default() += 1;
         }
-        let first = counts.get("la/000000").copied().unwrap_or(0);
-        let second = counts.get("la/000001").copied().unwrap_or(0);
+        let first = counts.get("a/la/000000").copied().unwrap_or(0);
+        let second = counts.get("h/la/000001").copied().unwrap_or(0);
         assert!(first > second, "{first} vs {second}");
+    }
+
+    #[test]
+    fn keys_spread_over_first_letters_so_transactions_span_ranges() {
+        // elastickv's three-group layout cuts at "g" and "n" (`:g=1,g:n=2,n:=3`).
+        let group = |key: &str| match key.as_bytes()[0] {
+            b'a'..=b'f' => 1,
+            b'g'..=b'm' => 2,
+            _ => 3,
+        };
+        let (txns, touched) = run("append", 2000, 128);
+        let groups: BTreeSet<u8> = touched.lists.iter().map(|k| group(k)).collect();
+        assert_eq!(groups, [1, 2, 3].into(), "the keys fall in every range");
+        let spanning = txns.iter().filter(|t| t.iter().map(|m| group(m.key())).collect::<BTreeSet<_>>().len() > 1).count();
+        let multi_key = txns.iter().filter(|t| t.iter().map(Mop::key).collect::<BTreeSet<_>>().len() > 1).count();
+        assert!(spanning * 2 > multi_key, "most multi-key transactions span ranges: {spanning} of {multi_key}");
+        assert_eq!(spread_letter(0), 'a');
+        assert_eq!(spread_letter(1), 'h');
+        assert_eq!((0..26).map(spread_letter).collect::<BTreeSet<_>>().len(), 26);
     }
 }
