@@ -246,6 +246,13 @@ fn not_a_list(key: &str, value: &[u8], kind: CallKind) -> CallError {
     CallError::bad_response(kind, format!("{key} holds {:?}, not a JSON list of integers", String::from_utf8_lossy(value)))
 }
 
+/// A failure of list-append's reading step, which is definite (a read, and every attempt
+/// before it was a failed compare): its message says so, so that a `fail` whose tag reads
+/// like an unknown outcome (`timed-out`, `leader-changed`) is not mistaken for one.
+pub fn before_commit(e: CallError) -> CallError {
+    CallError::new(Certainty::Definite, e.tag, format!("before the commit, nothing written: {}", e.message))
+}
+
 /// The definite failure of a transaction whose every commit attempt met a changed key.
 pub fn conflict(attempts: usize) -> CallError {
     CallError::new(Certainty::Definite, "conflict", format!("an appended key changed between read and commit in each of {attempts} attempts; nothing was written"))
@@ -291,10 +298,11 @@ impl EtcdClient {
         committed_answers(ReadShape::Register, mops, &reads, &resp, kind)
     }
 
-    /// The lists and mod revisions of `keys`, read in one linearizable `Txn` of ranges.
+    /// The lists and mod revisions of `keys`, read in one linearizable `Txn` of ranges. Its
+    /// failures say they happened before anything was written ([`before_commit`]).
     async fn read_lists(&self, keys: &[String]) -> CallResult<BTreeMap<String, (Vec<i64>, i64)>> {
-        let resp = self.txn_call(CallKind::Read, commit_request(vec![], keys, vec![])).await?;
-        seen_lists(keys, &resp.responses, CallKind::Read)
+        let resp = self.txn_call(CallKind::Read, commit_request(vec![], keys, vec![])).await.map_err(before_commit)?;
+        seen_lists(keys, &resp.responses, CallKind::Read).map_err(before_commit)
     }
 
     /// list-append: read the appended keys, then commit if none of them changed.

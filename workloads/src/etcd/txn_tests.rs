@@ -108,6 +108,13 @@ fn a_stored_value_that_is_not_a_list_is_a_definite_failure_when_only_read() {
 }
 
 #[test]
+fn a_failure_of_the_reading_step_is_definite_and_says_so() {
+    let e = before_commit(classify::classify_etcd(CallKind::Read, &tonic::Status::unavailable("etcdserver: leader changed")));
+    assert_eq!((e.tag, e.certainty), ("leader-changed", Definite));
+    assert_eq!(e.message, "before the commit, nothing written: etcdserver: leader changed");
+}
+
+#[test]
 fn the_commit_is_a_mutation_only_when_the_transaction_writes() {
     assert_eq!(commit_kind(&[lread("a"), lread("b")]), CallKind::Read);
     assert_eq!(commit_kind(&[rread("a")]), CallKind::Read);
