@@ -1,7 +1,10 @@
 //! End-to-end: `faultline test --db etcd` against three etcd members in Docker (Debian's
 //! etcd-server, installed by `.ci/run`). A short register run under kills of the leader is
 //! valid by the linearizability checker, epoch-authority and split say `not-applicable`,
-//! and options etcd cannot honour are refused as bad arguments.
+//! and options etcd cannot honour are refused as bad arguments. The transaction workloads
+//! (Elle's list-append and rw-register as etcd `Txn`s, `workloads/src/etcd/txn.rs`) are
+//! strictly serializable by the isolation checker while partitions and kills hit the
+//! cluster, with no false alarm from any checker.
 
 mod test_support;
 use test_support::*;
@@ -29,6 +32,45 @@ fn etcd_register_run_under_leader_kills_is_valid() {
     assert_eq!(command[0], "/etcd");
     let run_label = format!("faultline.run={}", cluster["run_id"].as_str().expect("run id"));
     assert!(docker_ids("container", &run_label).is_empty(), "containers left behind");
+}
+
+/// A short `workload` run under partitions and kills (the first of each aimed at the leader)
+/// has no false alarm: the isolation checker finds committed transactions strictly
+/// serializable, and no checker but `vacuity` is anything but valid or not-applicable.
+/// Exit 0 is not asserted: a kill or partition aimed at the leader takes a random node when
+/// no leader is known within one interval (2 s) after the previous heal, and then may miss
+/// the leader, which leaves vacuity `unknown` — chance (measured: 1 of 18 runs, docs/etcd.md),
+/// not a verdict on etcd or on the client.
+fn transaction_run_under_faults_has_no_false_alarm(workload: &str, model: &str) {
+    let _one = lock();
+    let name = format!("etcd-{workload}-faults");
+    let args = [
+        "--db", "etcd", "--workload", workload, "--nemesis", "partition,kill", "--nemesis-interval", "2", "--time-limit", "14",
+        "--test-name", &name,
+    ];
+    let (run, out) = run_test(&name, &args);
+    let verdict = results(&run);
+    assert!(matches!(out.status.code(), Some(0) | Some(2)), "{workload}: {verdict:#}\n{}", show(&out));
+    assert_no_false_alarm(&verdict);
+    let iso = &verdict["checkers"]["isolation"];
+    assert_eq!((iso["valid"].as_bool(), iso["details"]["model"].as_str()), (Some(true), Some(model)), "{iso:#}");
+    assert_eq!(iso["details"]["consistency_model"], "strict-serializable");
+    let committed = iso["counts"]["committed"].as_u64().unwrap_or(0);
+    assert!(committed > 0, "{workload}: no committed transaction: {iso:#}");
+    let history = read_history(&run);
+    for fault in ["start-partition", "start-kill"] {
+        assert!(!nemesis_events(&history, fault).is_empty(), "{workload}: no {fault}");
+    }
+}
+
+#[test]
+fn etcd_append_under_partitions_and_kills_is_strict_serializable() {
+    transaction_run_under_faults_has_no_false_alarm("append", "list-append");
+}
+
+#[test]
+fn etcd_rw_register_under_partitions_and_kills_is_strict_serializable() {
+    transaction_run_under_faults_has_no_false_alarm("rw-register", "rw-register");
 }
 
 #[test]

@@ -102,7 +102,7 @@ pub struct TestArgs {
     /// `register` (read/write/cas on a few keys), `set` (unique inserts + range reads),
     /// `read-heavy` (register ops, 90% reads), `append` (Elle's list-append transactions) or
     /// `rw-register` (Elle's rw-register transactions; both need a client that runs
-    /// transactions: --client redis), or another workload of the table in
+    /// transactions: --db etcd or redis, or elastickv with --client redis), or another workload of the table in
     /// `workloads/src/generators/mod.rs` (an unknown name is refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,

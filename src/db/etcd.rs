@@ -1,8 +1,8 @@
 //! etcd (Debian's `etcd-server`, 3.4): three members bootstrapped statically
 //! (`--initial-cluster` with IP:port peer URLs), one Raft group, linearizable reads by
 //! default. No route catalog, no splits, no commit metadata in faultline's sense: the
-//! linearizability, set-full and vacuity checkers apply; epoch-authority and split are
-//! `not-applicable`.
+//! linearizability, set-full, isolation (the `append` and `rw-register` transactions, as
+//! `KV.Txn`) and vacuity checkers apply; epoch-authority and split are `not-applicable`.
 //!
 //! The node image (`crate::image`) holds `/etcd`, the C libraries it links (Debian builds
 //! it as a dynamic executable — found with `ldd` and copied in), and the sandbox `/pause`, on
@@ -14,7 +14,7 @@ use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
 use std::path::PathBuf;
 use std::sync::Arc;
-use workloads::client::{Connector, NodeEndpoint};
+use workloads::client::{Connector, NodeEndpoint, Protocol};
 use workloads::etcd::EtcdConnector;
 use workloads::ClientOptions;
 
@@ -80,5 +80,10 @@ impl Db for Etcd {
 
     fn faults(&self) -> &'static [FaultKind] {
         &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE, FaultKind::LOSS]
+    }
+
+    /// etcd's client runs transactions as `KV.Txn` (`workloads::etcd::txn`), over gRPC.
+    fn transactions_over(&self, protocol: Protocol) -> bool {
+        protocol == Protocol::Grpc
     }
 }

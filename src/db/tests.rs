@@ -95,6 +95,10 @@ fn shard_ranges_tile_the_keyspace() {
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
     assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
+    assert!(etcd.transactions_over(workloads::Protocol::Grpc), "etcd's transactions go over its gRPC API");
+    for txn in ["append", "rw-register"] {
+        assert!(validate(etcd.as_ref(), ClusterKind::Docker, txn, &[FaultKind::PARTITION, FaultKind::KILL], None).is_ok(), "{txn}");
+    }
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err().to_string();
     assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
     let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err().to_string();
@@ -148,9 +152,9 @@ fn workload_support_follows_from_what_each_target_declares() {
     let names = |kind: DbKind| -> Vec<&'static str> { supported_workloads(kind.build(3).as_ref()).into_iter().map(|w| w.name()).collect() };
     // A workload that loads a hot range for the splitter needs a store that splits.
     assert_eq!(names(DbKind::Refkv), ["hotspot", "register", "set", "read-heavy"]);
-    // A transactional workload needs a client that runs transactions (Redis MULTI/EXEC).
+    // A transactional workload needs a client that runs transactions (etcd Txn, Redis MULTI/EXEC).
     assert_eq!(names(DbKind::Elastickv), ["hotspot", "register", "set", "read-heavy", "append", "rw-register"]);
-    assert_eq!(names(DbKind::Etcd), ["register", "set", "read-heavy"]);
+    assert_eq!(names(DbKind::Etcd), ["register", "set", "read-heavy", "append", "rw-register"], "etcd's client runs Txns");
     assert_eq!(names(DbKind::Redis), ["register", "set", "read-heavy", "append", "rw-register"]);
     assert_eq!(names(DbKind::Null), ["hotspot", "register", "set", "read-heavy"], "the harness's own target drives every key-value workload, no transactions");
 }

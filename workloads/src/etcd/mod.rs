@@ -1,5 +1,5 @@
 //! An etcd v3 client implementing [`KvTarget`], so every faultline workload (`register`,
-//! `set`), the final reads and leader discovery run against etcd unchanged.
+//! `set`, `append`, `rw-register`), the final reads and leader discovery run against etcd unchanged.
 //!
 //! The mapping onto etcd's API (`proto/etcd`, faultline's own subset of etcdserverpb):
 //! - read → `KV.Range` of one key, linearizable (`serializable = false`);
@@ -11,10 +11,15 @@
 //! - status → `Maintenance.Status`: the member is the leader when the leader id it reports
 //!   is its own member id (from the response header).
 //!
+//! - transactions (Elle's list-append and rw-register micro-ops) → [`txn`]: one `KV.Txn`
+//!   per rw-register transaction; for list-append, a `Txn` of ranges then a `Txn` that
+//!   compares each appended key's `mod_revision` (retried on a failed compare).
+//!
 //! etcd has no route catalog and no splits: `list_routes`, `split` and `watch_catalog`
 //! answer a definite `unimplemented`. Errors are classified by [`classify`].
 
 pub mod classify;
+pub mod txn;
 
 use crate::client::classify::CallKind;
 use crate::client::grpc::ClientOptions;
@@ -175,6 +180,10 @@ impl KvTarget for EtcdClient {
         &self.node
     }
 
+    fn transactional(&self) -> Option<&dyn crate::client::Transactional> {
+        Some(self)
+    }
+
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
         let req = pb::RangeRequest { key: key.to_vec(), ..Default::default() };
         async move {
@@ -241,3 +250,5 @@ impl Connector for EtcdConnector {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod txn_tests;

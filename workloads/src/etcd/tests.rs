@@ -9,15 +9,15 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free loopback port")
 }
 
-/// A single-member etcd in a temporary data dir, killed on drop.
-struct LocalEtcd {
-    child: Child,
+/// A single-member etcd in a temporary data dir, killed on drop (also used by `super::txn_tests`).
+pub(super) struct LocalEtcd {
+    pub(super) child: Child,
     addr: String,
     _dir: tempfile::TempDir,
 }
 
 impl LocalEtcd {
-    fn start() -> LocalEtcd {
+    pub(super) fn start() -> LocalEtcd {
         let dir = tempfile::tempdir().expect("a temp dir");
         let (client, peer) = (free_port(), free_port());
         let addr = format!("127.0.0.1:{client}");
@@ -36,7 +36,7 @@ impl LocalEtcd {
         LocalEtcd { child, addr, _dir: dir }
     }
 
-    fn client(&self) -> EtcdClient {
+    pub(super) fn client(&self) -> EtcdClient {
         EtcdClient::connect_lazy(&NodeEndpoint { name: "n1".into(), addr: self.addr.clone() }, &ClientOptions::default())
             .expect("a valid address")
     }
@@ -49,7 +49,7 @@ impl Drop for LocalEtcd {
     }
 }
 
-async fn wait_leader(client: &EtcdClient) -> GroupStatus {
+pub(super) async fn wait_leader(client: &EtcdClient) -> GroupStatus {
     for _ in 0..100 {
         if let Ok(s) = client.status(1).await {
             if s.is_leader {
