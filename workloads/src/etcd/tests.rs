@@ -49,6 +49,17 @@ impl Drop for LocalEtcd {
     }
 }
 
+/// A client made after its only member was killed (once it had a leader): every call
+/// meets a refused connection.
+pub(super) async fn client_of_a_dead_member() -> (LocalEtcd, EtcdClient) {
+    let mut etcd = LocalEtcd::start();
+    wait_leader(&etcd.client()).await;
+    etcd.child.kill().unwrap();
+    etcd.child.wait().unwrap();
+    let fresh = etcd.client();
+    (etcd, fresh)
+}
+
 pub(super) async fn wait_leader(client: &EtcdClient) -> GroupStatus {
     for _ in 0..100 {
         if let Ok(s) = client.status(1).await {
@@ -100,12 +111,7 @@ async fn scans_are_half_open_and_unbounded_with_an_empty_end() {
 
 #[tokio::test]
 async fn a_dead_member_gives_definite_failures_for_writes() {
-    let mut etcd = LocalEtcd::start();
-    let c = etcd.client();
-    wait_leader(&c).await;
-    etcd.child.kill().unwrap();
-    etcd.child.wait().unwrap();
-    let fresh = etcd.client();
+    let (_etcd, fresh) = client_of_a_dead_member().await;
     let err = fresh.write(b"k", b"1").await.unwrap_err();
     assert_eq!(err.certainty, Certainty::Definite, "connection refused: nothing was sent ({err})");
 }

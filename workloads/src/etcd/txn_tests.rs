@@ -4,7 +4,7 @@
 //! including the etcd rule the mapping exists for (a key put twice in one `Txn` is refused).
 
 use super::proto::mvccpb as mvccpb_kv;
-use super::tests::{wait_leader, LocalEtcd};
+use super::tests::{client_of_a_dead_member, wait_leader, LocalEtcd};
 use super::txn::*;
 use super::*;
 use crate::txn::{Mop, ReadShape};
@@ -266,12 +266,7 @@ async fn concurrent_appends_to_one_key_keep_exactly_the_acknowledged_ones() {
 
 #[tokio::test]
 async fn a_dead_member_fails_a_transaction_definitely() {
-    let mut etcd = LocalEtcd::start();
-    let c = etcd.client();
-    wait_leader(&c).await;
-    etcd.child.kill().unwrap();
-    etcd.child.wait().unwrap();
-    let fresh = etcd.client();
+    let (_etcd, fresh) = client_of_a_dead_member().await;
     let t = fresh.transactional().unwrap();
     for mops in [vec![write("x", 1)], vec![append("a", 1)]] {
         let e = t.transact(&mops).await.unwrap_err();

@@ -6,7 +6,6 @@
 use super::txn::exec_outcome;
 use super::*;
 use crate::client::resp_double::{self, array, bulk, error, int, Log};
-use crate::client::Transactional;
 use crate::txn::{Mop, ReadShape};
 use serde_json::json;
 use Certainty::{Definite, Indeterminate};
