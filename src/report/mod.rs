@@ -23,6 +23,7 @@ pub mod runs;
 mod svg;
 mod timeline;
 mod txn_cycle;
+mod txn_summary;
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
