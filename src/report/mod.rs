@@ -13,6 +13,7 @@
 
 mod anomaly;
 mod catalog;
+mod cycle_when;
 mod heatmap;
 pub mod http;
 mod load;

@@ -3,7 +3,8 @@
 
 use super::anomaly::{kind_of, op_refs, stale_read_refs, window_ending_at_last, window_for, DEFAULT_WINDOW};
 use super::catalog::{changes, CatalogChange};
-use super::model::{Outcome, RunModel, PENDING};
+use super::cycle_when::{self, CycleWhen};
+use super::model::{OpSpan, Outcome, RunModel, PENDING};
 use super::plots::nemesis_rgb;
 use super::svg::secs;
 use super::timeline::{self, Rendered, Window};
@@ -14,7 +15,7 @@ use analysis::verdict::Verdict;
 use anyhow::{Context, Result};
 use minijinja::Environment;
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 const TEMPLATE: &str = include_str!("templates/report.html");
 /// Anomalies listed per checker (the rest are counted).
@@ -99,6 +100,15 @@ struct AnomalyView {
     window: Option<String>,
     /// An isolation anomaly's cycle drawn on process lanes (SVG), if it has one.
     cycle_svg: Option<String>,
+    /// That cycle placed in time among the run's faults and catalog changes.
+    cycle_when: Option<CycleWhen>,
+}
+
+/// What placing a cycle in time needs: the run and the spans of every cycle's transactions.
+struct WhenContext<'a> {
+    model: &'a RunModel,
+    spans: HashMap<u64, OpSpan>,
+    changes: &'a [CatalogChange],
 }
 
 #[derive(Serialize)]
@@ -146,7 +156,8 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
         .flat_map(|r| [r.anchor.clone(), r.alt_anchor.clone()])
         .filter(|a| !a.is_empty())
         .collect();
-    let checkers = checker_views(inputs.verdict, plan, &anchors);
+    let when = WhenContext { model, spans: cycle_when::spans_named(model, &cycle_indices(inputs.verdict, plan)), changes: &catalog_changes };
+    let checkers = checker_views(inputs.verdict, plan, &anchors, &when);
     let latency = plots::latency_svg(model, &catalog_changes).context("latency plot")?;
     let throughput = plots::throughput_svg(model, &catalog_changes).context("throughput plot")?;
     let heat = heatmap::heatmap_svg(model, &catalog_changes);
@@ -179,7 +190,17 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
         .context("rendering the report template")
 }
 
-fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<String>) -> Vec<CheckerView> {
+/// The history indices of the transactions of every listed anomaly's cycle.
+fn cycle_indices(verdict: Option<&Verdict>, plan: &Plan) -> HashSet<u64> {
+    let Some(verdict) = verdict else { return HashSet::new() };
+    plan.anomalies
+        .iter()
+        .filter_map(|a| verdict.checkers.get(&a.checker)?.anomalies.get(a.position))
+        .flat_map(cycle_when::cycle_txns)
+        .collect()
+}
+
+fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<String>, when: &WhenContext) -> Vec<CheckerView> {
     let Some(verdict) = verdict else { return vec![] };
     let mut views: Vec<CheckerView> = verdict
         .checkers
@@ -189,7 +210,7 @@ fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<Strin
                 .anomalies
                 .iter()
                 .filter(|a| &a.checker == name)
-                .map(|a| anomaly_view(&result.anomalies[a.position], a, plan, anchors))
+                .map(|a| anomaly_view(&result.anomalies[a.position], a, plan, anchors, when))
                 .collect();
             CheckerView {
                 name: name.clone(),
@@ -212,7 +233,7 @@ fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<Strin
     views
 }
 
-fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Plan, anchors: &HashSet<String>) -> AnomalyView {
+fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Plan, anchors: &HashSet<String>, when: &WhenContext) -> AnomalyView {
     let window_id = planned.window.map(|w| plan.windows[w].0.id.clone());
     let refs = planned
         .refs
@@ -229,7 +250,8 @@ fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Pl
         json.push_str("\n…");
     }
     let cycle_svg = super::txn_cycle::cycle_svg(anomaly);
-    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id, cycle_svg }
+    let cycle_when = cycle_svg.as_ref().and_then(|_| cycle_when::place(when.model, &when.spans, when.changes, anomaly));
+    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id, cycle_svg, cycle_when }
 }
 
 fn headline(anomaly: &serde_json::Value) -> Option<String> {
@@ -513,7 +535,7 @@ mod tests {
         assert!(html.contains("<td>read-only / writing</td><td>1 / 2</td>"));
         assert!(html.contains("<td><code>1</code></td><td>1</td><td>0</td><td>1</td>"), "key 1: one append, a list of one read");
 
-        // With the isolation checker's counts: its numbers.
+        // With the isolation checker's counts and a cycle: its numbers, and the cycle placed in the kill.
         let verdict: Verdict = serde_json::from_value(json!({"valid": false, "checkers": {"isolation": {
             "valid": false, "counts": {"committed": 7, "aborted": 1, "info": 2, "keys": 2},
             "details": {"model": "list-append"},
@@ -521,6 +543,8 @@ mod tests {
                 "steps": [{"from": 4, "to": 3, "kind": "rw", "key": 1, "why": "rw"}, {"from": 3, "to": 4, "kind": "realtime", "why": "rt"}]}]}}})).unwrap();
         let html = page(txns, Some(&verdict));
         assert!(html.contains("counts from the isolation checker") && html.contains("<td>7 / 1 / 2</td>"), "{html}");
+        assert!(html.contains(r#"class="sub cycle-when""#) && html.contains("During it: kill of n2 (1.150–3.000 s)."), "{html}");
+        assert!(html.contains(r#"class="cycle-when""#));
 
         let register = r#"{"index": 0, "type": "invoke", "process": 0, "f": "write", "key": "k", "value": 1}
 {"index": 1, "type": "ok", "process": 0, "f": "write", "key": "k", "value": 1}
