@@ -189,8 +189,9 @@ impl<'k> Builder<'k> {
 
     pub fn finish(mut self) -> RunModel {
         let end = self.model.end_time;
-        for (_, (pos, _)) in self.open.drain() {
+        for (_, (pos, invoke)) in self.open.drain() {
             self.model.spans[pos].end = end;
+            self.txns.never_completed(&invoke, &invoke.value);
         }
         for mut fault in self.open_faults.drain(..) {
             fault.end = end;

@@ -8,9 +8,9 @@ use super::model::{OpSpan, Outcome, RunModel, PENDING};
 use super::plots::nemesis_rgb;
 use super::svg::secs;
 use super::timeline::{self, Rendered, Window};
-use super::txn_summary::{TxnSummary, KEYS_LISTED, LENGTHS};
+use super::txn_summary::{Seen, TxnSummary, KEYS_LISTED, LENGTHS};
 use super::{heatmap, plots};
-use analysis::history::txn::{MopValue, TxnModel};
+use analysis::history::txn::TxnModel;
 use analysis::verdict::Verdict;
 use anyhow::{Context, Result};
 use minijinja::Environment;
@@ -353,8 +353,9 @@ fn txn_view(summary: &TxnSummary, verdict: Option<&Verdict>) -> TxnView {
             } else {
                 match &k.last_read {
                     None => "never read".into(),
-                    Some(MopValue::Null) => "nil".into(),
-                    Some(v) => v.to_json().to_string(),
+                    Some(Seen::Null) => "nil".into(),
+                    Some(Seen::Scalar(v)) => v.to_json().to_string(),
+                    Some(Seen::List(n)) => format!("a list of {n}"),
                 }
             },
         })

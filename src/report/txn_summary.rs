@@ -4,9 +4,13 @@
 //! appends (writes) acknowledged and indeterminate with the longest list (the last value)
 //! an `ok` read returned.
 //!
-//! The summary is folded one entry at a time ([`TxnSummaryBuilder::accept`]) while the
-//! report streams the history, so it never holds the history: its memory is one entry per
-//! key plus the open transaction of each process. The caller passes each entry's micro-ops
+//! The summary is folded one completion at a time ([`TxnSummaryBuilder::accept`]) while
+//! the report streams the history, so it never holds the history: its memory is one entry
+//! per key. A transaction is counted at its completion, with the completion's micro-ops (the
+//! reader requires them there too); the caller, which already keeps each process' open
+//! invoke, hands over the invokes that never completed at the end
+//! ([`TxnSummaryBuilder::never_completed`]), so invokes are never parsed twice. The caller
+//! passes each entry's micro-ops
 //! beside it: from a whole history, [`analysis::history::History::txn_value`] (a
 //! compact-form history keeps them in its table and leaves `op.value` null); streaming,
 //! `op.value`, which the JSON Lines reader ([`analysis::formats::jsonl::JsonlReader`], JSON
@@ -21,7 +25,7 @@
 //! returned (`null` reads as `[]`), its last value read the value of the `ok` read completed
 //! last in history order. Keys are compared as JSON (`1` and `"1"` differ).
 
-use analysis::history::txn::{parse_txn, MicroOp, MopKind, MopValue, TxnModel, TxnScalar, TXN};
+use analysis::history::txn::{MopKind, TxnModel, TxnScalar, TXN};
 use analysis::history::{Op, OpType};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -40,9 +44,57 @@ pub struct KeyStats {
     pub indeterminate: u64,
     /// Longest list an `ok` read returned (list-append); `None` if never read.
     pub longest_read: Option<usize>,
-    /// The value of the `ok` read completed last (rw-register; `Null` = read nothing);
-    /// `None` if never read.
-    pub last_read: Option<MopValue>,
+    /// What the `ok` read completed last returned (rw-register); `None` if never read.
+    pub last_read: Option<Seen>,
+}
+
+/// What a micro-op's value holds, as far as the summary needs it: a read's list is kept as
+/// its length only (reading never copies a list).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seen {
+    /// `null`: not read yet (an invoke), or rw-register's read of nothing.
+    Null,
+    /// A list-append read's list, by its length.
+    List(usize),
+    /// A written value, or what an rw-register read returned.
+    Scalar(TxnScalar),
+}
+
+/// One micro-op as the summary reads it.
+#[derive(Debug)]
+struct Mop {
+    kind: MopKind,
+    key: TxnScalar,
+    value: Seen,
+}
+
+/// The micro-ops of a transaction's `value`, or `None` if it is not a list of
+/// `[function, key, value]` micro-ops with scalar keys (which the reader refuses).
+fn mops_of(value: &Value) -> Option<Vec<Mop>> {
+    let scalar = |v: &Value| match v {
+        Value::Number(n) => n.as_i64().map(TxnScalar::Int),
+        Value::String(s) => Some(TxnScalar::Str(s.clone())),
+        _ => None,
+    };
+    value
+        .as_array()?
+        .iter()
+        .map(|m| {
+            let [f, k, v] = m.as_array()?.as_slice() else { return None };
+            let kind = match f.as_str()? {
+                "append" => MopKind::Append,
+                "r" => MopKind::Read,
+                "w" => MopKind::Write,
+                _ => return None,
+            };
+            let value = match v {
+                Value::Null => Seen::Null,
+                Value::Array(list) => Seen::List(list.len()),
+                other => Seen::Scalar(scalar(other)?),
+            };
+            Some(Mop { kind, key: scalar(k)?, value })
+        })
+        .collect()
 }
 
 /// The Transactions section's numbers.
@@ -77,45 +129,39 @@ impl TxnSummary {
 #[derive(Debug, Default)]
 pub struct TxnSummaryBuilder {
     summary: TxnSummary,
-    /// Per process, the micro-ops of its open invoke.
-    open: HashMap<u64, Vec<MicroOp>>,
     seen: bool,
 }
 
 impl TxnSummaryBuilder {
     /// Takes a history entry with its micro-ops `value` (its op's `value` in the JSON form,
-    /// [`analysis::history::History::txn_value`] otherwise). Entries other than client
-    /// transactions, and values that do not parse as micro-ops (the reader has refused
-    /// those already), are ignored.
+    /// [`analysis::history::History::txn_value`] otherwise) and counts a transaction's
+    /// completion. Invokes, entries other than client transactions, and values that do not
+    /// parse as micro-ops (the reader has refused those already) are ignored.
     pub fn accept(&mut self, op: &Op, value: &Value) {
-        let Some(process) = op.process.client() else { return };
-        if op.f != TXN {
+        if op.process.client().is_none() || op.f != TXN || op.kind == OpType::Invoke {
             return;
         }
         self.seen = true;
-        let mops = parse_txn(value).ok();
-        if op.kind == OpType::Invoke {
-            self.open.insert(process, mops.unwrap_or_default());
-            return;
-        }
-        let invoked = self.open.remove(&process).unwrap_or_default();
-        self.end(op.kind, mops.unwrap_or(invoked));
+        self.end(op.kind, mops_of(value).unwrap_or_default());
     }
 
-    /// The summary; `None` when no transaction was seen. Invokes never completed count
-    /// as info.
-    pub fn finish(mut self) -> Option<TxnSummary> {
-        if !self.seen {
-            return None;
+    /// Counts the invoke of a transaction that never completed (`info`, with its micro-ops);
+    /// call it for each one before [`TxnSummaryBuilder::finish`].
+    pub fn never_completed(&mut self, op: &Op, value: &Value) {
+        if op.process.client().is_none() || op.f != TXN {
+            return;
         }
-        for (_, mops) in std::mem::take(&mut self.open) {
-            self.end(OpType::Info, mops);
-        }
-        Some(self.summary)
+        self.seen = true;
+        self.end(OpType::Info, mops_of(value).unwrap_or_default());
+    }
+
+    /// The summary; `None` when no transaction was seen.
+    pub fn finish(self) -> Option<TxnSummary> {
+        self.seen.then_some(self.summary)
     }
 
     /// One transaction ended `kind` (`info` for never), with these micro-ops.
-    fn end(&mut self, kind: OpType, mops: Vec<MicroOp>) {
+    fn end(&mut self, kind: OpType, mops: Vec<Mop>) {
         let s = &mut self.summary;
         match kind {
             OpType::Ok => s.committed += 1,
@@ -141,9 +187,9 @@ impl TxnSummaryBuilder {
             match (m.kind, kind) {
                 (MopKind::Read, OpType::Ok) => {
                     let len = match &m.value {
-                        MopValue::List(l) => Some(l.len()),
-                        MopValue::Null => Some(0),
-                        MopValue::Scalar(_) => None,
+                        Seen::List(n) => Some(*n),
+                        Seen::Null => Some(0),
+                        Seen::Scalar(_) => None,
                     };
                     if let Some(len) = len {
                         stats.longest_read = Some(stats.longest_read.unwrap_or(0).max(len));
@@ -159,11 +205,11 @@ impl TxnSummaryBuilder {
 }
 
 /// The workload a micro-op shows, if it shows one.
-fn model_shown(m: &MicroOp) -> Option<TxnModel> {
+fn model_shown(m: &Mop) -> Option<TxnModel> {
     match (m.kind, &m.value) {
-        (MopKind::Append, _) | (MopKind::Read, MopValue::List(_)) => Some(TxnModel::ListAppend),
-        (MopKind::Write, _) | (MopKind::Read, MopValue::Scalar(_)) => Some(TxnModel::RwRegister),
-        (MopKind::Read, MopValue::Null) => None,
+        (MopKind::Append, _) | (MopKind::Read, Seen::List(_)) => Some(TxnModel::ListAppend),
+        (MopKind::Write, _) | (MopKind::Read, Seen::Scalar(_)) => Some(TxnModel::RwRegister),
+        (MopKind::Read, Seen::Null) => None,
     }
 }
 
@@ -174,11 +220,22 @@ mod tests {
     use analysis::formats::TxnForm;
     use analysis::history::History;
 
-    /// The summary of a whole history, each op's micro-ops read through `txn_value`.
+    /// The summary of a whole history, each op's micro-ops read through `txn_value`, the
+    /// invokes never completed handed over at the end.
     fn summary_of(history: &History) -> Option<TxnSummary> {
         let mut builder = TxnSummaryBuilder::default();
+        let mut open: HashMap<u64, usize> = HashMap::new();
         for (position, op) in history.ops.iter().enumerate() {
+            if let Some(p) = op.process.client() {
+                match op.kind {
+                    OpType::Invoke => open.insert(p, position),
+                    _ => open.remove(&p),
+                };
+            }
             builder.accept(op, &history.txn_value(position));
+        }
+        for position in open.into_values() {
+            builder.never_completed(&history.ops[position], &history.txn_value(position));
         }
         builder.finish()
     }
@@ -229,13 +286,12 @@ mod tests {
 
     #[test]
     fn streaming_entries_gives_the_same_summary() {
-        let reader = analysis::formats::jsonl::JsonlReader::new(LIST_APPEND.as_bytes(), "t");
-        let mut builder = TxnSummaryBuilder::default();
-        for op in reader {
-            let op = op.unwrap();
-            builder.accept(&op, &op.value);
+        let keep: Vec<std::ops::RangeInclusive<u64>> = Vec::new();
+        let mut builder = crate::report::load::Builder::new(&keep);
+        for op in analysis::formats::jsonl::JsonlReader::new(LIST_APPEND.as_bytes(), "t") {
+            builder.accept(op.unwrap());
         }
-        check_list_append(&builder.finish().unwrap());
+        check_list_append(&builder.finish().txns.unwrap());
     }
 
     #[test]
@@ -253,8 +309,8 @@ mod tests {
         assert_eq!((s.committed, s.read_only, s.writing), (3, 1, 2));
         let k1 = &s.keys[&TxnScalar::Int(1)];
         assert_eq!(k1.acknowledged, 2);
-        assert_eq!(k1.last_read, Some(MopValue::Scalar(TxnScalar::Int(5))), "the read completed last, not the one invoked last");
-        assert_eq!(s.keys[&TxnScalar::Int(2)].last_read, Some(MopValue::Null));
+        assert_eq!(k1.last_read, Some(Seen::Scalar(TxnScalar::Int(5))), "the read completed last, not the one invoked last");
+        assert_eq!(s.keys[&TxnScalar::Int(2)].last_read, Some(Seen::Null));
     }
 
     #[test]
