@@ -7,10 +7,9 @@
 //! The summary is folded one completion at a time ([`TxnSummaryBuilder::accept`]) while
 //! the report streams the history, so it never holds the history: its memory is one entry
 //! per key. A transaction is counted at its completion, with the completion's micro-ops (the
-//! reader requires them there too); the caller, which already keeps each process' open
-//! invoke, hands over the invokes that never completed at the end
-//! ([`TxnSummaryBuilder::never_completed`]), so invokes are never parsed twice. The caller
-//! passes each entry's micro-ops
+//! reader requires them there too), so invokes are not parsed; the caller, which keeps each
+//! process' open invoke anyway, hands over those that never completed at the end
+//! ([`TxnSummaryBuilder::never_completed`]). The caller passes each entry's micro-ops
 //! beside it: from a whole history, [`analysis::history::History::txn_value`] (a
 //! compact-form history keeps them in its table and leaves `op.value` null); streaming,
 //! `op.value`, which the JSON Lines reader ([`analysis::formats::jsonl::JsonlReader`], JSON
