@@ -201,14 +201,15 @@ mod tests {
     }
 
     fn model() -> RunModel {
-        let mut m = RunModel::default();
-        m.spans = vec![span(0, 10, 12, 10 * S, 10 * S + S / 10), span(1, 11, 13, 10 * S + S / 20, 10 * S + S / 5), span(2, 14, PENDING, 11 * S, 30 * S)];
-        m.nemesis = vec![
-            NemesisInterval { kind: "kill".into(), start: 9 * S, end: 12 * S, healed: true, targets: vec!["n2".into()], effective: Some(true) },
-            NemesisInterval { kind: "partition".into(), start: 2 * S, end: 4 * S, healed: true, targets: vec![], effective: None },
-        ];
-        m.end_time = 30 * S;
-        m
+        RunModel {
+            spans: vec![span(0, 10, 12, 10 * S, 10 * S + S / 10), span(1, 11, 13, 10 * S + S / 20, 10 * S + S / 5), span(2, 14, PENDING, 11 * S, 30 * S)],
+            nemesis: vec![
+                NemesisInterval { kind: "kill".into(), start: 9 * S, end: 12 * S, healed: true, targets: vec!["n2".into()], effective: Some(true) },
+                NemesisInterval { kind: "partition".into(), start: 2 * S, end: 4 * S, healed: true, targets: vec![], effective: None },
+            ],
+            end_time: 30 * S,
+            ..Default::default()
+        }
     }
 
     #[test]
