@@ -2,6 +2,7 @@
 //! `history.jsonl`, streamed into a [`RunModel`].
 
 use super::catalog::RouteResolver;
+use super::txn_summary::TxnSummaryBuilder;
 use super::model::{NemesisInterval, NodeExitMark, OpSpan, Outcome, RunModel, NO_ROUTE, PENDING};
 use analysis::formats::jsonl::JsonlReader;
 use analysis::history::{events, CatalogSnapshot, FaultEdge, FaultEvent, Op, OpType, Process};
@@ -61,6 +62,7 @@ pub struct Builder<'k> {
     /// window while the invocation does not).
     open: HashMap<u64, (usize, Op)>,
     open_faults: Vec<NemesisInterval>,
+    txns: TxnSummaryBuilder,
 }
 
 impl<'k> Builder<'k> {
@@ -72,6 +74,7 @@ impl<'k> Builder<'k> {
             function_ids: HashMap::new(),
             open: HashMap::new(),
             open_faults: Vec::new(),
+            txns: TxnSummaryBuilder::default(),
         }
     }
 
@@ -105,6 +108,8 @@ impl<'k> Builder<'k> {
     }
 
     fn client_op(&mut self, process: u64, op: Op) {
+        // The JSON Lines reader (JSON form) fills a transaction's `value` with its micro-ops.
+        self.txns.accept(&op, &op.value);
         if op.kind == OpType::Invoke {
             let f = self.function_id(&op.f);
             self.model.spans.push(OpSpan {
@@ -184,8 +189,9 @@ impl<'k> Builder<'k> {
 
     pub fn finish(mut self) -> RunModel {
         let end = self.model.end_time;
-        for (_, (pos, _)) in self.open.drain() {
+        for (_, (pos, invoke)) in self.open.drain() {
             self.model.spans[pos].end = end;
+            self.txns.never_completed(&invoke, &invoke.value);
         }
         for mut fault in self.open_faults.drain(..) {
             fault.end = end;
@@ -196,6 +202,7 @@ impl<'k> Builder<'k> {
         let (routes, catalog) = self.resolver.finish(|pos, slot| spans[pos].route = slot);
         self.model.routes = routes;
         self.model.catalog = catalog;
+        self.model.txns = self.txns.finish();
         self.model
     }
 }

@@ -4,8 +4,10 @@
 //! `test.json`) into one HTML file with everything inline (works offline from disk): the
 //! verdict per checker with reasons, each anomaly with links to its ops, latency and
 //! throughput plots (plotters, SVG) with nemesis bands and catalog-change marks, a route ×
-//! time heat map, and per-process timelines around each anomaly. `faultline serve` serves
-//! the store with a run list ([`runs`], [`http`]).
+//! time heat map, a transactions summary for txn histories ([`txn_summary`]), each
+//! isolation cycle drawn ([`txn_cycle`]) and placed among the faults ([`cycle_when`]), and
+//! per-process timelines around each anomaly. `faultline serve` serves the store with a run
+//! list ([`runs`], [`http`]).
 //!
 //! The history is streamed once into a compact model ([`model`], [`load`]); every drawing
 //! is bounded (aggregated points, bucketed rates, windowed timelines), so a 1M-op history
@@ -13,6 +15,7 @@
 
 mod anomaly;
 mod catalog;
+mod cycle_when;
 mod heatmap;
 pub mod http;
 mod load;
@@ -23,6 +26,7 @@ pub mod runs;
 mod svg;
 mod timeline;
 mod txn_cycle;
+mod txn_summary;
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@
 //! operations are reduced to a few integers each while the history streams past; the
 //! catalog route of each op is resolved at that moment (see [`super::catalog`]).
 
+use super::txn_summary::TxnSummary;
 use analysis::history::{CatalogSnapshot, Op};
 use std::collections::HashMap;
 
@@ -127,6 +128,8 @@ pub struct RunModel {
     pub entries: u64,
     /// Reader warnings (truncated last line, time going backwards, ...).
     pub warnings: Vec<String>,
+    /// The transactions' numbers, when the history has client `txn` ops.
+    pub txns: Option<TxnSummary>,
 }
 
 /// What the catalog told us about one route over the whole run.

@@ -1,18 +1,21 @@
-//! Assembles the page: the verdict, plots, heat map and timelines rendered into the
-//! minijinja template `templates/report.html`.
+//! Assembles the page: the verdict, plots, heat map, transactions and timelines rendered
+//! into the minijinja template `templates/report.html`.
 
 use super::anomaly::{kind_of, op_refs, stale_read_refs, window_ending_at_last, window_for, DEFAULT_WINDOW};
 use super::catalog::{changes, CatalogChange};
-use super::model::{Outcome, RunModel, PENDING};
+use super::cycle_when::{self, CycleWhen};
+use super::model::{OpSpan, Outcome, RunModel, PENDING};
 use super::plots::nemesis_rgb;
 use super::svg::secs;
 use super::timeline::{self, Rendered, Window};
+use super::txn_summary::{Seen, TxnSummary, KEYS_LISTED, LENGTHS};
 use super::{heatmap, plots};
+use analysis::history::txn::TxnModel;
 use analysis::verdict::Verdict;
 use anyhow::{Context, Result};
 use minijinja::Environment;
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 const TEMPLATE: &str = include_str!("templates/report.html");
 /// Anomalies listed per checker (the rest are counted).
@@ -97,6 +100,15 @@ struct AnomalyView {
     window: Option<String>,
     /// An isolation anomaly's cycle drawn on process lanes (SVG), if it has one.
     cycle_svg: Option<String>,
+    /// That cycle placed in time among the run's faults and catalog changes.
+    cycle_when: Option<CycleWhen>,
+}
+
+/// What placing a cycle in time needs: the run and the spans of every cycle's transactions.
+struct WhenContext<'a> {
+    model: &'a RunModel,
+    spans: HashMap<u64, OpSpan>,
+    changes: &'a [CatalogChange],
 }
 
 #[derive(Serialize)]
@@ -144,7 +156,8 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
         .flat_map(|r| [r.anchor.clone(), r.alt_anchor.clone()])
         .filter(|a| !a.is_empty())
         .collect();
-    let checkers = checker_views(inputs.verdict, plan, &anchors);
+    let when = WhenContext { model, spans: cycle_when::spans_named(model, &cycle_indices(inputs.verdict, plan)), changes: &catalog_changes };
+    let checkers = checker_views(inputs.verdict, plan, &anchors, &when);
     let latency = plots::latency_svg(model, &catalog_changes).context("latency plot")?;
     let throughput = plots::throughput_svg(model, &catalog_changes).context("throughput plot")?;
     let heat = heatmap::heatmap_svg(model, &catalog_changes);
@@ -161,6 +174,7 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
             overall => overall,
             checkers => checkers,
             stats => stats(model, &catalog_changes),
+            txns => model.txns.as_ref().map(|t| txn_view(t, inputs.verdict)),
             latency_svg => latency,
             throughput_svg => throughput,
             heatmap_svg => heat,
@@ -176,7 +190,17 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
         .context("rendering the report template")
 }
 
-fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<String>) -> Vec<CheckerView> {
+/// The history indices of the transactions of every listed anomaly's cycle.
+fn cycle_indices(verdict: Option<&Verdict>, plan: &Plan) -> HashSet<u64> {
+    let Some(verdict) = verdict else { return HashSet::new() };
+    plan.anomalies
+        .iter()
+        .filter_map(|a| verdict.checkers.get(&a.checker)?.anomalies.get(a.position))
+        .flat_map(cycle_when::cycle_txns)
+        .collect()
+}
+
+fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<String>, when: &WhenContext) -> Vec<CheckerView> {
     let Some(verdict) = verdict else { return vec![] };
     let mut views: Vec<CheckerView> = verdict
         .checkers
@@ -186,7 +210,7 @@ fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<Strin
                 .anomalies
                 .iter()
                 .filter(|a| &a.checker == name)
-                .map(|a| anomaly_view(&result.anomalies[a.position], a, plan, anchors))
+                .map(|a| anomaly_view(&result.anomalies[a.position], a, plan, anchors, when))
                 .collect();
             CheckerView {
                 name: name.clone(),
@@ -209,7 +233,7 @@ fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<Strin
     views
 }
 
-fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Plan, anchors: &HashSet<String>) -> AnomalyView {
+fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Plan, anchors: &HashSet<String>, when: &WhenContext) -> AnomalyView {
     let window_id = planned.window.map(|w| plan.windows[w].0.id.clone());
     let refs = planned
         .refs
@@ -226,7 +250,8 @@ fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Pl
         json.push_str("\n…");
     }
     let cycle_svg = super::txn_cycle::cycle_svg(anomaly);
-    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id, cycle_svg }
+    let cycle_when = cycle_svg.as_ref().and_then(|_| cycle_when::place(when.model, &when.spans, when.changes, anomaly));
+    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id, cycle_svg, cycle_when }
 }
 
 fn headline(anomaly: &serde_json::Value) -> Option<String> {
@@ -265,6 +290,90 @@ fn stats(model: &RunModel, catalog_changes: &[CatalogChange]) -> Vec<(String, St
         ("splits observed".into(), splits.to_string()),
         ("routes".into(), model.routes.len().to_string()),
     ]
+}
+
+/// The Transactions section.
+#[derive(Serialize)]
+struct TxnView {
+    /// `list-append` or `rw-register`.
+    model: &'static str,
+    list_append: bool,
+    /// Where committed / aborted / info come from: the isolation checker or the history.
+    counts_from: &'static str,
+    committed: u64,
+    aborted: u64,
+    info: u64,
+    keys: u64,
+    /// (micro-ops, transactions): 1..4 always, 0 and more than 4 when there are any.
+    lengths: Vec<(String, u64)>,
+    read_only: u64,
+    writing: u64,
+    key_rows: Vec<KeyRow>,
+    more_keys: usize,
+}
+
+#[derive(Serialize)]
+struct KeyRow {
+    key: String,
+    acknowledged: u64,
+    indeterminate: u64,
+    /// list-append: the longest list an ok read returned; rw-register: the last value read.
+    read: String,
+}
+
+fn txn_view(summary: &TxnSummary, verdict: Option<&Verdict>) -> TxnView {
+    let isolation = verdict.and_then(|v| v.checkers.get("isolation"));
+    let checker_count = |name: &str| isolation.and_then(|r| r.counts.get(name).copied());
+    let model = isolation
+        .and_then(|r| r.details["model"].as_str())
+        .and_then(|m| m.parse::<TxnModel>().ok())
+        .or(summary.model)
+        .unwrap_or(TxnModel::ListAppend);
+    let (counts_from, committed, aborted, info) = match (checker_count("committed"), checker_count("aborted"), checker_count("info")) {
+        (Some(c), Some(a), Some(i)) => ("the isolation checker", c, a, i),
+        _ => ("the history", summary.committed, summary.aborted, summary.info),
+    };
+    let lengths = summary
+        .by_length
+        .iter()
+        .enumerate()
+        .filter(|&(len, &n)| (1..=LENGTHS).contains(&len) || n > 0)
+        .map(|(len, &n)| (if len > LENGTHS { format!("{}+", LENGTHS + 1) } else { len.to_string() }, n))
+        .collect();
+    let list_append = model == TxnModel::ListAppend;
+    let key_rows = summary
+        .top_keys()
+        .into_iter()
+        .map(|(key, k)| KeyRow {
+            key: key.to_string(),
+            acknowledged: k.acknowledged,
+            indeterminate: k.indeterminate,
+            read: if list_append {
+                k.longest_read.map(|n| n.to_string()).unwrap_or_else(|| "never read".into())
+            } else {
+                match &k.last_read {
+                    None => "never read".into(),
+                    Some(Seen::Null) => "nil".into(),
+                    Some(Seen::Scalar(v)) => v.to_json().to_string(),
+                    Some(Seen::List(n)) => format!("a list of {n}"),
+                }
+            },
+        })
+        .collect();
+    TxnView {
+        model: model.as_str(),
+        list_append,
+        counts_from,
+        committed,
+        aborted,
+        info,
+        keys: checker_count("keys").unwrap_or(summary.keys.len() as u64),
+        lengths,
+        read_only: summary.read_only,
+        writing: summary.writing,
+        key_rows,
+        more_keys: summary.keys.len().saturating_sub(KEYS_LISTED),
+    }
 }
 
 fn fault_views(model: &RunModel) -> Vec<FaultView> {
@@ -391,5 +500,70 @@ mod tests {
         assert_eq!(plan.anomalies[1].window, None);
         let empty = Plan::from_verdict(None);
         assert_eq!(empty.windows[0].0.range, 0..=DEFAULT_WINDOW - 1);
+    }
+
+    /// The model of a JSON Lines history, as `faultline report` streams it.
+    fn model_of(text: &str, plan: &Plan) -> RunModel {
+        let keep = plan.keep_ranges();
+        let mut builder = super::super::load::Builder::new(&keep);
+        for op in analysis::formats::jsonl::JsonlReader::new(text.as_bytes(), "t") {
+            builder.accept(op.unwrap());
+        }
+        builder.finish()
+    }
+
+    fn page(text: &str, verdict: Option<&Verdict>) -> String {
+        let plan = Plan::from_verdict(verdict);
+        let model = model_of(text, &plan);
+        render(&Inputs { run_name: "t/1".into(), verdict, options: None }, &model, &plan).unwrap()
+    }
+
+    #[test]
+    fn the_transactions_section_appears_for_a_txn_history_only() {
+        let txns = r#"{"index": 0, "type": "invoke", "process": 0, "f": "txn", "value": [["append", 1, 1]], "time": 1000000000}
+{"index": 1, "type": "invoke", "process": 1, "f": "txn", "value": [["r", 1, null]], "time": 1100000000}
+{"index": 2, "type": "info", "process": "nemesis", "f": "start-kill", "value": {"targets": ["n2"]}, "time": 1150000000}
+{"index": 3, "type": "ok", "process": 0, "f": "txn", "value": [["append", 1, 1]], "time": 1200000000}
+{"index": 4, "type": "ok", "process": 1, "f": "txn", "value": [["r", 1, []]], "time": 1300000000}
+{"index": 5, "type": "invoke", "process": 0, "f": "txn", "value": [["r", 1, null], ["append", 2, 1]], "time": 1400000000}
+{"index": 6, "type": "ok", "process": 0, "f": "txn", "value": [["r", 1, [1]], ["append", 2, 1]], "time": 1500000000}
+{"index": 7, "type": "info", "process": "nemesis", "f": "stop-kill", "value": {"targets": ["n2"]}, "time": 3000000000}
+"#;
+        let html = page(txns, None);
+        assert!(html.contains(r#"<h2 id="transactions">Transactions</h2>"#));
+        assert!(html.contains("counts from the history"), "no isolation checker");
+        assert!(html.contains("<td>committed / aborted / info</td><td>3 / 0 / 0</td>"), "{html}");
+        assert!(html.contains("<td>read-only / writing</td><td>1 / 2</td>"));
+        assert!(html.contains("<td><code>1</code></td><td>1</td><td>0</td><td>1</td>"), "key 1: one append, a list of one read");
+
+        // With the isolation checker's counts and a cycle: its numbers, and the cycle placed in the kill.
+        let verdict: Verdict = serde_json::from_value(json!({"valid": false, "checkers": {"isolation": {
+            "valid": false, "counts": {"committed": 7, "aborted": 1, "info": 2, "keys": 2},
+            "details": {"model": "list-append"},
+            "anomalies": [{"type": "G-single-item", "cycle": [{"txn": 4, "process": 1, "value": [["r", 1, []]]}, {"txn": 3, "process": 0, "value": [["append", 1, 1]]}],
+                "steps": [{"from": 4, "to": 3, "kind": "rw", "key": 1, "why": "rw"}, {"from": 3, "to": 4, "kind": "realtime", "why": "rt"}]}]}}})).unwrap();
+        let html = page(txns, Some(&verdict));
+        assert!(html.contains("counts from the isolation checker") && html.contains("<td>7 / 1 / 2</td>"), "{html}");
+        assert!(html.contains(r#"class="sub cycle-when""#) && html.contains("During it: kill of n2 (1.150–3.000 s)."), "{html}");
+        assert!(html.contains(r#"class="cycle-when""#));
+
+        let register = r#"{"index": 0, "type": "invoke", "process": 0, "f": "write", "key": "k", "value": 1}
+{"index": 1, "type": "ok", "process": 0, "f": "write", "key": "k", "value": 1}
+"#;
+        let html = page(register, None);
+        assert!(!html.contains("Transactions</h2>") && !html.contains("txn-keys"));
+    }
+
+    #[test]
+    fn an_rw_register_history_lists_writes_and_the_last_value_read() {
+        let txns = r#"{"index": 0, "type": "invoke", "process": 0, "f": "txn", "value": [["w", "x", 5]]}
+{"index": 1, "type": "ok", "process": 0, "f": "txn", "value": [["w", "x", 5]]}
+{"index": 2, "type": "invoke", "process": 0, "f": "txn", "value": [["r", "x", null], ["r", "y", null]]}
+{"index": 3, "type": "ok", "process": 0, "f": "txn", "value": [["r", "x", 5], ["r", "y", null]]}
+"#;
+        let html = page(txns, None);
+        assert!(html.contains("rw-register: counts from the history") && html.contains("last value read</th>"), "{html}");
+        assert!(html.contains("<td><code>&quot;x&quot;</code></td><td>1</td><td>0</td><td>5</td>"), "{html}");
+        assert!(html.contains("<td><code>&quot;y&quot;</code></td><td>0</td><td>0</td><td>nil</td>"), "{html}");
     }
 }

@@ -13,8 +13,8 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::ops::RangeInclusive;
 
-const WIDTH: f64 = 1000.0;
-const LABEL_W: f64 = 80.0;
+pub(super) const WIDTH: f64 = 1000.0;
+pub(super) const LABEL_W: f64 = 80.0;
 const LANE_H: f64 = 18.0;
 const TOP: f64 = 8.0;
 /// Longest text of a value shown in a table cell or title.
@@ -142,20 +142,7 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="11">"#
     );
     let lanes_bottom = TOP + lanes.len() as f64 * LANE_H;
-    for fault in model.nemesis.iter().filter(|f| f.end >= t0 && f.start <= t1) {
-        let (r, g, b) = nemesis_rgb(&fault.kind);
-        let (x0, x1) = (x_of(fault.start), x_of(fault.end.max(fault.start + 1)));
-        let _ = write!(
-            svg,
-            r#"<rect x="{x0:.1}" y="{TOP}" width="{:.1}" height="{:.1}" fill="rgb({r},{g},{b})" fill-opacity="0.15"><title>{} {}–{}s targets {}</title></rect>"#,
-            (x1 - x0).max(1.0),
-            lanes_bottom - TOP,
-            escape(&fault.kind),
-            secs(fault.start),
-            secs(fault.end),
-            escape(&fault.targets.join(","))
-        );
-    }
+    fault_bands(&mut svg, model, (t0, t1), &x_of, (TOP, lanes_bottom));
     for (lane, process) in lanes.iter().enumerate() {
         let y = TOP + lane as f64 * LANE_H;
         let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end">p{process}</text>"#, LABEL_W - 6.0, y + LANE_H * 0.7);
@@ -176,17 +163,8 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
             escape(&title(row))
         );
     }
-    for change in changes.iter().filter(|c| c.time >= t0 && c.time <= t1) {
-        let x = x_of(change.time);
-        let _ = write!(
-            svg,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{lanes_bottom}" stroke="#7828aa" stroke-dasharray="4 2"><title>{}</title></line>"##,
-            escape(&change.label)
-        );
-    }
-    for exit in model.node_exits.iter().filter(|e| e.time >= t0 && e.time <= t1) {
-        node_exit_mark(&mut svg, exit, x_of(exit.time), lanes_bottom);
-    }
+    catalog_marks(&mut svg, changes, (t0, t1), &x_of, (TOP, lanes_bottom));
+    node_exit_marks(&mut svg, model, (t0, t1), &x_of, (TOP, lanes_bottom));
     axis(&mut svg, t0, t1, lanes_bottom, plot_w);
     svg.push_str("</svg>");
     Rendered {
@@ -200,19 +178,57 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
     }
 }
 
+/// The nemesis faults overlapping `t0..=t1` as translucent bands from `top` to `bottom`, one
+/// colour per kind, each with its kind, times and targets as hover title.
+pub(super) fn fault_bands(svg: &mut String, model: &RunModel, (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f64, (top, bottom): (f64, f64)) {
+    for fault in model.nemesis.iter().filter(|f| f.end >= t0 && f.start <= t1) {
+        let (r, g, b) = nemesis_rgb(&fault.kind);
+        let (x0, x1) = (x_of(fault.start), x_of(fault.end.max(fault.start + 1)));
+        let _ = write!(
+            svg,
+            r#"<rect class="fault" x="{x0:.1}" y="{top}" width="{:.1}" height="{:.1}" fill="rgb({r},{g},{b})" fill-opacity="0.15"><title>{} {}–{}s targets {}</title></rect>"#,
+            (x1 - x0).max(1.0),
+            bottom - top,
+            escape(&fault.kind),
+            secs(fault.start),
+            secs(fault.end),
+            escape(&fault.targets.join(","))
+        );
+    }
+}
+
+/// The catalog changes (splits, moves) inside `t0..=t1` as dashed purple lines.
+pub(super) fn catalog_marks(svg: &mut String, changes: &[CatalogChange], (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f64, (top, bottom): (f64, f64)) {
+    for change in changes.iter().filter(|c| c.time >= t0 && c.time <= t1) {
+        let x = x_of(change.time);
+        let _ = write!(
+            svg,
+            r##"<line class="catalog-change" x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{bottom}" stroke="#7828aa" stroke-dasharray="4 2"><title>{}</title></line>"##,
+            escape(&change.label)
+        );
+    }
+}
+
+/// The node exits inside `t0..=t1`, see [`node_exit_mark`].
+pub(super) fn node_exit_marks(svg: &mut String, model: &RunModel, (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f64, (top, bottom): (f64, f64)) {
+    for exit in model.node_exits.iter().filter(|e| e.time >= t0 && e.time <= t1) {
+        node_exit_mark(svg, exit, x_of(exit.time), top, bottom);
+    }
+}
+
 /// A node exit across every lane: solid red with the node's name for a crash, dotted grey
 /// for an exit a kill asked for.
-fn node_exit_mark(svg: &mut String, exit: &NodeExitMark, x: f64, bottom: f64) {
+fn node_exit_mark(svg: &mut String, exit: &NodeExitMark, x: f64, top: f64, bottom: f64) {
     let (stroke, dash, width) = if exit.expected { ("#888888", r#" stroke-dasharray="1 3""#, 1.0) } else { ("#d00000", "", 2.0) };
     let _ = write!(
         svg,
-        r#"<g class="node-exit"><line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{bottom}" stroke="{stroke}" stroke-width="{width}"{dash}/><title>{} at {}s (history index {})</title>"#,
+        r#"<g class="node-exit"><line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{bottom}" stroke="{stroke}" stroke-width="{width}"{dash}/><title>{} at {}s (history index {})</title>"#,
         escape(&exit.label),
         secs(exit.time),
         exit.index
     );
     if !exit.expected {
-        let _ = write!(svg, r#"<text x="{:.1}" y="{}" fill="{stroke}" font-weight="bold">✕ {}</text>"#, x + 3.0, TOP + 10.0, escape(&exit.node));
+        let _ = write!(svg, r#"<text x="{:.1}" y="{}" fill="{stroke}" font-weight="bold">✕ {}</text>"#, x + 3.0, top + 10.0, escape(&exit.node));
     }
     svg.push_str("</g>");
 }
