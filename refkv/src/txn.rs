@@ -39,8 +39,10 @@ use crate::types::{Command, CommandResult, Key};
 
 /// Pause before a reader looks again at a lock that has not expired.
 const LOCK_WAIT: Duration = Duration::from_millis(10);
-/// Prewrites of one key per transaction (a lock met may be resolved in between).
-const PREWRITE_ATTEMPTS: usize = 3;
+/// Prewrites of one key per transaction (a lock met may be resolved or released between).
+const PREWRITE_ATTEMPTS: usize = 8;
+/// How long a prewrite waits for another transaction's live lock before aborting.
+const PREWRITE_WAIT: Duration = Duration::from_millis(250);
 
 /// One micro-op as the client sends it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,8 +338,12 @@ impl NodeCore {
         self.txn_command(key, |epoch| Command::TxnCommit { key: key.clone(), epoch, start_ts, commit_ts }).await
     }
 
-    /// Locks `key` for the transaction, resolving an expired lock of another one first.
+    /// Locks `key` for the transaction. A lock of another transaction is resolved when it
+    /// has expired, and otherwise waited for (without a Raft write) for at most
+    /// [`PREWRITE_WAIT`]: most locks are released within milliseconds, and the bound keeps
+    /// two transactions that wait for each other's keys from waiting for ever.
     async fn prewrite(&self, key: &Key, p: &Prewrite) -> Result<(), Failure> {
+        let deadline = Instant::now() + PREWRITE_WAIT;
         for _ in 0..PREWRITE_ATTEMPTS {
             let lock = match self.txn_command(key, |epoch| Command::TxnPrewrite { key: key.clone(), epoch, prewrite: p.clone() }).await {
                 Answer::Did(TxnOutcome::Prewritten) => return Ok(()),
@@ -359,11 +365,24 @@ impl NodeCore {
                 Answer::NotDone(why) => return Err(Failure::Definite(format!("prewrite of {} refused: {why}", show(key)))),
                 Answer::Unknown(why) => return Err(Failure::Unknown(format!("prewrite of {}: {why}", show(key)))),
             };
-            if !self.resolve(key, &lock).await {
+            if !self.resolve(key, &lock).await && !self.wait_for_unlock(key, deadline).await {
                 return Err(Failure::Definite(format!("key {} is locked by transaction {}", show(key), lock.start_ts)));
             }
         }
         Err(Failure::Definite(format!("key {} stayed locked", show(key))))
+    }
+
+    /// Polls `key` (linearizable reads, no Raft write) until no lock is on it; false at
+    /// `deadline`.
+    async fn wait_for_unlock(&self, key: &Key, deadline: Instant) -> bool {
+        while Instant::now() < deadline {
+            tokio::time::sleep(LOCK_WAIT).await;
+            let routed = self.route_key(key, false, |epoch| ExecOp::TxnRead { key: key.clone(), epoch, ts: u64::MAX }).await;
+            if let ExecReply::TxnRead { read: SnapshotRead::Value(_), .. } = routed.reply {
+                return true;
+            }
+        }
+        false
     }
 
     /// Rolls the transaction back at `keys` (best effort: the coordinator never commits it
