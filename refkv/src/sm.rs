@@ -141,7 +141,8 @@ impl GroupState {
                 CommandResult::Done
             }
             Command::TxnPrewrite { key, epoch, prewrite } => {
-                let check_conflicts = true;
+                // Seeded bug `no-read-validation`: no write-conflict check.
+                let check_conflicts = !bugs.no_read_validation;
                 self.txn_change(key, *epoch, bugs, dirty, |cell| cell.prewrite(prewrite, check_conflicts))
             }
             Command::TxnCommit { key, epoch, start_ts, commit_ts } => {

@@ -226,7 +226,12 @@ impl NodeCore {
 
     /// A timestamp from the oracle (the default group's leader).
     async fn timestamp(&self) -> Result<u64, String> {
-        match self.execute(CATALOG_GROUP, ExecOp::AllocTs, false).await {
+        let reply = if self.bugs.ts_from_receiver {
+            crate::tso::next_ts_from_receiver(self).await
+        } else {
+            self.execute(CATALOG_GROUP, ExecOp::AllocTs, false).await
+        };
+        match reply {
             ExecReply::Ts { ts } => Ok(ts),
             other => Err(format!("{other:?}")),
         }
@@ -330,7 +335,16 @@ impl NodeCore {
         }
         // The transaction is committed; a secondary left locked is rolled forward by the
         // next reader that meets it.
-        join_all(secondaries.iter().map(|k| self.commit_key(k, start_ts, commit_ts))).await;
+        let commits = join_all(secondaries.iter().map(|k| self.commit_key(k, start_ts, commit_ts))).await;
+        for (key, answer) in secondaries.iter().zip(commits) {
+            let writes = plan.keys.get(*key).is_some_and(|p| !p.writes.is_empty());
+            if writes && answer == Answer::Did(TxnOutcome::LockMissing) {
+                // Only a lost lock can do this: the primary committed, so nobody rolled the
+                // transaction back, and a reader that rolled the key forward left a version.
+                // (A read lock leaves none, so its commit may find it gone legitimately.)
+                tracing::error!(start_ts, commit_ts, key = %show(key), "a committed transaction's write lock is gone: the write is lost");
+            }
+        }
         Ok(commit_ts)
     }
 
