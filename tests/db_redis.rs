@@ -173,7 +173,6 @@ fn options_redis_cannot_honour_are_bad_arguments() {
         (vec!["--db", "redis", "--workload", "append", "--consistency-model", "linearish"], "--consistency-model"),
         (vec!["--db", "redis", "--workload", "set", "--txn-length", "1..3"], "--txn-length applies to the transaction workloads"),
         (vec!["--db", "redis", "--workload", "append", "--txn-length", "3..1"], "--txn-length"),
-        (vec!["--db", "refkv", "--workload", "append"], "--workload append"),
         (vec!["--db", "elastickv", "--workload", "append", "--client", "grpc"], "--client redis"),
     ] {
         let out = faultline()

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const BUG_NAMES: [&str; 8] = [
+pub const BUG_NAMES: [&str; 11] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -12,6 +12,9 @@ pub const BUG_NAMES: [&str; 8] = [
     "proxy-fence",
     "abandon-keeps-target",
     "resume-skips-delta",
+    "no-read-validation",
+    "lock-dropped-on-move",
+    "ts-from-receiver",
 ];
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -33,6 +36,14 @@ pub struct Bugs {
     pub abandon_keeps_target: bool,
     /// A migrator that inherits a job in DELTA_COPY skips the delta copy.
     pub resume_skips_delta: bool,
+    /// A transaction's prewrite skips the write-conflict check (a write committed after the
+    /// transaction started): its snapshot reads may be stale when it commits.
+    pub no_read_validation: bool,
+    /// A move copies transactional keys' data but not their locks.
+    pub lock_dropped_on_move: bool,
+    /// A transaction takes its timestamps from the receiving node's own batch, not from the
+    /// oracle's leader: timestamps of different nodes do not follow real time.
+    pub ts_from_receiver: bool,
 }
 
 impl Bugs {
@@ -49,6 +60,9 @@ impl Bugs {
                 "proxy-fence" => bugs.proxy_fence = true,
                 "abandon-keeps-target" => bugs.abandon_keeps_target = true,
                 "resume-skips-delta" => bugs.resume_skips_delta = true,
+                "no-read-validation" => bugs.no_read_validation = true,
+                "lock-dropped-on-move" => bugs.lock_dropped_on_move = true,
+                "ts-from-receiver" => bugs.ts_from_receiver = true,
                 other => return Err(format!("unknown bug {other:?}; known bugs: {}", BUG_NAMES.join(", "))),
             }
         }
@@ -65,6 +79,9 @@ impl Bugs {
             self.proxy_fence,
             self.abandon_keeps_target,
             self.resume_skips_delta,
+            self.no_read_validation,
+            self.lock_dropped_on_move,
+            self.ts_from_receiver,
         ];
         BUG_NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(n, _)| *n).collect()
     }

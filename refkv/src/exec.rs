@@ -11,6 +11,7 @@ use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Catalog;
+use crate::mvcc::SnapshotRead;
 use crate::node::{GroupHandle, NodeCore};
 use crate::types::{Command, CommandResult, Key};
 
@@ -23,6 +24,10 @@ pub enum ExecOp {
     ReadCatalog,
     /// Linearizable range read without ownership checks (move jobs copy with it).
     RawRange { start: Key, end: Key, limit: usize, max_bytes: usize },
+    /// Snapshot read of a transactional key at timestamp `ts`, under route `epoch`.
+    TxnRead { key: Key, epoch: u64, ts: u64 },
+    /// One timestamp from the oracle (default group leader only, `tso.rs`).
+    AllocTs,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -31,6 +36,9 @@ pub enum ExecReply {
     Value { value: Option<Vec<u8>>, term: u64, index: u64, node: u64 },
     Pairs { pairs: Vec<(Key, Vec<u8>)>, term: u64, index: u64, node: u64 },
     Catalog { catalog: Catalog },
+    TxnRead { read: SnapshotRead, term: u64, index: u64, node: u64 },
+    /// A timestamp from the oracle, larger than every one handed out before this request.
+    Ts { ts: u64 },
     /// Definitely not executed: this node does not lead the group.
     NotLeader { leader: Option<u64> },
     /// Definitely not executed: the epoch fence refused it.
@@ -115,10 +123,22 @@ pub async fn exec_local(node: &NodeCore, group: u64, op: ExecOp) -> ExecReply {
                 .collect();
             ExecReply::Pairs { pairs, term, index, node: node.id }
         }
+        ExecOp::TxnRead { key, epoch, ts } => {
+            let index = match linearize(node, g).await {
+                Ok(i) => i,
+                Err(r) => return r,
+            };
+            let term = g.term();
+            match g.shared.read().txn_read(&key, epoch, ts) {
+                Ok(read) => ExecReply::TxnRead { read, term, index, node: node.id },
+                Err(r) => ExecReply::Rejected { current_epoch: r.current_epoch, reason: r.reason },
+            }
+        }
+        ExecOp::AllocTs => crate::tso::next_ts(node, g).await,
     }
 }
 
-async fn write(node: &NodeCore, g: &GroupHandle, cmd: Command) -> ExecReply {
+pub(crate) async fn write(node: &NodeCore, g: &GroupHandle, cmd: Command) -> ExecReply {
     let client_write = matches!(cmd, Command::Put { .. } | Command::Delete { .. });
     if node.bugs.ack_before_commit && client_write {
         // Seeded bug: acknowledge as soon as the entry is handed to Raft.
@@ -147,7 +167,7 @@ async fn write(node: &NodeCore, g: &GroupHandle, cmd: Command) -> ExecReply {
 
 /// Confirms leadership with a quorum and waits until the state machine has applied up to
 /// the read index (ReadIndex). Returns the read index.
-async fn linearize(node: &NodeCore, g: &GroupHandle) -> Result<u64, ExecReply> {
+pub(crate) async fn linearize(node: &NodeCore, g: &GroupHandle) -> Result<u64, ExecReply> {
     let timeout = node.cfg.commit_timeout;
     match tokio::time::timeout(timeout, g.raft.ensure_linearizable()).await {
         Err(_) => Err(ExecReply::Unavailable(format!("leadership not confirmed within {timeout:?}"))),

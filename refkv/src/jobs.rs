@@ -228,7 +228,7 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), Strin
     let rate = core.cfg.tunables.copy_bytes_per_sec.max(1);
     let mut cursor = job.start.clone();
     loop {
-        let pairs = read_range(core, job.source_group, &cursor, &job.end).await?;
+        let mut pairs = read_range(core, job.source_group, &cursor, &job.end).await?;
         // An empty read means the range is exhausted; otherwise continue after the last key.
         let batch_end: Key = match pairs.last() {
             Some((k, _)) => {
@@ -248,6 +248,16 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), Strin
         // driver killed or a job abandoned meanwhile leaves the target without it.
         let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
         tokio::time::sleep(Duration::from_secs_f64(bytes as f64 / rate as f64)).await;
+        if core.bugs.lock_dropped_on_move {
+            // Seeded bug: transactional keys arrive without their locks.
+            for (k, v) in &pairs {
+                if let Ok(crate::mvcc::Cell { lock: Some(lock), .. }) = crate::mvcc::Cell::decode(Some(v)) {
+                    let role = if lock.primary == *k { "primary" } else if lock.writes.is_empty() { "read lock" } else { "secondary write" };
+                    tracing::info!(job = job.id, exact, start_ts = lock.start_ts, role, key = %String::from_utf8_lossy(k), "lock-dropped-on-move: a lock is left behind");
+                }
+            }
+            pairs = pairs.into_iter().map(|(k, v)| (k, crate::mvcc::strip_lock(v))).collect();
+        }
         if !pairs.is_empty() || !deletes.is_empty() {
             command(core, job.target_group, Command::Ingest { pairs, deletes }).await?;
         }

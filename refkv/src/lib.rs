@@ -8,9 +8,12 @@
 //! deterministic state), [`store`] (redb persistence for openraft), [`network`] (Raft over
 //! gRPC), [`node`] (groups of one process), [`exec`] and [`router`] (leader execution and
 //! forwarding), the gRPC services, [`jobs`] (cross-group moves), [`server`] and [`ctl`].
+//! Transactions: [`mvcc`] (a transactional key's versions and lock, pure), [`tso`] (the
+//! timestamp oracle in the default group) and [`txn`] (the two-phase-commit coordinator).
 
 pub mod api_distribution;
 pub mod api_kv;
+pub mod api_txn;
 pub mod autosplit;
 pub mod bugs;
 pub mod catalog;
@@ -19,6 +22,7 @@ pub mod exec;
 pub mod jobs;
 pub mod keys;
 pub mod logstore;
+pub mod mvcc;
 pub mod network;
 pub mod node;
 pub mod ownership;
@@ -30,4 +34,6 @@ pub mod sm;
 pub mod splitter;
 pub mod storage_io;
 pub mod store;
+pub mod tso;
+pub mod txn;
 pub mod types;

@@ -53,7 +53,7 @@ struct ServeArgs {
     config: Option<PathBuf>,
     /// Enable a seeded bug (repeatable): no-fence, early-cutover, stale-read,
     /// ack-before-commit, split-midpoint, proxy-fence, abandon-keeps-target,
-    /// resume-skips-delta.
+    /// resume-skips-delta, no-read-validation, lock-dropped-on-move, ts-from-receiver.
     #[arg(long = "bug")]
     bugs: Vec<String>,
     /// Run the automatic splitter on the default-group leader.

@@ -48,6 +48,9 @@ pub struct Tunables {
     /// the job there instead of stepping it to CUTOVER (until it is abandoned), so that a
     /// test can abandon a job whose target already owns the range.
     pub hold_before_cutover: bool,
+    /// How long a transaction's locks protect it: after that a reader that meets one may
+    /// roll the transaction back (liveness only; safety never depends on clocks).
+    pub txn_lock_ttl_ms: u64,
 }
 
 impl Default for Tunables {
@@ -66,6 +69,7 @@ impl Default for Tunables {
             cleanup_grace_ms: 2000,
             auto_split: crate::autosplit::AutoSplitConfig::default(),
             hold_before_cutover: false,
+            txn_lock_ttl_ms: 1000,
         }
     }
 }
@@ -121,6 +125,8 @@ pub struct NodeCore {
     /// This node's request sampler (auto-split), fed on the request path.
     pub sampler: crate::autosplit::Sampler,
     pub split_cfg: crate::autosplit::AutoSplitConfig,
+    /// The timestamp batch this node hands out while it leads the default group.
+    pub tso: crate::tso::Oracle,
 }
 
 impl NodeCore {
@@ -213,6 +219,7 @@ pub async fn start(cfg: &NodeConfig) -> anyhow::Result<(Arc<NodeCore>, Vec<u64>)
         },
         catalog_tx,
         auto_split: AtomicBool::new(cfg.auto_split),
+        tso: crate::tso::Oracle::default(),
     };
     Ok((Arc::new(core), pristine))
 }

@@ -174,6 +174,13 @@ impl NodeCore {
                 let pairs = state.range(&start, &end).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect();
                 ExecReply::Pairs { pairs, term: g.term(), index, node: self.id }
             }
+            ExecOp::TxnRead { key, ts, .. } => {
+                let read = match crate::mvcc::Cell::decode(state.kv.get(&key).map(Vec::as_slice)) {
+                    Ok(cell) => cell.read_at(ts),
+                    Err(_) => crate::mvcc::SnapshotRead::NotTxnKey,
+                };
+                ExecReply::TxnRead { read, term: g.term(), index, node: self.id }
+            }
             _ => ExecReply::Unavailable("not a read".into()),
         }
     }

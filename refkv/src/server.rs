@@ -13,6 +13,7 @@ use crate::node::{self, NodeConfig, NodeCore};
 use crate::proto::api::distribution_server::DistributionServer;
 use crate::proto::api::raft_admin_server::RaftAdminServer;
 use crate::proto::api::raw_kv_server::RawKvServer;
+use crate::proto::api::refkv_txn_server::RefkvTxnServer;
 use crate::proto::internal::refkv_internal_server::{RefkvInternal, RefkvInternalServer};
 use crate::proto::internal::*;
 
@@ -92,6 +93,7 @@ pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
         .add_service(health_service)
         .add_service(RawKvServer::new(api.clone()))
         .add_service(RaftAdminServer::new(api.clone()))
+        .add_service(RefkvTxnServer::new(api.clone()))
         .add_service(DistributionServer::new(api))
         .add_service(RefkvInternalServer::new(Internal { node: core.clone() }).max_decoding_message_size(256 << 20))
         .serve_with_incoming_shutdown(incoming, async {

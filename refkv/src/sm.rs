@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bugs::Bugs;
 use crate::catalog::{below_end, Catalog, CatalogError};
+use crate::mvcc::{Cell, SnapshotRead, TxnOutcome};
 use crate::ownership::{Ownership, Refusal};
 use crate::types::{Cas, Command, CommandResult, Key, LogId, StoredMembership};
 
@@ -26,6 +27,9 @@ pub struct GroupState {
     pub kv: BTreeMap<Key, Vec<u8>>,
     pub ownership: Ownership,
     pub catalog: Option<Catalog>,
+    /// Default group: the highest timestamp the oracle has reserved (`AllocTs`).
+    #[serde(default)]
+    pub ts_ceiling: u64,
 }
 
 /// Keys (and metadata) an apply batch changed, for write-through persistence.
@@ -45,6 +49,7 @@ impl GroupState {
             kv: BTreeMap::new(),
             ownership: Ownership::from_catalog(catalog, group),
             catalog: (group == CATALOG_GROUP).then(|| catalog.clone()),
+            ts_ceiling: 0,
         }
     }
 
@@ -57,6 +62,7 @@ impl GroupState {
             kv: BTreeMap::new(),
             ownership: self.ownership.clone(),
             catalog: self.catalog.clone(),
+            ts_ceiling: self.ts_ceiling,
         }
     }
 
@@ -134,7 +140,59 @@ impl GroupState {
                 }
                 CommandResult::Done
             }
+            Command::TxnPrewrite { key, epoch, prewrite } => {
+                // Seeded bug `no-read-validation`: no write-conflict check.
+                let check_conflicts = !bugs.no_read_validation;
+                self.txn_change(key, *epoch, bugs, dirty, |cell| cell.prewrite(prewrite, check_conflicts))
+            }
+            Command::TxnCommit { key, epoch, start_ts, commit_ts } => {
+                self.txn_change(key, *epoch, bugs, dirty, |cell| cell.commit(key, *start_ts, *commit_ts))
+            }
+            Command::TxnRollback { key, epoch, start_ts } => self.txn_change(key, *epoch, bugs, dirty, |cell| cell.rollback(*start_ts)),
+            Command::TxnCheckPrimary { key, epoch, start_ts, now_ms } => {
+                self.txn_change(key, *epoch, bugs, dirty, |cell| cell.check_primary(*start_ts, *now_ms))
+            }
+            Command::AllocTs { count } => {
+                let first = self.ts_ceiling + 1;
+                self.ts_ceiling += (*count).max(1);
+                dirty.meta = true;
+                CommandResult::TsRange { first, last: self.ts_ceiling }
+            }
         }
+    }
+
+    /// Runs a transactional command on `key`'s cell under the same fence as every write,
+    /// and stores the cell if it changed.
+    fn txn_change(
+        &mut self,
+        key: &[u8],
+        epoch: u64,
+        bugs: &Bugs,
+        dirty: &mut Dirty,
+        f: impl FnOnce(&mut Cell) -> TxnOutcome,
+    ) -> CommandResult {
+        if let Err(r) = self.write_allowed(key, epoch, bugs) {
+            return rejected(r);
+        }
+        let Ok(mut cell) = Cell::decode(self.kv.get(key).map(Vec::as_slice)) else {
+            return CommandResult::Txn(TxnOutcome::NotTxnKey);
+        };
+        let before = cell.clone();
+        let outcome = f(&mut cell);
+        if cell != before {
+            self.kv.insert(key.to_vec(), cell.encode());
+            dirty.keys.insert(key.to_vec());
+        }
+        CommandResult::Txn(outcome)
+    }
+
+    /// A snapshot read of the transactional key `key` at timestamp `ts`, routed under `epoch`.
+    pub fn txn_read(&self, key: &[u8], epoch: u64, ts: u64) -> Result<SnapshotRead, Refusal> {
+        let stored = self.read(key, epoch)?;
+        Ok(match Cell::decode(stored.as_deref()) {
+            Ok(cell) => cell.read_at(ts),
+            Err(_) => SnapshotRead::NotTxnKey,
+        })
     }
 
     /// Runs a catalog operation (default group only); marks the metadata dirty.

@@ -66,3 +66,63 @@ fn ingest_is_refused_once_the_range_is_served() {
     assert!(matches!(s.apply(&ingest("old"), &bugs, &mut d), CommandResult::Rejected { .. }));
     assert_eq!(s.read(b"p", 3).unwrap(), Some(b"new".to_vec()));
 }
+
+fn prewrite(key: &str, start_ts: u64, epoch: u64) -> Command {
+    let prewrite = crate::mvcc::Prewrite { start_ts, primary: key.into(), writes: vec![crate::mvcc::Write::Append(7)], expires_ms: 0 };
+    Command::TxnPrewrite { key: key.into(), epoch, prewrite }
+}
+
+fn outcome(r: CommandResult) -> TxnOutcome {
+    match r {
+        CommandResult::Txn(o) => o,
+        other => panic!("not a transactional outcome: {other:?}"),
+    }
+}
+
+#[test]
+fn transactional_commands_pass_the_fence_like_writes_and_locks_stay_in_the_cell() {
+    let mut s = state();
+    let mut d = Dirty::default();
+    let bugs = Bugs::default();
+    assert_eq!(outcome(s.apply(&prewrite("x", 5, 1), &bugs, &mut d)), TxnOutcome::Prewritten);
+    assert!(d.keys.contains(b"x".as_slice()), "the lock is persisted with the key");
+    assert!(matches!(s.apply(&prewrite("y", 6, 2), &bugs, &mut d), CommandResult::Rejected { current_epoch: 1, .. }), "stale epoch");
+    s.apply(&Command::Fence { start: "m".into(), end: vec![] }, &bugs, &mut d);
+    assert!(matches!(s.apply(&prewrite("y", 6, 1), &bugs, &mut d), CommandResult::Rejected { .. }), "FENCE refuses new prewrites");
+    assert!(matches!(s.txn_read(b"x", 1, 9), Ok(SnapshotRead::Locked(_))), "a fenced range still serves reads, locks included");
+    let commit = Command::TxnCommit { key: "x".into(), epoch: 1, start_ts: 5, commit_ts: 8 };
+    assert!(matches!(s.apply(&commit, &bugs, &mut d), CommandResult::Rejected { .. }), "a commit waits for the new owner");
+    s.apply(&Command::Unfence { start: "m".into(), end: vec![] }, &bugs, &mut d);
+    assert_eq!(outcome(s.apply(&commit, &bugs, &mut d)), TxnOutcome::Committed { commit_ts: 8 });
+    assert_eq!(s.txn_read(b"x", 1, 9), Ok(SnapshotRead::Value(Some(vec![7]))));
+}
+
+#[test]
+fn a_plain_value_is_not_a_transactional_key() {
+    let mut s = state();
+    let mut d = Dirty::default();
+    s.apply(&put("x", "1", 1), &Bugs::default(), &mut d);
+    assert_eq!(outcome(s.apply(&prewrite("x", 5, 1), &Bugs::default(), &mut d)), TxnOutcome::NotTxnKey);
+    assert_eq!(s.txn_read(b"x", 1, 9), Ok(SnapshotRead::NotTxnKey));
+}
+
+#[test]
+fn no_read_validation_skips_the_write_conflict_check() {
+    let mut s = state();
+    let mut d = Dirty::default();
+    let bugs = Bugs::default();
+    s.apply(&prewrite("x", 5, 1), &bugs, &mut d);
+    s.apply(&Command::TxnCommit { key: "x".into(), epoch: 1, start_ts: 5, commit_ts: 8 }, &bugs, &mut d);
+    assert_eq!(outcome(s.apply(&prewrite("x", 6, 1), &bugs, &mut d)), TxnOutcome::WriteConflict { commit_ts: 8 });
+    let buggy = Bugs { no_read_validation: true, ..Bugs::default() };
+    assert_eq!(outcome(s.apply(&prewrite("x", 6, 1), &buggy, &mut d)), TxnOutcome::Prewritten);
+}
+
+#[test]
+fn the_oracle_ceiling_only_grows() {
+    let mut s = state();
+    let mut d = Dirty::default();
+    assert_eq!(s.apply(&Command::AllocTs { count: 10 }, &Bugs::default(), &mut d), CommandResult::TsRange { first: 1, last: 10 });
+    assert_eq!(s.apply(&Command::AllocTs { count: 0 }, &Bugs::default(), &mut d), CommandResult::TsRange { first: 11, last: 11 });
+    assert!(d.meta && s.clone_meta().ts_ceiling == 11);
+}

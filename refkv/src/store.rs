@@ -116,6 +116,9 @@ fn load_state(db: &Database, group: u64, genesis: &Catalog) -> anyhow::Result<Gr
     if let Some(m) = meta.get("membership")? {
         state.membership = serde_json::from_slice(m.value())?;
     }
+    if let Some(t) = meta.get("ts_ceiling")? {
+        state.ts_ceiling = serde_json::from_slice(t.value())?;
+    }
     let kv = txn.open_table(KV)?;
     for item in kv.iter()? {
         let (k, v) = item?;
@@ -131,6 +134,7 @@ fn persist_meta(txn: &redb::WriteTransaction, state: &GroupState) -> Result<(), 
     meta.insert("catalog", json(&state.catalog).as_slice())?;
     meta.insert("applied", json(&state.last_applied).as_slice())?;
     meta.insert("membership", json(&state.membership).as_slice())?;
+    meta.insert("ts_ceiling", json(&state.ts_ceiling).as_slice())?;
     Ok(())
 }
 

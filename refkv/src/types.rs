@@ -9,6 +9,7 @@ use std::io::Cursor;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{CatalogError, JobPhase, SplitOutcome};
+use crate::mvcc::{Prewrite, TxnOutcome};
 
 pub use crate::keys::Key;
 
@@ -65,6 +66,17 @@ pub enum Command {
     Ingest { pairs: Vec<(Key, Vec<u8>)>, deletes: Vec<Key> },
     /// Data group: drop every key in `[start, end)` (cleanup of a moved or abandoned copy).
     DeleteRange { start: Key, end: Key },
+    /// Transaction (`txn.rs`): lock `key` for a transaction, routed under route `epoch`.
+    TxnPrewrite { key: Key, epoch: u64, prewrite: Prewrite },
+    /// Transaction: turn the lock of the transaction `start_ts` at `key` into a version.
+    TxnCommit { key: Key, epoch: u64, start_ts: u64, commit_ts: u64 },
+    /// Transaction: roll the transaction `start_ts` back at `key`.
+    TxnRollback { key: Key, epoch: u64, start_ts: u64 },
+    /// Transaction: the fate of the transaction `start_ts` whose primary is `key`, rolling it
+    /// back if its lock expired by `now_ms` (the caller's clock, so apply stays deterministic).
+    TxnCheckPrimary { key: Key, epoch: u64, start_ts: u64, now_ms: i64 },
+    /// Default group: reserve the next `count` timestamps of the timestamp oracle.
+    AllocTs { count: u64 },
 }
 
 /// The outcome of applying a [`Command`].
@@ -79,4 +91,8 @@ pub enum CommandResult {
     Split(Result<SplitOutcome, CatalogError>),
     Job(Result<(), CatalogError>),
     Done,
+    /// A transactional command passed the fence; what it found or did at the key.
+    Txn(TxnOutcome),
+    /// Timestamps `first..=last` are reserved for the oracle's leader.
+    TsRange { first: u64, last: u64 },
 }

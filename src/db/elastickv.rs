@@ -126,6 +126,7 @@ impl Db for Elastickv {
         // grpc-go answers keep-alive pings more frequent than every 5 minutes with GOAWAY.
         options.keepalive = None;
         options.cas_supported = false;
+        options.refkv_txn = false;
         let connector = ElastickvConnector { inner: GrpcConnector { options }, groups: u64::from(self.groups), read_path: options.read_path, leaders: None };
         let directory: Vec<Arc<dyn KvTarget>> =
             nodes.iter().filter_map(|n| connector.node(n).ok()).map(|n| n as Arc<dyn KvTarget>).collect();

@@ -183,6 +183,9 @@ impl KvTarget for LeaderReadClient {
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.inner.watch_catalog(after_version)
     }
+    fn transactional(&self) -> Option<&dyn workloads::client::Transactional> {
+        self.inner.transactional()
+    }
 }
 
 /// Wraps a connector so that every client it makes reads through one shared directory.

@@ -10,7 +10,7 @@ use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
 use std::path::PathBuf;
 use std::sync::Arc;
-use workloads::client::{Connector, NodeEndpoint, ReadPath};
+use workloads::client::{Connector, NodeEndpoint, Protocol, ReadPath};
 use workloads::{ClientOptions, GrpcConnector};
 
 /// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
@@ -87,6 +87,11 @@ impl Db for Refkv {
 
     fn read_paths(&self) -> bool {
         true
+    }
+
+    /// Through its `RefkvTxn` service (two-phase commit across groups; docs/refkv.md).
+    fn transactions_over(&self, protocol: Protocol) -> bool {
+        protocol == Protocol::Grpc
     }
 
     fn reports(&self) -> Reports {

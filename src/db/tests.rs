@@ -151,8 +151,9 @@ fn every_cluster_kind_is_read_back_from_its_recorded_name_and_ssh_runs_nodes() {
 fn workload_support_follows_from_what_each_target_declares() {
     let names = |kind: DbKind| -> Vec<&'static str> { supported_workloads(kind.build(3).as_ref()).into_iter().map(|w| w.name()).collect() };
     // A workload that loads a hot range for the splitter needs a store that splits.
-    assert_eq!(names(DbKind::Refkv), ["hotspot", "register", "set", "read-heavy"]);
-    // A transactional workload needs a client that runs transactions (etcd Txn, Redis MULTI/EXEC).
+    // A transactional workload needs a client that runs transactions (refkv's RefkvTxn,
+    // etcd Txn, Redis MULTI/EXEC).
+    assert_eq!(names(DbKind::Refkv), ["hotspot", "register", "set", "read-heavy", "append", "rw-register"]);
     assert_eq!(names(DbKind::Elastickv), ["hotspot", "register", "set", "read-heavy", "append", "rw-register"]);
     assert_eq!(names(DbKind::Etcd), ["register", "set", "read-heavy", "append", "rw-register"], "etcd's client runs Txns");
     assert_eq!(names(DbKind::Redis), ["register", "set", "read-heavy", "append", "rw-register"]);

@@ -48,7 +48,7 @@ pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index
 
 /// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs; a test checks
 /// that the two lists agree, so a new bug cannot be left out of the matrix).
-pub const BUGS: [&str; 8] = [
+pub const BUGS: [&str; 11] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -57,6 +57,9 @@ pub const BUGS: [&str; 8] = [
     "proxy-fence",
     "abandon-keeps-target",
     "resume-skips-delta",
+    "no-read-validation",
+    "lock-dropped-on-move",
+    "ts-from-receiver",
 ];
 
 /// Copies throttled to 50 bytes/s: a moving range of a few dozen bytes then spends about a
@@ -189,6 +192,51 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             extra: &["--nemesis-interval", "6", "--move-phase", "DELTA_COPY", "--move-action", "kill-migrator", "--read-fraction", "0.8"],
             slow_copies: true,
             expected: &["linearizable", "set-full"],
+            expected_kinds: &[],
+        },
+        // Transactions commit without the write-conflict check: a register read at the start
+        // and overwritten at the commit loses the writes committed in between (lost update,
+        // G-single, G2-item). Contention on the workload's few hot keys is enough: no faults.
+        Some("no-read-validation") => Config {
+            name: "no-read-validation",
+            bug: Some("no-read-validation"),
+            workload: "rw-register",
+            nemesis: "none",
+            extra: &[],
+            slow_copies: false,
+            expected: &["isolation"],
+            expected_kinds: &[],
+        },
+        // A move copies transactional keys without their locks: a transaction whose
+        // secondary key moves between that key's prewrite and its commit (the commit is
+        // fenced, then goes to the new owner, which has no lock) is acknowledged with that
+        // append lost. A dropped *primary* lock is harmless (the coordinator's commit finds it
+        // gone and aborts), and most locks a move meets are primaries, so the row needs many
+        // moves: the split nemesis every 0.5 s (its shortest pace; a move of a hot key every
+        // other turn) with one client per node (little lock contention, so the hot keys'
+        // locks belong to transactions that commit). That loses about one write per minute
+        // (60 s runs: caught in exactly the runs that lost one, 3 of 5), hence 150 s.
+        Some("lock-dropped-on-move") => Config {
+            name: "lock-dropped-on-move",
+            bug: Some("lock-dropped-on-move"),
+            workload: "append",
+            nemesis: "split",
+            extra: &["--nemesis-interval", "0.5", "--time-limit", "150", "--concurrency", "1n"],
+            slow_copies: false,
+            expected: &["isolation"],
+            expected_kinds: &[],
+        },
+        // Timestamps from the receiving node's own batch: a transaction started through one
+        // node after another node's transaction committed reads a snapshot from before it
+        // (a real-time violation of strict serializability).
+        Some("ts-from-receiver") => Config {
+            name: "ts-from-receiver",
+            bug: Some("ts-from-receiver"),
+            workload: "append",
+            nemesis: "none",
+            extra: &[],
+            slow_copies: false,
+            expected: &["isolation"],
             expected_kinds: &[],
         },
         Some(_) => return None,

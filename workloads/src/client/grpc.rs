@@ -49,6 +49,10 @@ pub struct ClientOptions {
     /// and write unconditionally, so with `false` every cas and pinned write fails
     /// definitely (`unimplemented`) without being sent.
     pub cas_supported: bool,
+    /// Whether the server serves refkv's `RefkvTxn` service (the transaction workloads).
+    /// elastickv does not: with `false` the client has no transactions
+    /// ([`KvTarget::transactional`] is `None`).
+    pub refkv_txn: bool,
     /// Where single-key reads go (`--read-path`); targets that route reads themselves
     /// (elastickv, refkv) honour it, the plain [`KvClient`] always reads through its node.
     pub read_path: super::ReadPath,
@@ -72,6 +76,7 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_millis(1000),
             keepalive: Some(Duration::from_secs(2)),
             cas_supported: true,
+            refkv_txn: true,
             read_path: super::ReadPath::Node,
             protocol: super::Protocol::Grpc,
             set_read: super::SetRead::Scan,
@@ -85,6 +90,7 @@ pub struct KvClient {
     node: String,
     timeout: Duration,
     cas_supported: bool,
+    refkv_txn: bool,
     channel: Channel,
     kv: RawKvClient<Channel>,
     dist: DistributionClient<Channel>,
@@ -108,6 +114,7 @@ impl KvClient {
             node: node.name.clone(),
             timeout: opts.call_timeout,
             cas_supported: opts.cas_supported,
+            refkv_txn: opts.refkv_txn,
             channel: channel.clone(),
             kv: RawKvClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
             dist: DistributionClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
@@ -418,7 +425,15 @@ impl KvTarget for KvClient {
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         Box::pin(self.open_watch(after_version))
     }
+
+    fn transactional(&self) -> Option<&dyn super::Transactional> {
+        self.refkv_txn.then_some(self as &dyn super::Transactional)
+    }
 }
+
+#[path = "grpc_txn.rs"]
+mod txn;
+pub use txn::{txn_failure, txn_request, txn_values};
 
 /// Makes a fresh [`KvClient`] (its own connection) per call.
 #[derive(Debug, Clone, Copy, Default)]

@@ -85,8 +85,9 @@ pub const REGISTRY: &[Checker] = &[
         scope: Scope::ClientOps,
         functions: &[ops::TXN],
         models: crate::history::txn::TxnModel::NAMES,
-        // No matrix configuration runs a transactional workload yet.
-        matrix_column: false,
+        // The transaction bugs' rows (refkv's no-read-validation, lock-dropped-on-move,
+        // ts-from-receiver) run the transaction workloads.
+        matrix_column: true,
         applies: rules::isolation_applies,
         check: checks::check_isolation,
     },

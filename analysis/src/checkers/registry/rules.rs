@@ -97,7 +97,7 @@ pub fn epoch_applies(facts: &RunFacts) -> Applies {
         (Basis::Run, true, true) => Applies::Yes,
         (Basis::Run, false, _) => Applies::NotApplicable(format!("{} has no route catalog or route epochs", facts.store)),
         (Basis::Run, true, false) => {
-            Applies::NotApplicable(format!("{} reports no commit metadata (group, term, log index, route epoch)", facts.store))
+            Applies::NotApplicable(format!("{} reports no commit metadata (group, term, log index, route epoch) for this workload's operations", facts.store))
         }
         (Basis::Evidence, false, false) => Applies::Omitted,
         (Basis::Evidence, _, _) => Applies::Yes,
