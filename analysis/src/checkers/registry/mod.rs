@@ -291,6 +291,6 @@ mod tests {
             known_functions(),
             ["read", "get", "write", "put", "cas", "compare-and-set", "append", "add", "read-set", "scan", "txn", "stale-write"]
         );
-        assert_eq!(matrix_columns(), ["linearizable", "set-full", "epoch-authority", "split", "vacuity"]);
+        assert_eq!(matrix_columns(), ["linearizable", "set-full", "isolation", "epoch-authority", "split", "vacuity"]);
     }
 }
