@@ -32,6 +32,20 @@ pub struct StaleWriteError {
 
 pub type StaleWriteResult = Result<Option<CommitMeta>, StaleWriteError>;
 
+/// A transaction a node coordinates whose locks are all in place and which has not finished
+/// committing (refkv's test-only `TxnHold` list).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TxnInFlight {
+    pub start_ts: u64,
+    /// `None` until it has one.
+    pub commit_ts: Option<u64>,
+    pub primary: String,
+    /// The keys it writes besides its primary (secondary write locks).
+    pub secondary_writes: Vec<String>,
+    /// Held at its commit point.
+    pub held: bool,
+}
+
 /// Questions and commands the nemesis sends to the cluster under test.
 pub trait Oracle: Send + Sync {
     /// The node currently leading `group`, if one is known.
@@ -67,6 +81,21 @@ pub trait Oracle: Send + Sync {
     fn stale_write<'a>(&'a self, node: &'a str, key: &'a str, value: &'a str, group: u64, epoch: u64) -> BoxFuture<'a, StaleWriteResult> {
         let _ = (node, key, value, group, epoch);
         Box::pin(async { Err(StaleWriteError { definite: true, error: "unimplemented: no pinned writes".into() }) })
+    }
+    /// Test only (refkv's `TxnHold`), on `node`: with `release`, lets its held transactions
+    /// go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates that writes a
+    /// secondary key at its commit point for at most that long. Returns the transactions it
+    /// coordinates whose locks are live, or why it could not be asked.
+    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
+        let _ = (node, arm_hold_ms, release);
+        Box::pin(async { Err("unimplemented: this oracle cannot hold transactions".to_string()) })
+    }
+    /// Moves `key` to another group with a cross-group split at it, first splitting off (in
+    /// the same group) any key of `keep` that would otherwise move with it. `None` when the
+    /// store cannot be asked at all.
+    fn move_key<'a>(&'a self, key: &'a str, keep: &'a [String]) -> BoxFuture<'a, Option<SplitOutcome>> {
+        let _ = (key, keep);
+        Box::pin(async { None })
     }
     /// Asks the store to abandon a split job (`AbandonSplitJob`); the store's refusal or
     /// the call's failure as text.

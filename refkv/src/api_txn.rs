@@ -5,6 +5,8 @@
 //! (conflict or refusal; never committed) are definite; `UNKNOWN` with a message starting
 //! "outcome unknown" may have committed.
 //!
+//! `TxnHold` (test only) arms, releases and lists through `txn_hold.rs`.
+//!
 //! Invariant: the coordinator runs in a task of its own, so a client that gives up (or a
 //! broken connection) never stops a transaction half way between its commit steps.
 
@@ -13,8 +15,10 @@ use tonic::{Request, Response, Status};
 use crate::api_kv::Api;
 use crate::autosplit::AccessKind;
 use crate::proto::api::refkv_txn_server::RefkvTxn;
-use crate::proto::api::{TxnMopKind, TxnMopResult, TxnRequest, TxnResponse};
+use crate::proto::api::{InFlightTxn, TxnHoldRequest, TxnHoldResponse, TxnMopKind, TxnMopResult, TxnRequest, TxnResponse};
 use crate::txn::{Mop, TxnDone, TxnError};
+use crate::txn_hold::InFlight;
+use std::time::Duration;
 
 /// The micro-ops of a request; an unknown kind is refused.
 pub fn decode_mops(req: TxnRequest) -> Result<Vec<Mop>, Status> {
@@ -73,6 +77,24 @@ impl RefkvTxn for Api {
             .map_err(|e| Status::unknown(format!("outcome unknown: the transaction's task failed: {e}")))?;
         outcome.map(|done| Response::new(response(done))).map_err(txn_status)
     }
+
+    /// Test only: arms a hold at the next transaction's commit point, releases held
+    /// transactions, and lists the transactions in flight (`txn_hold.rs`).
+    async fn txn_hold(&self, req: Request<TxnHoldRequest>) -> Result<Response<TxnHoldResponse>, Status> {
+        let req = req.into_inner();
+        let hold = &self.node.txn_hold;
+        if req.release {
+            hold.release_all();
+        }
+        if req.arm_hold_ms > 0 {
+            hold.arm(Duration::from_millis(req.arm_hold_ms));
+        }
+        Ok(Response::new(TxnHoldResponse { txns: hold.list().into_iter().map(in_flight_txn).collect() }))
+    }
+}
+
+fn in_flight_txn(t: InFlight) -> InFlightTxn {
+    InFlightTxn { start_ts: t.start_ts, commit_ts: t.commit_ts.unwrap_or(0), primary: t.primary, secondary_writes: t.secondary_writes, held: t.held }
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! gRPC), [`node`] (groups of one process), [`exec`] and [`router`] (leader execution and
 //! forwarding), the gRPC services, [`jobs`] (cross-group moves), [`server`] and [`ctl`].
 //! Transactions: [`mvcc`] (a transactional key's versions and lock, pure), [`tso`] (the
-//! timestamp oracle in the default group) and [`txn`] (the two-phase-commit coordinator).
+//! timestamp oracle in the default group) and [`txn`] (the two-phase-commit coordinator);
+//! [`txn_hold`] lists transactions in flight and holds one at its commit point (test only).
 
 pub mod api_distribution;
 pub mod api_kv;
@@ -36,4 +37,5 @@ pub mod storage_io;
 pub mod store;
 pub mod tso;
 pub mod txn;
+pub mod txn_hold;
 pub mod types;

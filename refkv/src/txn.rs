@@ -13,6 +13,9 @@
 //!    Each prewrite is refused on a lock of another transaction or a write committed after
 //!    `start_ts`, so the snapshot reads are still current when the locks are all held.
 //! 5. `commit_ts` from the oracle; commit the primary (the commit point); then the others.
+//!    From step 5 until the coordinator is done, the transaction is listed as in flight
+//!    (`txn_hold.rs`); test only, a hold armed there stops it between `commit_ts` and the
+//!    primary's commit.
 //!
 //! Only this coordinator ever commits a primary, and only after step 4 succeeded, so the
 //! outcome it reports is:
@@ -35,6 +38,7 @@ use crate::exec::{ExecOp, ExecReply};
 use crate::mvcc::{apply_writes, LockInfo, Prewrite, SnapshotRead, TxnOutcome, Write};
 use crate::node::NodeCore;
 use crate::sm::CATALOG_GROUP;
+use crate::txn_hold::InFlight;
 use crate::types::{Command, CommandResult, Key};
 
 /// Pause before a reader looks again at a lock that has not expired.
@@ -133,6 +137,11 @@ impl Plan {
             }
         }
         Ok(Plan { keys, primary })
+    }
+
+    /// The keys written besides `primary`.
+    fn secondary_writes(&self, primary: &Key) -> Vec<Key> {
+        self.keys.iter().filter(|(k, p)| *k != primary && !p.writes.is_empty()).map(|(k, _)| k.clone()).collect()
     }
 
     fn read_keys(&self) -> impl Iterator<Item = &Key> {
@@ -294,7 +303,11 @@ impl NodeCore {
 
     /// Steps 4 and 5: prewrite, commit timestamp, commit. Returns the commit timestamp.
     async fn two_phase_commit(&self, plan: &Plan, primary: &Key, start_ts: u64) -> Result<u64, TxnError> {
-        let expires_ms = now_ms() + self.cfg.tunables.txn_lock_ttl_ms as i64;
+        let secondary_writes = plan.secondary_writes(primary);
+        // Test only: a hold a test armed (`txn_hold.rs`); the locks live that much longer.
+        let lengthened = self.txn_hold.peek(!secondary_writes.is_empty());
+        let held_ms = lengthened.map_or(0, |h| h.as_millis() as i64);
+        let expires_ms = now_ms() + self.cfg.tunables.txn_lock_ttl_ms as i64 + held_ms;
         let prewrite_of = |key: &Key| Prewrite {
             start_ts,
             primary: primary.clone(),
@@ -314,6 +327,9 @@ impl NodeCore {
             let placed = secondaries.iter().zip(&prewrites).filter(|(_, r)| !matches!(r, Err(Failure::Definite(_)))).map(|(k, _)| *k);
             return Err(self.abort(start_ts, std::iter::once(primary).chain(placed), failure).await);
         }
+        let hold = self.txn_hold.take(lengthened);
+        let in_flight = InFlight { start_ts, commit_ts: None, primary: primary.clone(), secondary_writes, held: hold.is_some() };
+        let mut listed = self.txn_hold.enter(in_flight);
         let commit_ts = match self.timestamp().await {
             Ok(ts) => ts,
             Err(e) => {
@@ -321,6 +337,11 @@ impl NodeCore {
                 return Err(self.abort(start_ts, plan.keys.keys(), why).await);
             }
         };
+        listed.set_commit_ts(commit_ts);
+        if let Some(hold) = hold {
+            let released = listed.wait(hold).await;
+            tracing::info!(start_ts, commit_ts, released, "transaction held at its commit point (TxnHold) goes on");
+        }
         match self.commit_key(primary, start_ts, commit_ts).await {
             Answer::Did(TxnOutcome::Committed { .. }) => {}
             Answer::Did(TxnOutcome::LockMissing | TxnOutcome::RolledBack) => {
@@ -435,6 +456,7 @@ mod tests {
         assert_eq!(plan.read_keys().cloned().collect::<Vec<_>>(), [b"a".to_vec(), b"c".to_vec()]);
         assert_eq!(plan.keys[b"c".as_slice()].writes, [Write::Append(1)]);
         assert_eq!(Plan::of(&[read("a")]).unwrap().primary, None, "read-only");
+        assert_eq!(plan.secondary_writes(&b"c".to_vec()), [b"b".to_vec()], "read-only keys hold read locks, not write locks");
     }
 
     #[test]

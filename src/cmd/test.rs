@@ -172,7 +172,8 @@ pub struct TestArgs {
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
 
-    /// Faults, comma-separated: partition, kill, pause, loss, split, move, abort-move, all, none.
+    /// Faults, comma-separated: partition, kill, pause, loss, split, move, abort-move, txn-move,
+    /// all, none.
     #[arg(long, default_value = "none", help_heading = "Nemesis")]
     pub nemesis: String,
 

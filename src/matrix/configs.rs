@@ -210,18 +210,16 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
         // A move copies transactional keys without their locks: a transaction whose
         // secondary key moves between that key's prewrite and its commit (the commit is
         // fenced, then goes to the new owner, which has no lock) is acknowledged with that
-        // append lost. A dropped *primary* lock is harmless (the coordinator's commit finds it
-        // gone and aborts), and most locks a move meets are primaries, so the row needs many
-        // moves: the split nemesis every 0.5 s (its shortest pace; a move of a hot key every
-        // other turn) with one client per node (little lock contention, so the hot keys'
-        // locks belong to transactions that commit). That loses about one write per minute
-        // (60 s runs: caught in exactly the runs that lost one, 3 of 5), hence 150 s.
+        // append lost. The txn-move nemesis makes that happen on every effective turn: it
+        // holds a transaction with a secondary write at its commit point (refkv's test-only
+        // TxnHold), moves that secondary's key to another group (keeping the primary where
+        // it is) and releases the transaction once the job is past the source's fence.
         Some("lock-dropped-on-move") => Config {
             name: "lock-dropped-on-move",
             bug: Some("lock-dropped-on-move"),
             workload: "append",
-            nemesis: "split",
-            extra: &["--nemesis-interval", "0.5", "--time-limit", "150", "--concurrency", "1n"],
+            nemesis: "txn-move",
+            extra: &["--nemesis-interval", "3", "--time-limit", "60"],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],

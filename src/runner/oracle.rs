@@ -9,12 +9,12 @@ use analysis::catalog::route_contains;
 use analysis::history::{CatalogSnapshot, JobPhase, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use nemesis::oracle::{StaleWriteError, StaleWriteResult};
+use nemesis::oracle::{StaleWriteError, StaleWriteResult, TxnInFlight};
 use nemesis::{Oracle, SplitOutcome};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::client::{CallResult, Certainty, Connector, KvTarget, NodeEndpoint, SplitRequest};
+use workloads::client::{CallResult, Certainty, Connector, KvTarget, NodeEndpoint, SplitReply, SplitRequest};
 use workloads::CallError;
 
 pub struct StoreOracle {
@@ -136,6 +136,17 @@ pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String], moves: 
 pub fn txns_in_route(in_flight: &[(u64, Vec<String>)], route: &RouteRecord) -> Vec<u64> {
     let inside = |k: &str| route.start.as_str() <= k && (route.end.is_empty() || k < route.end.as_str());
     in_flight.iter().filter(|(_, keys)| keys.iter().any(|k| inside(k))).map(|(i, _)| *i).collect()
+}
+
+/// The smallest of `keep` that a cross-group split of `route` at `key` would carry along
+/// (strictly after `key`, inside the route): where a same-group split must cut first.
+pub fn first_inside<'a>(route: &RouteRecord, key: &str, keep: &'a [String]) -> Option<&'a String> {
+    keep.iter().filter(|k| k.as_str() > key && (route.end.is_empty() || k.as_str() < route.end.as_str())).min()
+}
+
+/// A listed transaction as the nemesis sees it.
+fn txn_in_flight(t: workloads::client::InFlightTxn) -> TxnInFlight {
+    TxnInFlight { start_ts: t.start_ts, commit_ts: t.commit_ts, primary: t.primary, secondary_writes: t.secondary_writes, held: t.held }
 }
 
 /// The group other than `from` serving the fewest routes (ties: lowest id).
@@ -290,6 +301,49 @@ impl Oracle for StoreOracle {
         .boxed()
     }
 
+    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
+        async move {
+            let endpoint = self.nodes.iter().find(|n| n.name == node).ok_or_else(|| format!("no node {node}"))?;
+            let client = self.connector.connect(endpoint).map_err(|e| format!("{e:#}"))?;
+            let listed = within_limit(client.txn_hold(arm_hold_ms, release)).await.map_err(|e| e.history_text())?;
+            Ok(listed.into_iter().map(txn_in_flight).collect())
+        }
+        .boxed()
+    }
+
+    fn move_key<'a>(&'a self, key: &'a str, keep: &'a [String]) -> BoxFuture<'a, Option<SplitOutcome>> {
+        async move {
+            let refused = |detail: String| SplitOutcome { key: key.to_string(), route_id: None, target_group: None, accepted: false, detail: serde_json::json!(detail), job_id: None };
+            let (catalog, client) = match self.catalog().await {
+                Ok(found) => found,
+                Err(why) => return Some(refused(why.to_string())),
+            };
+            let Some(route) = route_of(&catalog.routes, key).cloned() else { return Some(refused("no route holds the key".into())) };
+            let (mut version, mut route_id) = (catalog.version, route.id);
+            let mut isolated_by = None;
+            if let Some(cut) = first_inside(&route, key, keep) {
+                let request = SplitRequest { expected_catalog_version: version, route_id, split_key: cut.as_bytes().to_vec(), target_group: None };
+                match client.split(request).await {
+                    // The key is in the left child (it sorts before the cut).
+                    Ok(SplitReply { catalog_version, left: Some(left), .. }) => (version, route_id) = (catalog_version, left.id),
+                    Ok(_) => return Some(refused(format!("splitting off {cut} first: the store did not name the left child"))),
+                    Err(e) => return Some(refused(format!("splitting off {cut} first: {}", e.history_text()))),
+                }
+                isolated_by = Some(cut);
+            }
+            let Some(target) = least_loaded_other_group(&catalog.routes, &self.groups, route.group) else {
+                return Some(refused("no other group to move to".into()));
+            };
+            let request = SplitRequest { expected_catalog_version: version, route_id, split_key: key.as_bytes().to_vec(), target_group: Some(target) };
+            let (accepted, job_id, detail) = match client.split(request).await {
+                Ok(reply) => (true, reply.job_id, serde_json::json!({"catalog_version": reply.catalog_version, "job_id": reply.job_id, "kept_out_by_split_at": isolated_by})),
+                Err(e) => (false, None, serde_json::json!({"error": e.history_text(), "kept_out_by_split_at": isolated_by})),
+            };
+            Some(SplitOutcome { key: key.to_string(), route_id: Some(route_id), target_group: Some(target), accepted, detail, job_id })
+        }
+        .boxed()
+    }
+
     fn abandon_job(&self, job_id: u64) -> BoxFuture<'_, Result<(), String>> {
         async move {
             let mut last = "no node answered".to_string();
@@ -372,6 +426,14 @@ mod tests {
         assert_eq!((r.id, split.as_str()), (2, "m\0"), "a same-group split isolates the hottest key");
         let (r, split, _) = splittable_hot_key(&routes, &hot(&["m"]), true).unwrap();
         assert_eq!((r.id, split.as_str()), (2, "m\0"), "no hot key inside a route: the move still happens");
+    }
+
+    #[test]
+    fn a_kept_key_that_would_move_along_is_split_off_first() {
+        let keep = vec!["q".to_string(), "d".to_string(), "z".to_string()];
+        assert_eq!(first_inside(&route(1, "a", "t", 1), "c", &keep).map(String::as_str), Some("d"), "the nearest one after the key");
+        assert_eq!(first_inside(&route(1, "a", "", 1), "r", &keep).map(String::as_str), Some("z"), "an empty end is unbounded");
+        assert_eq!(first_inside(&route(1, "a", "t", 1), "r", &keep), None, "before the key or past the route: stays anyway");
     }
 
     #[test]

@@ -42,6 +42,7 @@ registry! {
     split::Split,
     move_phase::Move,
     abort_move::AbortMove,
+    txn_move::TxnMove,
 }
 
 /// When the schedule runs a fault.

@@ -429,6 +429,14 @@ impl KvTarget for KvClient {
     fn transactional(&self) -> Option<&dyn super::Transactional> {
         self.refkv_txn.then_some(self as &dyn super::Transactional)
     }
+
+    fn txn_hold(&self, arm_hold_ms: u64, release: bool) -> BoxFuture<'_, CallResult<Vec<super::InFlightTxn>>> {
+        if !self.refkv_txn {
+            let err = CallError::new(super::Certainty::Definite, "unimplemented", "this server has no TxnHold");
+            return Box::pin(async move { Err(err) });
+        }
+        Box::pin(self.hold_txns(arm_hold_ms, release))
+    }
 }
 
 #[path = "grpc_txn.rs"]

@@ -19,7 +19,7 @@
 
 use super::KvClient;
 use crate::client::classify::{classify, CallError, CallKind};
-use crate::client::{CallResult, Transactional};
+use crate::client::{CallResult, InFlightTxn, Transactional};
 use crate::proto::kv;
 use crate::proto::kv::refkv_txn_client::RefkvTxnClient;
 use crate::txn::{writes, Mop, ReadShape};
@@ -74,6 +74,28 @@ impl KvClient {
     }
 }
 
+impl KvClient {
+    /// Test only: `RefkvTxn.TxnHold` (see [`crate::client::KvTarget::txn_hold`]).
+    pub(super) async fn hold_txns(&self, arm_hold_ms: u64, release: bool) -> CallResult<Vec<InFlightTxn>> {
+        let mut client = RefkvTxnClient::new(self.channel.clone()).max_decoding_message_size(super::MAX_RESPONSE_BYTES);
+        let req = kv::TxnHoldRequest { arm_hold_ms, release };
+        let resp = self.call(CallKind::Mutation, client.txn_hold(self.request(req))).await?;
+        Ok(resp.txns.into_iter().map(in_flight_txn).collect())
+    }
+}
+
+/// One listed transaction as the client reports it (keys as text, no commit timestamp as `None`).
+pub fn in_flight_txn(t: kv::InFlightTxn) -> InFlightTxn {
+    let text = |k: Vec<u8>| String::from_utf8_lossy(&k).into_owned();
+    InFlightTxn {
+        start_ts: t.start_ts,
+        commit_ts: (t.commit_ts != 0).then_some(t.commit_ts),
+        primary: text(t.primary),
+        secondary_writes: t.secondary_writes.into_iter().map(text).collect(),
+        held: t.held,
+    }
+}
+
 impl Transactional for KvClient {
     fn transact<'a>(&'a self, mops: &'a [Mop]) -> BoxFuture<'a, CallResult<Vec<Json>>> {
         Box::pin(self.run_txn(mops))
@@ -98,6 +120,14 @@ mod tests {
 
     fn reading() -> Vec<Mop> {
         vec![Mop::Read { key: "la/1".into(), shape: ReadShape::List }]
+    }
+
+    #[test]
+    fn a_listed_transaction_reads_as_text_with_no_commit_timestamp_until_it_has_one() {
+        let listed = kv::InFlightTxn { start_ts: 5, commit_ts: 0, primary: b"a/la/1".to_vec(), secondary_writes: vec![b"h/la/2".to_vec()], held: true };
+        let t = in_flight_txn(listed.clone());
+        assert_eq!((t.start_ts, t.commit_ts, t.primary.as_str(), t.secondary_writes, t.held), (5, None, "a/la/1", vec!["h/la/2".to_string()], true));
+        assert_eq!(in_flight_txn(kv::InFlightTxn { commit_ts: 9, ..listed }).commit_ts, Some(9));
     }
 
     #[test]

@@ -126,6 +126,20 @@ pub enum CatalogEvent {
     },
 }
 
+/// A transaction a node coordinates whose locks are all in place and which has not finished
+/// committing (refkv's test-only `RefkvTxn.TxnHold`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlightTxn {
+    pub start_ts: u64,
+    /// `None` until it has one.
+    pub commit_ts: Option<u64>,
+    pub primary: String,
+    /// The keys it writes besides its primary.
+    pub secondary_writes: Vec<String>,
+    /// Held at its commit point by a test.
+    pub held: bool,
+}
+
 pub type CallResult<T> = Result<T, CallError>;
 pub type CatalogStream = BoxStream<'static, CallResult<CatalogEvent>>;
 
@@ -209,6 +223,15 @@ pub trait KvTarget: Send + Sync {
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
     fn transactional(&self) -> Option<&dyn Transactional> {
         None
+    }
+    /// Test only (refkv's `RefkvTxn.TxnHold`): with `release`, lets every transaction held
+    /// on this node go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates
+    /// that writes a key besides its primary at its commit point for at most that long.
+    /// Returns the transactions this node coordinates whose locks are live. Stores without
+    /// it answer a definite `unimplemented`.
+    fn txn_hold(&self, arm_hold_ms: u64, release: bool) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
+        let _ = (arm_hold_ms, release);
+        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no TxnHold")) })
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].

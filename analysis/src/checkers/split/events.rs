@@ -17,7 +17,7 @@ pub const SPLIT_FAULT: &str = "split";
 
 /// Faults aimed at moves that start a split themselves when no job is live; their start
 /// event names its key (`split_key`) only when they did, and claims only that split.
-pub const MOVE_FAULTS: [&str; 2] = ["move", "abort-move"];
+pub const MOVE_FAULTS: [&str; 3] = ["move", "abort-move", "txn-move"];
 
 #[derive(Debug, Clone)]
 pub struct SplitEvent {
