@@ -105,11 +105,16 @@ fn an_exec_answer_that_is_not_the_transactions_is_a_bad_response() {
     assert_eq!(failure(exec_outcome(&mops, replies(2, not_a_list))).1, Indeterminate);
 }
 
+/// The double's lists, by key.
+type Lists = std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>>;
+/// The commands queued since MULTI (`None`: not in a transaction).
+type Queue = Option<Vec<Vec<Vec<u8>>>>;
+
 /// A node that keeps lists and queues between MULTI and EXEC (one connection per client).
 fn list_node(exec_error: Option<&'static str>) -> resp_double::Handler {
-    let lists: Arc<Mutex<std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>>>> = Arc::default();
-    let queue: Arc<Mutex<Option<Vec<Vec<Vec<u8>>>>>> = Arc::default();
-    let run = move |lists: &Mutex<std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>>>, cmd: &[Vec<u8>]| -> Vec<u8> {
+    let lists: Arc<Mutex<Lists>> = Arc::default();
+    let queue: Arc<Mutex<Queue>> = Arc::default();
+    let run = move |lists: &Mutex<Lists>, cmd: &[Vec<u8>]| -> Vec<u8> {
         let mut lists = lists.lock().unwrap();
         match String::from_utf8_lossy(&cmd[0]).to_uppercase().as_str() {
             "RPUSH" => {
