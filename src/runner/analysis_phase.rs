@@ -72,7 +72,7 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
         hot_prefix: hot_prefix.filter(|_| hot_range),
         store: db.kind().name().to_string(),
         // A seeded bug breaks the promise, it does not withdraw it.
-        linearizable_reads: db.linearizable_reads(),
+        linearizable_reads: db.capabilities().has(crate::db::Capability::LinearizableReads),
         commit_meta: reports.commit_meta && !transactional,
         catalog: reports.catalog,
         splits: reports.splits,

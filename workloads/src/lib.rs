@@ -50,7 +50,7 @@ pub mod txn;
 pub mod watcher;
 
 pub use client::grpc::{ClientOptions, GrpcConnector, KvClient};
-pub use client::{CallError, Certainty, Connector, KvTarget, NodeEndpoint, Protocol, ReadPath, SetRead};
+pub use client::{CallError, Certainty, ClientCapability, Connector, KvTarget, NodeEndpoint, Protocol, ReadPath, SetRead};
 pub use config::{Concurrency, KeyDist, WorkloadConfig, WorkloadKind};
 pub use final_reads::{FinalReadsOptions, FinalReadsReport};
 pub use processes::{ProcessContext, WorkloadSummary};

@@ -8,6 +8,7 @@
 //! the Redis protocol ([`redis_classify`] its error rules). Operations a store cannot
 //! perform return a definite `unimplemented` [`CallError`].
 
+pub mod capability;
 pub mod classify;
 pub mod convert;
 pub mod grpc;
@@ -21,6 +22,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 
+pub use capability::ClientCapability;
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
 

@@ -19,7 +19,7 @@ pub mod keys;
 pub mod txns;
 
 use analysis::ops;
-use crate::client::CallKind;
+use crate::client::{CallKind, ClientCapability};
 use crate::config::WorkloadConfig;
 use crate::txn::Mop;
 use rand::rngs::SmallRng;
@@ -149,6 +149,18 @@ pub struct WorkloadSpec {
     /// Its operations are transactions (`OpSpec::Txn`): only a client that can run one
     /// ([`crate::client::KvTarget::transactional`]) serves it.
     pub transactional: bool,
+}
+
+impl WorkloadSpec {
+    /// The client capabilities its operations need (a target supports the workload only
+    /// through a protocol whose client has every one).
+    pub fn needs(&self) -> &'static [ClientCapability] {
+        if self.transactional {
+            &[ClientCapability::Txn]
+        } else {
+            &[]
+        }
+    }
 }
 
 /// Declares the workloads: each line is `Variant "name" in module`, the module
