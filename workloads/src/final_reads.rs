@@ -6,7 +6,8 @@
 
 use crate::client::{CallKind, NodeEndpoint};
 use crate::generators::{OpSpec, Touched};
-use crate::txn::{Mop, ReadShape};
+use crate::kv_ops::{Read, Scan};
+use crate::txn::{Mop, ReadShape, Txn};
 use crate::processes::{invoke_and_complete, ProcessContext};
 use analysis::history::OpType;
 use futures::future::join_all;
@@ -44,9 +45,9 @@ pub struct FinalReadsReport {
 
 /// The reads to perform on each node.
 fn read_plan(touched: &Touched) -> Vec<OpSpec> {
-    let registers = touched.registers.iter().map(|k| OpSpec::Read { key: k.clone() });
-    let ranges = touched.set_ranges.iter().map(|r| OpSpec::Scan { start: r.start.clone(), end: r.end.clone() });
-    let read_txn = |key: &String, shape| OpSpec::Txn { mops: vec![Mop::Read { key: key.clone(), shape }] };
+    let registers = touched.registers.iter().map(|k| OpSpec::new(Read { key: k.clone() }));
+    let ranges = touched.set_ranges.iter().map(|r| OpSpec::new(Scan { start: r.start.clone(), end: r.end.clone() }));
+    let read_txn = |key: &String, shape| OpSpec::new(Txn { mops: vec![Mop::Read { key: key.clone(), shape }] });
     let lists = touched.lists.iter().map(|k| read_txn(k, ReadShape::List));
     let txn_registers = touched.txn_registers.iter().map(|k| read_txn(k, ReadShape::Register));
     registers.chain(ranges).chain(lists).chain(txn_registers).collect()
@@ -123,11 +124,7 @@ async fn read_through(
 }
 
 fn describe(spec: &OpSpec) -> String {
-    match spec {
-        OpSpec::Scan { start, end } => format!("scan [{start}, {end})"),
-        OpSpec::Txn { mops } => format!("txn read of {}", mops.iter().map(Mop::key).collect::<Vec<_>>().join(", ")),
-        other => format!("{} {}", other.f(), other.key().unwrap_or("")),
-    }
+    spec.describe()
 }
 
 #[cfg(test)]
@@ -142,9 +139,9 @@ mod tests {
         assert_eq!(
             plan,
             vec![
-                OpSpec::Read { key: "reg/1".into() },
-                OpSpec::Read { key: "reg/2".into() },
-                OpSpec::Scan { start: "hot/".into(), end: "hot0".into() },
+                OpSpec::new(Read { key: "reg/1".into() }),
+                OpSpec::new(Read { key: "reg/2".into() }),
+                OpSpec::new(Scan { start: "hot/".into(), end: "hot0".into() }),
             ]
         );
         assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));
@@ -157,8 +154,8 @@ mod tests {
         assert_eq!(
             plan,
             vec![
-                OpSpec::Txn { mops: vec![Mop::Read { key: "la/000001".into(), shape: ReadShape::List }] },
-                OpSpec::Txn { mops: vec![Mop::Read { key: "rw/000002".into(), shape: ReadShape::Register }] },
+                OpSpec::new(Txn { mops: vec![Mop::Read { key: "la/000001".into(), shape: ReadShape::List }] }),
+                OpSpec::new(Txn { mops: vec![Mop::Read { key: "rw/000002".into(), shape: ReadShape::Register }] }),
             ]
         );
         assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));

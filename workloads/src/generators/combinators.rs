@@ -109,9 +109,9 @@ mod tests {
             self.generated += 1;
             let key = self.key.to_string();
             if self.write {
-                OpSpec::Write { key, value: self.generated as i64 }
+                OpSpec::new(crate::kv_ops::Write { key, value: self.generated as i64 })
             } else {
-                OpSpec::Read { key }
+                OpSpec::new(crate::kv_ops::Read { key })
             }
         }
 

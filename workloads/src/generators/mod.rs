@@ -1,5 +1,7 @@
 //! Workload generators (Jepsen's *generator*): each decides the next operation a process
-//! invokes. They only produce [`OpSpec`]s; the processes execute and record them.
+//! invokes. They only produce [`OpSpec`]s (each an [`Operation`]: `crate::kv_ops` for the
+//! key-value ones, `crate::txn::Txn` for transactions); the processes execute and record
+//! them.
 //!
 //! Conventions the checkers rely on:
 //! - register write and cas-new values are integers unique across the whole run (a global
@@ -18,70 +20,12 @@ pub mod combinators;
 pub mod keys;
 pub mod txns;
 
-use analysis::ops;
-use crate::client::{CallKind, ClientCapability};
+use crate::client::ClientCapability;
 use crate::config::WorkloadConfig;
-use crate::txn::Mop;
 use rand::rngs::SmallRng;
-use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
-/// One operation to invoke.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpSpec {
-    Read { key: String },
-    Write { key: String, value: i64 },
-    /// Set `key` to `new` if it currently holds `expected`.
-    Cas { key: String, expected: i64, new: i64 },
-    /// Insert the unique key `key` with `element` as its value.
-    Add { key: String, element: i64 },
-    /// Read every key in `[start, end)`.
-    Scan { start: String, end: String },
-    /// A transaction of micro-ops (history `f` = `txn`, no `key`).
-    Txn { mops: Vec<Mop> },
-}
-
-impl OpSpec {
-    /// The history `f`.
-    pub fn f(&self) -> &'static str {
-        match self {
-            OpSpec::Read { .. } => ops::READ,
-            OpSpec::Write { .. } => ops::WRITE,
-            OpSpec::Cas { .. } => ops::CAS,
-            OpSpec::Add { .. } => ops::ADD,
-            OpSpec::Scan { .. } => ops::SCAN,
-            OpSpec::Txn { .. } => ops::TXN,
-        }
-    }
-
-    /// The history `key` (scans record their range in `value` instead).
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            OpSpec::Read { key } | OpSpec::Write { key, .. } | OpSpec::Cas { key, .. } | OpSpec::Add { key, .. } => Some(key),
-            OpSpec::Scan { .. } | OpSpec::Txn { .. } => None,
-        }
-    }
-
-    /// The history `value` of the invocation.
-    pub fn invoke_value(&self) -> Value {
-        match self {
-            OpSpec::Read { .. } => Value::Null,
-            OpSpec::Write { value, .. } => json!(value),
-            OpSpec::Cas { expected, new, .. } => json!([expected, new]),
-            OpSpec::Add { element, .. } => json!(element),
-            OpSpec::Scan { start, end } => json!({ "start": start, "end": end }),
-            OpSpec::Txn { mops } => crate::txn::invoke_value(mops),
-        }
-    }
-
-    pub fn call_kind(&self) -> CallKind {
-        match self {
-            OpSpec::Read { .. } | OpSpec::Scan { .. } => CallKind::Read,
-            OpSpec::Txn { mops } if !crate::txn::writes(mops) => CallKind::Read,
-            _ => CallKind::Mutation,
-        }
-    }
-}
+pub use crate::operation::{OpSpec, Operation};
 
 /// The key ranges a set-style workload scans: `[start, end)`, empty end = unbounded.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -146,7 +90,7 @@ pub struct WorkloadSpec {
     /// split it: only targets that split ranges support it, and with auto-split on the split
     /// checker expects splits and judges them against the hot prefix.
     pub hot_range: bool,
-    /// Its operations are transactions (`OpSpec::Txn`): only a client that can run one
+    /// Its operations are transactions (`crate::txn::Txn`): only a client that can run one
     /// ([`crate::client::KvTarget::transactional`]) serves it.
     pub transactional: bool,
 }
@@ -231,18 +175,6 @@ mod tests {
         assert_eq!(prefix_end("a"), "b");
         assert_eq!(prefix_end(""), "");
         assert_eq!(prefix_end("a\x7f"), "b");
-    }
-
-    #[test]
-    fn invoke_values_follow_the_history_conventions() {
-        let cas = OpSpec::Cas { key: "k".into(), expected: 3, new: 9 };
-        assert_eq!(cas.invoke_value(), json!([3, 9]));
-        assert_eq!(cas.f(), "cas");
-        let scan = OpSpec::Scan { start: "hot/".into(), end: "".into() };
-        assert_eq!(scan.invoke_value(), json!({"start": "hot/", "end": ""}));
-        assert_eq!(scan.key(), None);
-        assert_eq!(scan.call_kind(), CallKind::Read);
-        assert_eq!(OpSpec::Add { key: "s/1".into(), element: 1 }.call_kind(), CallKind::Mutation);
     }
 
     #[test]

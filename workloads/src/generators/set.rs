@@ -3,6 +3,7 @@
 //! the whole prefix. Checked with set-full semantics.
 
 use super::{OpSpec, ScanClock, ScanRange, Touched, Workload};
+use crate::kv_ops::{Add, Scan};
 use crate::config::WorkloadConfig;
 use rand::rngs::SmallRng;
 use crate::config::KeyDist;
@@ -35,7 +36,7 @@ impl Inserts {
     pub fn next(&mut self, infix: &str) -> OpSpec {
         let element = self.next;
         self.next += 1;
-        OpSpec::Add { key: format!("{}{infix}{element:012}", self.prefix), element }
+        OpSpec::new(Add { key: format!("{}{infix}{element:012}", self.prefix), element })
     }
 
     pub fn range(&self) -> ScanRange {
@@ -52,7 +53,7 @@ impl Inserts {
         } else {
             r.start
         };
-        OpSpec::Scan { start, end: r.end }
+        OpSpec::new(Scan { start, end: r.end })
     }
 }
 
@@ -99,19 +100,18 @@ mod tests {
         let mut scans = 0;
         let mut last_key = String::new();
         for _ in 0..1000 {
-            match w.next_op(&mut rng) {
-                OpSpec::Add { key, element } => {
-                    assert!(key.starts_with("set/") && key.as_str() < "set0");
-                    assert!(key > last_key, "keys are sequential");
-                    last_key = key.clone();
-                    assert!(keys.insert(key));
-                    assert!(elements.insert(element));
-                }
-                OpSpec::Scan { start, end } => {
-                    assert_eq!((start.as_str(), end.as_str()), ("set/", "set0"));
-                    scans += 1;
-                }
-                other => panic!("unexpected {other:?}"),
+            let op = w.next_op(&mut rng);
+            if let Some(Add { key, element }) = op.get::<Add>() {
+                assert!(key.starts_with("set/") && key.as_str() < "set0");
+                assert!(*key > last_key, "keys are sequential");
+                last_key = key.clone();
+                assert!(keys.insert(key.clone()));
+                assert!(elements.insert(*element));
+            } else if let Some(Scan { start, end }) = op.get::<Scan>() {
+                assert_eq!((start.as_str(), end.as_str()), ("set/", "set0"));
+                scans += 1;
+            } else {
+                panic!("unexpected {op:?}");
             }
         }
         assert_eq!(scans, 100);
@@ -124,13 +124,13 @@ mod tests {
     #[test]
     fn windowed_scans_cover_the_last_keys_only() {
         let mut ins = Inserts::new("s/", 3);
-        assert_eq!(ins.scan(true), OpSpec::Scan { start: "s/".into(), end: "s0".into() });
+        assert_eq!(ins.scan(true), OpSpec::new(Scan { start: "s/".into(), end: "s0".into() }));
         for _ in 0..5 {
             ins.next("");
         }
         // Keys 1..=5 inserted; the window covers 3, 4, 5.
-        assert_eq!(ins.scan(true), OpSpec::Scan { start: "s/000000000003".into(), end: "s0".into() });
-        assert_eq!(ins.scan(false), OpSpec::Scan { start: "s/".into(), end: "s0".into() });
+        assert_eq!(ins.scan(true), OpSpec::new(Scan { start: "s/000000000003".into(), end: "s0".into() }));
+        assert_eq!(ins.scan(false), OpSpec::new(Scan { start: "s/".into(), end: "s0".into() }));
         assert_eq!(ins.range(), ScanRange::prefix("s/"), "final reads always cover the whole prefix");
     }
 }

@@ -14,7 +14,7 @@
 
 use super::{OpSpec, Touched, Workload};
 use crate::config::WorkloadConfig;
-use crate::txn::{Mop, ReadShape};
+use crate::txn::{Mop, ReadShape, Txn};
 use rand::rngs::SmallRng;
 use rand::RngExt;
 use std::collections::BTreeSet;
@@ -88,7 +88,7 @@ impl TxnGen {
 impl Workload for TxnGen {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
         let len = rng.random_range(self.min_len..=self.max_len);
-        OpSpec::Txn { mops: (0..len).map(|_| self.next_mop(rng)).collect() }
+        OpSpec::new(Txn { mops: (0..len).map(|_| self.next_mop(rng)).collect() })
     }
 
     fn touched(&self) -> Touched {
@@ -114,9 +114,9 @@ mod tests {
         let mut g = super::super::build(&cfg);
         let mut rng = SmallRng::seed_from_u64(3);
         let txns = (0..n)
-            .map(|_| match g.next_op(&mut rng) {
-                OpSpec::Txn { mops } => mops,
-                other => panic!("not a transaction: {other:?}"),
+            .map(|_| {
+                let op = g.next_op(&mut rng);
+                op.get::<Txn>().map(|t| t.mops.clone()).unwrap_or_else(|| panic!("not a transaction: {op:?}"))
             })
             .collect();
         (txns, g.touched())
