@@ -227,7 +227,7 @@ pub fn supports_workload(db: &dyn Db, workload: WorkloadKind) -> bool {
     let spec = workload.spec();
     let caps = db.capabilities();
     let hot_range_ok = !spec.hot_range || db.reports().splits || caps.has(Capability::HotRangeWithoutSplits);
-    hot_range_ok && !caps.protocols_with(db.protocols(), spec.needs()).is_empty()
+    hot_range_ok && !caps.protocols_with(db.protocols(), spec.needs).is_empty()
 }
 
 /// The workloads `db` supports, in table order.

@@ -64,7 +64,7 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
     let hot_range = spec.is_some_and(|s| s.hot_range);
     // A transaction's answer carries no commit metadata (it may commit in several groups),
     // so a transaction workload's operations report none whatever the store does.
-    let transactional = spec.is_some_and(|s| s.transactional);
+    let transactional = spec.is_some_and(|s| s.transactional());
     let reports = db.reports();
     RunFacts {
         basis: Basis::Run,

@@ -37,7 +37,7 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     if let Some(n) = args.max_writes_per_key {
         cfg.max_writes_per_key = n;
     }
-    let transactional = kind.spec().transactional;
+    let transactional = kind.spec().transactional();
     for (flag, given) in [("--txn-length", args.txn_length.is_some()), ("--max-writes-per-key", args.max_writes_per_key.is_some()), ("--consistency-model", args.consistency_model.is_some())] {
         if given && !transactional {
             anyhow::bail!("{flag} applies to the transaction workloads (append, rw-register), not --workload {}", args.workload);
@@ -195,7 +195,7 @@ impl Plan {
         if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
-        let needs = WorkloadKind::from_name(&args.workload).map_or(&[][..], |w| w.spec().needs());
+        let needs = WorkloadKind::from_name(&args.workload).map_or(&[][..], |w| w.spec().needs);
         if let Some(missing) = needs.iter().find(|c| !caps.has(Capability::Client(client, **c))) {
             let over: Vec<&str> = caps.protocols_with(db.protocols(), needs).iter().map(|p| p.name()).collect();
             return Err(bad(format!("--workload {} runs {}, which --db {} runs only with --client {}", args.workload, missing.what(), args.db.name(), over.join("|"))));
@@ -256,7 +256,7 @@ impl Plan {
     /// The model the isolation checker holds the run's transactions to: `--consistency-model`
     /// or strict-serializable for a transaction workload, `None` for the others.
     pub fn consistency_model(&self) -> Option<analysis::checkers::isolation::ConsistencyModel> {
-        if !self.workload.workload.spec().transactional {
+        if !self.workload.workload.spec().transactional() {
             return None;
         }
         Some(self.spec.consistency_model.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default())

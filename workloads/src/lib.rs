@@ -112,8 +112,8 @@ pub async fn run_catalog_watcher(nodes: &[NodeEndpoint], sink: Arc<dyn HistorySi
 
 pub use watcher::run_catalog_watcher_with;
 
-/// Reads back everything `summary` says the workload touched, through every node, with
-/// process numbers starting at `summary.next_process`.
+/// Runs the workload's final operations (`summary.final_ops`: reads of everything it
+/// touched) through every node, with process numbers starting at `summary.next_process`.
 pub async fn final_reads(
     cfg: &WorkloadConfig,
     summary: &WorkloadSummary,
@@ -138,7 +138,7 @@ pub async fn final_reads_with(
     opts: FinalReadsOptions,
 ) -> FinalReadsReport {
     let ctx = ProcessContext { nodes: nodes.to_vec(), connector, sink, stats, cancel };
-    final_reads::run_final_reads(&ctx, &summary.touched, summary.next_process, opts).await
+    final_reads::run_final_reads(&ctx, &summary.final_ops, summary.next_process, opts).await
 }
 
 /// Waits until every node answers and every group in `groups` has a leader (RaftAdmin

@@ -23,13 +23,8 @@ use analysis::checkers::{linearizable, set_full};
 
 /// Register ops judged per key for linearizability, inserts judged by set-full; the hot
 /// range is what the splitter should split.
-pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
-    defaults: std::convert::identity,
-    build: |cfg| Box::new(Hotspot::new(cfg)),
-    checkers: &[linearizable::NAME, set_full::NAME],
-    hot_range: true,
-    transactional: false,
-};
+pub const SPEC: super::WorkloadSpec =
+    super::WorkloadSpec::new(|cfg| Box::new(Hotspot::new(cfg)), &[linearizable::NAME, set_full::NAME]).loading_hot_range();
 
 pub struct Hotspot {
     insert_fraction: f64,

@@ -23,7 +23,7 @@ pub mod txns;
 use crate::client::ClientCapability;
 use crate::config::WorkloadConfig;
 use rand::rngs::SmallRng;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::operation::{OpSpec, Operation};
 
@@ -54,18 +54,44 @@ pub fn prefix_end(prefix: &str) -> String {
     String::new()
 }
 
-/// What the final reads must read: every register key touched, every set range, and every
-/// key a transaction touched (read back by a one-read transaction of the workload's shape).
+/// What the operations generated so far touched, as `test.json` records it
+/// (`phases.workload.touched`): the register keys, the set ranges, and under a name of its
+/// own any other kind of key a workload keeps (the transaction workloads' `lists` and
+/// `txn_registers`). The default final reads ([`Workload::final_ops`]) read the registers
+/// and scan the ranges; a workload with other keys reads them back itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Touched {
     pub registers: BTreeSet<String>,
     pub set_ranges: BTreeSet<ScanRange>,
-    /// Keys of list-append transactions.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub lists: BTreeSet<String>,
-    /// Keys of rw-register transactions.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub txn_registers: BTreeSet<String>,
+    /// Other keys by kind (recorded beside `registers` and `set_ranges`, one field per
+    /// kind; a kind with no key is not recorded).
+    #[serde(flatten)]
+    pub other: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Touched {
+    /// Only `keys`, recorded under `kind` (nothing when there is no key).
+    pub fn of_kind(kind: &str, keys: BTreeSet<String>) -> Touched {
+        let mut t = Touched::default();
+        if !keys.is_empty() {
+            t.other.insert(kind.to_string(), keys);
+        }
+        t
+    }
+
+    /// The keys recorded under `kind` (empty if none).
+    pub fn kind(&self, kind: &str) -> BTreeSet<String> {
+        self.other.get(kind).cloned().unwrap_or_default()
+    }
+
+    /// Adds everything `more` touched.
+    pub fn extend(&mut self, more: Touched) {
+        self.registers.extend(more.registers);
+        self.set_ranges.extend(more.set_ranges);
+        for (kind, keys) in more.other {
+            self.other.entry(kind).or_default().extend(keys);
+        }
+    }
 }
 
 /// A generator of operations. One instance serves all processes (behind a lock), so
@@ -74,9 +100,19 @@ pub trait Workload: Send {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec;
     /// Keys and ranges the operations generated so far touched.
     fn touched(&self) -> Touched;
+    /// The final operations (Jepsen's final generator): read-only operations that read
+    /// back, after the heal, everything the operations generated so far may have written;
+    /// each is run through every node, retried until it succeeds. By default a read of every
+    /// register key and a scan of every set range [`Workload::touched`] names.
+    fn final_ops(&self) -> Vec<OpSpec> {
+        crate::final_reads::reads_of(&self.touched())
+    }
 }
 
-/// A workload, declared once: its defaults, its generator and the checkers that judge it.
+/// A workload, declared once: its defaults, its generator (with its final operations), the
+/// client capabilities its operations need and the checkers that judge it. Built with
+/// [`WorkloadSpec::new`] and the `const` adjustments below, so a new declaration names only
+/// what differs from the plain case.
 pub struct WorkloadSpec {
     /// The common defaults ([`WorkloadConfig::defaults`]) adjusted for this workload.
     pub defaults: fn(WorkloadConfig) -> WorkloadConfig,
@@ -90,20 +126,39 @@ pub struct WorkloadSpec {
     /// split it: only targets that split ranges support it, and with auto-split on the split
     /// checker expects splits and judges them against the hot prefix.
     pub hot_range: bool,
-    /// Its operations are transactions (`crate::txn::Txn`): only a client that can run one
-    /// ([`crate::client::KvTarget::transactional`]) serves it.
-    pub transactional: bool,
+    /// The client capabilities its operations need beyond the key-value calls: a target
+    /// supports the workload only through a protocol whose client has every one, and a run
+    /// through another protocol is refused up front.
+    pub needs: &'static [ClientCapability],
 }
 
 impl WorkloadSpec {
-    /// The client capabilities its operations need (a target supports the workload only
-    /// through a protocol whose client has every one).
-    pub fn needs(&self) -> &'static [ClientCapability] {
-        if self.transactional {
-            &[ClientCapability::Txn]
-        } else {
-            &[]
-        }
+    /// A workload with the common defaults, judged by `checkers`, that needs nothing beyond
+    /// the key-value calls and loads no hot range.
+    pub const fn new(build: fn(&WorkloadConfig) -> Box<dyn Workload>, checkers: &'static [&'static str]) -> WorkloadSpec {
+        WorkloadSpec { defaults: std::convert::identity, build, checkers, hot_range: false, needs: &[] }
+    }
+
+    /// With the common defaults adjusted by `defaults`.
+    pub const fn with_defaults(self, defaults: fn(WorkloadConfig) -> WorkloadConfig) -> WorkloadSpec {
+        WorkloadSpec { defaults, ..self }
+    }
+
+    /// Loading a hot range for the splitter.
+    pub const fn loading_hot_range(self) -> WorkloadSpec {
+        WorkloadSpec { hot_range: true, ..self }
+    }
+
+    /// Needing the client capabilities `needs`.
+    pub const fn needing(self, needs: &'static [ClientCapability]) -> WorkloadSpec {
+        WorkloadSpec { needs, ..self }
+    }
+
+    /// Whether its operations are transactions (it needs [`ClientCapability::Txn`]): their
+    /// answers carry no commit metadata, and the transaction options and the isolation
+    /// model apply to it.
+    pub fn transactional(&self) -> bool {
+        self.needs.contains(&ClientCapability::Txn)
     }
 }
 

@@ -12,13 +12,9 @@ use super::WorkloadSpec;
 use crate::config::{KeyDist, WorkloadConfig};
 use analysis::checkers::linearizable;
 
-pub const SPEC: WorkloadSpec = WorkloadSpec {
-    defaults: |base| WorkloadConfig { key_dist: KeyDist::Uniform, keys: 32, read_fraction: 0.9, cas_fraction: 0.05, rate: 500.0, ..base },
-    build: |cfg| Box::new(Register::new(cfg)),
-    checkers: &[linearizable::NAME],
-    hot_range: false,
-    transactional: false,
-};
+pub const SPEC: WorkloadSpec = WorkloadSpec::new(|cfg| Box::new(Register::new(cfg)), &[linearizable::NAME]).with_defaults(|base| {
+    WorkloadConfig { key_dist: KeyDist::Uniform, keys: 32, read_fraction: 0.9, cas_fraction: 0.05, rate: 500.0, ..base }
+});
 
 #[cfg(test)]
 mod tests {

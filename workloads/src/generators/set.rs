@@ -10,13 +10,8 @@ use crate::config::KeyDist;
 use analysis::checkers::set_full;
 
 /// Inserts at 200 ops/s with a scan every 100 operations, judged by set-full.
-pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
-    defaults: |base| WorkloadConfig { key_dist: KeyDist::Uniform, rate: 200.0, scan_every: 100, ..base },
-    build: |cfg| Box::new(SetWorkload::new(cfg)),
-    checkers: &[set_full::NAME],
-    hot_range: false,
-    transactional: false,
-};
+pub const SPEC: super::WorkloadSpec = super::WorkloadSpec::new(|cfg| Box::new(SetWorkload::new(cfg)), &[set_full::NAME])
+    .with_defaults(|base| WorkloadConfig { key_dist: KeyDist::Uniform, rate: 200.0, scan_every: 100, ..base });
 
 /// Sequential unique inserts under one prefix.
 #[derive(Debug, Clone)]
