@@ -138,8 +138,8 @@ impl KvTarget for LeaderReadClient {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.write(key, value)
     }
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.inner.cas(key, expected, new)
+    fn as_cas(&self) -> Option<&dyn workloads::client::CasClient> {
+        self.inner.as_cas()
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.delete(key)
@@ -183,8 +183,8 @@ impl KvTarget for LeaderReadClient {
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.inner.watch_catalog(after_version)
     }
-    fn transactional(&self) -> Option<&dyn workloads::client::Transactional> {
-        self.inner.transactional()
+    fn as_txn(&self) -> Option<&dyn workloads::client::TxnClient> {
+        self.inner.as_txn()
     }
 }
 

@@ -122,7 +122,9 @@ async fn elastickv_never_sends_a_cas() {
     let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
     let connector = Elastickv { groups: 3 }.connector(workloads::ClientOptions::default(), &nodes);
     let client = connector.connect(&nodes[0]).unwrap();
-    let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
+    assert!(client.as_cas().is_none(), "elastickv's gRPC client has no compare-and-set");
+    let cas = workloads::generators::OpSpec::new(workloads::kv_ops::Cas { key: "k".into(), expected: 1, new: 2 });
+    let err = cas.run(client.as_ref()).await.unwrap_err();
     assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite), "cas is never sent to elastickv");
 }
 
@@ -200,4 +202,21 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
     assert_eq!(client(DbKind::Elastickv), [false, false, true, true], "cas and transactions only through the Redis adapter");
     assert_eq!(client(DbKind::Redis), [false, false, true, true]);
     assert_eq!(client(DbKind::Null), [true, false, false, false]);
+}
+
+#[tokio::test]
+async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
+    use workloads::ClientCapability::{Cas, Txn};
+    let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
+    for kind in DbKind::ALL {
+        let db = kind.build(3);
+        let caps = db.capabilities();
+        for protocol in db.protocols() {
+            let options = ClientOptions { protocol: *protocol, ..ClientOptions::default() };
+            let client = db.connector(options, &nodes).connect(&nodes[0]).expect("clients connect lazily");
+            let what = format!("--db {} --client {}", kind.name(), protocol.name());
+            assert_eq!(client.as_cas().is_some(), caps.has(Capability::Client(*protocol, Cas)), "cas: {what}");
+            assert_eq!(client.as_txn().is_some(), caps.has(Capability::Client(*protocol, Txn)), "txn: {what}");
+        }
+    }
 }

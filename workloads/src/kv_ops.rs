@@ -8,9 +8,11 @@
 //! add records its element under its key; a scan records `{start, end}` (empty end =
 //! unbounded) and completes with the keys it saw, in order, with the commit metadata only
 //! when one route answered it. A store that answered `applied = false` definitely did not
-//! apply the mutation (`fail`, with the reason).
+//! apply the mutation (`fail`, with the reason). A cas runs through the client's
+//! compare-and-set capability (`KvTarget::as_cas`); a client without one fails it
+//! definitely, unsent.
 
-use crate::client::{CallKind, CallResult, KvTarget};
+use crate::client::{CallError, CallKind, CallResult, Certainty, KvTarget};
 use crate::execute::{decode_value, Completion};
 use crate::operation::Operation;
 use analysis::ops;
@@ -123,7 +125,8 @@ impl Operation for Cas {
     }
     fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
         async move {
-            let r = client.cas(self.key.as_bytes(), Some(&encode_value(self.expected)), &encode_value(self.new)).await?;
+            let cas = client.as_cas().ok_or_else(|| CallError::new(Certainty::Definite, "unimplemented", "this client has no compare-and-set"))?;
+            let r = cas.cas(self.key.as_bytes(), Some(&encode_value(self.expected)), &encode_value(self.new)).await?;
             Ok(Completion::applied_or_rejected(self.invoke_value(), r.applied, r.meta, "cas-mismatch"))
         }
         .boxed()

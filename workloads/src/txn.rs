@@ -1,7 +1,7 @@
 //! Transactions as the workloads issue them: Elle's list-append and rw-register micro-ops,
 //! their history form (`docs/history-format.md` § Transactions), what a client's answer
 //! fills in, and the [`Txn`] operation, which runs through the client's transaction
-//! capability ([`crate::client::Transactional`]).
+//! capability ([`crate::client::TxnClient`]).
 //!
 //! Invariants: the invoke's `value` is the micro-ops with every read's value `null`; the
 //! `ok` completion's `value` is the same micro-ops in the same order with each read's value
@@ -109,7 +109,7 @@ impl Txn {
     /// Runs the transaction; an answer that does not fit its micro-ops is a bad response
     /// (the transaction may have committed, so indeterminate when it writes).
     async fn transact(&self, client: &dyn KvTarget) -> CallResult<Completion> {
-        let Some(t) = client.transactional() else {
+        let Some(t) = client.as_txn() else {
             return Err(CallError::new(Certainty::Definite, "unimplemented", "this client cannot run transactions"));
         };
         let read = t.transact(&self.mops).await?;

@@ -51,8 +51,8 @@ impl KvTarget for EkvRedisClient {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.data.write(key, value)
     }
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.data.cas(key, expected, new)
+    fn as_cas(&self) -> Option<&dyn workloads::client::CasClient> {
+        self.data.as_cas()
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.data.delete(key)
@@ -60,8 +60,8 @@ impl KvTarget for EkvRedisClient {
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.data.scan(start, end, limit)
     }
-    fn transactional(&self) -> Option<&dyn workloads::client::Transactional> {
-        self.data.transactional()
+    fn as_txn(&self) -> Option<&dyn workloads::client::TxnClient> {
+        self.data.as_txn()
     }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
         self.control.list_routes()

@@ -346,20 +346,10 @@ impl KvTarget for KvClient {
         Box::pin(self.put(req))
     }
 
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        if !self.cas_supported {
-            let err = CallError::new(super::Certainty::Definite, "unimplemented", "this server has no compare-and-set");
-            return Box::pin(async move { Err(err) });
-        }
-        let req = kv::RawPutRequest {
-            key: key.to_vec(),
-            value: new.to_vec(),
-            cas: true,
-            expected: expected.map(<[u8]>::to_vec).unwrap_or_default(),
-            expect_absent: expected.is_none(),
-            ..Default::default()
-        };
-        Box::pin(self.put(req))
+    /// Only where the server has one (`ClientOptions::cas_supported`: refkv's RawPut
+    /// extension; elastickv's RawPut would ignore the condition).
+    fn as_cas(&self) -> Option<&dyn super::CasClient> {
+        self.cas_supported.then_some(self as &dyn super::CasClient)
     }
 
     fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
@@ -426,8 +416,22 @@ impl KvTarget for KvClient {
         Box::pin(self.open_watch(after_version))
     }
 
-    fn transactional(&self) -> Option<&dyn super::Transactional> {
-        self.refkv_txn.then_some(self as &dyn super::Transactional)
+    fn as_txn(&self) -> Option<&dyn super::TxnClient> {
+        self.refkv_txn.then_some(self as &dyn super::TxnClient)
+    }
+}
+
+impl super::CasClient for KvClient {
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let req = kv::RawPutRequest {
+            key: key.to_vec(),
+            value: new.to_vec(),
+            cas: true,
+            expected: expected.map(<[u8]>::to_vec).unwrap_or_default(),
+            expect_absent: expected.is_none(),
+            ..Default::default()
+        };
+        Box::pin(self.put(req))
     }
 }
 

@@ -22,7 +22,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 
-pub use capability::ClientCapability;
+pub use capability::{CasClient, ClientCapability, TxnClient};
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
 
@@ -131,17 +131,9 @@ pub enum CatalogEvent {
 pub type CallResult<T> = Result<T, CallError>;
 pub type CatalogStream = BoxStream<'static, CallResult<CatalogEvent>>;
 
-/// A client that can run a transaction of micro-ops (the capability the `append` and
-/// `rw-register` workloads need; [`KvTarget::transactional`] says whether a client has it).
-pub trait Transactional: Send + Sync {
-    /// Runs `mops` as one transaction. On success, one value per micro-op, in order: what a
-    /// read returned (a JSON list for a list read, a value or `null` for a register read);
-    /// anything for a write (ignored). A failure is classified as for every call: definite
-    /// only when the transaction certainly did not take effect.
-    fn transact<'a>(&'a self, mops: &'a [crate::txn::Mop]) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
-}
-
-/// What faultline needs from a store's client, one instance per (process, node).
+/// What faultline needs from a store's client, one instance per (process, node): the
+/// key-value and cluster calls every client answers, and an accessor per optional client
+/// capability ([`capability`]: `as_cas`, `as_txn`), `None` unless the client has it.
 ///
 /// Every method has a deadline (the implementation's configured call timeout) and returns
 /// either the store's answer or a classified [`CallError`].
@@ -150,9 +142,11 @@ pub trait KvTarget: Send + Sync {
     fn node(&self) -> &str;
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>>;
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
-    /// Compare-and-set: write `new` only if the current value is `expected` (`None` = the
-    /// key must be absent). `applied == false` means the comparison failed.
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    /// The client's compare-and-set, if it has one (`None`: the register workloads run
+    /// without cas against it, and a cas sent anyway fails definitely, unsent).
+    fn as_cas(&self) -> Option<&dyn CasClient> {
+        None
+    }
     /// A stale client's write: sent straight to `group` as if routed under route `epoch`
     /// (refkv's RawPut extension), refused rather than re-routed if that is not the owner.
     /// Stores without it answer a definite `unimplemented` without sending anything.
@@ -209,7 +203,7 @@ pub trait KvTarget: Send + Sync {
     }
     /// The client's transactions, if it can run them (`None`: the transaction workloads do
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
-    fn transactional(&self) -> Option<&dyn Transactional> {
+    fn as_txn(&self) -> Option<&dyn TxnClient> {
         None
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a

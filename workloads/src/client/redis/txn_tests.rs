@@ -167,7 +167,7 @@ fn sent(log: &Log) -> Vec<String> {
 #[tokio::test]
 async fn one_micro_op_is_sent_bare_and_several_inside_multi_exec() {
     let (_d, log, client) = client_of(list_node(None)).await;
-    let t = client.transactional().expect("the Redis client runs transactions");
+    let t = client.as_txn().expect("the Redis client runs transactions");
     assert_eq!(t.transact(&[append("la/1", 1)]).await.unwrap(), vec![json!(null)]);
     assert_eq!(sent(&log), ["RPUSH"]);
     log.lock().unwrap().clear();
@@ -179,7 +179,7 @@ async fn one_micro_op_is_sent_bare_and_several_inside_multi_exec() {
 #[tokio::test]
 async fn an_exec_error_over_the_wire_comes_back_classified() {
     let (_d, _log, client) = client_of(list_node(Some("NOTLEADER etcd raft engine is not leader"))).await;
-    let t = client.transactional().unwrap();
+    let t = client.as_txn().unwrap();
     let e = t.transact(&[append("la/1", 1), append("la/2", 2)]).await.unwrap_err();
     assert_eq!((e.tag, e.certainty), ("not-leader", Indeterminate));
     let e = t.transact(&[read("la/1"), read("la/2")]).await.unwrap_err();
@@ -190,7 +190,7 @@ async fn an_exec_error_over_the_wire_comes_back_classified() {
 async fn an_error_inside_exec_over_the_wire_is_seen_not_swallowed() {
     // RPUSH of a key the node refuses inside EXEC: the crate must hand the error back in place.
     let (_d, _log, client) = client_of(list_node(None)).await;
-    let t = client.transactional().unwrap();
+    let t = client.as_txn().unwrap();
     let wrong = Mop::Write { key: "la/1".into(), value: 1 };
     let e = t.transact(&[append("la/1", 1), wrong]).await.unwrap_err();
     assert_eq!((e.tag, e.certainty), ("exec-array-error", Indeterminate), "{}", e.message);
