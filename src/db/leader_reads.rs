@@ -138,8 +138,9 @@ impl KvTarget for LeaderReadClient {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.write(key, value)
     }
-    fn as_cas(&self) -> Option<&dyn workloads::client::CasClient> {
-        self.inner.as_cas()
+    /// Its node's client: the capabilities (cas, transactions) are the node's.
+    fn wrapped(&self) -> Option<&dyn KvTarget> {
+        Some(self.inner.as_ref())
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.delete(key)
@@ -182,9 +183,6 @@ impl KvTarget for LeaderReadClient {
     }
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.inner.watch_catalog(after_version)
-    }
-    fn as_txn(&self) -> Option<&dyn workloads::client::TxnClient> {
-        self.inner.as_txn()
     }
 }
 

@@ -207,16 +207,19 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
 #[tokio::test]
 async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
     use workloads::ClientCapability::{Cas, Txn};
+    use workloads::ReadPath;
     let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
     for kind in DbKind::ALL {
         let db = kind.build(3);
         let caps = db.capabilities();
-        for protocol in db.protocols() {
-            let options = ClientOptions { protocol: *protocol, ..ClientOptions::default() };
+        let read_paths: &[ReadPath] = if caps.has(Capability::LeaderReadPath) { &[ReadPath::Node, ReadPath::Leader] } else { &[ReadPath::Node] };
+        for (protocol, read_path) in db.protocols().iter().flat_map(|p| read_paths.iter().map(move |r| (*p, *r))) {
+            // The leader read path wraps the node's client; a wrapper has its capabilities.
+            let options = ClientOptions { protocol, read_path, ..ClientOptions::default() };
             let client = db.connector(options, &nodes).connect(&nodes[0]).expect("clients connect lazily");
-            let what = format!("--db {} --client {}", kind.name(), protocol.name());
-            assert_eq!(client.as_cas().is_some(), caps.has(Capability::Client(*protocol, Cas)), "cas: {what}");
-            assert_eq!(client.as_txn().is_some(), caps.has(Capability::Client(*protocol, Txn)), "txn: {what}");
+            let what = format!("--db {} --client {} --read-path {}", kind.name(), protocol.name(), read_path.name());
+            assert_eq!(client.as_cas().is_some(), caps.has(Capability::Client(protocol, Cas)), "cas: {what}");
+            assert_eq!(client.as_txn().is_some(), caps.has(Capability::Client(protocol, Txn)), "txn: {what}");
         }
     }
 }

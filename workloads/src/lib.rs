@@ -30,8 +30,10 @@
 //!    from `summary.next_process`);
 //! 5. cancel the watcher.
 //!
-//! History conventions are in `generators` (values, keys, scans) and `execute`
-//! (completions). Classification rules are in [`client::classify`].
+//! History conventions are in `generators` (values, keys), the operations themselves
+//! ([`kv_ops`], [`txn`]: what each records and how a client runs it, behind
+//! [`operation::OpSpec`]) and `execute` (completions). Classification rules are in
+//! [`client::classify`]; the optional client capabilities in [`client::capability`].
 
 pub mod client;
 pub mod cluster;

@@ -5,8 +5,10 @@
 //! [`KvTarget`] is deliberately small and store-neutral (bytes in, bytes out, analysis
 //! types for catalog data) so that another store's client (etcd) can implement it and reuse
 //! the processes, workloads, watcher and final reads unchanged; [`redis::RedisClient`] speaks
-//! the Redis protocol ([`redis_classify`] its error rules). Operations a store cannot
-//! perform return a definite `unimplemented` [`CallError`].
+//! the Redis protocol ([`redis_classify`] its error rules). What only some clients can do
+//! (compare-and-set, transactions) is a small trait each ([`capability`]), asked for with
+//! [`KvTarget::as_cas`] / [`KvTarget::as_txn`]. Operations a store cannot perform return a
+//! definite `unimplemented` [`CallError`].
 
 pub mod capability;
 pub mod classify;
@@ -142,10 +144,17 @@ pub trait KvTarget: Send + Sync {
     fn node(&self) -> &str;
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>>;
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    /// The client this one wraps, if it is a wrapper that adds or reroutes some calls
+    /// (leader reads, elastickv's Redis data client beside its gRPC control client): every
+    /// capability it does not answer itself is the wrapped client's, so a wrapper needs no
+    /// change when a capability is added.
+    fn wrapped(&self) -> Option<&dyn KvTarget> {
+        None
+    }
     /// The client's compare-and-set, if it has one (`None`: the register workloads run
     /// without cas against it, and a cas sent anyway fails definitely, unsent).
     fn as_cas(&self) -> Option<&dyn CasClient> {
-        None
+        self.wrapped().and_then(|w| w.as_cas())
     }
     /// A stale client's write: sent straight to `group` as if routed under route `epoch`
     /// (refkv's RawPut extension), refused rather than re-routed if that is not the owner.
@@ -204,7 +213,7 @@ pub trait KvTarget: Send + Sync {
     /// The client's transactions, if it can run them (`None`: the transaction workloads do
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
     fn as_txn(&self) -> Option<&dyn TxnClient> {
-        None
+        self.wrapped().and_then(|w| w.as_txn())
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].
