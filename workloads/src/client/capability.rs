@@ -17,7 +17,7 @@ use futures::future::BoxFuture;
 crate::named_enum! {
     /// One thing a client may be able to do.
     pub enum ClientCapability "client capability" {
-        /// Compare-and-set (`KvTarget::cas`): without it the register workloads are reads
+        /// Compare-and-set ([`super::CasClient`]): without it the register workloads are reads
         /// and writes only.
         Cas = "cas",
         /// A transaction of micro-ops ([`super::TxnClient`]): the `append` and

@@ -46,12 +46,13 @@ pub struct ClientOptions {
     pub keepalive: Option<Duration>,
     /// Whether the server honours refkv's RawPut extensions (compare-and-set, and the pinned
     /// group/epoch of a stale-write probe). elastickv does not: it would ignore the fields
-    /// and write unconditionally, so with `false` every cas and pinned write fails
-    /// definitely (`unimplemented`) without being sent.
+    /// and write unconditionally, so with `false` the client has no compare-and-set
+    /// ([`KvTarget::as_cas`] is `None`) and every pinned write fails definitely
+    /// (`unimplemented`) without being sent.
     pub cas_supported: bool,
     /// Whether the server serves refkv's `RefkvTxn` service (the transaction workloads).
     /// elastickv does not: with `false` the client has no transactions
-    /// ([`KvTarget::transactional`] is `None`).
+    /// ([`KvTarget::as_txn`] is `None`).
     pub refkv_txn: bool,
     /// Where single-key reads go (`--read-path`); targets that route reads themselves
     /// (elastickv, refkv) honour it, the plain [`KvClient`] always reads through its node.

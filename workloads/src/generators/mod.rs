@@ -11,10 +11,12 @@
 //!
 //! The workloads are declared in one table ([`workloads!`] below): each line names a
 //! module whose `SPEC` ([`WorkloadSpec`]) says, together, how the workload's defaults
-//! differ from the common ones, how its generator is built and which checkers judge its
-//! operations. `--workload`, `test.json`, the targets that support it and the checkers
-//! that judge it all follow from that declaration, so a workload on existing ops is its
-//! file plus one line here.
+//! differ from the common ones, how its generator is built (the generator also owns its
+//! final operations, [`Workload::final_ops`]), which client capabilities its operations need
+//! and which checkers judge them. `--workload`, `test.json`, the targets that support it,
+//! the refusal of a client that cannot serve it and the checkers that judge it all follow
+//! from that declaration, so a workload on existing operations and capabilities is its file
+//! plus one line here.
 
 pub mod combinators;
 pub mod keys;
