@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use workloads::generators::combinators::Mix;
 use workloads::generators::{OpSpec, Touched, Workload};
+use workloads::kv_ops::{Read, Write};
 
 /// Reads and writes (one in three) of keys drawn uniformly from `keys`.
 struct Registers {
@@ -32,9 +33,9 @@ impl Workload for Registers {
         let key = self.keys[rng.random_range(0..self.keys.len())].clone();
         self.touched.insert(key.clone());
         if rng.random_range(0..3) == 0 {
-            OpSpec::Write { key, value: self.next_value.fetch_add(1, Ordering::Relaxed) }
+            OpSpec::new(Write { key, value: self.next_value.fetch_add(1, Ordering::Relaxed) })
         } else {
-            OpSpec::Read { key }
+            OpSpec::new(Read { key })
         }
     }
 

@@ -7,19 +7,11 @@ pub(crate) fn down() -> workloads::CallError {
     workloads::CallError::new(workloads::Certainty::Definite, "unavailable", "down")
 }
 
-/// `write`, `cas`, `delete` and `scan`, each failing with [`down`]; expands inside an
+/// `write`, `delete` and `scan`, each failing with [`down`]; expands inside an
 /// `impl KvTarget for …` block.
 macro_rules! unserved_data_ops {
     () => {
         fn write(&self, _: &[u8], _: &[u8]) -> futures::future::BoxFuture<'_, workloads::client::CallResult<workloads::client::WriteReply>> {
-            Box::pin(async { Err($crate::fake_target::down()) })
-        }
-        fn cas(
-            &self,
-            _: &[u8],
-            _: Option<&[u8]>,
-            _: &[u8],
-        ) -> futures::future::BoxFuture<'_, workloads::client::CallResult<workloads::client::WriteReply>> {
             Box::pin(async { Err($crate::fake_target::down()) })
         }
         fn delete(&self, _: &[u8]) -> futures::future::BoxFuture<'_, workloads::client::CallResult<workloads::client::WriteReply>> {

@@ -23,7 +23,7 @@ pub mod redis_client;
 pub mod versions;
 
 use super::leader_reads::LeaderDirectory;
-use super::{Db, DbKind, NodeLayout, Reports};
+use super::{Capabilities, Capability, Db, DbKind, NodeLayout, Reports};
 use client::ElastickvClient;
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -32,7 +32,7 @@ use node::EkvNode;
 use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, KvTarget, NodeEndpoint, Protocol, ReadPath};
-use workloads::{ClientOptions, GrpcConnector};
+use workloads::{ClientCapability, ClientOptions, GrpcConnector};
 
 /// elastickv's Redis port on every node (`--client redis` sends data operations there).
 pub const REDIS_PORT: u16 = 6379;
@@ -141,41 +141,24 @@ impl Db for Elastickv {
         &[Protocol::Grpc, Protocol::Redis]
     }
 
-    /// Transactions go through the Redis adapter's `MULTI`/`EXEC` (its gRPC RawKV has none).
-    fn transactions_over(&self, protocol: Protocol) -> bool {
-        protocol == Protocol::Redis
-    }
-
-    fn supports_cas_over(&self, protocol: Protocol) -> bool {
-        // The Redis adapter runs a Lua script (GET, compare, SET) as one transaction.
-        protocol == Protocol::Redis
-    }
-
-    fn supports_cas(&self) -> bool {
-        // RawPut has no condition (refkv's cas fields are an extension elastickv ignores).
-        false
-    }
-
-    fn read_paths(&self) -> bool {
-        true
-    }
-
-    fn probes_versions(&self) -> bool {
-        true
-    }
-
-    fn catch_up_before_final_reads(&self) -> bool {
-        // A node reads at its own LastCommitTS (adapter/ts.go ~40, kv/shard_store.go ~2291).
-        true
+    /// Reads aimable at a leader; versions probed after the run; a catch-up wait before the
+    /// final reads, because a node reads at its own LastCommitTS (adapter/ts.go ~40,
+    /// kv/shard_store.go ~2291). Follower reads may be stale by design: no linearizable
+    /// reads. Compare-and-set and transactions only through the Redis adapter (a Lua script
+    /// of GET, compare, SET; `MULTI`/`EXEC`): RawPut has no condition (refkv's cas fields
+    /// are an extension elastickv ignores) and its gRPC RawKV has no transactions.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&[
+            Capability::LeaderReadPath,
+            Capability::ProbesVersions,
+            Capability::CatchUpBeforeFinalReads,
+            Capability::Client(Protocol::Redis, ClientCapability::Cas),
+            Capability::Client(Protocol::Redis, ClientCapability::Txn),
+        ])
     }
 
     fn reports(&self) -> Reports {
         Reports { commit_meta: false, catalog: true, splits: true }
-    }
-
-    /// Follower reads may be stale by design.
-    fn linearizable_reads(&self) -> bool {
-        false
     }
 
     fn faults(&self) -> &'static [FaultKind] {

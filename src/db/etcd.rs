@@ -8,7 +8,7 @@
 //! it as a dynamic executable — found with `ldd` and copied in), and the sandbox `/pause`, on
 //! an empty base; nothing is pulled. See `docs/etcd.md`.
 
-use super::{Db, DbKind, NodeLayout, Reports};
+use super::{Capabilities, Capability, Db, DbKind, NodeLayout, Reports};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint, Protocol};
 use workloads::etcd::EtcdConnector;
-use workloads::ClientOptions;
+use workloads::{ClientCapability, ClientOptions};
 
 /// etcd's peer (Raft) port on every member; the client port is the node address's port.
 pub const PEER_PORT: u16 = 2380;
@@ -82,8 +82,13 @@ impl Db for Etcd {
         &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE, FaultKind::LOSS]
     }
 
-    /// etcd's client runs transactions as `KV.Txn` (`workloads::etcd::txn`), over gRPC.
-    fn transactions_over(&self, protocol: Protocol) -> bool {
-        protocol == Protocol::Grpc
+    /// Linearizable reads (etcd's default), compare-and-set as a `Txn` comparing the
+    /// value, and transactions as `KV.Txn` (`workloads::etcd::txn`), over gRPC.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&[
+            Capability::LinearizableReads,
+            Capability::Client(Protocol::Grpc, ClientCapability::Cas),
+            Capability::Client(Protocol::Grpc, ClientCapability::Txn),
+        ])
     }
 }

@@ -138,8 +138,9 @@ impl KvTarget for LeaderReadClient {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.write(key, value)
     }
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.inner.cas(key, expected, new)
+    /// Its node's client: the capabilities (cas, transactions) are the node's.
+    fn wrapped(&self) -> Option<&dyn KvTarget> {
+        Some(self.inner.as_ref())
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.delete(key)
@@ -182,9 +183,6 @@ impl KvTarget for LeaderReadClient {
     }
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.inner.watch_catalog(after_version)
-    }
-    fn transactional(&self) -> Option<&dyn workloads::client::Transactional> {
-        self.inner.transactional()
     }
 }
 

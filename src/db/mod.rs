@@ -11,6 +11,7 @@
 //! Redis adapter with `--client redis`), [`redis::Redis`] (Debian's redis-server, one node)
 //! and [`null::Null`] (an in-process map: no nodes, for testing the harness itself).
 
+pub mod capability;
 pub mod leader_reads;
 
 use futures::future::BoxFuture;
@@ -20,6 +21,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint, Protocol};
 use workloads::{ClientOptions, WorkloadKind};
+
+pub use capability::{Capabilities, Capability};
 
 /// Declares the targets: each line is `Variant "name" in module => constructor from
 /// --groups`. The module (`src/db/<module>.rs`), the `--db` value, the name in `test.json`
@@ -80,7 +83,7 @@ pub enum ClusterKind {
     Netns,
     /// A cluster someone else runs: no lifecycle, client-side and split faults only.
     External,
-    /// No nodes: the store lives in faultline's own process ([`Db::in_process`]). Chosen
+    /// No nodes: the store lives in faultline's own process ([`Capability::InProcess`]). Chosen
     /// by the target, never on the command line.
     #[value(skip)]
     #[serde(rename = "in-process")]
@@ -160,19 +163,9 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// cluster of `nodes`.
     fn connector(&self, options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector>;
     fn reports(&self) -> Reports;
-    /// Whether `workload` makes sense against this store: by default every workload on
-    /// plain key-value ops, and one that loads a hot range for the splitter only where the
-    /// store splits ranges.
-    fn supports_workload(&self, workload: WorkloadKind) -> bool {
-        let spec = workload.spec();
-        (!spec.hot_range || self.reports().splits) && (!spec.transactional || self.protocols().iter().any(|p| self.transactions_over(*p)))
-    }
-    /// Whether the store's client can run transactions (the `append` and `rw-register`
-    /// workloads) through `protocol`; none can by default.
-    fn transactions_over(&self, protocol: Protocol) -> bool {
-        let _ = protocol;
-        false
-    }
+    /// Everything the target offers beyond the calls every target answers (see
+    /// [`Capability`]): declared once, as one set.
+    fn capabilities(&self) -> Capabilities;
     /// The store's per-route split cooldown in seconds, given every server's extra flags
     /// (the target's own, then `--server-arg`s), when it has one the split checker can hold
     /// it to; `None`: no ping-pong check.
@@ -180,29 +173,8 @@ pub trait Db: Send + Sync + fmt::Debug {
         let _ = server_args;
         None
     }
-    /// Whether the store lives in faultline's own process (no nodes, no image, no server
-    /// binary): the run then gets an [`ClusterKind::InProcess`] cluster whatever
-    /// `--cluster` says, and the node-level faults do not apply.
-    fn in_process(&self) -> bool {
-        false
-    }
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
-    /// Whether, after the run, the store can be asked which versions it holds for a key
-    /// (`KvTarget::latest_commit_ts` and `read_at`; see the runner's `store_versions`).
-    fn probes_versions(&self) -> bool {
-        false
-    }
-    /// Whether the store can do a compare-and-set; without one the register workload is
-    /// reads and writes only.
-    fn supports_cas(&self) -> bool {
-        true
-    }
-    /// Whether the store can do a compare-and-set through `protocol`.
-    fn supports_cas_over(&self, protocol: Protocol) -> bool {
-        let _ = protocol;
-        self.supports_cas()
-    }
     /// The client protocols (`--client`) the store speaks; the first is the default.
     fn protocols(&self) -> &'static [Protocol] {
         &[Protocol::Grpc]
@@ -211,39 +183,14 @@ pub trait Db: Send + Sync + fmt::Debug {
     fn nodes(&self) -> Option<u8> {
         None
     }
-    /// Whether `--read-path leader` means something (the client can aim reads at a group
-    /// leader instead of the process's own node).
-    fn read_paths(&self) -> bool {
-        false
-    }
-    /// Whether recovery must wait for every node to apply what the leaders committed before
-    /// the final reads: a store whose nodes serve reads from their own, possibly lagging,
-    /// state would otherwise report a lagging node's final read as lost writes.
-    fn catch_up_before_final_reads(&self) -> bool {
-        false
-    }
-    /// Whether the store promises linearizable reads (which checkers judge it by this:
-    /// `analysis::checkers::registry`).
-    fn linearizable_reads(&self) -> bool {
-        true
-    }
     /// The target's own server flags, from the run's options (before the user's
     /// `--server-arg`s): refkv's `--groups`, `--auto-split` and `--bug`; none by default.
     fn server_args(&self, _auto_split: bool, _bug: Option<&str>) -> Vec<String> {
         Vec::new()
     }
-    /// Whether the store can run with a seeded bug (`--bug`).
-    fn seeded_bugs(&self) -> bool {
-        false
-    }
     /// The server binary on this machine when `--db-binary` is not given (built, found on
     /// the PATH, or an error saying what to pass).
     fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>>;
-    /// Whether the server binary must be a static executable (its node image carries no
-    /// libraries), so a `--db-binary` is checked before anything starts.
-    fn static_binary(&self) -> bool {
-        false
-    }
 }
 
 /// An option of the run that its target (or cluster kind) does not support; the message
@@ -272,9 +219,20 @@ pub enum Unsupported {
     Client { client: &'static str, db: &'static str, supported: String },
 }
 
+/// Whether `workload` makes sense against `db`: a workload that loads a hot range for the
+/// splitter only where the store splits ranges (or declares
+/// [`Capability::HotRangeWithoutSplits`]), and only through a protocol whose client has every
+/// capability the workload needs.
+pub fn supports_workload(db: &dyn Db, workload: WorkloadKind) -> bool {
+    let spec = workload.spec();
+    let caps = db.capabilities();
+    let hot_range_ok = !spec.hot_range || db.reports().splits || caps.has(Capability::HotRangeWithoutSplits);
+    hot_range_ok && !caps.protocols_with(db.protocols(), spec.needs).is_empty()
+}
+
 /// The workloads `db` supports, in table order.
 pub fn supported_workloads(db: &dyn Db) -> Vec<WorkloadKind> {
-    WorkloadKind::ALL.iter().copied().filter(|w| db.supports_workload(*w)).collect()
+    WorkloadKind::ALL.iter().copied().filter(|w| supports_workload(db, *w)).collect()
 }
 
 /// Checks the run's options against what the target supports.
@@ -283,16 +241,17 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
     if db.nodes().is_some() && cluster == ClusterKind::External {
         return Err(Unsupported::ExternalCluster { db: name });
     }
-    if cluster == ClusterKind::InProcess && !db.in_process() {
+    let caps = db.capabilities();
+    if cluster == ClusterKind::InProcess && !caps.has(Capability::InProcess) {
         return Err(Unsupported::ClusterOfTarget { cluster: cluster.name(), db: name });
     }
     let kind = WorkloadKind::from_name(workload).ok_or_else(|| Unsupported::UnknownWorkload(format!("--workload: {}", workload.parse::<WorkloadKind>().unwrap_err())))?;
-    if !db.supports_workload(kind) {
+    if !supports_workload(db, kind) {
         let supported: Vec<&str> = supported_workloads(db).into_iter().map(WorkloadKind::name).collect();
         return Err(Unsupported::Workload { workload: workload.to_string(), db: name, supported: supported.join(", ") });
     }
     if let Some(kind) = faults.iter().find(|k| !db.faults().contains(k)) {
-        return Err(match db.in_process() {
+        return Err(match caps.has(Capability::InProcess) {
             true => Unsupported::InProcessFault { fault: kind.name(), db: name },
             false => Unsupported::Fault { fault: kind.name(), db: name },
         });
@@ -300,7 +259,7 @@ pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[Fau
     if let Some(kind) = faults.iter().find(|k| !cluster.allows(**k)) {
         return Err(Unsupported::NodeFault { fault: kind.name(), cluster: cluster.name() });
     }
-    if bug.is_some() && !db.seeded_bugs() {
+    if bug.is_some() && !caps.has(Capability::SeededBugs) {
         return Err(Unsupported::Bug { db: name });
     }
     Ok(())

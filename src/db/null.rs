@@ -4,7 +4,7 @@
 //! image. `faultline test --db null` runs it; `faultline bench --harness` drives the same
 //! store.
 //!
-//! Invariants: the target declares itself [`Db::in_process`], so the plan gives it an
+//! Invariants: the target declares itself [`Capability::InProcess`], so the plan gives it an
 //! in-process cluster (named nodes, all reaching the one map) whatever `--cluster` says, and
 //! refuses `--db-binary`, `--image` and every fault up front (there is no node to kill,
 //! pause, partition or split; a fault that could not take effect would only make the run
@@ -12,15 +12,15 @@
 //! epoch-authority and split are `not-applicable`; a history recorded against it must
 //! check `valid`.
 
-use super::{Db, DbKind, NodeLayout, Reports};
+use super::{Capabilities, Capability, Db, DbKind, NodeLayout, Reports};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
 use std::path::PathBuf;
 use std::sync::Arc;
-use workloads::client::{Connector, NodeEndpoint};
+use workloads::client::{Connector, NodeEndpoint, Protocol};
 use workloads::null::NullConnector;
-use workloads::{ClientOptions, WorkloadKind};
+use workloads::{ClientCapability, ClientOptions};
 
 /// The in-process store; every connector it hands out shares its one map.
 #[derive(Debug, Clone, Default)]
@@ -51,19 +51,21 @@ impl Db for Null {
         Reports { commit_meta: false, catalog: false, splits: false }
     }
 
-    /// Every key-value workload, the hotspot one included: its ops are plain key-value ops,
-    /// and driving them is what the target is for (its split checker is `not-applicable`).
-    /// Not the transactional ones: its client runs no transactions.
-    fn supports_workload(&self, workload: WorkloadKind) -> bool {
-        !workload.spec().transactional
+    /// In this process, linearizable, with compare-and-set. Every key-value workload, the
+    /// hotspot one included: its ops are plain key-value ops, and driving them is what the
+    /// target is for (its split checker is `not-applicable`). Not the transactional ones:
+    /// its client runs no transactions.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&[
+            Capability::InProcess,
+            Capability::LinearizableReads,
+            Capability::HotRangeWithoutSplits,
+            Capability::Client(Protocol::Grpc, ClientCapability::Cas),
+        ])
     }
 
     fn faults(&self) -> &'static [FaultKind] {
         &[]
-    }
-
-    fn in_process(&self) -> bool {
-        true
     }
 
     fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>> {

@@ -11,7 +11,7 @@
 //!
 //! Invariant: the node listens on its own `ip:port` only and keeps its files in its data dir.
 
-use super::{Db, DbKind, NodeLayout, Reports};
+use super::{Capabilities, Capability, Db, DbKind, NodeLayout, Reports};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::{FaultKind, NodeInfo};
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::redis::RedisConnector;
 use workloads::client::{Connector, NodeEndpoint, Protocol};
-use workloads::ClientOptions;
+use workloads::{ClientCapability, ClientOptions};
 
 #[derive(Debug, Clone, Default)]
 pub struct Redis;
@@ -74,8 +74,14 @@ impl Db for Redis {
         &[Protocol::Redis]
     }
 
-    fn transactions_over(&self, protocol: Protocol) -> bool {
-        protocol == Protocol::Redis
+    /// One node's reads are linearizable; compare-and-set is a Lua script, transactions
+    /// are `MULTI`/`EXEC`.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&[
+            Capability::LinearizableReads,
+            Capability::Client(Protocol::Redis, ClientCapability::Cas),
+            Capability::Client(Protocol::Redis, ClientCapability::Txn),
+        ])
     }
 
     fn nodes(&self) -> Option<u8> {

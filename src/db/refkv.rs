@@ -3,7 +3,7 @@
 //! every checker applies.
 
 use super::leader_reads::LeaderReadConnector;
-use super::{Db, DbKind, NodeLayout, Reports};
+use super::{Capabilities, Capability, Db, DbKind, NodeLayout, Reports};
 use crate::image;
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -11,7 +11,7 @@ use nemesis::{FaultKind, NodeInfo};
 use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint, Protocol, ReadPath};
-use workloads::{ClientOptions, GrpcConnector};
+use workloads::{ClientCapability, ClientOptions, GrpcConnector};
 
 /// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
 pub const DEFAULT_SPLIT_COOLDOWN_S: f64 = 30.0;
@@ -47,10 +47,6 @@ impl Db for Refkv {
         args
     }
 
-    fn seeded_bugs(&self) -> bool {
-        true
-    }
-
     /// `--split-cooldown` among the server flags, else refkv's default.
     fn split_cooldown_s(&self, server_args: &[String]) -> Option<f64> {
         Some(flag_duration_s(server_args, "--split-cooldown").unwrap_or(DEFAULT_SPLIT_COOLDOWN_S))
@@ -69,10 +65,6 @@ impl Db for Refkv {
         .boxed()
     }
 
-    fn static_binary(&self) -> bool {
-        true
-    }
-
     fn groups(&self) -> Vec<u64> {
         (1..=u64::from(self.groups)).collect()
     }
@@ -85,13 +77,18 @@ impl Db for Refkv {
         }
     }
 
-    fn read_paths(&self) -> bool {
-        true
-    }
-
-    /// Through its `RefkvTxn` service (two-phase commit across groups; docs/refkv.md).
-    fn transactions_over(&self, protocol: Protocol) -> bool {
-        protocol == Protocol::Grpc
+    /// A static binary with seeded bugs, linearizable reads that can be aimed at a group
+    /// leader, compare-and-set, and transactions through its `RefkvTxn` service (two-phase
+    /// commit across groups; docs/refkv.md), all over gRPC.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(&[
+            Capability::StaticBinary,
+            Capability::SeededBugs,
+            Capability::LeaderReadPath,
+            Capability::LinearizableReads,
+            Capability::Client(Protocol::Grpc, ClientCapability::Cas),
+            Capability::Client(Protocol::Grpc, ClientCapability::Txn),
+        ])
     }
 
     fn reports(&self) -> Reports {

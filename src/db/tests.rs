@@ -95,7 +95,7 @@ fn shard_ranges_tile_the_keyspace() {
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
     assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
-    assert!(etcd.transactions_over(workloads::Protocol::Grpc), "etcd's transactions go over its gRPC API");
+    assert!(etcd.capabilities().has(Capability::Client(workloads::Protocol::Grpc, workloads::ClientCapability::Txn)), "etcd's transactions go over its gRPC API");
     for txn in ["append", "rw-register"] {
         assert!(validate(etcd.as_ref(), ClusterKind::Docker, txn, &[FaultKind::PARTITION, FaultKind::KILL], None).is_ok(), "{txn}");
     }
@@ -122,7 +122,9 @@ async fn elastickv_never_sends_a_cas() {
     let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
     let connector = Elastickv { groups: 3 }.connector(workloads::ClientOptions::default(), &nodes);
     let client = connector.connect(&nodes[0]).unwrap();
-    let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
+    assert!(client.as_cas().is_none(), "elastickv's gRPC client has no compare-and-set");
+    let cas = workloads::generators::OpSpec::new(workloads::kv_ops::Cas { key: "k".into(), expected: 1, new: 2 });
+    let err = cas.run(client.as_ref()).await.unwrap_err();
     assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite), "cas is never sent to elastickv");
 }
 
@@ -163,11 +165,61 @@ fn workload_support_follows_from_what_each_target_declares() {
 #[test]
 fn the_null_target_runs_in_process_and_refuses_every_fault() {
     let null = DbKind::Null.build(3);
-    assert!(null.in_process());
+    assert!(null.capabilities().has(Capability::InProcess));
     assert!(validate(null.as_ref(), ClusterKind::InProcess, "register", &[], None).is_ok());
     let e = validate(null.as_ref(), ClusterKind::InProcess, "register", &[FaultKind::PAUSE], None).unwrap_err().to_string();
     assert!(e.contains("--nemesis pause") && e.contains("no node to fault"), "{e}");
     let refkv = DbKind::Refkv.build(3);
     let e = validate(refkv.as_ref(), ClusterKind::InProcess, "register", &[], None).unwrap_err().to_string();
     assert!(e.contains("--cluster in-process"), "only an in-process target gets an in-process cluster: {e}");
+}
+
+#[test]
+fn each_target_declares_what_its_former_boolean_methods_answered() {
+    use workloads::ClientCapability::{Cas, Txn};
+    use workloads::Protocol::{Grpc, Redis};
+    let flags = [
+        Capability::InProcess,
+        Capability::StaticBinary,
+        Capability::SeededBugs,
+        Capability::LeaderReadPath,
+        Capability::ProbesVersions,
+        Capability::CatchUpBeforeFinalReads,
+        Capability::LinearizableReads,
+    ];
+    let row = |kind: DbKind| flags.map(|f| kind.build(3).capabilities().has(f));
+    assert_eq!(row(DbKind::Refkv), [false, true, true, true, false, false, true]);
+    assert_eq!(row(DbKind::Etcd), [false, false, false, false, false, false, true]);
+    assert_eq!(row(DbKind::Elastickv), [false, false, false, true, true, true, false]);
+    assert_eq!(row(DbKind::Redis), [false, false, false, false, false, false, true]);
+    assert_eq!(row(DbKind::Null), [true, false, false, false, false, false, true]);
+    let client = |kind: DbKind| {
+        let caps = kind.build(3).capabilities();
+        [(Grpc, Cas), (Grpc, Txn), (Redis, Cas), (Redis, Txn)].map(|(p, c)| caps.has(Capability::Client(p, c)))
+    };
+    assert_eq!(client(DbKind::Refkv), [true, true, false, false]);
+    assert_eq!(client(DbKind::Etcd), [true, true, false, false]);
+    assert_eq!(client(DbKind::Elastickv), [false, false, true, true], "cas and transactions only through the Redis adapter");
+    assert_eq!(client(DbKind::Redis), [false, false, true, true]);
+    assert_eq!(client(DbKind::Null), [true, false, false, false]);
+}
+
+#[tokio::test]
+async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
+    use workloads::ClientCapability::{Cas, Txn};
+    use workloads::ReadPath;
+    let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
+    for kind in DbKind::ALL {
+        let db = kind.build(3);
+        let caps = db.capabilities();
+        let read_paths: &[ReadPath] = if caps.has(Capability::LeaderReadPath) { &[ReadPath::Node, ReadPath::Leader] } else { &[ReadPath::Node] };
+        for (protocol, read_path) in db.protocols().iter().flat_map(|p| read_paths.iter().map(move |r| (*p, *r))) {
+            // The leader read path wraps the node's client; a wrapper has its capabilities.
+            let options = ClientOptions { protocol, read_path, ..ClientOptions::default() };
+            let client = db.connector(options, &nodes).connect(&nodes[0]).expect("clients connect lazily");
+            let what = format!("--db {} --client {} --read-path {}", kind.name(), protocol.name(), read_path.name());
+            assert_eq!(client.as_cas().is_some(), caps.has(Capability::Client(protocol, Cas)), "cas: {what}");
+            assert_eq!(client.as_txn().is_some(), caps.has(Capability::Client(protocol, Txn)), "txn: {what}");
+        }
+    }
 }

@@ -64,7 +64,7 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
     let hot_range = spec.is_some_and(|s| s.hot_range);
     // A transaction's answer carries no commit metadata (it may commit in several groups),
     // so a transaction workload's operations report none whatever the store does.
-    let transactional = spec.is_some_and(|s| s.transactional);
+    let transactional = spec.is_some_and(|s| s.transactional());
     let reports = db.reports();
     RunFacts {
         basis: Basis::Run,
@@ -72,7 +72,7 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
         hot_prefix: hot_prefix.filter(|_| hot_range),
         store: db.kind().name().to_string(),
         // A seeded bug breaks the promise, it does not withdraw it.
-        linearizable_reads: db.linearizable_reads(),
+        linearizable_reads: db.capabilities().has(crate::db::Capability::LinearizableReads),
         commit_meta: reports.commit_meta && !transactional,
         catalog: reports.catalog,
         splits: reports.splits,

@@ -22,7 +22,7 @@ pub async fn node_image(db: &dyn Db, existing: Option<&str>, binary: Option<&Pat
     if let Some(tag) = existing {
         return image::existing_image(tag).await;
     }
-    if let Some(p) = binary.filter(|_| db.static_binary()) {
+    if let Some(p) = binary.filter(|_| db.capabilities().has(crate::db::Capability::StaticBinary)) {
         image::check_static_binary(p)?;
     }
     let server = server_binary(db, binary).await?;

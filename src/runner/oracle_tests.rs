@@ -86,7 +86,7 @@ fn cluster_of(up: [bool; 3], has_catalog: bool) -> (Vec<Arc<FakeNode>>, StoreOra
     let endpoints = nodes.iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: String::new() }).collect();
     let dir = tempfile::tempdir().unwrap();
     let sink = Arc::new(JsonlSink::create(&dir.path().join("history.jsonl")).unwrap());
-    sink.record(invoke_entry(1, "n1", &OpSpec::Write { key: "k".into(), value: 1 }));
+    sink.record(invoke_entry(1, "n1", &OpSpec::new(workloads::kv_ops::Write { key: "k".into(), value: 1 })));
     let oracle = StoreOracle::new(endpoints, Arc::new(Fakes(nodes.clone())), vec![1], sink, has_catalog);
     (nodes, oracle, dir)
 }

@@ -135,7 +135,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
 
     let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
     let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
-    if plan.db.probes_versions() && !interrupt.is_cancelled() {
+    if plan.db.capabilities().has(crate::db::Capability::ProbesVersions) && !interrupt.is_cancelled() {
         probe_store_versions(&plan, cluster.as_ref(), &sink, &run).await;
     }
     if let Some(watch) = node_watch {
@@ -452,7 +452,7 @@ fn running_nodes(cluster: &dyn Cluster, nodes: Vec<NodeEndpoint>, json: &mut Pha
 async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration, db: &dyn crate::db::Db) -> Result<()> {
     let deadline = Instant::now() + timeout;
     workloads::cluster::wait_ready_with(connector, nodes, groups, timeout).await?;
-    if db.catch_up_before_final_reads() {
+    if db.capabilities().has(crate::db::Capability::CatchUpBeforeFinalReads) {
         workloads::cluster::wait_caught_up_with(connector, nodes, groups, timeout).await?;
     }
     if !db.reports().catalog {

@@ -3,6 +3,7 @@
 //! arguments fail fast with exit code 254 and `test.json` records exactly what ran.
 
 use crate::cluster::subnet::{self, Cidr};
+use crate::db::Capability;
 use super::spec::TestSpec;
 use nemesis::{FaultKind, PartitionMode};
 use std::time::Duration;
@@ -36,7 +37,7 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     if let Some(n) = args.max_writes_per_key {
         cfg.max_writes_per_key = n;
     }
-    let transactional = kind.spec().transactional;
+    let transactional = kind.spec().transactional();
     for (flag, given) in [("--txn-length", args.txn_length.is_some()), ("--max-writes-per-key", args.max_writes_per_key.is_some()), ("--consistency-model", args.consistency_model.is_some())] {
         if given && !transactional {
             anyhow::bail!("{flag} applies to the transaction workloads (append, rw-register), not --workload {}", args.workload);
@@ -168,8 +169,9 @@ impl Plan {
         let db = args.db.build(args.groups);
         let mut args = args.clone();
         let unsupported = |e: crate::db::Unsupported| BadArgs(e.to_string());
+        let caps = db.capabilities();
         let client = crate::db::protocol(db.as_ref(), args.client).map_err(unsupported)?;
-        if db.in_process() {
+        if caps.has(Capability::InProcess) {
             in_process_options(&args).map_err(unsupported)?;
             args.cluster = crate::db::ClusterKind::InProcess;
         }
@@ -185,22 +187,22 @@ impl Plan {
         if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
             return Err(bad("--set-read mget needs --client redis".into()));
         }
-        if args.read_path == workloads::ReadPath::Leader && !db.read_paths() {
+        if args.read_path == workloads::ReadPath::Leader && !caps.has(Capability::LeaderReadPath) {
             return Err(bad(format!("--read-path leader has no meaning for --db {}: its reads are served as it decides", args.db.name())));
         }
         crate::db::validate(db.as_ref(), args.cluster, &args.workload, &nemesis, args.bug.as_deref()).map_err(unsupported)?;
-        let static_in_docker = db.static_binary() && args.cluster == crate::db::ClusterKind::Docker;
+        let static_in_docker = caps.has(Capability::StaticBinary) && args.cluster == crate::db::ClusterKind::Docker;
         if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
-        let transactional = WorkloadKind::from_name(&args.workload).is_some_and(|w| w.spec().transactional);
-        if transactional && !db.transactions_over(client) {
-            let over: Vec<&str> = db.protocols().iter().filter(|p| db.transactions_over(**p)).map(|p| p.name()).collect();
-            return Err(bad(format!("--workload {} runs transactions, which --db {} runs only with --client {}", args.workload, args.db.name(), over.join("|"))));
+        let needs = WorkloadKind::from_name(&args.workload).map_or(&[][..], |w| w.spec().needs);
+        if let Some(missing) = needs.iter().find(|c| !caps.has(Capability::Client(client, **c))) {
+            let over: Vec<&str> = caps.protocols_with(db.protocols(), needs).iter().map(|p| p.name()).collect();
+            return Err(bad(format!("--workload {} runs {}, which --db {} runs only with --client {}", args.workload, missing.what(), args.db.name(), over.join("|"))));
         }
         let seed = args.seed.unwrap_or_else(rand::random);
         let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
-        if !db.supports_cas_over(client) {
+        if !caps.has(Capability::Client(client, workloads::ClientCapability::Cas)) {
             // A workload never generates an op its target cannot do: reads and writes only.
             workload.cas_fraction = 0.0;
         }
@@ -254,7 +256,7 @@ impl Plan {
     /// The model the isolation checker holds the run's transactions to: `--consistency-model`
     /// or strict-serializable for a transaction workload, `None` for the others.
     pub fn consistency_model(&self) -> Option<analysis::checkers::isolation::ConsistencyModel> {
-        if !self.workload.workload.spec().transactional {
+        if !self.workload.workload.spec().transactional() {
             return None;
         }
         Some(self.spec.consistency_model.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default())

@@ -29,12 +29,31 @@ pub fn faultline() -> Command {
     Command::new(env!("CARGO_BIN_EXE_faultline"))
 }
 
-/// A fresh store directory under target/ (kept after the test for post-mortems).
+/// A fresh store directory under target/, kept after the test for post-mortems until the
+/// same test runs again: the stores earlier test processes left under this name are removed
+/// first (an etcd run keeps about 370 MB of data directories, so repeated runs would
+/// otherwise fill the disk). A store of a process still alive is left alone.
 pub fn store_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("e2e-store").join(format!("{name}-{}", std::process::id()));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("e2e-store");
+    remove_stores_of_ended_processes(&root, name);
+    let dir = root.join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("creating the test store");
     dir
+}
+
+/// Removes `root/<name>-<pid>` for every `pid` that is no longer a running process.
+fn remove_stores_of_ended_processes(root: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().and_then(|f| f.strip_prefix(name)?.strip_prefix('-')?.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The run directory `store/latest` points at.

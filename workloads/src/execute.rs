@@ -1,10 +1,13 @@
 //! Executing one [`OpSpec`] against a [`KvTarget`] and turning the outcome into history
 //! entries: the invocation, and a completion with the same process, `f` and key, the value
-//! filled in from the response, the classified error, and the store's commit metadata.
+//! filled in from the response (by the operation itself: [`crate::operation::Operation::run`]),
+//! the classified error, and the store's commit metadata.
+//!
+//! Invariant: nothing here knows a kind of operation; a failed call completes with the
+//! invoke's value, `fail` when definite and `info` when indeterminate.
 
 use crate::client::{CallError, Certainty, KvTarget};
 use crate::generators::OpSpec;
-use crate::txn::Mop;
 use analysis::history::{CommitMeta, Op, OpType, Process};
 use serde_json::Value;
 
@@ -18,8 +21,19 @@ pub struct Completion {
 }
 
 impl Completion {
-    fn ok(value: Value, meta: Option<CommitMeta>) -> Completion {
+    /// The store answered and the operation took effect (or, for a read, read `value`).
+    pub fn ok(value: Value, meta: Option<CommitMeta>) -> Completion {
         Completion { kind: OpType::Ok, value, error: None, meta }
+    }
+
+    /// A mutation the store answered: `ok` with the invoke's `value` when applied, else a
+    /// definite `fail` saying `reason` (the store definitely did not apply it).
+    pub fn applied_or_rejected(value: Value, applied: bool, meta: Option<CommitMeta>, reason: &str) -> Completion {
+        if applied {
+            Completion::ok(value, meta)
+        } else {
+            Completion { kind: OpType::Fail, value, error: Some(reason.to_string()), meta }
+        }
     }
 
     /// The completion of `spec` after a classified failure.
@@ -41,59 +55,9 @@ pub fn decode_value(bytes: &[u8]) -> Value {
     }
 }
 
-fn encode_value(v: i64) -> Vec<u8> {
-    v.to_string().into_bytes()
-}
-
 /// Runs `spec` against `target` (the call's deadline is the target's).
 pub async fn execute(target: &dyn KvTarget, spec: &OpSpec) -> Completion {
-    let result = match spec {
-        OpSpec::Read { key } => target
-            .read(key.as_bytes())
-            .await
-            .map(|r| Completion::ok(r.value.as_deref().map_or(Value::Null, decode_value), r.meta)),
-        OpSpec::Write { key, value } => target
-            .write(key.as_bytes(), &encode_value(*value))
-            .await
-            .map(|r| applied_or_rejected(spec, r.applied, r.meta, "rejected")),
-        OpSpec::Cas { key, expected, new } => target
-            .cas(key.as_bytes(), Some(&encode_value(*expected)), &encode_value(*new))
-            .await
-            .map(|r| applied_or_rejected(spec, r.applied, r.meta, "cas-mismatch")),
-        OpSpec::Add { key, element } => target
-            .write(key.as_bytes(), &encode_value(*element))
-            .await
-            .map(|r| applied_or_rejected(spec, r.applied, r.meta, "rejected")),
-        OpSpec::Scan { start, end } => target.scan(start.as_bytes(), end.as_bytes(), 0).await.map(|r| {
-            let keys: Vec<Value> = r.pairs.iter().map(|(k, _)| Value::String(String::from_utf8_lossy(k).into_owned())).collect();
-            let meta = if r.metas.len() == 1 { r.metas.into_iter().next() } else { None };
-            Completion::ok(Value::Array(keys), meta)
-        }),
-        OpSpec::Txn { mops } => transact(target, spec, mops).await,
-    };
-    result.unwrap_or_else(|err| Completion::failed(spec, &err))
-}
-
-/// Runs a transaction; an answer that does not fit its micro-ops is a bad response (the
-/// transaction may have committed, so indeterminate when it writes).
-async fn transact(target: &dyn KvTarget, spec: &OpSpec, mops: &[Mop]) -> Result<Completion, CallError> {
-    let Some(t) = target.transactional() else {
-        return Err(CallError::new(Certainty::Definite, "unimplemented", "this client cannot run transactions"));
-    };
-    let read = t.transact(mops).await?;
-    let answered = read.len();
-    crate::txn::completed_value(mops, read)
-        .map(|value| Completion::ok(value, None))
-        .ok_or_else(|| CallError::bad_response(spec.call_kind(), format!("a transaction of {} micro-ops answered {answered} values, or a list read answered no list", mops.len())))
-}
-
-/// A store that answered `success = false` definitely did not apply the mutation.
-fn applied_or_rejected(spec: &OpSpec, applied: bool, meta: Option<CommitMeta>, reason: &str) -> Completion {
-    if applied {
-        Completion::ok(spec.invoke_value(), meta)
-    } else {
-        Completion { kind: OpType::Fail, value: spec.invoke_value(), error: Some(reason.to_string()), meta }
-    }
+    spec.run(target).await.unwrap_or_else(|err| Completion::failed(spec, &err))
 }
 
 /// The `invoke` entry of `spec` (index and time are assigned by the sink).
@@ -132,6 +96,7 @@ pub fn completion_entry(process: u64, node: &str, spec: &OpSpec, c: Completion) 
 mod tests {
     use super::*;
     use crate::client::CallKind;
+    use crate::kv_ops::{Cas, Write};
 
     #[test]
     fn values_decode_as_numbers_when_they_are_numbers() {
@@ -142,7 +107,7 @@ mod tests {
 
     #[test]
     fn failures_keep_the_invoke_value_and_map_certainty() {
-        let spec = OpSpec::Cas { key: "k".into(), expected: 1, new: 2 };
+        let spec = OpSpec::new(Cas { key: "k".into(), expected: 1, new: 2 });
         let definite = CallError::new(Certainty::Definite, "aborted", "stale epoch");
         let c = Completion::failed(&spec, &definite);
         assert_eq!(c.kind, OpType::Fail);
@@ -154,13 +119,13 @@ mod tests {
 
     #[test]
     fn entries_pair_up() {
-        let spec = OpSpec::Write { key: "reg/1".into(), value: 5 };
+        let spec = OpSpec::new(Write { key: "reg/1".into(), value: 5 });
         let inv = invoke_entry(3, "n1", &spec);
-        let done = completion_entry(3, "n1", &spec, applied_or_rejected(&spec, true, None, "rejected"));
+        let done = completion_entry(3, "n1", &spec, Completion::applied_or_rejected(spec.invoke_value(), true, None, "rejected"));
         assert_eq!((inv.kind, done.kind), (OpType::Invoke, OpType::Ok));
         assert_eq!((inv.process, inv.f.as_str(), inv.key.as_deref()), (done.process, done.f.as_str(), done.key.as_deref()));
         assert_eq!(done.value, Value::from(5));
-        let rejected = applied_or_rejected(&OpSpec::Cas { key: "k".into(), expected: 1, new: 2 }, false, None, "cas-mismatch");
+        let rejected = Completion::applied_or_rejected(serde_json::json!([1, 2]), false, None, "cas-mismatch");
         assert_eq!((rejected.kind, rejected.error.as_deref()), (OpType::Fail, Some("cas-mismatch")));
     }
 }

@@ -1,12 +1,16 @@
-//! Final reads: after the faults are healed, read back every register key the workload
-//! touched and scan every set range, through every node, recorded as ordinary operations
-//! (one process per node, numbered after the workload's processes). Each read is retried
-//! until it succeeds or the deadline passes, so the checkers see the settled state from
-//! every node's point of view.
+//! Final reads: after the faults are healed, run the workload's final operations
+//! ([`crate::generators::Workload::final_ops`]: by default a read of every register key it
+//! touched and a scan of every set range; a transaction workload's one-read transactions of
+//! its keys) through every node, recorded as ordinary operations (one process per node,
+//! numbered after the workload's processes). Each is retried until it succeeds or the
+//! deadline passes, so the checkers see the settled state from every node's point of view.
+//!
+//! Invariant: every final operation only reads (its call kind is `Read`), so retrying one
+//! changes nothing.
 
 use crate::client::{CallKind, NodeEndpoint};
 use crate::generators::{OpSpec, Touched};
-use crate::txn::{Mop, ReadShape};
+use crate::kv_ops::{Read, Scan};
 use crate::processes::{invoke_and_complete, ProcessContext};
 use analysis::history::OpType;
 use futures::future::join_all;
@@ -42,24 +46,20 @@ pub struct FinalReadsReport {
     pub next_process: u64,
 }
 
-/// The reads to perform on each node.
-fn read_plan(touched: &Touched) -> Vec<OpSpec> {
-    let registers = touched.registers.iter().map(|k| OpSpec::Read { key: k.clone() });
-    let ranges = touched.set_ranges.iter().map(|r| OpSpec::Scan { start: r.start.clone(), end: r.end.clone() });
-    let read_txn = |key: &String, shape| OpSpec::Txn { mops: vec![Mop::Read { key: key.clone(), shape }] };
-    let lists = touched.lists.iter().map(|k| read_txn(k, ReadShape::List));
-    let txn_registers = touched.txn_registers.iter().map(|k| read_txn(k, ReadShape::Register));
-    registers.chain(ranges).chain(lists).chain(txn_registers).collect()
+/// The default final reads of a key-value workload: a read of every register `touched`
+/// names, then a scan of every set range.
+pub fn reads_of(touched: &Touched) -> Vec<OpSpec> {
+    let registers = touched.registers.iter().map(|k| OpSpec::new(Read { key: k.clone() }));
+    let ranges = touched.set_ranges.iter().map(|r| OpSpec::new(Scan { start: r.start.clone(), end: r.end.clone() }));
+    registers.chain(ranges).collect()
 }
 
-/// Runs the final reads through every node in `ctx.nodes`, starting at process number
-/// `first_process`.
-pub async fn run_final_reads(ctx: &ProcessContext, touched: &Touched, first_process: u64, opts: FinalReadsOptions) -> FinalReadsReport {
-    let plan = read_plan(touched);
+/// Runs the final operations `plan` through every node in `ctx.nodes`, starting at process
+/// number `first_process`.
+pub async fn run_final_reads(ctx: &ProcessContext, plan: &[OpSpec], first_process: u64, opts: FinalReadsOptions) -> FinalReadsReport {
     let deadline = Instant::now() + opts.timeout;
     let spare = Arc::new(AtomicU64::new(first_process + ctx.nodes.len() as u64));
     let per_node = ctx.nodes.iter().enumerate().map(|(i, node)| {
-        let plan = &plan;
         let spare = spare.clone();
         async move { read_through(ctx, node, first_process + i as u64, plan, deadline, opts.retry_interval, &spare).await }
     });
@@ -86,7 +86,7 @@ async fn read_through(
     let mut client = match ctx.connector.connect(node) {
         Ok(c) => c,
         Err(e) => {
-            report.unread = plan.iter().map(|s| format!("{}: {} ({e:#})", node.name, describe(s))).collect();
+            report.unread = plan.iter().map(|s| format!("{}: {} ({e:#})", node.name, s.describe())).collect();
             return report;
         }
     };
@@ -116,18 +116,10 @@ async fn read_through(
         if done {
             report.succeeded += 1;
         } else {
-            report.unread.push(format!("{}: {}", node.name, describe(spec)));
+            report.unread.push(format!("{}: {}", node.name, spec.describe()));
         }
     }
     report
-}
-
-fn describe(spec: &OpSpec) -> String {
-    match spec {
-        OpSpec::Scan { start, end } => format!("scan [{start}, {end})"),
-        OpSpec::Txn { mops } => format!("txn read of {}", mops.iter().map(Mop::key).collect::<Vec<_>>().join(", ")),
-        other => format!("{} {}", other.f(), other.key().unwrap_or("")),
-    }
 }
 
 #[cfg(test)]
@@ -138,30 +130,15 @@ mod tests {
     #[test]
     fn plan_reads_registers_then_scans_ranges() {
         let touched = Touched { registers: ["reg/2".to_string(), "reg/1".to_string()].into(), set_ranges: [ScanRange::prefix("hot/")].into(), ..Touched::default() };
-        let plan = read_plan(&touched);
+        let plan = reads_of(&touched);
         assert_eq!(
             plan,
             vec![
-                OpSpec::Read { key: "reg/1".into() },
-                OpSpec::Read { key: "reg/2".into() },
-                OpSpec::Scan { start: "hot/".into(), end: "hot0".into() },
+                OpSpec::new(Read { key: "reg/1".into() }),
+                OpSpec::new(Read { key: "reg/2".into() }),
+                OpSpec::new(Scan { start: "hot/".into(), end: "hot0".into() }),
             ]
         );
         assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));
-    }
-
-    #[test]
-    fn transaction_keys_are_read_back_by_one_read_transaction_each() {
-        let touched = Touched { lists: ["la/000001".to_string()].into(), txn_registers: ["rw/000002".to_string()].into(), ..Touched::default() };
-        let plan = read_plan(&touched);
-        assert_eq!(
-            plan,
-            vec![
-                OpSpec::Txn { mops: vec![Mop::Read { key: "la/000001".into(), shape: ReadShape::List }] },
-                OpSpec::Txn { mops: vec![Mop::Read { key: "rw/000002".into(), shape: ReadShape::Register }] },
-            ]
-        );
-        assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));
-        assert_eq!(describe(&plan[0]), "txn read of la/000001");
     }
 }

@@ -30,8 +30,10 @@
 //!    from `summary.next_process`);
 //! 5. cancel the watcher.
 //!
-//! History conventions are in `generators` (values, keys, scans) and `execute`
-//! (completions). Classification rules are in [`client::classify`].
+//! History conventions are in `generators` (values, keys), the operations themselves
+//! ([`kv_ops`], [`txn`]: what each records and how a client runs it, behind
+//! [`operation::OpSpec`]) and `execute` (completions). Classification rules are in
+//! [`client::classify`]; the optional client capabilities in [`client::capability`].
 
 pub mod client;
 pub mod cluster;
@@ -40,8 +42,10 @@ pub mod config;
 pub mod execute;
 pub mod final_reads;
 pub mod generators;
+pub mod kv_ops;
 pub mod named;
 pub mod null;
+pub mod operation;
 pub mod processes;
 pub mod proto;
 pub mod rate;
@@ -50,7 +54,7 @@ pub mod txn;
 pub mod watcher;
 
 pub use client::grpc::{ClientOptions, GrpcConnector, KvClient};
-pub use client::{CallError, Certainty, Connector, KvTarget, NodeEndpoint, Protocol, ReadPath, SetRead};
+pub use client::{CallError, Certainty, ClientCapability, Connector, KvTarget, NodeEndpoint, Protocol, ReadPath, SetRead};
 pub use config::{Concurrency, KeyDist, WorkloadConfig, WorkloadKind};
 pub use final_reads::{FinalReadsOptions, FinalReadsReport};
 pub use processes::{ProcessContext, WorkloadSummary};
@@ -110,8 +114,8 @@ pub async fn run_catalog_watcher(nodes: &[NodeEndpoint], sink: Arc<dyn HistorySi
 
 pub use watcher::run_catalog_watcher_with;
 
-/// Reads back everything `summary` says the workload touched, through every node, with
-/// process numbers starting at `summary.next_process`.
+/// Runs the workload's final operations (`summary.final_ops`: reads of everything it
+/// touched) through every node, with process numbers starting at `summary.next_process`.
 pub async fn final_reads(
     cfg: &WorkloadConfig,
     summary: &WorkloadSummary,
@@ -136,7 +140,7 @@ pub async fn final_reads_with(
     opts: FinalReadsOptions,
 ) -> FinalReadsReport {
     let ctx = ProcessContext { nodes: nodes.to_vec(), connector, sink, stats, cancel };
-    final_reads::run_final_reads(&ctx, &summary.touched, summary.next_process, opts).await
+    final_reads::run_final_reads(&ctx, &summary.final_ops, summary.next_process, opts).await
 }
 
 /// Waits until every node answers and every group in `groups` has a leader (RaftAdmin

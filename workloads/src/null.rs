@@ -96,13 +96,8 @@ impl KvTarget for NullClient {
         now(WriteReply { applied: true, meta: None })
     }
 
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        let mut map = self.data.lock();
-        let applied = map.get(key).map(Vec::as_slice) == expected;
-        if applied {
-            map.insert(key.to_vec(), new.to_vec());
-        }
-        now(WriteReply { applied, meta: None })
+    fn as_cas(&self) -> Option<&dyn crate::client::CasClient> {
+        Some(self)
     }
 
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
@@ -135,6 +130,17 @@ impl KvTarget for NullClient {
     }
 }
 
+impl crate::client::CasClient for NullClient {
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let mut map = self.data.lock();
+        let applied = map.get(key).map(Vec::as_slice) == expected;
+        if applied {
+            map.insert(key.to_vec(), new.to_vec());
+        }
+        now(WriteReply { applied, meta: None })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,12 +163,13 @@ mod tests {
     #[test]
     fn cas_applies_only_on_a_match_and_absent_means_none() {
         let c = NullConnector::new();
-        let n1 = client(&c, "n1");
+        let client = client(&c, "n1");
+        let n1 = client.as_cas().expect("the null store has compare-and-set");
         assert!(!block_on(n1.cas(b"k", Some(b"1"), b"2")).unwrap().applied, "absent key is not 1");
         assert!(block_on(n1.cas(b"k", None, b"1")).unwrap().applied);
         assert!(!block_on(n1.cas(b"k", None, b"3")).unwrap().applied, "present key is not absent");
         assert!(block_on(n1.cas(b"k", Some(b"1"), b"2")).unwrap().applied);
-        assert_eq!(block_on(n1.read(b"k")).unwrap().value.as_deref(), Some(&b"2"[..]));
+        assert_eq!(block_on(client.read(b"k")).unwrap().value.as_deref(), Some(&b"2"[..]));
     }
 
     #[test]

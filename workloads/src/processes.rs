@@ -46,8 +46,12 @@ pub struct WorkloadSummary {
     pub processes: u64,
     /// The first process number not used by the workload (final reads start here).
     pub next_process: u64,
-    /// Keys and ranges to read back after the test.
+    /// Keys and ranges the workload touched (recorded in `test.json`).
     pub touched: Touched,
+    /// The workload's final operations ([`Workload::final_ops`]), run by the final reads;
+    /// not recorded (the final reads' own report and the history say what they did).
+    #[serde(skip)]
+    pub final_ops: Vec<OpSpec>,
     pub elapsed_s: f64,
     /// True when the run was cut short by cancellation.
     pub cancelled: bool,
@@ -113,12 +117,16 @@ pub async fn run_processes(cfg: &WorkloadConfig, workload: Box<dyn Workload>, ct
     if let Some(e) = first_error {
         return Err(e.context("a workload process failed"));
     }
-    let touched = shared.generator.lock().unwrap_or_else(|p| p.into_inner()).workload.touched();
+    let (touched, final_ops) = {
+        let g = shared.generator.lock().unwrap_or_else(|p| p.into_inner());
+        (g.workload.touched(), g.workload.final_ops())
+    };
     Ok(WorkloadSummary {
         stats: shared.ctx.stats.snapshot().since(&before),
         processes: processes as u64,
         next_process: shared.next_process.load(Ordering::SeqCst),
         touched,
+        final_ops,
         elapsed_s: started.elapsed().as_secs_f64(),
         cancelled: shared.ctx.cancel.is_cancelled(),
     })

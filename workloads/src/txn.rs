@@ -1,6 +1,7 @@
 //! Transactions as the workloads issue them: Elle's list-append and rw-register micro-ops,
-//! their history form (`docs/history-format.md` § Transactions) and what a client's answer
-//! fills in.
+//! their history form (`docs/history-format.md` § Transactions), what a client's answer
+//! fills in, and the [`Txn`] operation, which runs through the client's transaction
+//! capability ([`crate::client::TxnClient`]).
 //!
 //! Invariants: the invoke's `value` is the micro-ops with every read's value `null`; the
 //! `ok` completion's `value` is the same micro-ops in the same order with each read's value
@@ -8,7 +9,13 @@
 //! rw-register); a `fail`/`info` completion repeats the invoke's value. Written values are
 //! integers unique across the run, so they are unique per key.
 
+use crate::client::{CallError, CallKind, CallResult, Certainty, KvTarget};
+use crate::execute::Completion;
+use crate::operation::Operation;
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use serde_json::{json, Value};
+use std::any::Any;
 
 /// The history function of a micro-op.
 pub const APPEND: &str = "append";
@@ -84,6 +91,62 @@ pub fn completed_value(mops: &[Mop], read: Vec<Value>) -> Option<Value> {
 /// Whether any micro-op writes (a failed call of such a transaction may have committed).
 pub fn writes(mops: &[Mop]) -> bool {
     mops.iter().any(|m| !m.is_read())
+}
+
+/// A transaction of micro-ops (history `f` = `txn`, no `key`), run by a client that has
+/// the transaction capability; a client without it fails it definitely, unsent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Txn {
+    pub mops: Vec<Mop>,
+}
+
+impl Txn {
+    /// The keys it touches, in micro-op order (a key once per micro-op).
+    fn keys(&self) -> String {
+        self.mops.iter().map(Mop::key).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Runs the transaction; an answer that does not fit its micro-ops is a bad response
+    /// (the transaction may have committed, so indeterminate when it writes).
+    async fn transact(&self, client: &dyn KvTarget) -> CallResult<Completion> {
+        let Some(t) = client.as_txn() else {
+            return Err(CallError::new(Certainty::Definite, "unimplemented", "this client cannot run transactions"));
+        };
+        let read = t.transact(&self.mops).await?;
+        let answered = read.len();
+        completed_value(&self.mops, read).map(|value| Completion::ok(value, None)).ok_or_else(|| {
+            let why = format!("a transaction of {} micro-ops answered {answered} values, or a list read answered no list", self.mops.len());
+            CallError::bad_response(self.call_kind(), why)
+        })
+    }
+}
+
+impl Operation for Txn {
+    fn f(&self) -> &'static str {
+        analysis::ops::TXN
+    }
+    fn invoke_value(&self) -> Value {
+        invoke_value(&self.mops)
+    }
+    fn call_kind(&self) -> CallKind {
+        if writes(&self.mops) {
+            CallKind::Mutation
+        } else {
+            CallKind::Read
+        }
+    }
+    fn describe(&self) -> String {
+        match self.call_kind() {
+            CallKind::Read => format!("txn read of {}", self.keys()),
+            CallKind::Mutation => format!("txn of {}", self.keys()),
+        }
+    }
+    fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
+        self.transact(client).boxed()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }
 
 #[cfg(test)]

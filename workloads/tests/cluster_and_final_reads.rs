@@ -50,15 +50,17 @@ async fn a_stale_leader_loses_to_the_higher_term() {
 }
 
 fn summary_touching(registers: &[&str], ranges: &[&str], next_process: u64) -> WorkloadSummary {
+    let touched = Touched {
+        registers: registers.iter().map(|s| s.to_string()).collect(),
+        set_ranges: ranges.iter().map(|p| ScanRange::prefix(p)).collect(),
+        ..Touched::default()
+    };
     WorkloadSummary {
         stats: StatsSnapshot::default(),
         processes: 2,
         next_process,
-        touched: Touched {
-            registers: registers.iter().map(|s| s.to_string()).collect(),
-            set_ranges: ranges.iter().map(|p| ScanRange::prefix(p)).collect(),
-            ..Touched::default()
-        },
+        final_ops: workloads::final_reads::reads_of(&touched),
+        touched,
         elapsed_s: 1.0,
         cancelled: false,
     }

@@ -203,14 +203,17 @@ async fn without_cas_support_a_cas_is_never_sent() {
     let node = serve(store.clone()).await;
     let connector = GrpcConnector { options: ClientOptions { cas_supported: false, ..Default::default() } };
     let client = connector.connect(&node).unwrap();
-    let err = client.cas(b"k", Some(b"1"), b"2").await.unwrap_err();
+    assert!(client.as_cas().is_none(), "no compare-and-set capability");
+    let cas = workloads::generators::OpSpec::new(workloads::kv_ops::Cas { key: "k".into(), expected: 1, new: 2 });
+    let err = cas.run(client.as_ref()).await.unwrap_err();
     assert_eq!((err.is_definite(), err.tag), (true, "unimplemented"));
     assert_eq!(store.puts.load(std::sync::atomic::Ordering::SeqCst), 0);
     assert_eq!(store.get("k").as_deref(), Some("1"));
     // With support (the default) the same cas applies.
     let client = GrpcConnector::default().connect(&node).unwrap();
-    assert!(client.cas(b"k", Some(b"1"), b"2").await.unwrap().applied);
-    assert!(!client.cas(b"k", Some(b"1"), b"3").await.unwrap().applied);
+    let cas = client.as_cas().expect("refkv's compare-and-set");
+    assert!(cas.cas(b"k", Some(b"1"), b"2").await.unwrap().applied);
+    assert!(!cas.cas(b"k", Some(b"1"), b"3").await.unwrap().applied);
     assert_eq!(store.get("k").as_deref(), Some("2"));
 }
 

@@ -55,17 +55,8 @@ impl KvTarget for MemTarget {
             Ok(WriteReply { applied: true, meta: None })
         })
     }
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        let (key, expected, new) = (key.to_vec(), expected.map(<[u8]>::to_vec), new.to_vec());
-        Box::pin(async move {
-            self.delay().await;
-            let mut data = self.data.lock().unwrap();
-            let applied = data.get(&key) == expected.as_ref();
-            if applied {
-                data.insert(key, new);
-            }
-            Ok(WriteReply { applied, meta: None })
-        })
+    fn as_cas(&self) -> Option<&dyn workloads::client::CasClient> {
+        Some(self)
     }
     fn delete(&self, _key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.unsupported()
@@ -87,6 +78,21 @@ impl KvTarget for MemTarget {
     }
     fn status(&self, _group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.unsupported()
+    }
+}
+
+impl workloads::client::CasClient for MemTarget {
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let (key, expected, new) = (key.to_vec(), expected.map(<[u8]>::to_vec), new.to_vec());
+        Box::pin(async move {
+            self.delay().await;
+            let mut data = self.data.lock().unwrap();
+            let applied = data.get(&key) == expected.as_ref();
+            if applied {
+                data.insert(key, new);
+            }
+            Ok(WriteReply { applied, meta: None })
+        })
     }
 }
 

@@ -173,6 +173,9 @@ impl<'de> Visitor<'de> for Arg {
                 while let Some(s) = seq.next_element_seed(Scalar)? {
                     items.push(s);
                 }
+                // Copied out, not taken: the scratch buffer keeps its capacity for the next
+                // list, and the list gets an allocation of its exact length.
+                #[allow(clippy::drain_collect)]
                 Ok(MopValue::List(items.drain(..).collect()))
             })();
             scratch.set(items);

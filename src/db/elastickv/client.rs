@@ -117,9 +117,6 @@ impl KvTarget for ElastickvClient {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.node.write(key, value)
     }
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.node.cas(key, expected, new)
-    }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.node.delete(key)
     }

@@ -61,12 +61,6 @@ impl KvTarget for EkvNode {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         mutation(self.rpc.write(key, value))
     }
-    fn cas(&self, _key: &[u8], _expected: Option<&[u8]>, _new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        // RawPut has no condition: refkv's extension fields would be ignored and the write
-        // made unconditionally. The planner never generates cas for elastickv.
-        let refused = CallError::new(Certainty::Definite, "unimplemented", "elastickv's RawKV has no compare-and-set");
-        async move { Err(refused) }.boxed()
-    }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         mutation(self.rpc.delete(key))
     }

@@ -51,17 +51,16 @@ impl KvTarget for EkvRedisClient {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.data.write(key, value)
     }
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.data.cas(key, expected, new)
+    /// Its Redis data client: cas (a Lua script) and transactions (`MULTI`/`EXEC`) are
+    /// the Redis adapter's.
+    fn wrapped(&self) -> Option<&dyn KvTarget> {
+        Some(&self.data)
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.data.delete(key)
     }
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.data.scan(start, end, limit)
-    }
-    fn transactional(&self) -> Option<&dyn workloads::client::Transactional> {
-        self.data.transactional()
     }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
         self.control.list_routes()

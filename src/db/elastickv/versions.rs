@@ -364,9 +364,6 @@ mod tests {
         fn write(&self, _: &[u8], _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
             nope()
         }
-        fn cas(&self, _: &[u8], _: Option<&[u8]>, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-            nope()
-        }
         fn delete(&self, _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
             nope()
         }

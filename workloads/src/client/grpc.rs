@@ -46,12 +46,13 @@ pub struct ClientOptions {
     pub keepalive: Option<Duration>,
     /// Whether the server honours refkv's RawPut extensions (compare-and-set, and the pinned
     /// group/epoch of a stale-write probe). elastickv does not: it would ignore the fields
-    /// and write unconditionally, so with `false` every cas and pinned write fails
-    /// definitely (`unimplemented`) without being sent.
+    /// and write unconditionally, so with `false` the client has no compare-and-set
+    /// ([`KvTarget::as_cas`] is `None`) and every pinned write fails definitely
+    /// (`unimplemented`) without being sent.
     pub cas_supported: bool,
     /// Whether the server serves refkv's `RefkvTxn` service (the transaction workloads).
     /// elastickv does not: with `false` the client has no transactions
-    /// ([`KvTarget::transactional`] is `None`).
+    /// ([`KvTarget::as_txn`] is `None`).
     pub refkv_txn: bool,
     /// Where single-key reads go (`--read-path`); targets that route reads themselves
     /// (elastickv, refkv) honour it, the plain [`KvClient`] always reads through its node.
@@ -346,20 +347,10 @@ impl KvTarget for KvClient {
         Box::pin(self.put(req))
     }
 
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        if !self.cas_supported {
-            let err = CallError::new(super::Certainty::Definite, "unimplemented", "this server has no compare-and-set");
-            return Box::pin(async move { Err(err) });
-        }
-        let req = kv::RawPutRequest {
-            key: key.to_vec(),
-            value: new.to_vec(),
-            cas: true,
-            expected: expected.map(<[u8]>::to_vec).unwrap_or_default(),
-            expect_absent: expected.is_none(),
-            ..Default::default()
-        };
-        Box::pin(self.put(req))
+    /// Only where the server has one (`ClientOptions::cas_supported`: refkv's RawPut
+    /// extension; elastickv's RawPut would ignore the condition).
+    fn as_cas(&self) -> Option<&dyn super::CasClient> {
+        self.cas_supported.then_some(self as &dyn super::CasClient)
     }
 
     fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
@@ -426,8 +417,8 @@ impl KvTarget for KvClient {
         Box::pin(self.open_watch(after_version))
     }
 
-    fn transactional(&self) -> Option<&dyn super::Transactional> {
-        self.refkv_txn.then_some(self as &dyn super::Transactional)
+    fn as_txn(&self) -> Option<&dyn super::TxnClient> {
+        self.refkv_txn.then_some(self as &dyn super::TxnClient)
     }
 
     fn txn_hold(&self, arm_hold_ms: u64, release: bool) -> BoxFuture<'_, CallResult<Vec<super::InFlightTxn>>> {
@@ -436,6 +427,20 @@ impl KvTarget for KvClient {
             return Box::pin(async move { Err(err) });
         }
         Box::pin(self.hold_txns(arm_hold_ms, release))
+    }
+}
+
+impl super::CasClient for KvClient {
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let req = kv::RawPutRequest {
+            key: key.to_vec(),
+            value: new.to_vec(),
+            cas: true,
+            expected: expected.map(<[u8]>::to_vec).unwrap_or_default(),
+            expect_absent: expected.is_none(),
+            ..Default::default()
+        };
+        Box::pin(self.put(req))
     }
 }
 

@@ -19,7 +19,7 @@
 
 use super::KvClient;
 use crate::client::classify::{classify, CallError, CallKind};
-use crate::client::{CallResult, InFlightTxn, Transactional};
+use crate::client::{CallResult, InFlightTxn, TxnClient};
 use crate::proto::kv;
 use crate::proto::kv::refkv_txn_client::RefkvTxnClient;
 use crate::txn::{writes, Mop, ReadShape};
@@ -96,7 +96,7 @@ pub fn in_flight_txn(t: kv::InFlightTxn) -> InFlightTxn {
     }
 }
 
-impl Transactional for KvClient {
+impl TxnClient for KvClient {
     fn transact<'a>(&'a self, mops: &'a [Mop]) -> BoxFuture<'a, CallResult<Vec<Json>>> {
         Box::pin(self.run_txn(mops))
     }

@@ -5,9 +5,12 @@
 //! [`KvTarget`] is deliberately small and store-neutral (bytes in, bytes out, analysis
 //! types for catalog data) so that another store's client (etcd) can implement it and reuse
 //! the processes, workloads, watcher and final reads unchanged; [`redis::RedisClient`] speaks
-//! the Redis protocol ([`redis_classify`] its error rules). Operations a store cannot
-//! perform return a definite `unimplemented` [`CallError`].
+//! the Redis protocol ([`redis_classify`] its error rules). What only some clients can do
+//! (compare-and-set, transactions) is a small trait each ([`capability`]), asked for with
+//! [`KvTarget::as_cas`] / [`KvTarget::as_txn`]. Operations a store cannot perform return a
+//! definite `unimplemented` [`CallError`].
 
+pub mod capability;
 pub mod classify;
 pub mod convert;
 pub mod grpc;
@@ -21,6 +24,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 
+pub use capability::{CasClient, ClientCapability, TxnClient};
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
 
@@ -143,17 +147,9 @@ pub struct InFlightTxn {
 pub type CallResult<T> = Result<T, CallError>;
 pub type CatalogStream = BoxStream<'static, CallResult<CatalogEvent>>;
 
-/// A client that can run a transaction of micro-ops (the capability the `append` and
-/// `rw-register` workloads need; [`KvTarget::transactional`] says whether a client has it).
-pub trait Transactional: Send + Sync {
-    /// Runs `mops` as one transaction. On success, one value per micro-op, in order: what a
-    /// read returned (a JSON list for a list read, a value or `null` for a register read);
-    /// anything for a write (ignored). A failure is classified as for every call: definite
-    /// only when the transaction certainly did not take effect.
-    fn transact<'a>(&'a self, mops: &'a [crate::txn::Mop]) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
-}
-
-/// What faultline needs from a store's client, one instance per (process, node).
+/// What faultline needs from a store's client, one instance per (process, node): the
+/// key-value and cluster calls every client answers, and an accessor per optional client
+/// capability ([`capability`]: `as_cas`, `as_txn`), `None` unless the client has it.
 ///
 /// Every method has a deadline (the implementation's configured call timeout) and returns
 /// either the store's answer or a classified [`CallError`].
@@ -162,9 +158,18 @@ pub trait KvTarget: Send + Sync {
     fn node(&self) -> &str;
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>>;
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
-    /// Compare-and-set: write `new` only if the current value is `expected` (`None` = the
-    /// key must be absent). `applied == false` means the comparison failed.
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    /// The client this one wraps, if it is a wrapper that adds or reroutes some calls
+    /// (leader reads, elastickv's Redis data client beside its gRPC control client): every
+    /// capability it does not answer itself is the wrapped client's, so a wrapper needs no
+    /// change when a capability is added.
+    fn wrapped(&self) -> Option<&dyn KvTarget> {
+        None
+    }
+    /// The client's compare-and-set, if it has one (`None`: the register workloads run
+    /// without cas against it, and a cas sent anyway fails definitely, unsent).
+    fn as_cas(&self) -> Option<&dyn CasClient> {
+        self.wrapped().and_then(|w| w.as_cas())
+    }
     /// A stale client's write: sent straight to `group` as if routed under route `epoch`
     /// (refkv's RawPut extension), refused rather than re-routed if that is not the owner.
     /// Stores without it answer a definite `unimplemented` without sending anything.
@@ -221,17 +226,19 @@ pub trait KvTarget: Send + Sync {
     }
     /// The client's transactions, if it can run them (`None`: the transaction workloads do
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
-    fn transactional(&self) -> Option<&dyn Transactional> {
-        None
+    fn as_txn(&self) -> Option<&dyn TxnClient> {
+        self.wrapped().and_then(|w| w.as_txn())
     }
     /// Test only (refkv's `RefkvTxn.TxnHold`): with `release`, lets every transaction held
     /// on this node go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates
     /// that writes a key besides its primary at its commit point for at most that long.
     /// Returns the transactions this node coordinates whose locks are live. Stores without
-    /// it answer a definite `unimplemented`.
+    /// it answer a definite `unimplemented`; a wrapping client forwards to the client it wraps.
     fn txn_hold(&self, arm_hold_ms: u64, release: bool) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
-        let _ = (arm_hold_ms, release);
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no TxnHold")) })
+        match self.wrapped() {
+            Some(w) => w.txn_hold(arm_hold_ms, release),
+            None => Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no TxnHold")) }),
+        }
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].

@@ -458,7 +458,7 @@ fn unsupported(what: &str) -> CallError {
 }
 
 impl KvTarget for RedisClient {
-    fn transactional(&self) -> Option<&dyn super::Transactional> {
+    fn as_txn(&self) -> Option<&dyn super::TxnClient> {
         Some(self)
     }
 
@@ -473,9 +473,8 @@ impl KvTarget for RedisClient {
         let (key, value) = (key.to_vec(), value.to_vec());
         async move { self.set(&key, &value).await }.boxed()
     }
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        let (key, expected, new) = (key.to_vec(), expected.map(<[u8]>::to_vec), new.to_vec());
-        async move { self.compare_and_set(&key, expected.as_deref(), &new).await }.boxed()
+    fn as_cas(&self) -> Option<&dyn super::CasClient> {
+        Some(self)
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         let key = key.to_vec();
@@ -493,6 +492,13 @@ impl KvTarget for RedisClient {
     }
     fn status(&self, _group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         async move { self.ping().await }.boxed()
+    }
+}
+
+impl super::CasClient for RedisClient {
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let (key, expected, new) = (key.to_vec(), expected.map(<[u8]>::to_vec), new.to_vec());
+        async move { self.compare_and_set(&key, expected.as_deref(), &new).await }.boxed()
     }
 }
 

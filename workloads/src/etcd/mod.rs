@@ -180,7 +180,7 @@ impl KvTarget for EtcdClient {
         &self.node
     }
 
-    fn transactional(&self) -> Option<&dyn crate::client::Transactional> {
+    fn as_txn(&self) -> Option<&dyn crate::client::TxnClient> {
         Some(self)
     }
 
@@ -198,14 +198,8 @@ impl KvTarget for EtcdClient {
         async move { self.put(&key, &value).await }.boxed()
     }
 
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        let put = pb::PutRequest { key: key.to_vec(), value: new.to_vec(), ..Default::default() };
-        let req = pb::TxnRequest {
-            compare: vec![cas_compare(key, expected)],
-            success: vec![pb::RequestOp { request: Some(pb::request_op::Request::RequestPut(put)) }],
-            failure: vec![],
-        };
-        async move { self.txn(req).await }.boxed()
+    fn as_cas(&self) -> Option<&dyn crate::client::CasClient> {
+        Some(self)
     }
 
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
@@ -233,6 +227,18 @@ impl KvTarget for EtcdClient {
 
     fn status(&self, _group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         async move { self.member_status().await }.boxed()
+    }
+}
+
+impl crate::client::CasClient for EtcdClient {
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let put = pb::PutRequest { key: key.to_vec(), value: new.to_vec(), ..Default::default() };
+        let req = pb::TxnRequest {
+            compare: vec![cas_compare(key, expected)],
+            success: vec![pb::RequestOp { request: Some(pb::request_op::Request::RequestPut(put)) }],
+            failure: vec![],
+        };
+        async move { self.txn(req).await }.boxed()
     }
 }
 

@@ -2,6 +2,7 @@
 //! on loopback, and pure tests of the request mapping.
 
 use super::*;
+use crate::client::CasClient;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 

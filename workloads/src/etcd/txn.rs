@@ -37,7 +37,7 @@
 
 use super::proto::mvccpb::KeyValue;
 use super::{pb, EtcdClient};
-use crate::client::{CallError, CallKind, CallResult, Certainty, Transactional};
+use crate::client::{CallError, CallKind, CallResult, Certainty, TxnClient};
 use crate::execute::decode_value;
 use crate::txn::{writes, Mop, ReadShape};
 use futures::future::BoxFuture;
@@ -332,7 +332,7 @@ impl EtcdClient {
     }
 }
 
-impl Transactional for EtcdClient {
+impl TxnClient for EtcdClient {
     fn transact<'a>(&'a self, mops: &'a [Mop]) -> BoxFuture<'a, CallResult<Vec<Json>>> {
         Box::pin(self.run_txn(mops))
     }

@@ -198,7 +198,7 @@ async fn register_transactions_against_a_real_etcd() {
     let etcd = LocalEtcd::start();
     let c = etcd.client();
     wait_leader(&c).await;
-    let t = c.transactional().expect("the etcd client runs transactions");
+    let t = c.as_txn().expect("the etcd client runs transactions");
     let got = t.transact(&[rread("x"), write("x", 1), rread("x"), write("x", 2), write("y", 3)]).await.unwrap();
     assert_eq!(got, vec![json!(null), json!(null), json!(1), json!(null), json!(null)]);
     assert_eq!(t.transact(&[rread("x"), rread("y"), rread("z")]).await.unwrap(), vec![json!(2), json!(3), json!(null)]);
@@ -210,7 +210,7 @@ async fn append_transactions_against_a_real_etcd() {
     let etcd = LocalEtcd::start();
     let c = etcd.client();
     wait_leader(&c).await;
-    let t = c.transactional().unwrap();
+    let t = c.as_txn().unwrap();
     let got = t.transact(&[append("a", 1), lread("a"), append("a", 2), lread("a"), lread("b")]).await.unwrap();
     assert_eq!(got, vec![json!(null), json!([1]), json!(null), json!([1, 2]), json!([])]);
     assert_eq!(t.transact(&[lread("a"), append("b", 3)]).await.unwrap(), vec![json!([1, 2]), json!(null)]);
@@ -224,7 +224,7 @@ async fn a_key_holding_something_else_fails_definitely_before_anything_is_writte
     let c = etcd.client();
     wait_leader(&c).await;
     c.write(b"a", b"oops").await.unwrap();
-    let t = c.transactional().unwrap();
+    let t = c.as_txn().unwrap();
     let e = t.transact(&[append("a", 1)]).await.unwrap_err();
     assert_eq!((e.tag, e.certainty), ("bad-response", Definite), "{e}");
     assert_eq!(c.read(b"a").await.unwrap().value.as_deref(), Some(&b"oops"[..]));
@@ -240,7 +240,7 @@ async fn concurrent_appends_to_one_key_keep_exactly_the_acknowledged_ones() {
         let mut outcomes = Vec::new();
         for n in 0..8 {
             let value = (i * 100 + n) as i64;
-            outcomes.push((value, c.transactional().unwrap().transact(&[append("hot", value), lread("hot")]).await));
+            outcomes.push((value, c.as_txn().unwrap().transact(&[append("hot", value), lread("hot")]).await));
         }
         outcomes
     });
@@ -267,7 +267,7 @@ async fn concurrent_appends_to_one_key_keep_exactly_the_acknowledged_ones() {
 #[tokio::test]
 async fn a_dead_member_fails_a_transaction_definitely() {
     let (_etcd, fresh) = client_of_a_dead_member().await;
-    let t = fresh.transactional().unwrap();
+    let t = fresh.as_txn().unwrap();
     for mops in [vec![write("x", 1)], vec![append("a", 1)]] {
         let e = t.transact(&mops).await.unwrap_err();
         assert_eq!(e.certainty, Definite, "connection refused: nothing was sent ({e})");

@@ -49,6 +49,10 @@ impl Workload for Mix {
     fn touched(&self) -> Touched {
         union(self.parts.iter().map(|(_, p)| p.touched()))
     }
+
+    fn final_ops(&self) -> Vec<OpSpec> {
+        final_union(self.parts.iter().map(|(_, p)| p.final_ops()))
+    }
 }
 
 /// Every `n`-th operation from `periodic`, the rest from `main`.
@@ -79,15 +83,28 @@ impl Workload for Every {
     fn touched(&self) -> Touched {
         union([self.periodic.touched(), self.main.touched()])
     }
+
+    fn final_ops(&self) -> Vec<OpSpec> {
+        final_union([self.periodic.final_ops(), self.main.final_ops()])
+    }
 }
 
 fn union(parts: impl IntoIterator<Item = Touched>) -> Touched {
     let mut all = Touched::default();
     for t in parts {
-        all.registers.extend(t.registers);
-        all.set_ranges.extend(t.set_ranges);
-        all.lists.extend(t.lists);
-        all.txn_registers.extend(t.txn_registers);
+        all.extend(t);
+    }
+    all
+}
+
+/// The parts' final operations in order, an operation two parts share once.
+fn final_union(parts: impl IntoIterator<Item = Vec<OpSpec>>) -> Vec<OpSpec> {
+    let mut all: Vec<OpSpec> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for op in parts.into_iter().flatten() {
+        if seen.insert((op.f(), op.key().map(str::to_string), op.invoke_value().to_string())) {
+            all.push(op);
+        }
     }
     all
 }
@@ -109,9 +126,9 @@ mod tests {
             self.generated += 1;
             let key = self.key.to_string();
             if self.write {
-                OpSpec::Write { key, value: self.generated as i64 }
+                OpSpec::new(crate::kv_ops::Write { key, value: self.generated as i64 })
             } else {
-                OpSpec::Read { key }
+                OpSpec::new(crate::kv_ops::Read { key })
             }
         }
 
@@ -161,5 +178,9 @@ mod tests {
         assert_eq!(mix.touched().registers, ["a".to_string(), "b".to_string()].into());
         let every = Every::new(2, fixed("c", false), Box::new(mix));
         assert_eq!(every.touched().registers.len(), 3);
+        let finals: Vec<String> = every.final_ops().iter().map(OpSpec::describe).collect();
+        assert_eq!(finals, ["read c", "read a", "read b"], "each part's final reads, once each");
+        let twice = Mix::new(vec![(1, fixed("a", true)), (1, fixed("a", false))]).unwrap();
+        assert_eq!(twice.final_ops().len(), 1, "a key two parts touched is read back once");
     }
 }

@@ -23,13 +23,8 @@ use analysis::checkers::{linearizable, set_full};
 
 /// Register ops judged per key for linearizability, inserts judged by set-full; the hot
 /// range is what the splitter should split.
-pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
-    defaults: std::convert::identity,
-    build: |cfg| Box::new(Hotspot::new(cfg)),
-    checkers: &[linearizable::NAME, set_full::NAME],
-    hot_range: true,
-    transactional: false,
-};
+pub const SPEC: super::WorkloadSpec =
+    super::WorkloadSpec::new(|cfg| Box::new(Hotspot::new(cfg)), &[linearizable::NAME, set_full::NAME]).loading_hot_range();
 
 pub struct Hotspot {
     insert_fraction: f64,
@@ -91,6 +86,7 @@ impl Workload for Hotspot {
 mod tests {
     use super::*;
     use crate::config::WorkloadKind;
+    use crate::kv_ops::{Add, Cas, Read, Scan, Write};
     use rand::SeedableRng;
     use std::collections::{HashMap, HashSet};
 
@@ -101,7 +97,11 @@ mod tests {
     }
 
     fn is_write(op: &OpSpec) -> bool {
-        matches!(op, OpSpec::Write { .. } | OpSpec::Cas { .. } | OpSpec::Add { .. })
+        op.call_kind() == crate::client::CallKind::Mutation
+    }
+
+    fn hot_add(op: &OpSpec) -> Option<&str> {
+        op.get::<Add>().map(|a| a.key.as_str())
     }
 
     #[test]
@@ -109,10 +109,10 @@ mod tests {
         let cfg = WorkloadConfig::defaults(WorkloadKind::Hotspot);
         let ops = run(&cfg, 20_000);
         let writes = ops.iter().filter(|o| is_write(o)).count();
-        let hot = ops.iter().filter(|o| matches!(o, OpSpec::Add { key, .. } if key.starts_with("hot/"))).count();
+        let hot = ops.iter().filter(|o| hot_add(o).is_some_and(|k| k.starts_with("hot/"))).count();
         let share = hot as f64 / writes as f64;
         assert!(share > 0.8, "hot share of writes {share}");
-        let scans = ops.iter().filter(|o| matches!(o, OpSpec::Scan { .. })).count();
+        let scans = ops.iter().filter(|o| o.get::<Scan>().is_some()).count();
         assert_eq!(scans, 20_000 / cfg.scan_every as usize);
     }
 
@@ -123,16 +123,15 @@ mod tests {
         let mut last = String::new();
         let mut register_keys = HashSet::new();
         for op in &ops {
-            match op {
-                OpSpec::Add { key, .. } => {
-                    assert!(key.as_str() > last.as_str(), "{key} after {last}");
-                    last = key.clone();
-                }
-                OpSpec::Read { key } | OpSpec::Write { key, .. } | OpSpec::Cas { key, .. } => {
-                    register_keys.insert(key.clone());
-                }
-                OpSpec::Scan { start, end } => assert_eq!((start.as_str(), end.as_str()), ("hot/", "hot0")),
-                OpSpec::Txn { .. } => panic!("hotspot generated a transaction: {op:?}"),
+            if let Some(key) = hot_add(op) {
+                assert!(key > last.as_str(), "{key} after {last}");
+                last = key.to_string();
+            } else if let Some(Scan { start, end }) = op.get::<Scan>() {
+                assert_eq!((start.as_str(), end.as_str()), ("hot/", "hot0"));
+            } else if op.get::<Read>().is_some() || op.get::<Write>().is_some() || op.get::<Cas>().is_some() {
+                register_keys.insert(op.key().unwrap_or_default().to_string());
+            } else {
+                panic!("hotspot generated another kind of operation: {op:?}");
             }
         }
         let expected: HashSet<String> = (0..cfg.celebrities).map(|i| format!("reg/{i:05}")).collect();
@@ -148,8 +147,8 @@ mod tests {
         let mut per_bucket: HashMap<String, usize> = HashMap::new();
         let mut keys = HashSet::new();
         for op in &ops {
-            if let OpSpec::Add { key, .. } = op {
-                assert!(keys.insert(key.clone()), "duplicate key {key}");
+            if let Some(key) = hot_add(op) {
+                assert!(keys.insert(key.to_string()), "duplicate key {key}");
                 let bucket = key.split('/').nth(1).expect("bucket").to_string();
                 *per_bucket.entry(bucket).or_default() += 1;
             }

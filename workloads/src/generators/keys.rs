@@ -2,6 +2,7 @@
 //! `hotspot` workloads.
 
 use super::OpSpec;
+use crate::kv_ops::{Cas, Read, Write};
 use crate::config::{KeyDist, WorkloadConfig};
 use rand::rngs::SmallRng;
 use rand::RngExt;
@@ -95,14 +96,14 @@ impl RegisterOps {
         self.touched.insert(key.clone());
         let roll: f64 = rng.random();
         if roll < self.read_fraction {
-            return OpSpec::Read { key };
+            return OpSpec::new(Read { key });
         }
         let value = self.next_value;
         self.next_value += 1;
         let previous = self.last_value.insert(index, value);
         match previous {
-            Some(expected) if roll < self.read_fraction + self.cas_fraction => OpSpec::Cas { key, expected, new: value },
-            _ => OpSpec::Write { key, value },
+            Some(expected) if roll < self.read_fraction + self.cas_fraction => OpSpec::new(Cas { key, expected, new: value }),
+            _ => OpSpec::new(Write { key, value }),
         }
     }
 
@@ -167,20 +168,20 @@ mod tests {
         let mut last: HashMap<String, i64> = HashMap::new();
         let (mut reads, mut writes, mut cases) = (0, 0, 0);
         for _ in 0..10_000 {
-            match ops.next_op(&mut rng) {
-                OpSpec::Read { .. } => reads += 1,
-                OpSpec::Write { key, value } => {
-                    writes += 1;
-                    assert!(seen.insert(value), "duplicate value {value}");
-                    last.insert(key, value);
-                }
-                OpSpec::Cas { key, expected, new } => {
-                    cases += 1;
-                    assert!(seen.insert(new), "duplicate value {new}");
-                    assert_eq!(last.get(&key), Some(&expected));
-                    last.insert(key, new);
-                }
-                other => panic!("unexpected {other:?}"),
+            let op = ops.next_op(&mut rng);
+            if op.get::<Read>().is_some() {
+                reads += 1;
+            } else if let Some(Write { key, value }) = op.get::<Write>() {
+                writes += 1;
+                assert!(seen.insert(*value), "duplicate value {value}");
+                last.insert(key.clone(), *value);
+            } else if let Some(Cas { key, expected, new }) = op.get::<Cas>() {
+                cases += 1;
+                assert!(seen.insert(*new), "duplicate value {new}");
+                assert_eq!(last.get(key), Some(expected));
+                last.insert(key.clone(), *new);
+            } else {
+                panic!("unexpected {op:?}");
             }
         }
         // 50% reads, 25% cas (minus a handful of first-touch writes), 25% writes.

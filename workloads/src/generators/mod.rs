@@ -1,5 +1,7 @@
 //! Workload generators (Jepsen's *generator*): each decides the next operation a process
-//! invokes. They only produce [`OpSpec`]s; the processes execute and record them.
+//! invokes. They only produce [`OpSpec`]s (each an [`Operation`]: `crate::kv_ops` for the
+//! key-value ones, `crate::txn::Txn` for transactions); the processes execute and record
+//! them.
 //!
 //! Conventions the checkers rely on:
 //! - register write and cas-new values are integers unique across the whole run (a global
@@ -9,79 +11,23 @@
 //!
 //! The workloads are declared in one table ([`workloads!`] below): each line names a
 //! module whose `SPEC` ([`WorkloadSpec`]) says, together, how the workload's defaults
-//! differ from the common ones, how its generator is built and which checkers judge its
-//! operations. `--workload`, `test.json`, the targets that support it and the checkers
-//! that judge it all follow from that declaration, so a workload on existing ops is its
-//! file plus one line here.
+//! differ from the common ones, how its generator is built (the generator also owns its
+//! final operations, [`Workload::final_ops`]), which client capabilities its operations need
+//! and which checkers judge them. `--workload`, `test.json`, the targets that support it,
+//! the refusal of a client that cannot serve it and the checkers that judge it all follow
+//! from that declaration, so a workload on existing operations and capabilities is its file
+//! plus one line here.
 
 pub mod combinators;
 pub mod keys;
 pub mod txns;
 
-use analysis::ops;
-use crate::client::CallKind;
+use crate::client::ClientCapability;
 use crate::config::WorkloadConfig;
-use crate::txn::Mop;
 use rand::rngs::SmallRng;
-use serde_json::{json, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// One operation to invoke.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpSpec {
-    Read { key: String },
-    Write { key: String, value: i64 },
-    /// Set `key` to `new` if it currently holds `expected`.
-    Cas { key: String, expected: i64, new: i64 },
-    /// Insert the unique key `key` with `element` as its value.
-    Add { key: String, element: i64 },
-    /// Read every key in `[start, end)`.
-    Scan { start: String, end: String },
-    /// A transaction of micro-ops (history `f` = `txn`, no `key`).
-    Txn { mops: Vec<Mop> },
-}
-
-impl OpSpec {
-    /// The history `f`.
-    pub fn f(&self) -> &'static str {
-        match self {
-            OpSpec::Read { .. } => ops::READ,
-            OpSpec::Write { .. } => ops::WRITE,
-            OpSpec::Cas { .. } => ops::CAS,
-            OpSpec::Add { .. } => ops::ADD,
-            OpSpec::Scan { .. } => ops::SCAN,
-            OpSpec::Txn { .. } => ops::TXN,
-        }
-    }
-
-    /// The history `key` (scans record their range in `value` instead).
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            OpSpec::Read { key } | OpSpec::Write { key, .. } | OpSpec::Cas { key, .. } | OpSpec::Add { key, .. } => Some(key),
-            OpSpec::Scan { .. } | OpSpec::Txn { .. } => None,
-        }
-    }
-
-    /// The history `value` of the invocation.
-    pub fn invoke_value(&self) -> Value {
-        match self {
-            OpSpec::Read { .. } => Value::Null,
-            OpSpec::Write { value, .. } => json!(value),
-            OpSpec::Cas { expected, new, .. } => json!([expected, new]),
-            OpSpec::Add { element, .. } => json!(element),
-            OpSpec::Scan { start, end } => json!({ "start": start, "end": end }),
-            OpSpec::Txn { mops } => crate::txn::invoke_value(mops),
-        }
-    }
-
-    pub fn call_kind(&self) -> CallKind {
-        match self {
-            OpSpec::Read { .. } | OpSpec::Scan { .. } => CallKind::Read,
-            OpSpec::Txn { mops } if !crate::txn::writes(mops) => CallKind::Read,
-            _ => CallKind::Mutation,
-        }
-    }
-}
+pub use crate::operation::{OpSpec, Operation};
 
 /// The key ranges a set-style workload scans: `[start, end)`, empty end = unbounded.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -110,18 +56,44 @@ pub fn prefix_end(prefix: &str) -> String {
     String::new()
 }
 
-/// What the final reads must read: every register key touched, every set range, and every
-/// key a transaction touched (read back by a one-read transaction of the workload's shape).
+/// What the operations generated so far touched, as `test.json` records it
+/// (`phases.workload.touched`): the register keys, the set ranges, and under a name of its
+/// own any other kind of key a workload keeps (the transaction workloads' `lists` and
+/// `txn_registers`). The default final reads ([`Workload::final_ops`]) read the registers
+/// and scan the ranges; a workload with other keys reads them back itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Touched {
     pub registers: BTreeSet<String>,
     pub set_ranges: BTreeSet<ScanRange>,
-    /// Keys of list-append transactions.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub lists: BTreeSet<String>,
-    /// Keys of rw-register transactions.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub txn_registers: BTreeSet<String>,
+    /// Other keys by kind (recorded beside `registers` and `set_ranges`, one field per
+    /// kind; a kind with no key is not recorded).
+    #[serde(flatten)]
+    pub other: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Touched {
+    /// Only `keys`, recorded under `kind` (nothing when there is no key).
+    pub fn of_kind(kind: &str, keys: BTreeSet<String>) -> Touched {
+        let mut t = Touched::default();
+        if !keys.is_empty() {
+            t.other.insert(kind.to_string(), keys);
+        }
+        t
+    }
+
+    /// The keys recorded under `kind` (empty if none).
+    pub fn kind(&self, kind: &str) -> BTreeSet<String> {
+        self.other.get(kind).cloned().unwrap_or_default()
+    }
+
+    /// Adds everything `more` touched.
+    pub fn extend(&mut self, more: Touched) {
+        self.registers.extend(more.registers);
+        self.set_ranges.extend(more.set_ranges);
+        for (kind, keys) in more.other {
+            self.other.entry(kind).or_default().extend(keys);
+        }
+    }
 }
 
 /// A generator of operations. One instance serves all processes (behind a lock), so
@@ -130,9 +102,19 @@ pub trait Workload: Send {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec;
     /// Keys and ranges the operations generated so far touched.
     fn touched(&self) -> Touched;
+    /// The final operations (Jepsen's final generator): read-only operations that read
+    /// back, after the heal, everything the operations generated so far may have written;
+    /// each is run through every node, retried until it succeeds. By default a read of every
+    /// register key and a scan of every set range [`Workload::touched`] names.
+    fn final_ops(&self) -> Vec<OpSpec> {
+        crate::final_reads::reads_of(&self.touched())
+    }
 }
 
-/// A workload, declared once: its defaults, its generator and the checkers that judge it.
+/// A workload, declared once: its defaults, its generator (with its final operations), the
+/// client capabilities its operations need and the checkers that judge it. Built with
+/// [`WorkloadSpec::new`] and the `const` adjustments below, so a new declaration names only
+/// what differs from the plain case.
 pub struct WorkloadSpec {
     /// The common defaults ([`WorkloadConfig::defaults`]) adjusted for this workload.
     pub defaults: fn(WorkloadConfig) -> WorkloadConfig,
@@ -146,9 +128,40 @@ pub struct WorkloadSpec {
     /// split it: only targets that split ranges support it, and with auto-split on the split
     /// checker expects splits and judges them against the hot prefix.
     pub hot_range: bool,
-    /// Its operations are transactions (`OpSpec::Txn`): only a client that can run one
-    /// ([`crate::client::KvTarget::transactional`]) serves it.
-    pub transactional: bool,
+    /// The client capabilities its operations need beyond the key-value calls: a target
+    /// supports the workload only through a protocol whose client has every one, and a run
+    /// through another protocol is refused up front.
+    pub needs: &'static [ClientCapability],
+}
+
+impl WorkloadSpec {
+    /// A workload with the common defaults, judged by `checkers`, that needs nothing beyond
+    /// the key-value calls and loads no hot range.
+    pub const fn new(build: fn(&WorkloadConfig) -> Box<dyn Workload>, checkers: &'static [&'static str]) -> WorkloadSpec {
+        WorkloadSpec { defaults: std::convert::identity, build, checkers, hot_range: false, needs: &[] }
+    }
+
+    /// With the common defaults adjusted by `defaults`.
+    pub const fn with_defaults(self, defaults: fn(WorkloadConfig) -> WorkloadConfig) -> WorkloadSpec {
+        WorkloadSpec { defaults, ..self }
+    }
+
+    /// Loading a hot range for the splitter.
+    pub const fn loading_hot_range(self) -> WorkloadSpec {
+        WorkloadSpec { hot_range: true, ..self }
+    }
+
+    /// Needing the client capabilities `needs`.
+    pub const fn needing(self, needs: &'static [ClientCapability]) -> WorkloadSpec {
+        WorkloadSpec { needs, ..self }
+    }
+
+    /// Whether its operations are transactions (it needs [`ClientCapability::Txn`]): their
+    /// answers carry no commit metadata, and the transaction options and the isolation
+    /// model apply to it.
+    pub fn transactional(&self) -> bool {
+        self.needs.contains(&ClientCapability::Txn)
+    }
 }
 
 /// Declares the workloads: each line is `Variant "name" in module`, the module
@@ -219,18 +232,6 @@ mod tests {
         assert_eq!(prefix_end("a"), "b");
         assert_eq!(prefix_end(""), "");
         assert_eq!(prefix_end("a\x7f"), "b");
-    }
-
-    #[test]
-    fn invoke_values_follow_the_history_conventions() {
-        let cas = OpSpec::Cas { key: "k".into(), expected: 3, new: 9 };
-        assert_eq!(cas.invoke_value(), json!([3, 9]));
-        assert_eq!(cas.f(), "cas");
-        let scan = OpSpec::Scan { start: "hot/".into(), end: "".into() };
-        assert_eq!(scan.invoke_value(), json!({"start": "hot/", "end": ""}));
-        assert_eq!(scan.key(), None);
-        assert_eq!(scan.call_kind(), CallKind::Read);
-        assert_eq!(OpSpec::Add { key: "s/1".into(), element: 1 }.call_kind(), CallKind::Mutation);
     }
 
     #[test]

@@ -12,18 +12,15 @@ use super::WorkloadSpec;
 use crate::config::{KeyDist, WorkloadConfig};
 use analysis::checkers::linearizable;
 
-pub const SPEC: WorkloadSpec = WorkloadSpec {
-    defaults: |base| WorkloadConfig { key_dist: KeyDist::Uniform, keys: 32, read_fraction: 0.9, cas_fraction: 0.05, rate: 500.0, ..base },
-    build: |cfg| Box::new(Register::new(cfg)),
-    checkers: &[linearizable::NAME],
-    hot_range: false,
-    transactional: false,
-};
+pub const SPEC: WorkloadSpec = WorkloadSpec::new(|cfg| Box::new(Register::new(cfg)), &[linearizable::NAME]).with_defaults(|base| {
+    WorkloadConfig { key_dist: KeyDist::Uniform, keys: 32, read_fraction: 0.9, cas_fraction: 0.05, rate: 500.0, ..base }
+});
 
 #[cfg(test)]
 mod tests {
     use crate::config::{WorkloadConfig, WorkloadKind};
     use crate::generators::{build, OpSpec};
+    use crate::kv_ops::{Cas, Read, Write};
     use rand::SeedableRng;
 
     #[test]
@@ -33,11 +30,11 @@ mod tests {
         let mut generator = build(&cfg);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
         let ops: Vec<OpSpec> = (0..10_000).map(|_| generator.next_op(&mut rng)).collect();
-        let reads = ops.iter().filter(|o| matches!(o, OpSpec::Read { .. })).count();
-        let cas = ops.iter().filter(|o| matches!(o, OpSpec::Cas { .. })).count();
+        let reads = ops.iter().filter(|o| o.get::<Read>().is_some()).count();
+        let cas = ops.iter().filter(|o| o.get::<Cas>().is_some()).count();
         assert!((8_800..=9_200).contains(&reads), "{reads} reads of 10,000");
         assert!((300..=700).contains(&cas), "{cas} cas of 10,000");
-        assert!(ops.iter().all(|o| !matches!(o, OpSpec::Add { .. } | OpSpec::Scan { .. })), "register ops only");
+        assert!(ops.iter().all(|o| o.get::<Read>().is_some() || o.get::<Write>().is_some() || o.get::<Cas>().is_some()), "register ops only");
         assert_eq!(generator.touched().registers.len(), 32, "every key of the uniform keyspace is touched");
     }
 }

@@ -9,13 +9,8 @@ use crate::config::KeyDist;
 use analysis::checkers::linearizable;
 
 /// A few uniformly chosen keys at 200 ops/s, judged for linearizability.
-pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
-    defaults: |base| WorkloadConfig { key_dist: KeyDist::Uniform, keys: 8, rate: 200.0, ..base },
-    build: |cfg| Box::new(Register::new(cfg)),
-    checkers: &[linearizable::NAME],
-    hot_range: false,
-    transactional: false,
-};
+pub const SPEC: super::WorkloadSpec = super::WorkloadSpec::new(|cfg| Box::new(Register::new(cfg)), &[linearizable::NAME])
+    .with_defaults(|base| WorkloadConfig { key_dist: KeyDist::Uniform, keys: 8, rate: 200.0, ..base });
 
 pub struct Register {
     ops: RegisterOps,

@@ -5,14 +5,11 @@
 
 use super::txns::TxnGen;
 use super::WorkloadSpec;
+use crate::client::ClientCapability;
 use crate::config::{KeyDist, WorkloadConfig};
 use crate::txn::ReadShape;
 use analysis::checkers::isolation;
 
-pub const SPEC: WorkloadSpec = WorkloadSpec {
-    defaults: |base| WorkloadConfig { key_dist: KeyDist::Uniform, keys: 12, register_prefix: "rw/".into(), rate: 200.0, ..base },
-    build: |cfg| Box::new(TxnGen::new(cfg, ReadShape::Register)),
-    checkers: &[isolation::NAME],
-    hot_range: false,
-    transactional: true,
-};
+pub const SPEC: WorkloadSpec = WorkloadSpec::new(|cfg| Box::new(TxnGen::new(cfg, ReadShape::Register)), &[isolation::NAME])
+    .with_defaults(|base| WorkloadConfig { key_dist: KeyDist::Uniform, keys: 12, register_prefix: "rw/".into(), rate: 200.0, ..base })
+    .needing(&[ClientCapability::Txn]);

@@ -3,19 +3,15 @@
 //! the whole prefix. Checked with set-full semantics.
 
 use super::{OpSpec, ScanClock, ScanRange, Touched, Workload};
+use crate::kv_ops::{Add, Scan};
 use crate::config::WorkloadConfig;
 use rand::rngs::SmallRng;
 use crate::config::KeyDist;
 use analysis::checkers::set_full;
 
 /// Inserts at 200 ops/s with a scan every 100 operations, judged by set-full.
-pub const SPEC: super::WorkloadSpec = super::WorkloadSpec {
-    defaults: |base| WorkloadConfig { key_dist: KeyDist::Uniform, rate: 200.0, scan_every: 100, ..base },
-    build: |cfg| Box::new(SetWorkload::new(cfg)),
-    checkers: &[set_full::NAME],
-    hot_range: false,
-    transactional: false,
-};
+pub const SPEC: super::WorkloadSpec = super::WorkloadSpec::new(|cfg| Box::new(SetWorkload::new(cfg)), &[set_full::NAME])
+    .with_defaults(|base| WorkloadConfig { key_dist: KeyDist::Uniform, rate: 200.0, scan_every: 100, ..base });
 
 /// Sequential unique inserts under one prefix.
 #[derive(Debug, Clone)]
@@ -35,7 +31,7 @@ impl Inserts {
     pub fn next(&mut self, infix: &str) -> OpSpec {
         let element = self.next;
         self.next += 1;
-        OpSpec::Add { key: format!("{}{infix}{element:012}", self.prefix), element }
+        OpSpec::new(Add { key: format!("{}{infix}{element:012}", self.prefix), element })
     }
 
     pub fn range(&self) -> ScanRange {
@@ -52,7 +48,7 @@ impl Inserts {
         } else {
             r.start
         };
-        OpSpec::Scan { start, end: r.end }
+        OpSpec::new(Scan { start, end: r.end })
     }
 }
 
@@ -99,19 +95,18 @@ mod tests {
         let mut scans = 0;
         let mut last_key = String::new();
         for _ in 0..1000 {
-            match w.next_op(&mut rng) {
-                OpSpec::Add { key, element } => {
-                    assert!(key.starts_with("set/") && key.as_str() < "set0");
-                    assert!(key > last_key, "keys are sequential");
-                    last_key = key.clone();
-                    assert!(keys.insert(key));
-                    assert!(elements.insert(element));
-                }
-                OpSpec::Scan { start, end } => {
-                    assert_eq!((start.as_str(), end.as_str()), ("set/", "set0"));
-                    scans += 1;
-                }
-                other => panic!("unexpected {other:?}"),
+            let op = w.next_op(&mut rng);
+            if let Some(Add { key, element }) = op.get::<Add>() {
+                assert!(key.starts_with("set/") && key.as_str() < "set0");
+                assert!(*key > last_key, "keys are sequential");
+                last_key = key.clone();
+                assert!(keys.insert(key.clone()));
+                assert!(elements.insert(*element));
+            } else if let Some(Scan { start, end }) = op.get::<Scan>() {
+                assert_eq!((start.as_str(), end.as_str()), ("set/", "set0"));
+                scans += 1;
+            } else {
+                panic!("unexpected {op:?}");
             }
         }
         assert_eq!(scans, 100);
@@ -124,13 +119,13 @@ mod tests {
     #[test]
     fn windowed_scans_cover_the_last_keys_only() {
         let mut ins = Inserts::new("s/", 3);
-        assert_eq!(ins.scan(true), OpSpec::Scan { start: "s/".into(), end: "s0".into() });
+        assert_eq!(ins.scan(true), OpSpec::new(Scan { start: "s/".into(), end: "s0".into() }));
         for _ in 0..5 {
             ins.next("");
         }
         // Keys 1..=5 inserted; the window covers 3, 4, 5.
-        assert_eq!(ins.scan(true), OpSpec::Scan { start: "s/000000000003".into(), end: "s0".into() });
-        assert_eq!(ins.scan(false), OpSpec::Scan { start: "s/".into(), end: "s0".into() });
+        assert_eq!(ins.scan(true), OpSpec::new(Scan { start: "s/000000000003".into(), end: "s0".into() }));
+        assert_eq!(ins.scan(false), OpSpec::new(Scan { start: "s/".into(), end: "s0".into() }));
         assert_eq!(ins.range(), ScanRange::prefix("s/"), "final reads always cover the whole prefix");
     }
 }

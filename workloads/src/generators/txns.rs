@@ -14,7 +14,7 @@
 
 use super::{OpSpec, Touched, Workload};
 use crate::config::WorkloadConfig;
-use crate::txn::{Mop, ReadShape};
+use crate::txn::{Mop, ReadShape, Txn};
 use rand::rngs::SmallRng;
 use rand::RngExt;
 use std::collections::BTreeSet;
@@ -23,6 +23,14 @@ use std::collections::BTreeSet;
 /// take every letter once, each 7 letters after the last).
 fn spread_letter(n: u64) -> char {
     char::from(b'a' + (n * 7 % 26) as u8)
+}
+
+/// The name `test.json` records a transaction workload's keys under.
+fn touched_kind(shape: ReadShape) -> &'static str {
+    match shape {
+        ReadShape::List => "lists",
+        ReadShape::Register => "txn_registers",
+    }
 }
 
 pub struct TxnGen {
@@ -88,15 +96,19 @@ impl TxnGen {
 impl Workload for TxnGen {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
         let len = rng.random_range(self.min_len..=self.max_len);
-        OpSpec::Txn { mops: (0..len).map(|_| self.next_mop(rng)).collect() }
+        OpSpec::new(Txn { mops: (0..len).map(|_| self.next_mop(rng)).collect() })
     }
 
+    /// Its keys, recorded as `lists` (list-append) or `txn_registers` (rw-register).
     fn touched(&self) -> Touched {
-        let keys = self.touched.clone();
-        match self.shape {
-            ReadShape::List => Touched { lists: keys, ..Touched::default() },
-            ReadShape::Register => Touched { txn_registers: keys, ..Touched::default() },
-        }
+        Touched::of_kind(touched_kind(self.shape), self.touched.clone())
+    }
+
+    /// One read-only transaction per key touched, reading it as the workload does (a whole
+    /// list, or a register's value), in key order.
+    fn final_ops(&self) -> Vec<OpSpec> {
+        let read = |key: &String| OpSpec::new(Txn { mops: vec![Mop::Read { key: key.clone(), shape: self.shape }] });
+        self.touched.iter().map(read).collect()
     }
 }
 
@@ -108,18 +120,23 @@ mod tests {
     use std::collections::HashMap;
 
     fn run(kind: &str, n: usize, max_writes: u64) -> (Vec<Vec<Mop>>, Touched) {
+        let (txns, touched, _) = run_with_finals(kind, n, max_writes);
+        (txns, touched)
+    }
+
+    fn run_with_finals(kind: &str, n: usize, max_writes: u64) -> (Vec<Vec<Mop>>, Touched, Vec<OpSpec>) {
         let mut cfg = WorkloadConfig::defaults(WorkloadKind::from_name(kind).expect("declared"));
         cfg.max_writes_per_key = max_writes;
         cfg.validate().unwrap();
         let mut g = super::super::build(&cfg);
         let mut rng = SmallRng::seed_from_u64(3);
         let txns = (0..n)
-            .map(|_| match g.next_op(&mut rng) {
-                OpSpec::Txn { mops } => mops,
-                other => panic!("not a transaction: {other:?}"),
+            .map(|_| {
+                let op = g.next_op(&mut rng);
+                op.get::<Txn>().map(|t| t.mops.clone()).unwrap_or_else(|| panic!("not a transaction: {op:?}"))
             })
             .collect();
-        (txns, g.touched())
+        (txns, g.touched(), g.final_ops())
     }
 
     #[test]
@@ -157,15 +174,15 @@ mod tests {
             let later = txns[at + 1..].iter().flatten().any(|m| m.key() == *key && !m.is_read());
             assert!(!later, "{key} written after it was retired");
         }
-        assert!(touched.lists.len() > 12, "fresh keys were taken: {}", touched.lists.len());
-        assert!(touched.registers.is_empty() && touched.txn_registers.is_empty());
+        assert!(touched.kind("lists").len() > 12, "fresh keys were taken: {}", touched.kind("lists").len());
+        assert!(touched.registers.is_empty() && touched.kind("txn_registers").is_empty());
     }
 
     #[test]
     fn rw_register_writes_registers_and_reads_them_as_values() {
         let (txns, touched) = run("rw-register", 500, 5);
         assert!(txns.iter().flatten().all(|m| matches!(m, Mop::Write { .. } | Mop::Read { shape: ReadShape::Register, .. })));
-        assert!(!touched.txn_registers.is_empty() && touched.lists.is_empty());
+        assert!(!touched.kind("txn_registers").is_empty() && touched.kind("lists").is_empty());
     }
 
     #[test]
@@ -189,7 +206,7 @@ mod tests {
             _ => 3,
         };
         let (txns, touched) = run("append", 2000, 128);
-        let groups: BTreeSet<u8> = touched.lists.iter().map(|k| group(k)).collect();
+        let groups: BTreeSet<u8> = touched.kind("lists").iter().map(|k| group(k)).collect();
         assert_eq!(groups, [1, 2, 3].into(), "the keys fall in every range");
         let spanning = txns.iter().filter(|t| t.iter().map(|m| group(m.key())).collect::<BTreeSet<_>>().len() > 1).count();
         let multi_key = txns.iter().filter(|t| t.iter().map(Mop::key).collect::<BTreeSet<_>>().len() > 1).count();
@@ -197,5 +214,23 @@ mod tests {
         assert_eq!(spread_letter(0), 'a');
         assert_eq!(spread_letter(1), 'h');
         assert_eq!((0..26).map(spread_letter).collect::<BTreeSet<_>>().len(), 26);
+    }
+
+    #[test]
+    fn every_key_touched_is_read_back_by_one_read_transaction_of_the_workloads_shape() {
+        for (kind, shape, recorded) in [("append", ReadShape::List, "lists"), ("rw-register", ReadShape::Register, "txn_registers")] {
+            let (_, touched, finals) = run_with_finals(kind, 200, 128);
+            let keys = touched.kind(recorded);
+            assert_eq!(finals.len(), keys.len(), "{kind}");
+            for (op, key) in finals.iter().zip(&keys) {
+                let txn = op.get::<Txn>().expect("a transaction");
+                assert_eq!(txn.mops, vec![Mop::Read { key: key.clone(), shape }], "{kind}");
+                assert_eq!(op.call_kind(), crate::client::CallKind::Read);
+            }
+            assert_eq!(finals[0].describe(), format!("txn read of {}", keys.iter().next().unwrap()));
+            let json = serde_json::to_value(&touched).unwrap();
+            let fields: BTreeSet<&str> = json.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+            assert_eq!(fields, [recorded, "registers", "set_ranges"].into(), "test.json's touched keeps its fields: {json}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! before a first `EVAL`, `adapter/redis_lua.go` ~76–90).
 
 use super::*;
+use crate::client::CasClient;
 use crate::client::resp_double::{self, array, bulk, error, int, nil, Handler, Log, RespDouble};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

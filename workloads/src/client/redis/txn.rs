@@ -24,7 +24,7 @@
 use super::RedisClient;
 use crate::client::classify::{CallError, CallKind, Certainty};
 use crate::client::redis_classify::{classify_redis, RedisFailure};
-use crate::client::{CallResult, Transactional};
+use crate::client::{CallResult, TxnClient};
 use crate::execute::decode_value;
 use crate::txn::{writes, Mop, ReadShape};
 use futures::future::BoxFuture;
@@ -147,7 +147,7 @@ impl RedisClient {
     }
 }
 
-impl Transactional for RedisClient {
+impl TxnClient for RedisClient {
     fn transact<'a>(&'a self, mops: &'a [Mop]) -> BoxFuture<'a, CallResult<Vec<Json>>> {
         Box::pin(self.run_txn(mops))
     }

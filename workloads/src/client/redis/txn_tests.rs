@@ -105,11 +105,16 @@ fn an_exec_answer_that_is_not_the_transactions_is_a_bad_response() {
     assert_eq!(failure(exec_outcome(&mops, replies(2, not_a_list))).1, Indeterminate);
 }
 
+/// The double's lists, by key.
+type Lists = std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>>;
+/// The commands queued since MULTI (`None`: not in a transaction).
+type Queue = Option<Vec<Vec<Vec<u8>>>>;
+
 /// A node that keeps lists and queues between MULTI and EXEC (one connection per client).
 fn list_node(exec_error: Option<&'static str>) -> resp_double::Handler {
-    let lists: Arc<Mutex<std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>>>> = Arc::default();
-    let queue: Arc<Mutex<Option<Vec<Vec<Vec<u8>>>>>> = Arc::default();
-    let run = move |lists: &Mutex<std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>>>, cmd: &[Vec<u8>]| -> Vec<u8> {
+    let lists: Arc<Mutex<Lists>> = Arc::default();
+    let queue: Arc<Mutex<Queue>> = Arc::default();
+    let run = move |lists: &Mutex<Lists>, cmd: &[Vec<u8>]| -> Vec<u8> {
         let mut lists = lists.lock().unwrap();
         match String::from_utf8_lossy(&cmd[0]).to_uppercase().as_str() {
             "RPUSH" => {
@@ -162,7 +167,7 @@ fn sent(log: &Log) -> Vec<String> {
 #[tokio::test]
 async fn one_micro_op_is_sent_bare_and_several_inside_multi_exec() {
     let (_d, log, client) = client_of(list_node(None)).await;
-    let t = client.transactional().expect("the Redis client runs transactions");
+    let t = client.as_txn().expect("the Redis client runs transactions");
     assert_eq!(t.transact(&[append("la/1", 1)]).await.unwrap(), vec![json!(null)]);
     assert_eq!(sent(&log), ["RPUSH"]);
     log.lock().unwrap().clear();
@@ -174,7 +179,7 @@ async fn one_micro_op_is_sent_bare_and_several_inside_multi_exec() {
 #[tokio::test]
 async fn an_exec_error_over_the_wire_comes_back_classified() {
     let (_d, _log, client) = client_of(list_node(Some("NOTLEADER etcd raft engine is not leader"))).await;
-    let t = client.transactional().unwrap();
+    let t = client.as_txn().unwrap();
     let e = t.transact(&[append("la/1", 1), append("la/2", 2)]).await.unwrap_err();
     assert_eq!((e.tag, e.certainty), ("not-leader", Indeterminate));
     let e = t.transact(&[read("la/1"), read("la/2")]).await.unwrap_err();
@@ -185,7 +190,7 @@ async fn an_exec_error_over_the_wire_comes_back_classified() {
 async fn an_error_inside_exec_over_the_wire_is_seen_not_swallowed() {
     // RPUSH of a key the node refuses inside EXEC: the crate must hand the error back in place.
     let (_d, _log, client) = client_of(list_node(None)).await;
-    let t = client.transactional().unwrap();
+    let t = client.as_txn().unwrap();
     let wrong = Mop::Write { key: "la/1".into(), value: 1 };
     let e = t.transact(&[append("la/1", 1), wrong]).await.unwrap_err();
     assert_eq!((e.tag, e.certainty), ("exec-array-error", Indeterminate), "{}", e.message);

@@ -1,0 +1,54 @@
+//! Client capabilities: what a store's client can do beyond the key-value calls every
+//! client makes (read, write, delete, scan, catalog and status). Each is a small trait
+//! ([`CasClient`], [`TxnClient`]) implemented by the clients that can, and asked for through
+//! the client's accessor (`KvTarget::as_cas`, `KvTarget::as_txn`). A workload names the
+//! ones it needs ([`ClientCapability`] in its `WorkloadSpec`); a target declares, per
+//! protocol, which its client has (faultline's `db::Capability::Client`), so a workload is
+//! offered only where it can run and a run is refused up front, with the protocols that
+//! would serve it, when the chosen client lacks one.
+//!
+//! Invariant: an operation that needs a capability the client lacks fails definitely with
+//! `unimplemented`, sent nowhere, so a mismatch between what a target declares and what its
+//! client has shows as failed operations, never as applied ones.
+
+use super::{CallResult, WriteReply};
+use futures::future::BoxFuture;
+
+crate::named_enum! {
+    /// One thing a client may be able to do.
+    pub enum ClientCapability "client capability" {
+        /// Compare-and-set ([`super::CasClient`]): without it the register workloads are reads
+        /// and writes only.
+        Cas = "cas",
+        /// A transaction of micro-ops ([`super::TxnClient`]): the `append` and
+        /// `rw-register` workloads need it.
+        Txn = "txn",
+    }
+}
+
+impl ClientCapability {
+    /// What the capability runs, for messages (`--workload append runs transactions, ...`).
+    pub fn what(self) -> &'static str {
+        match self {
+            ClientCapability::Cas => "compare-and-sets",
+            ClientCapability::Txn => "transactions",
+        }
+    }
+}
+
+/// Compare-and-set of a register.
+pub trait CasClient: Send + Sync {
+    /// Writes `new` only if the current value is `expected` (`None` = the key must be
+    /// absent). `applied == false` means the comparison failed.
+    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+}
+
+/// A transaction of micro-ops (the capability the `append` and `rw-register` workloads
+/// need).
+pub trait TxnClient: Send + Sync {
+    /// Runs `mops` as one transaction. On success, one value per micro-op, in order: what a
+    /// read returned (a JSON list for a list read, a value or `null` for a register read);
+    /// anything for a write (ignored). A failure is classified as for every call: definite
+    /// only when the transaction certainly did not take effect.
+    fn transact<'a>(&'a self, mops: &'a [crate::txn::Mop]) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
+}

@@ -1,0 +1,105 @@
+//! The operation a process invokes, open to new kinds: an [`Operation`] says what the
+//! history records of it (`f`, `key`, the invoke's `value`), whether it only reads, and how
+//! a client runs it — so a new kind of operation (a transaction, say) is one type
+//! implementing this trait next to the workload or client capability it belongs to, not an
+//! arm added to every match of a closed enum. [`OpSpec`] is the handle generators return
+//! and processes execute.
+//!
+//! Invariants: an operation's `f`, `key` and `invoke_value` never change once built (the
+//! invoke and its completion are recorded from the same values); `run` reports a failure as
+//! a classified [`CallError`] and never records anything itself (the caller turns a failure
+//! into a `fail` or `info` completion carrying the invoke's value); an operation whose
+//! `call_kind` is [`CallKind::Read`] changes nothing in the store.
+
+use crate::client::{CallKind, CallResult, KvTarget};
+use crate::execute::Completion;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// One kind of operation: its history form and how a client runs it.
+pub trait Operation: fmt::Debug + Send + Sync + 'static {
+    /// The history `f`.
+    fn f(&self) -> &'static str;
+    /// The history `key`; `None` for an operation over a range or several keys (it records
+    /// them in its `value`).
+    fn key(&self) -> Option<&str> {
+        None
+    }
+    /// The history `value` of the invocation.
+    fn invoke_value(&self) -> Value;
+    /// Whether a failed call may have changed the store ([`CallKind::Mutation`]) or not.
+    fn call_kind(&self) -> CallKind;
+    /// How a report names it (a final read that never succeeded: `read reg/00001`).
+    fn describe(&self) -> String {
+        format!("{} {}", self.f(), self.key().unwrap_or(""))
+    }
+    /// Runs it through `client`; the completion on an answer, the classified failure
+    /// otherwise. A client that lacks the capability the operation needs answers a definite
+    /// `unimplemented` failure (nothing was sent).
+    fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>>;
+    /// The operation as `Any`, so a test or a report can look at its fields
+    /// ([`OpSpec::get`]).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// One operation to invoke (cheap to clone: the operation is shared).
+#[derive(Clone)]
+pub struct OpSpec(Arc<dyn Operation>);
+
+impl OpSpec {
+    pub fn new(op: impl Operation) -> OpSpec {
+        OpSpec(Arc::new(op))
+    }
+
+    pub fn f(&self) -> &'static str {
+        self.0.f()
+    }
+
+    pub fn key(&self) -> Option<&str> {
+        self.0.key()
+    }
+
+    pub fn invoke_value(&self) -> Value {
+        self.0.invoke_value()
+    }
+
+    pub fn call_kind(&self) -> CallKind {
+        self.0.call_kind()
+    }
+
+    pub fn describe(&self) -> String {
+        self.0.describe()
+    }
+
+    /// Runs the operation through `client` (see [`Operation::run`]).
+    pub fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
+        self.0.run(client)
+    }
+
+    /// The operation, if it is a `T`.
+    pub fn get<T: Operation>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref::<T>()
+    }
+}
+
+impl fmt::Debug for OpSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Two operations are equal when they are of the same kind and the history would record
+/// the same invocation of them.
+impl PartialEq for OpSpec {
+    fn eq(&self, other: &OpSpec) -> bool {
+        self.0.as_any().type_id() == other.0.as_any().type_id()
+            && self.f() == other.f()
+            && self.key() == other.key()
+            && self.invoke_value() == other.invoke_value()
+    }
+}
+
+impl Eq for OpSpec {}
