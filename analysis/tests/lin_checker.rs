@@ -280,10 +280,11 @@ fn once_a_key_is_invalid_the_others_stop_after_the_grace_unless_all_anomalies() 
     let h = one_bad_key_beside_a_hard_one();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let opts = LinearizableOptions { fast_path: false, per_key_time: Duration::from_secs(60), ..Default::default() };
-    let started = std::time::Instant::now();
     let r = pool.install(|| check(&h, &opts));
     assert_eq!(r.valid, Validity::Invalid);
-    assert!(started.elapsed() < Duration::from_secs(30), "did not wait for the hard key: {:?}", started.elapsed());
+    // Not a wall-clock bound (load decides that): the hard key is reported stopped by the
+    // first verdict (`keys-not-checked`), which it is only when its search was cut off or
+    // never started, not run to its 60 s budget.
     assert_eq!((r.counts["keys-invalid"], r.counts["keys-not-checked"]), (1, 1));
     assert!(r.reason.unwrap().contains("not checked (history already invalid)"));
     let all = LinearizableOptions { first_invalid_grace: None, per_key_time: Duration::from_millis(300), ..opts };
@@ -321,10 +322,11 @@ fn a_budget_bound_key_searched_first_does_not_hold_back_the_first_verdict() {
     let h = analysis::history::History::new(ops);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     let opts = LinearizableOptions { fast_path: false, per_key_time: Duration::from_secs(60), ..Default::default() };
-    let started = std::time::Instant::now();
     let r = pool.install(|| check(&h, &opts));
     assert_eq!(r.valid, Validity::Invalid, "{:?}", r.reason);
-    assert!(started.elapsed() < Duration::from_secs(30), "waited for the hard key: {:?}", started.elapsed());
+    // Not a wall-clock bound (load decides that): the hard key is reported stopped by the
+    // first verdict (`keys-not-checked`), which it is only when its search was cut off or
+    // never started, not run to its 60 s budget.
     assert_eq!((r.counts["keys-invalid"], r.counts["keys-not-checked"]), (1, 1));
     let keys = r.details["keys"].as_array().unwrap();
     let bad = keys.iter().find(|k| k["key"] == "bad").unwrap();

@@ -25,6 +25,16 @@ fn encode_value(v: i64) -> Vec<u8> {
     v.to_string().into_bytes()
 }
 
+/// Writes `value` (as decimal text) under `key`, as a register write and a set add both do:
+/// `ok` with `value` when applied, a definite `fail` ("rejected") when the store refused it.
+fn write_number<'a>(client: &'a dyn KvTarget, key: &'a str, value: i64) -> BoxFuture<'a, CallResult<Completion>> {
+    async move {
+        let r = client.write(key.as_bytes(), &encode_value(value)).await?;
+        Ok(Completion::applied_or_rejected(json!(value), r.applied, r.meta, "rejected"))
+    }
+    .boxed()
+}
+
 /// Read a register.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Read {
@@ -99,11 +109,7 @@ impl Operation for Write {
         CallKind::Mutation
     }
     fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
-        async move {
-            let r = client.write(self.key.as_bytes(), &encode_value(self.value)).await?;
-            Ok(Completion::applied_or_rejected(self.invoke_value(), r.applied, r.meta, "rejected"))
-        }
-        .boxed()
+        write_number(client, &self.key, self.value)
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -150,11 +156,7 @@ impl Operation for Add {
         CallKind::Mutation
     }
     fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
-        async move {
-            let r = client.write(self.key.as_bytes(), &encode_value(self.element)).await?;
-            Ok(Completion::applied_or_rejected(self.invoke_value(), r.applied, r.meta, "rejected"))
-        }
-        .boxed()
+        write_number(client, &self.key, self.element)
     }
     fn as_any(&self) -> &dyn Any {
         self
