@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const BUG_NAMES: [&str; 11] = [
+pub const BUG_NAMES: [&str; 13] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -15,9 +15,12 @@ pub const BUG_NAMES: [&str; 11] = [
     "no-read-validation",
     "lock-dropped-on-move",
     "ts-from-receiver",
+    "commit-to-old-owner",
+    "low-ts-commit-escapes-delta",
 ];
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct Bugs {
     /// Apply writes without the ownership/epoch check.
     pub no_fence: bool,
@@ -44,6 +47,14 @@ pub struct Bugs {
     /// A transaction takes its timestamps from the receiving node's own batch, not from the
     /// oracle's leader: timestamps of different nodes do not follow real time.
     pub ts_from_receiver: bool,
+    /// The coordinator sends each commit to the group (and epoch) that took the key's
+    /// prewrite, and a group applies the commit of a lock it holds without the ownership
+    /// check (the lock taken as the authority): after a move, the old owner commits.
+    pub commit_to_old_owner: bool,
+    /// A move's DELTA_COPY copies only transactional keys changed at or after the timestamp
+    /// taken when BACKFILL started: a commit with an older timestamp that landed at the
+    /// source after BACKFILL read the key is in neither copy.
+    pub low_ts_commit_escapes_delta: bool,
 }
 
 impl Bugs {
@@ -63,6 +74,8 @@ impl Bugs {
                 "no-read-validation" => bugs.no_read_validation = true,
                 "lock-dropped-on-move" => bugs.lock_dropped_on_move = true,
                 "ts-from-receiver" => bugs.ts_from_receiver = true,
+                "commit-to-old-owner" => bugs.commit_to_old_owner = true,
+                "low-ts-commit-escapes-delta" => bugs.low_ts_commit_escapes_delta = true,
                 other => return Err(format!("unknown bug {other:?}; known bugs: {}", BUG_NAMES.join(", "))),
             }
         }
@@ -82,6 +95,8 @@ impl Bugs {
             self.no_read_validation,
             self.lock_dropped_on_move,
             self.ts_from_receiver,
+            self.commit_to_old_owner,
+            self.low_ts_commit_escapes_delta,
         ];
         BUG_NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(n, _)| *n).collect()
     }

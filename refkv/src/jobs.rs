@@ -45,6 +45,8 @@ struct DriverMemory {
     entered_delta: HashSet<u64>,
     /// `--hold-before-cutover`: jobs this driver already granted `Own` and holds.
     held: HashSet<u64>,
+    /// Seeded bug `low-ts-commit-escapes-delta`: the timestamp each job's BACKFILL started at.
+    backfill_ts: HashMap<u64, u64>,
 }
 
 /// The most phases one job is stepped through in one tick (a bound, not a pace).
@@ -98,7 +100,16 @@ async fn drive_once(core: &NodeCore, job: &Job, memory: &mut DriverMemory) -> bo
     // Seeded bug `resume-skips-delta`: a driver that inherited the job in DELTA_COPY (it
     // did not step it there itself) trusts the copy to be done.
     let skip_delta = core.bugs.resume_skips_delta && job.phase == JobPhase::DeltaCopy && !memory.entered_delta.contains(&job.id);
-    match drive(core, job, skip_delta).await {
+    // Seeded bug `low-ts-commit-escapes-delta`: BACKFILL notes a timestamp first, and
+    // DELTA_COPY copies only what changed from it on.
+    if core.bugs.low_ts_commit_escapes_delta && job.phase == JobPhase::Backfill {
+        match crate::tso::from_oracle(core).await {
+            Ok(ts) => _ = memory.backfill_ts.insert(job.id, ts),
+            Err(e) => tracing::warn!(job = job.id, "low-ts-commit-escapes-delta: no backfill timestamp ({e}); the delta copy will be whole"),
+        }
+    }
+    let delta_since = if job.phase == JobPhase::DeltaCopy { memory.backfill_ts.get(&job.id).copied() } else { None };
+    match drive(core, job, Copying { skip_delta, delta_since }).await {
         Ok(()) => {
             memory.failures.remove(&job.id);
             if job.phase == JobPhase::Fence {
@@ -126,14 +137,23 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// How the delta copy departs from an exact copy (only under seeded bugs).
+#[derive(Clone, Copy, Default)]
+struct Copying {
+    /// `resume-skips-delta`: no delta copy at all.
+    skip_delta: bool,
+    /// `low-ts-commit-escapes-delta`: copy only transactional keys changed at or after this.
+    delta_since: Option<u64>,
+}
+
 /// Runs the work of the job's current phase, then steps it to the next phase.
-async fn drive(core: &NodeCore, job: &Job, skip_delta: bool) -> Result<(), String> {
+async fn drive(core: &NodeCore, job: &Job, copying: Copying) -> Result<(), String> {
     use JobPhase::*;
     let early = core.bugs.early_cutover;
     match job.phase {
         Planned => step(core, job, Backfill, None).await,
         Backfill => {
-            copy_range(core, job, false).await?;
+            copy_range(core, job, false, None).await?;
             step(core, job, Fence, None).await
         }
         Fence => {
@@ -143,8 +163,8 @@ async fn drive(core: &NodeCore, job: &Job, skip_delta: bool) -> Result<(), Strin
             step(core, job, DeltaCopy, None).await
         }
         DeltaCopy => {
-            if !early && !skip_delta {
-                match copy_range(core, job, true).await {
+            if !early && !copying.skip_delta {
+                match copy_range(core, job, true, copying.delta_since).await {
                     // A previous attempt already got as far as `Own`: the copy is complete.
                     Err(e) if e.contains("already serves") => {}
                     other => other?,
@@ -223,8 +243,10 @@ async fn read_range(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Re
 }
 
 /// Copies `[start, end)` from the source to the target in throttled batches. With `exact`,
-/// also deletes target keys the source does not have (the source is fenced by then).
-async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), String> {
+/// also deletes target keys the source does not have (the source is fenced by then). With
+/// `since` (seeded bug `low-ts-commit-escapes-delta`), transactional keys whose last change
+/// is older than `since` are left as the target has them.
+async fn copy_range(core: &NodeCore, job: &Job, exact: bool, since: Option<u64>) -> Result<(), String> {
     let rate = core.cfg.tunables.copy_bytes_per_sec.max(1);
     let mut cursor = job.start.clone();
     loop {
@@ -246,6 +268,15 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), Strin
         }
         // The batch reaches the target once its bytes have crossed at the throttled rate: a
         // driver killed or a job abandoned meanwhile leaves the target without it.
+        if let Some(since) = since {
+            pairs.retain(|(k, v)| {
+                let keep = changed_since(v, since);
+                if !keep {
+                    tracing::info!(job = job.id, since, key = %String::from_utf8_lossy(k), "low-ts-commit-escapes-delta: the delta copy skips a key last changed before the backfill timestamp");
+                }
+                keep
+            });
+        }
         let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
         tokio::time::sleep(Duration::from_secs_f64(bytes as f64 / rate as f64)).await;
         if core.bugs.lock_dropped_on_move {
@@ -268,6 +299,15 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool) -> Result<(), Strin
     }
 }
 
+/// Whether a stored value changed at or after timestamp `since`, as far as it shows: a
+/// transactional cell's newest commit, lock or rollback; a plain value always counts as
+/// changed (it carries no timestamp).
+fn changed_since(stored: &[u8], since: u64) -> bool {
+    let Ok(cell) = crate::mvcc::Cell::decode(Some(stored)) else { return true };
+    let newest = cell.versions.iter().map(|v| v.commit_ts.max(v.start_ts)).chain(cell.lock.as_ref().map(|l| l.start_ts)).chain(cell.rollbacks.iter().copied()).max();
+    newest.is_some_and(|ts| ts >= since)
+}
+
 /// Every key the target holds in `[start, end)`.
 async fn read_all(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Result<Vec<Key>, String> {
     let mut out = Vec::new();
@@ -282,5 +322,25 @@ async fn read_all(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Resu
             None => return Ok(out),
         }
         out.extend(pairs.into_iter().map(|(k, _)| k));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_since;
+    use crate::mvcc::{Cell, Lock, Version, Write};
+
+    fn cell(commits: &[u64], lock: Option<u64>) -> Vec<u8> {
+        let versions = commits.iter().map(|&c| Version { commit_ts: c, start_ts: c - 1, writes: vec![Write::Append(1)] }).collect();
+        let lock = lock.map(|start_ts| Lock { start_ts, primary: b"p".to_vec(), writes: vec![], expires_ms: 0 });
+        Cell { versions, lock, ..Cell::default() }.encode()
+    }
+
+    #[test]
+    fn the_buggy_delta_window_skips_cells_whose_newest_change_is_older() {
+        assert!(!changed_since(&cell(&[5, 9], None), 10), "a commit at 9 is older than a backfill at 10");
+        assert!(changed_since(&cell(&[5, 12], None), 10));
+        assert!(changed_since(&cell(&[5], Some(11)), 10), "a lock taken after the backfill timestamp");
+        assert!(changed_since(b"plain value", 10), "plain values carry no timestamp and are copied");
     }
 }

@@ -146,6 +146,11 @@ impl GroupState {
                 self.txn_change(key, *epoch, bugs, dirty, |cell| cell.prewrite(prewrite, check_conflicts))
             }
             Command::TxnCommit { key, epoch, start_ts, commit_ts } => {
+                // Seeded bug `commit-to-old-owner`: a lock held here is taken as the
+                // authority to commit it, whoever owns the key now.
+                if bugs.commit_to_old_owner && self.holds_lock_of(key, *start_ts) {
+                    return self.txn_change_unfenced(key, dirty, |cell| cell.commit(key, *start_ts, *commit_ts));
+                }
                 self.txn_change(key, *epoch, bugs, dirty, |cell| cell.commit(key, *start_ts, *commit_ts))
             }
             Command::TxnRollback { key, epoch, start_ts } => self.txn_change(key, *epoch, bugs, dirty, |cell| cell.rollback(*start_ts)),
@@ -174,6 +179,11 @@ impl GroupState {
         if let Err(r) = self.write_allowed(key, epoch, bugs) {
             return rejected(r);
         }
+        self.txn_change_unfenced(key, dirty, f)
+    }
+
+    /// [`Self::txn_change`] once the fence has been passed (or, under a seeded bug, skipped).
+    fn txn_change_unfenced(&mut self, key: &[u8], dirty: &mut Dirty, f: impl FnOnce(&mut Cell) -> TxnOutcome) -> CommandResult {
         let Ok(mut cell) = Cell::decode(self.kv.get(key).map(Vec::as_slice)) else {
             return CommandResult::Txn(TxnOutcome::NotTxnKey);
         };
@@ -184,6 +194,11 @@ impl GroupState {
             dirty.keys.insert(key.to_vec());
         }
         CommandResult::Txn(outcome)
+    }
+
+    /// Whether `key`'s cell holds the lock of the transaction that started at `start_ts`.
+    fn holds_lock_of(&self, key: &[u8], start_ts: u64) -> bool {
+        Cell::decode(self.kv.get(key).map(Vec::as_slice)).is_ok_and(|c| c.lock.is_some_and(|l| l.start_ts == start_ts))
     }
 
     /// A snapshot read of the transactional key `key` at timestamp `ts`, routed under `epoch`.

@@ -98,6 +98,23 @@ fn transactional_commands_pass_the_fence_like_writes_and_locks_stay_in_the_cell(
 }
 
 #[test]
+fn commit_to_old_owner_lets_a_disowned_group_commit_a_lock_it_still_holds() {
+    let mut s = state();
+    let mut d = Dirty::default();
+    let bugs = Bugs::default();
+    s.apply(&prewrite("x", 5, 1), &bugs, &mut d);
+    s.apply(&Command::Fence { start: "m".into(), end: vec![] }, &bugs, &mut d);
+    s.apply(&Command::Disown { start: "m".into(), end: vec![], new_epoch: 4, new_group: 2 }, &bugs, &mut d);
+    let commit = |start_ts| Command::TxnCommit { key: "x".into(), epoch: 1, start_ts, commit_ts: 8 };
+    assert!(matches!(s.apply(&commit(5), &bugs, &mut d), CommandResult::Rejected { current_epoch: 4, .. }), "the moved key's commit is refused");
+    let buggy = Bugs { commit_to_old_owner: true, ..Bugs::default() };
+    assert!(matches!(s.apply(&commit(6), &buggy, &mut d), CommandResult::Rejected { .. }), "no lock of that transaction here: fenced as usual");
+    assert_eq!(outcome(s.apply(&commit(5), &buggy, &mut d)), TxnOutcome::Committed { commit_ts: 8 }, "the old owner commits its lock");
+    let rollback = Command::TxnRollback { key: "x".into(), epoch: 1, start_ts: 5 };
+    assert!(matches!(s.apply(&rollback, &buggy, &mut d), CommandResult::Rejected { .. }), "only commits skip the fence");
+}
+
+#[test]
 fn a_plain_value_is_not_a_transactional_key() {
     let mut s = state();
     let mut d = Dirty::default();

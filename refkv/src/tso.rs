@@ -84,6 +84,14 @@ impl Oracle {
     }
 }
 
+/// A timestamp from the oracle (the default group's leader), from any node.
+pub async fn from_oracle(node: &NodeCore) -> Result<u64, String> {
+    match node.execute(CATALOG_GROUP, crate::exec::ExecOp::AllocTs, false).await {
+        ExecReply::Ts { ts } => Ok(ts),
+        other => Err(format!("{other:?}")),
+    }
+}
+
 /// Serves `ExecOp::AllocTs` on the default group's leader.
 pub async fn next_ts(node: &NodeCore, g: &GroupHandle) -> ExecReply {
     if g.id != CATALOG_GROUP {

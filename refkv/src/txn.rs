@@ -37,7 +37,6 @@ use tokio::time::Instant;
 use crate::exec::{ExecOp, ExecReply};
 use crate::mvcc::{apply_writes, LockInfo, Prewrite, SnapshotRead, TxnOutcome, Write};
 use crate::node::NodeCore;
-use crate::sm::CATALOG_GROUP;
 use crate::txn_hold::InFlight;
 use crate::types::{Command, CommandResult, Key};
 
@@ -208,6 +207,13 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// Where a key's prewrite was applied: its group and the route epoch it was sent under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pinned {
+    group: u64,
+    epoch: u64,
+}
+
 /// What to do with a lock once its primary's fate is known.
 #[derive(Clone, Copy, Debug)]
 enum Decision {
@@ -235,12 +241,10 @@ impl NodeCore {
 
     /// A timestamp from the oracle (the default group's leader).
     async fn timestamp(&self) -> Result<u64, String> {
-        let reply = if self.bugs.ts_from_receiver {
-            crate::tso::next_ts_from_receiver(self).await
-        } else {
-            self.execute(CATALOG_GROUP, ExecOp::AllocTs, false).await
-        };
-        match reply {
+        if !self.bugs.ts_from_receiver {
+            return crate::tso::from_oracle(self).await;
+        }
+        match crate::tso::next_ts_from_receiver(self).await {
             ExecReply::Ts { ts } => Ok(ts),
             other => Err(format!("{other:?}")),
         }
@@ -248,7 +252,13 @@ impl NodeCore {
 
     /// Sends a transactional command for `key` to its owner, routed like every write.
     async fn txn_command(&self, key: &Key, make: impl Fn(u64) -> Command) -> Answer {
-        answer(self.route_key(key, true, |epoch| ExecOp::Write(make(epoch))).await.reply)
+        self.txn_command_at(key, make).await.0
+    }
+
+    /// [`Self::txn_command`], with the group and route epoch it was last sent under.
+    async fn txn_command_at(&self, key: &Key, make: impl Fn(u64) -> Command) -> (Answer, Pinned) {
+        let routed = self.route_key(key, true, |epoch| ExecOp::Write(make(epoch))).await;
+        (answer(routed.reply), Pinned { group: routed.route.group, epoch: routed.route.epoch })
     }
 
     /// The value of `key` as of `ts`, after resolving any lock that could hide a commit
@@ -314,9 +324,10 @@ impl NodeCore {
             writes: plan.keys.get(key).map(|p| p.writes.clone()).unwrap_or_default(),
             expires_ms,
         };
-        if let Err(failure) = self.prewrite(primary, &prewrite_of(primary)).await {
-            return Err(self.abort(start_ts, [primary], failure).await);
-        }
+        let primary_at = match self.prewrite(primary, &prewrite_of(primary)).await {
+            Ok(at) => at,
+            Err(failure) => return Err(self.abort(start_ts, [primary], failure).await),
+        };
         let secondaries: Vec<&Key> = plan.keys.keys().filter(|k| *k != primary).collect();
         let secondary_prewrites: Vec<Prewrite> = secondaries.iter().map(|k| prewrite_of(k)).collect();
         let prewrites = join_all(secondaries.iter().zip(&secondary_prewrites).map(|(k, p)| self.prewrite(k, p))).await;
@@ -342,7 +353,7 @@ impl NodeCore {
             let released = listed.wait(hold).await;
             tracing::info!(start_ts, commit_ts, released, "transaction held at its commit point (TxnHold) goes on");
         }
-        match self.commit_key(primary, start_ts, commit_ts).await {
+        match self.commit_key(primary, primary_at, start_ts, commit_ts).await {
             Answer::Did(TxnOutcome::Committed { .. }) => {}
             Answer::Did(TxnOutcome::LockMissing | TxnOutcome::RolledBack) => {
                 return Err(TxnError::Aborted(format!("a reader rolled transaction {start_ts} back (its locks expired) before its commit")));
@@ -356,7 +367,14 @@ impl NodeCore {
         }
         // The transaction is committed; a secondary left locked is rolled forward by the
         // next reader that meets it.
-        let commits = join_all(secondaries.iter().map(|k| self.commit_key(k, start_ts, commit_ts))).await;
+        let pins = prewrites.iter().map(|r| r.as_ref().ok().copied());
+        let commits = join_all(secondaries.iter().zip(pins).map(|(k, at)| async move {
+            match at {
+                Some(at) => self.commit_key(k, at, start_ts, commit_ts).await,
+                None => Answer::NotDone("no prewrite".into()),
+            }
+        }))
+        .await;
         for (key, answer) in secondaries.iter().zip(commits) {
             let writes = plan.keys.get(*key).is_some_and(|p| !p.writes.is_empty());
             if writes && answer == Answer::Did(TxnOutcome::LockMissing) {
@@ -369,7 +387,15 @@ impl NodeCore {
         Ok(commit_ts)
     }
 
-    async fn commit_key(&self, key: &Key, start_ts: u64, commit_ts: u64) -> Answer {
+    /// Commits the transaction at `key`, routed like every write — or, under the seeded bug
+    /// `commit-to-old-owner`, sent to the group and epoch that took the key's prewrite
+    /// (`prewritten_at`), whoever owns the key now.
+    async fn commit_key(&self, key: &Key, prewritten_at: Pinned, start_ts: u64, commit_ts: u64) -> Answer {
+        if self.bugs.commit_to_old_owner {
+            let Pinned { group, epoch } = prewritten_at;
+            let cmd = Command::TxnCommit { key: key.clone(), epoch, start_ts, commit_ts };
+            return answer(self.execute(group, ExecOp::Write(cmd), true).await);
+        }
         self.txn_command(key, |epoch| Command::TxnCommit { key: key.clone(), epoch, start_ts, commit_ts }).await
     }
 
@@ -377,11 +403,12 @@ impl NodeCore {
     /// has expired, and otherwise waited for (without a Raft write) for at most
     /// [`PREWRITE_WAIT`]: most locks are released within milliseconds, and the bound keeps
     /// two transactions that wait for each other's keys from waiting for ever.
-    async fn prewrite(&self, key: &Key, p: &Prewrite) -> Result<(), Failure> {
+    async fn prewrite(&self, key: &Key, p: &Prewrite) -> Result<Pinned, Failure> {
         let deadline = Instant::now() + PREWRITE_WAIT;
         for _ in 0..PREWRITE_ATTEMPTS {
-            let lock = match self.txn_command(key, |epoch| Command::TxnPrewrite { key: key.clone(), epoch, prewrite: p.clone() }).await {
-                Answer::Did(TxnOutcome::Prewritten) => return Ok(()),
+            let (answer, at) = self.txn_command_at(key, |epoch| Command::TxnPrewrite { key: key.clone(), epoch, prewrite: p.clone() }).await;
+            let lock = match answer {
+                Answer::Did(TxnOutcome::Prewritten) => return Ok(at),
                 Answer::Did(TxnOutcome::Locked(lock)) => lock,
                 Answer::Did(TxnOutcome::WriteConflict { commit_ts }) => {
                     return Err(Failure::Definite(format!(
