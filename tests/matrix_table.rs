@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use table::RunRow;
 
 fn row(config: &str, run: u32, verdict: &str, checkers: &[(&str, &str)]) -> RunRow {
-    let c = configs::config_for(if config == "clean" { None } else { Some(config) }).expect("known configuration");
+    let c = configs::config_named(config).expect("known configuration");
     RunRow {
         config: config.into(),
         bug: c.bug.map(str::to_string),
@@ -147,5 +147,31 @@ fn matrix_cli_refuses_unknown_bugs_before_running_anything() {
     assert_eq!(out.status.code(), Some(254));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown bug \"nofence\""), "{err}");
+    assert!(std::fs::read_dir(store.path()).expect("listable").next().is_none(), "nothing ran");
+}
+
+#[test]
+fn a_clean_transaction_row_counts_valid_runs_like_the_clean_row() {
+    let ok = "valid";
+    let rows = vec![
+        row("clean-txn", 1, "valid", &[("isolation", ok), ("vacuity", ok)]),
+        row("clean-txn", 2, "invalid", &[("isolation", "invalid"), ("vacuity", ok)]),
+    ];
+    let t = table::render(&rows);
+    assert_eq!(cell(&t, "clean-txn", "caught"), "1/2 valid ⚠", "a clean configuration is counted by valid runs");
+    assert_eq!(cell(&t, "clean-txn", "other checkers invalid"), "isolation 1/2", "its invalid is a false positive");
+}
+
+#[test]
+fn matrix_cli_refuses_an_unknown_clean_configuration_before_running_anything() {
+    let store = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["matrix", "--bugs", "none", "--clean", "clean,txn", "--store"])
+        .arg(store.path())
+        .output()
+        .expect("faultline runs");
+    assert_eq!(out.status.code(), Some(254));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown --clean \"txn\": expected all or a list of clean, clean-txn"), "{err}");
     assert!(std::fs::read_dir(store.path()).expect("listable").next().is_none(), "nothing ran");
 }

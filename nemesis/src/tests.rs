@@ -185,6 +185,7 @@ fn ctx_with(cluster: Arc<FakeCluster>, sink: Arc<VecSink>, oracle: Arc<dyn Oracl
         move_phase: None,
         move_action: None,
         abort_phase: None,
+        txn_move_aim: None,
     }
 }
 

@@ -41,9 +41,15 @@ pub struct MatrixArgs {
     #[arg(long, default_value = "all", help = bugs_help())]
     pub bugs: String,
 
-    /// Skip the clean-refkv configuration.
+    /// Skip the clean-refkv configurations.
     #[arg(long)]
     pub no_clean: bool,
+
+    /// Which clean configurations to run: `all`, or a comma-separated list of: clean (the
+    /// key-value hotspot under partition, kill, split, move, abort-move), clean-txn (the
+    /// append transactions under partition, kill, split, move, txn-move).
+    #[arg(long, default_value = "all")]
+    pub clean: String,
 
     /// Seconds between fault changes (`faultline test --nemesis-interval`).
     #[arg(long, default_value_t = 5.0)]
@@ -72,6 +78,16 @@ pub struct MatrixArgs {
     pub test_args: Vec<String>,
 }
 
+/// Parses `--clean`: `all`, or a comma-separated list of [`configs::CLEAN`] names.
+fn parse_clean(text: &str) -> Result<Vec<&'static str>, String> {
+    if text.trim() == "all" {
+        return Ok(configs::CLEAN.to_vec());
+    }
+    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|name| {
+        configs::CLEAN.iter().copied().find(|c| *c == name).ok_or_else(|| format!("unknown --clean {name:?}: expected all or a list of {}", configs::CLEAN.join(", ")))
+    }).collect()
+}
+
 /// The `--bugs` help: every bug of [`configs::BUGS`].
 fn bugs_help() -> String {
     format!("Seeded bugs to run: `all`, `none`, or a comma-separated list of: {}", configs::BUGS.join(", "))
@@ -92,9 +108,15 @@ pub fn run(args: MatrixArgs) -> ExitCode {
         eprintln!("faultline matrix: --nemesis-interval {} must be at least 0.5 seconds", args.nemesis_interval);
         return ExitCode::from(exit::BAD_ARGS);
     }
-    let mut selected: Vec<Option<&str>> = if args.no_clean { vec![] } else { vec![None] };
-    selected.extend(bugs.iter().map(|b| Some(*b)));
-    let configs: Vec<configs::Config> = selected.into_iter().filter_map(configs::config_for).collect();
+    let cleans = match parse_clean(&args.clean) {
+        Ok(_) if args.no_clean => Vec::new(),
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("faultline matrix: {e}");
+            return ExitCode::from(exit::BAD_ARGS);
+        }
+    };
+    let configs: Vec<configs::Config> = cleans.into_iter().chain(bugs.iter().copied()).filter_map(configs::config_named).collect();
     if configs.is_empty() {
         eprintln!("faultline matrix: nothing to run (--no-clean with --bugs none)");
         return ExitCode::from(exit::BAD_ARGS);
@@ -131,7 +153,7 @@ pub fn run(args: MatrixArgs) -> ExitCode {
     if outcome.interrupted {
         return exit::of(Validity::Unknown);
     }
-    let all_good = outcome.rows.iter().all(|r| if r.config == "clean" { r.verdict == "valid" } else { r.caught() });
+    let all_good = outcome.rows.iter().all(|r| if r.bug.is_none() { r.verdict == "valid" } else { r.caught() });
     exit::of(if all_good { Validity::Valid } else { Validity::Invalid })
 }
 
@@ -195,7 +217,7 @@ fn render_rows(path: &std::path::Path, out: Option<&std::path::Path>) -> ExitCod
 
 /// The row re-read from its run directory when that still exists.
 fn refresh_row(row: matrix::table::RunRow) -> matrix::table::RunRow {
-    let config = configs::config_for(row.bug.as_deref());
+    let config = configs::config_named(&row.config);
     match (config, row.run_dir.as_deref().map(std::path::Path::new).filter(|d| d.join("results.json").is_file())) {
         (Some(config), Some(dir)) => {
             let mut fresh = matrix::read_row(&config, row.run, Some(dir), row.exit_code, row.wall_s);
@@ -242,7 +264,10 @@ mod tests {
         let mut cli = crate::cmd::Cli::command().term_width(10_000);
         let matrix = cli.find_subcommand_mut("matrix").expect("the matrix subcommand");
         let help = matrix.render_long_help().to_string();
-        let bugs_line = help.lines().skip_while(|l| !l.contains("--bugs")).take(4).collect::<Vec<_>>().join(" ");
+        let mut from_bugs = help.lines().skip_while(|l| !l.contains("--bugs"));
+        let first = from_bugs.next().unwrap_or_default();
+        let rest = from_bugs.take_while(|l| !l.trim_start().starts_with("--"));
+        let bugs_line = std::iter::once(first).chain(rest).collect::<Vec<_>>().join(" ");
         for bug in configs::BUGS {
             assert!(bugs_line.contains(bug), "`faultline matrix --help` does not name {bug}:\n{bugs_line}");
         }

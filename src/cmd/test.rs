@@ -197,6 +197,13 @@ pub struct TestArgs {
     #[arg(long, default_value = "rotate", help_heading = "Nemesis")]
     pub move_action: String,
 
+    /// Which window the `txn-move` fault aims at: secondary (move a secondary write key,
+    /// release the transaction past the source's fence), primary-cutover (move the primary,
+    /// release it once the job is in CUTOVER), primary-backfill (move the primary, release it
+    /// while the job is in BACKFILL), or rotate (each in turn).
+    #[arg(long, default_value = "rotate", help_heading = "Nemesis")]
+    pub txn_move_aim: String,
+
     /// The phase the `abort-move` fault abandons a job in: BACKFILL, FENCE, DELTA_COPY, or
     /// random (one per turn).
     #[arg(long, default_value = "random", help_heading = "Nemesis")]
@@ -263,6 +270,7 @@ impl TestArgs {
             move_phase: self.move_phase,
             move_action: self.move_action,
             abort_phase: self.abort_phase,
+            txn_move_aim: self.txn_move_aim,
             loss_probability: self.loss_probability,
             recovery_timeout: self.recovery_timeout,
             store: self.store,

@@ -184,7 +184,7 @@ fn summary(row: &RunRow) -> String {
     if !invalid.is_empty() {
         s.push_str(&format!(" ({} invalid)", invalid.join(", ")));
     }
-    if row.config != "clean" {
+    if row.bug.is_some() {
         s.push_str(if row.caught() { " — caught" } else { " — NOT caught" });
     }
     if let Some(e) = &row.error {

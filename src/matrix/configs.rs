@@ -48,7 +48,7 @@ pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index
 
 /// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs; a test checks
 /// that the two lists agree, so a new bug cannot be left out of the matrix).
-pub const BUGS: [&str; 11] = [
+pub const BUGS: [&str; 13] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -60,7 +60,44 @@ pub const BUGS: [&str; 11] = [
     "no-read-validation",
     "lock-dropped-on-move",
     "ts-from-receiver",
+    "commit-to-old-owner",
+    "low-ts-commit-escapes-delta",
 ];
+
+/// The clean configurations, in the order the matrix runs them: `clean` (the key-value
+/// hotspot under every fault the key-value bugs need) and `clean-txn` (the transactional
+/// append workload under every fault the transaction bugs need).
+pub const CLEAN: [&str; 2] = ["clean", "clean-txn"];
+
+/// A configuration by its name: a clean one of [`CLEAN`] or a bug's.
+pub fn config_named(name: &str) -> Option<Config> {
+    match name {
+        "clean" => config_for(None),
+        "clean-txn" => Some(clean_txn()),
+        bug => config_for(Some(bug)),
+    }
+}
+
+/// Clean refkv running transactions under every fault, txn-move's three aims in turn
+/// included, at the copy rate the `primary-backfill` aim needs (a BACKFILL long enough to
+/// release a transaction in).
+fn clean_txn() -> Config {
+    Config {
+        name: "clean-txn",
+        bug: None,
+        workload: "append",
+        nemesis: "partition,kill,split,move,txn-move",
+        extra: &["--time-limit", "60", "--nemesis-interval", "3", TXN_COPIES],
+        slow_copies: false,
+        expected: &[],
+        expected_kinds: &[],
+    }
+}
+
+/// Copies at 20 kB/s: the range a transaction's primary starts (a few kB of transactional
+/// cells) spends a few hundred milliseconds in BACKFILL, so txn-move's `primary-backfill`
+/// aim releases its transaction there, after the copy read the lock and before the fence.
+pub const TXN_COPIES: &str = "--server-arg=--copy-bytes-per-sec=20000";
 
 /// Copies throttled to 50 bytes/s: a moving range of a few dozen bytes then spends about a
 /// second in BACKFILL and in DELTA_COPY, longer than `docker pause` or `docker kill` takes,
@@ -233,6 +270,37 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             workload: "append",
             nemesis: "none",
             extra: &[],
+            slow_copies: false,
+            expected: &["isolation"],
+            expected_kinds: &[],
+        },
+        // The old owner commits a lock it still holds after the move (the coordinator sends
+        // the commit where the prewrite went, and the lock is taken as the authority to
+        // commit): the new owner keeps the primary's lock, which a reader rolls back once it
+        // expires, so an acknowledged transaction loses its primary's write while its
+        // secondaries' are visible. txn-move's primary-cutover aim moves a held
+        // transaction's primary and releases it once the copies are done.
+        Some("commit-to-old-owner") => Config {
+            name: "commit-to-old-owner",
+            bug: Some("commit-to-old-owner"),
+            workload: "append",
+            nemesis: "txn-move",
+            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-cutover"],
+            slow_copies: false,
+            expected: &["isolation"],
+            expected_kinds: &[],
+        },
+        // DELTA_COPY copies only keys changed from BACKFILL's timestamp on: a primary
+        // committed at the source during BACKFILL, after the copy read its lock, with a
+        // commit timestamp from before the move, reaches the new owner as a bare lock, which
+        // a reader rolls back. txn-move's primary-backfill aim releases a held transaction
+        // whose primary moves while the job is in BACKFILL.
+        Some("low-ts-commit-escapes-delta") => Config {
+            name: "low-ts-commit-escapes-delta",
+            bug: Some("low-ts-commit-escapes-delta"),
+            workload: "append",
+            nemesis: "txn-move",
+            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-backfill", TXN_COPIES],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],

@@ -124,9 +124,9 @@ fn cell(runs: &[&RunRow], checker: &str, expected: bool) -> String {
     s
 }
 
-fn caught_cell(config: &str, runs: &[&RunRow]) -> String {
+fn caught_cell(runs: &[&RunRow]) -> String {
     let n = runs.len();
-    if config == "clean" {
+    if runs.iter().all(|r| r.bug.is_none()) {
         let valid = runs.iter().filter(|r| r.verdict == "valid").count();
         let mark = if valid == n { "" } else { " ⚠" };
         return format!("{valid}/{n} valid{mark}");
@@ -188,7 +188,7 @@ pub fn render(rows: &[RunRow]) -> String {
         let first = runs[0];
         let expected = if first.expected.is_empty() { "— (all valid)".to_string() } else { expected_label(first) };
         let any = runs.iter().filter(|r| r.checkers.values().any(|v| v == "invalid")).count();
-        let _ = write!(out, "| {config} | {} | {} | {expected} | {} | {any}/{} |", first.workload, first.nemesis, caught_cell(config, &runs), runs.len());
+        let _ = write!(out, "| {config} | {} | {} | {expected} | {} | {any}/{} |", first.workload, first.nemesis, caught_cell(&runs), runs.len());
         for c in &cols {
             let _ = write!(out, " {} |", cell(&runs, c, first.expected.contains(c)));
         }

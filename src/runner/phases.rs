@@ -340,6 +340,7 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
             move_phase: plan.move_phase,
             move_action: plan.move_action,
             abort_phase: plan.abort_phase,
+            txn_move_aim: plan.txn_move_aim,
         },
         kinds: plan.nemesis.clone(),
         interval: plan.nemesis_interval,

@@ -103,6 +103,8 @@ pub struct Plan {
     pub move_action: Option<nemesis::faults::MoveAction>,
     /// The phase `abort-move` abandons in; `None` = random.
     pub abort_phase: Option<analysis::history::JobPhase>,
+    /// The window `txn-move` aims at; `None` = each in turn.
+    pub txn_move_aim: Option<nemesis::faults::TxnMoveAim>,
     pub nemesis_interval: Duration,
     pub time_limit: Duration,
     pub subnet: Option<Cidr>,
@@ -224,6 +226,7 @@ impl Plan {
             move_phase: nemesis::faults::parse_move_phase(&args.move_phase).map_err(bad)?,
             move_action: nemesis::faults::parse_move_action(&args.move_action).map_err(bad)?,
             abort_phase: nemesis::faults::parse_abort_phase(&args.abort_phase).map_err(bad)?,
+            txn_move_aim: nemesis::faults::parse_txn_move_aim(&args.txn_move_aim).map_err(bad)?,
             nemesis_interval: Duration::from_secs_f64(args.nemesis_interval),
             time_limit: Duration::from_secs(args.time_limit),
             subnet,

@@ -11,6 +11,7 @@ mod process;
 
 pub use abort_move::parse_abort_phase;
 pub use move_phase::{parse_move_action, parse_move_phase, Action as MoveAction};
+pub use txn_move::{parse_txn_move_aim, Aim as TxnMoveAim};
 
 use crate::grudge::PartitionMode;
 use crate::net;
@@ -297,6 +298,8 @@ pub struct Ctx {
     pub move_action: Option<MoveAction>,
     /// The pre-CUTOVER phase `abort-move` abandons a job in (`--abort-phase`); `None` = random.
     pub abort_phase: Option<JobPhase>,
+    /// The window `txn-move` aims at (`--txn-move-aim`); `None` = each in turn.
+    pub txn_move_aim: Option<TxnMoveAim>,
 }
 
 impl Ctx {

@@ -4,24 +4,33 @@
 //!    transaction that node coordinates that writes a key besides its primary stops with
 //!    all its locks in place, between its commit timestamp and its primary's commit;
 //! 2. waits for that transaction to be listed as held;
-//! 3. moves one of its secondary write keys to another group (a cross-group split at the
-//!    key, after a same-group split that keeps the primary out of the moving range when it
-//!    would go along), so the move's copy and fence meet the live secondary lock;
-//! 4. waits until the job reaches [`RELEASE_AT`] — past the source's fence, so the
-//!    secondary's commit can no longer land at the source before the copy that carries the
-//!    range — and releases the transaction, which then commits.
+//! 3. moves one of its keys to another group (a cross-group split at the key, after a
+//!    same-group split that keeps the transaction's other keys out of the moving range when
+//!    they would go along), so the move's copies meet the live lock;
+//! 4. waits until the job reaches the phase its [`Aim`] releases at and releases the
+//!    transaction, which then commits.
+//!
+//! The aims (`--txn-move-aim`, by default each in turn):
+//! - `secondary`: a secondary write key moves; released in DELTA_COPY, past the source's
+//!   fence, so the secondary's commit must find its lock at the new owner;
+//! - `primary-cutover`: the primary moves; released once the job is in CUTOVER, when the
+//!   copies are complete, so the commit must be refused by the old owner and go to the new;
+//! - `primary-backfill`: the primary moves; released while the job is still in BACKFILL,
+//!   after its copy read the lock, so the commit lands at the source with a commit
+//!   timestamp older than the move's start and only the delta copy can carry it.
 //!
 //! Its `stop` waits for the job to settle (at most the turn's budget). Runs on its own
 //! clock and acts through the store's API only. Effective when the move was accepted, the
-//! job reached [`RELEASE_AT`] and the transaction was still held then. The events record
-//! the node, the transaction (`start_ts`, `commit_ts`, primary), the moved key, the job and
-//! the phase seen at the release.
+//! job was seen in the aim's phase (for `primary-backfill`: in BACKFILL itself, not later)
+//! and the transaction was still held then. The events record the aim, the node, the
+//! transaction (`start_ts`, `commit_ts`, primary), the moved key, the job and the phase
+//! seen at the release.
 //!
 //! Invariants: every turn that armed a hold releases it (whatever went wrong), so no
 //! transaction waits longer than the move needs, and never longer than [`ARM_HOLD`] (the
 //! store's own bound); a turn that cannot arm anywhere does nothing else.
 
-use super::move_phase::wait_for_phase;
+use super::move_phase::{reached, wait_for_phase};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use crate::oracle::TxnInFlight;
 use analysis::history::{FaultValue, JobPhase};
@@ -35,8 +44,63 @@ pub struct TxnMove;
 /// client's 2 s call timeout, so the held transaction's outcome still reaches its client.
 pub const ARM_HOLD: Duration = Duration::from_millis(1500);
 
-/// The phase the job must reach before the held transaction is released.
-pub const RELEASE_AT: JobPhase = JobPhase::DeltaCopy;
+/// The window a turn aims at: which key of the held transaction moves, and the job phase
+/// at which the transaction is released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aim {
+    Secondary,
+    PrimaryCutover,
+    PrimaryBackfill,
+}
+
+impl Aim {
+    const ALL: [Aim; 3] = [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryBackfill];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Aim::Secondary => "secondary",
+            Aim::PrimaryCutover => "primary-cutover",
+            Aim::PrimaryBackfill => "primary-backfill",
+        }
+    }
+
+    /// The phase the job must reach before the held transaction is released.
+    pub fn release_at(self) -> JobPhase {
+        match self {
+            Aim::Secondary => JobPhase::DeltaCopy,
+            Aim::PrimaryCutover => JobPhase::Cutover,
+            Aim::PrimaryBackfill => JobPhase::Backfill,
+        }
+    }
+
+    fn moves_primary(self) -> bool {
+        self != Aim::Secondary
+    }
+
+    /// Whether a release with the job seen in `phase` hit the window.
+    fn hit(self, phase: Option<JobPhase>) -> bool {
+        match (self, phase) {
+            (Aim::PrimaryBackfill, p) => p == Some(JobPhase::Backfill),
+            (_, Some(p)) => reached(self.release_at(), p),
+            (_, None) => false,
+        }
+    }
+
+    fn for_turn(nth: u64) -> Aim {
+        Aim::ALL[(nth % Aim::ALL.len() as u64) as usize]
+    }
+}
+
+/// Parses `--txn-move-aim`: one aim's name, or `rotate` (`None`: each in turn).
+pub fn parse_txn_move_aim(text: &str) -> Result<Option<Aim>, String> {
+    if text == "rotate" {
+        return Ok(None);
+    }
+    Aim::ALL.into_iter().find(|a| a.name() == text).map(Some).ok_or_else(|| {
+        let names: Vec<&str> = Aim::ALL.iter().map(|a| a.name()).collect();
+        format!("unknown --txn-move-aim {text:?}: expected {} or rotate", names.join(", "))
+    })
+}
 
 /// How long a turn waits for a transaction to take the hold.
 const FIND_PATIENCE: Duration = Duration::from_secs(5);
@@ -47,9 +111,10 @@ const POLL: Duration = Duration::from_millis(10);
 /// What a start-txn-move records beside the shared fields.
 #[derive(Default, serde::Serialize)]
 struct Aimed {
+    aim: &'static str,
     node: Option<String>,
     txn: Option<TxnInFlight>,
-    /// The secondary key moved.
+    /// The key moved (the primary or a secondary write key, as the aim says).
     moved_key: Option<String>,
     route_id: Option<u64>,
     target_group: Option<u64>,
@@ -76,7 +141,7 @@ impl Fault for TxnMove {
     }
 
     fn effective_means(&self) -> &'static str {
-        "a transaction was held with its locks in place while the range of one of its secondary write keys moved past the source's fence"
+        "a transaction was held with its locks in place while the range of one of its keys moved, and released in the phase its aim names"
     }
 
     fn style(&self) -> Style {
@@ -112,7 +177,8 @@ fn held_one(listed: &[TxnInFlight]) -> Option<&TxnInFlight> {
 }
 
 async fn aim(ctx: &Ctx, turn: Turn) -> Started {
-    let mut facts = Aimed { release_at: RELEASE_AT.name(), ..Aimed::default() };
+    let aim = ctx.txn_move_aim.unwrap_or_else(|| Aim::for_turn(turn.nth));
+    let mut facts = Aimed { aim: aim.name(), release_at: aim.release_at().name(), ..Aimed::default() };
     let mut value = FaultValue::new(Vec::new());
     value.effective = Some(false);
     let Some(node) = arm_one(ctx, turn.nth, &mut facts).await else {
@@ -127,14 +193,15 @@ async fn aim(ctx: &Ctx, turn: Turn) -> Started {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
     facts.txn = Some(txn.clone());
-    let moved = move_a_secondary(ctx, &txn, &mut facts).await;
+    let moved = if aim.moves_primary() { move_the_primary(ctx, &txn, &mut facts).await } else { move_a_secondary(ctx, &txn, &mut facts).await };
     let Some(job_id) = moved else {
         release(ctx, &node).await;
         return Started { value: value.with_facts(facts), undo: Undo::AwaitJob { job_id: None, accepted: false }, summary: None };
     };
     value.key = facts.moved_key.clone();
     value.split_key = facts.moved_key.clone();
-    let (seen, hit) = wait_for_phase(ctx, job_id, RELEASE_AT, turn.budget).await;
+    let (seen, _) = wait_for_phase(ctx, job_id, aim.release_at(), turn.budget).await;
+    let hit = aim.hit(seen.as_ref().and_then(|j| JobPhase::parse(&j.phase)));
     facts.phase_seen = seen.map(|j| j.phase);
     let still_held = ctx.oracle.txn_hold(&node, 0, false).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
     release(ctx, &node).await;
@@ -197,6 +264,28 @@ async fn move_a_secondary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut Aimed) -> Op
     None
 }
 
+/// Moves the transaction's primary (keeping its secondary write keys where they are); the
+/// job's id.
+async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut Aimed) -> Option<u64> {
+    let key = &txn.primary;
+    let refusal = match ctx.oracle.move_key(key, &txn.secondary_writes).await {
+        None => "the store cannot move keys".to_string(),
+        Some(out) => match (out.accepted, out.job_id) {
+            (true, Some(job)) => {
+                facts.moved_key = Some(key.clone());
+                facts.route_id = out.route_id;
+                facts.target_group = out.target_group;
+                facts.job_id = Some(job);
+                facts.split = Some(out.detail);
+                return Some(job);
+            }
+            _ => out.detail.to_string(),
+        },
+    };
+    facts.why_not = Some(format!("the primary {key} could not be moved: {refusal}"));
+    None
+}
+
 /// Releases what `node` holds (best effort: the store's own bound ends the hold anyway).
 async fn release(ctx: &Ctx, node: &str) {
     if let Err(e) = ctx.oracle.txn_hold(node, 0, true).await {
@@ -249,8 +338,28 @@ mod tests {
     }
 
     #[test]
-    fn the_hold_ends_before_the_clients_call_timeout_and_is_released_past_the_fence() {
+    fn the_hold_ends_before_the_clients_call_timeout_and_a_secondary_is_released_past_the_fence() {
         assert!(ARM_HOLD < Duration::from_secs(2));
-        assert!(RELEASE_AT.rank() > JobPhase::Fence.rank());
+        assert!(Aim::Secondary.release_at().rank() > JobPhase::Fence.rank());
+        assert!(Aim::PrimaryCutover.release_at().rank() > JobPhase::DeltaCopy.rank(), "both copies are done");
+    }
+
+    #[test]
+    fn aims_parse_by_name_or_rotate_and_turns_take_each_in_turn() {
+        assert_eq!(parse_txn_move_aim("rotate"), Ok(None));
+        assert_eq!(parse_txn_move_aim("primary-backfill"), Ok(Some(Aim::PrimaryBackfill)));
+        assert!(parse_txn_move_aim("primary").unwrap_err().contains("expected secondary, primary-cutover, primary-backfill or rotate"));
+        let turns: Vec<Aim> = (0..4).map(Aim::for_turn).collect();
+        assert_eq!(turns, [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryBackfill, Aim::Secondary]);
+    }
+
+    #[test]
+    fn a_backfill_release_hits_only_in_backfill_and_the_others_at_or_past_their_phase() {
+        assert!(Aim::PrimaryBackfill.hit(Some(JobPhase::Backfill)));
+        assert!(!Aim::PrimaryBackfill.hit(Some(JobPhase::Fence)), "the commit would meet the fence, not the window");
+        assert!(Aim::PrimaryCutover.hit(Some(JobPhase::Cleanup)));
+        assert!(!Aim::PrimaryCutover.hit(Some(JobPhase::DeltaCopy)));
+        assert!(!Aim::Secondary.hit(Some(JobPhase::Done)), "a settled job is not a window");
+        assert!(!Aim::Secondary.hit(None));
     }
 }
