@@ -200,8 +200,8 @@ pub struct TestArgs {
     /// Which window the `txn-move` fault aims at: secondary (move a secondary write key,
     /// release the transaction past the source's fence), primary-cutover (move the primary,
     /// release it once the job is in CUTOVER), primary-backfill (move the primary, release it
-    /// while the job is in BACKFILL), or rotate (each in turn).
-    #[arg(long, default_value = "rotate", help_heading = "Nemesis")]
+    /// while the job is in BACKFILL), or random (one per turn, from the seed).
+    #[arg(long, default_value = "random", help_heading = "Nemesis")]
     pub txn_move_aim: String,
 
     /// The phase the `abort-move` fault abandons a job in: BACKFILL, FENCE, DELTA_COPY, or

@@ -256,7 +256,7 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("lock-dropped-on-move"),
             workload: "append",
             nemesis: "txn-move",
-            extra: &["--nemesis-interval", "3", "--time-limit", "60"],
+            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "secondary"],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],

@@ -103,7 +103,7 @@ pub struct Plan {
     pub move_action: Option<nemesis::faults::MoveAction>,
     /// The phase `abort-move` abandons in; `None` = random.
     pub abort_phase: Option<analysis::history::JobPhase>,
-    /// The window `txn-move` aims at; `None` = each in turn.
+    /// The window `txn-move` aims at; `None` = one drawn per turn.
     pub txn_move_aim: Option<nemesis::faults::TxnMoveAim>,
     pub nemesis_interval: Duration,
     pub time_limit: Duration,

@@ -80,7 +80,7 @@ pub struct TestSpec {
     pub move_action: String,
     /// `--abort-phase`: the pre-CUTOVER phase `abort-move` abandons in, or `random`.
     pub abort_phase: String,
-    /// `--txn-move-aim`: one window of the `txn-move` fault, or `rotate`.
+    /// `--txn-move-aim`: one window of the `txn-move` fault, or `random`.
     pub txn_move_aim: String,
     pub loss_probability: f64,
     pub recovery_timeout: u64,

@@ -298,7 +298,7 @@ pub struct Ctx {
     pub move_action: Option<MoveAction>,
     /// The pre-CUTOVER phase `abort-move` abandons a job in (`--abort-phase`); `None` = random.
     pub abort_phase: Option<JobPhase>,
-    /// The window `txn-move` aims at (`--txn-move-aim`); `None` = each in turn.
+    /// The window `txn-move` aims at (`--txn-move-aim`); `None` = one drawn per turn.
     pub txn_move_aim: Option<TxnMoveAim>,
 }
 

@@ -10,7 +10,8 @@
 //! 4. waits until the job reaches the phase its [`Aim`] releases at and releases the
 //!    transaction, which then commits.
 //!
-//! The aims (`--txn-move-aim`, by default each in turn):
+//! The aims (`--txn-move-aim`, by default one drawn per turn from the run's seed, so a run
+//! of few turns still meets every aim over a few runs):
 //! - `secondary`: a secondary write key moves; released in DELTA_COPY, past the source's
 //!   fence, so the secondary's commit must find its lock at the new owner;
 //! - `primary-cutover`: the primary moves; released once the job is in CUTOVER, when the
@@ -36,6 +37,7 @@ use crate::oracle::TxnInFlight;
 use analysis::history::{FaultValue, JobPhase};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
 use std::time::Duration;
 
 pub struct TxnMove;
@@ -86,19 +88,19 @@ impl Aim {
         }
     }
 
-    fn for_turn(nth: u64) -> Aim {
-        Aim::ALL[(nth % Aim::ALL.len() as u64) as usize]
+    fn drawn(rng: &mut StdRng) -> Aim {
+        *Aim::ALL.choose(rng).unwrap_or(&Aim::Secondary)
     }
 }
 
-/// Parses `--txn-move-aim`: one aim's name, or `rotate` (`None`: each in turn).
+/// Parses `--txn-move-aim`: one aim's name, or `random` (`None`: one drawn per turn).
 pub fn parse_txn_move_aim(text: &str) -> Result<Option<Aim>, String> {
-    if text == "rotate" {
+    if text == "random" {
         return Ok(None);
     }
     Aim::ALL.into_iter().find(|a| a.name() == text).map(Some).ok_or_else(|| {
         let names: Vec<&str> = Aim::ALL.iter().map(|a| a.name()).collect();
-        format!("unknown --txn-move-aim {text:?}: expected {} or rotate", names.join(", "))
+        format!("unknown --txn-move-aim {text:?}: expected {} or random", names.join(", "))
     })
 }
 
@@ -156,8 +158,9 @@ impl Fault for TxnMove {
         false
     }
 
-    fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, _rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
-        Box::pin(aim(ctx, turn))
+    fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started> {
+        let aim = ctx.txn_move_aim.unwrap_or_else(|| Aim::drawn(rng));
+        Box::pin(aim_at(ctx, turn, aim))
     }
 
     fn stop<'a>(&'a self, ctx: &'a Ctx, active: &'a Active) -> BoxFuture<'a, FaultValue> {
@@ -176,8 +179,7 @@ fn held_one(listed: &[TxnInFlight]) -> Option<&TxnInFlight> {
     listed.iter().find(|t| t.held && !t.secondary_writes.is_empty())
 }
 
-async fn aim(ctx: &Ctx, turn: Turn) -> Started {
-    let aim = ctx.txn_move_aim.unwrap_or_else(|| Aim::for_turn(turn.nth));
+async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     let mut facts = Aimed { aim: aim.name(), release_at: aim.release_at().name(), ..Aimed::default() };
     let mut value = FaultValue::new(Vec::new());
     value.effective = Some(false);
@@ -345,12 +347,16 @@ mod tests {
     }
 
     #[test]
-    fn aims_parse_by_name_or_rotate_and_turns_take_each_in_turn() {
-        assert_eq!(parse_txn_move_aim("rotate"), Ok(None));
+    fn aims_parse_by_name_or_random_and_draws_follow_the_seed_and_meet_every_aim() {
+        assert_eq!(parse_txn_move_aim("random"), Ok(None));
         assert_eq!(parse_txn_move_aim("primary-backfill"), Ok(Some(Aim::PrimaryBackfill)));
-        assert!(parse_txn_move_aim("primary").unwrap_err().contains("expected secondary, primary-cutover, primary-backfill or rotate"));
-        let turns: Vec<Aim> = (0..4).map(Aim::for_turn).collect();
-        assert_eq!(turns, [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryBackfill, Aim::Secondary]);
+        assert!(parse_txn_move_aim("rotate").unwrap_err().contains("expected secondary, primary-cutover, primary-backfill or random"));
+        let draws = |seed| {
+            let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(seed);
+            (0..30).map(|_| Aim::drawn(&mut rng)).collect::<Vec<_>>()
+        };
+        assert_eq!(draws(7), draws(7), "a seed gives the same aims");
+        assert!(Aim::ALL.iter().all(|a| draws(7).contains(a)));
     }
 
     #[test]
