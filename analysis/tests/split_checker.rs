@@ -355,3 +355,36 @@ fn a_split_whose_cold_window_the_clients_cover_is_judged_cold() {
     let r = check(&h.build(), &opts());
     assert_eq!(anomaly_kinds(&r), ["cold-split"], "{:?}", r.reason);
 }
+
+/// `rate` list-append transactions per second from `from_s` to `to_s`, each appending to
+/// two sequential keys (`key(n)` and `key(n + 1)`) and reading the first.
+fn txn_load(h: &mut HistoryBuilder, from_s: u64, to_s: u64, rate: u64, n0: &mut u64, key: impl Fn(u64) -> String) {
+    let step_ms = 1000 / rate;
+    let mut t = from_s * 1000;
+    while t < to_s * 1000 {
+        h.at_ms(t);
+        let (a, b) = (key(*n0), key(*n0 + 1));
+        let process = *n0 % 8;
+        h.invoke_txn(process, json!([["append", a, *n0], ["append", b, *n0], ["r", a, null]]));
+        h.complete_txn(analysis::history::OpType::Ok, process, json!([["append", a, *n0], ["append", b, *n0], ["r", a, [*n0]]]));
+        *n0 += 1;
+        t += step_ms;
+    }
+}
+
+#[test]
+fn a_split_of_a_range_loaded_by_transactions_is_not_cold_and_its_point_is_not_judged_from_them() {
+    let mut h = HistoryBuilder::new();
+    let mut n = 0;
+    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
+    txn_load(&mut h, 0, 20, 50, &mut n, seq);
+    // The byte midpoint, which a single-key hot range would call unjustified (above).
+    h.at_ms(20_000).catalog(2, vec![child(2, "", "\u{7f}", 1, 1, 1), child(3, "\u{7f}", "", 1, 1, 1)], vec![]);
+    txn_load(&mut h, 20, 30, 50, &mut n, seq);
+    let r = check(&h.build(), &opts());
+    assert_eq!(r.valid, Validity::Valid, "{:?} {:?}", r.reason, r.anomalies);
+    assert_eq!((r.counts["cold-splits"], r.counts["judged-splits"], r.counts["unjustified-splits"]), (0, 1, 0));
+    let s = &splits(&r)[0];
+    assert!(s["parent_ops_per_s_before"].as_f64().unwrap() > 100.0, "three micro-ops a transaction, 50 a second: {s}");
+    assert!(s["evidence_txn_ops"].as_u64().unwrap() > 0);
+}

@@ -40,6 +40,8 @@ use serde_json::{json, Value};
 /// What the evidence window says about a parent's keys.
 struct Evidence {
     ops: u64,
+    /// Of `ops`, micro-ops of transactions.
+    txn_ops: u64,
     child_shares: Vec<f64>,
     top_key: Option<String>,
     top_key_share: f64,
@@ -47,12 +49,9 @@ struct Evidence {
 }
 
 fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
-    let keys: Vec<&str> = load
-        .invokes_between(since, split.time)
-        .iter()
-        .filter(|i| route_contains(&split.parent, i.key))
-        .map(|i| i.key)
-        .collect();
+    let inside: Vec<_> = load.invokes_between(since, split.time).iter().filter(|i| route_contains(&split.parent, &i.key)).collect();
+    let txn_ops = inside.iter().filter(|i| i.in_txn).count() as u64;
+    let keys: Vec<&str> = inside.iter().map(|i| i.key.as_ref()).collect();
     let n = keys.len() as f64;
     let mut per_child = vec![0u64; split.children.len()];
     let mut per_key: FxHashMap<&str, u64> = FxHashMap::default();
@@ -66,6 +65,7 @@ fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
     let below_first_key = split.split_keys.first().map(|s| keys.iter().filter(|k| **k < s.as_str()).count());
     Evidence {
         ops: keys.len() as u64,
+        txn_ops,
         child_shares: per_child.iter().map(|&c| if n > 0.0 { c as f64 / n } else { 0.0 }).collect(),
         top_key: top.map(|(k, _)| k.to_string()),
         top_key_share: top.map_or(0.0, |(_, &c)| c as f64 / n.max(1.0)),
@@ -137,8 +137,13 @@ pub fn judge(
                 split.parent.id, opts.cold_window_s));
         } else if ev.ops >= opts.min_evidence_ops {
             judged = true;
-            if let Some(why) = unjustified(split, &ev, opts) {
-                flag("unjustified-split", why);
+            // A transaction's client-side micro-ops are not the store's per-key work (lock
+            // waits, resolves, retries add load the history does not show), so a split point
+            // is judged only from single-key ops.
+            if ev.txn_ops == 0 {
+                if let Some(why) = unjustified(split, &ev, opts) {
+                    flag("unjustified-split", why);
+                }
             }
         }
     }
@@ -155,7 +160,7 @@ pub fn judge(
         }).collect::<Vec<_>>(),
         "evidence_ops": ev.ops,
         "split_key_quantile": ev.split_key_quantile,
-        "top_key": ev.top_key, "top_key_share": ev.top_key_share,
+        "evidence_txn_ops": ev.txn_ops, "top_key": ev.top_key, "top_key_share": ev.top_key_share,
         "evidence_from_s": evidence_since as f64 / NS_PER_S as f64,
         "parent_ops_per_s_recent": parent_load,
         "hottest_ops_per_s_recent": hottest,

@@ -1,19 +1,25 @@
 //! Per-route load from the history: each client invoke's key mapped through the catalog
-//! in force at its time, counted in one-second buckets.
+//! in force at its time, counted in one-second buckets. A transaction counts once per
+//! micro-op, at the micro-op's key (its keys are what loads the routes), so a run of
+//! transactions gives the split judge the same evidence as one of single-key ops.
 
 use crate::catalog::{route_containing, CatalogTimeline};
 use crate::history::{History, OpType, Process, RouteRecord};
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 pub const NS_PER_S: u64 = 1_000_000_000;
 
-/// One keyed client invoke, for looking at the key distribution inside a window.
-#[derive(Debug, Clone, Copy)]
+/// One keyed client invoke (or one micro-op of a transaction), for looking at the key
+/// distribution inside a window.
+#[derive(Debug, Clone)]
 pub struct KeyedInvoke<'h> {
     pub time: u64,
-    pub key: &'h str,
+    pub key: Cow<'h, str>,
     pub is_write: bool,
+    /// A micro-op of a transaction (not a single-key op).
+    pub in_txn: bool,
 }
 
 pub struct LoadTable<'h> {
@@ -29,27 +35,49 @@ pub struct LoadTable<'h> {
     pub client_span: Option<(u64, u64)>,
 }
 
+/// The keys of the transaction at `position`, one per micro-op, each with whether the
+/// micro-op writes (borrowed from the op's value when the history keeps it there).
+fn micro_op_keys(history: &History, position: usize) -> Vec<(Cow<'_, str>, bool)> {
+    match history.txn_value(position) {
+        Cow::Borrowed(value) => mop_keys(value).collect(),
+        Cow::Owned(value) => mop_keys(&value).map(|(k, w)| (Cow::Owned(k.into_owned()), w)).collect(),
+    }
+}
+
+fn mop_keys(value: &Value) -> impl Iterator<Item = (Cow<'_, str>, bool)> {
+    value.as_array().map(Vec::as_slice).unwrap_or_default().iter().filter_map(|m| {
+        let is_write = crate::checkers::vacuity::WRITE_MICRO_OPS.contains(&m.get(0)?.as_str()?);
+        let key = match m.get(1)? {
+            Value::String(s) => Cow::Borrowed(s.as_str()),
+            other => Cow::Owned(other.to_string()),
+        };
+        Some((key, is_write))
+    })
+}
+
 pub fn bucket_of(time: u64) -> usize {
     (time / NS_PER_S) as usize
 }
 
 impl<'h> LoadTable<'h> {
     pub fn build(history: &'h History, timeline: &CatalogTimeline, write_fns: &[&str]) -> Self {
-        let mut invokes: Vec<KeyedInvoke<'h>> = history
-            .ops
-            .iter()
-            .filter(|op| op.kind == OpType::Invoke && matches!(op.process, Process::Client(_)))
-            .filter_map(|op| {
-                let key = op.key.as_deref()?;
-                Some(KeyedInvoke { time: op.time, key, is_write: write_fns.contains(&op.f.as_str()) })
-            })
-            .collect();
+        let mut invokes: Vec<KeyedInvoke<'h>> = Vec::new();
+        for (position, op) in history.ops.iter().enumerate() {
+            if op.kind != OpType::Invoke || !matches!(op.process, Process::Client(_)) {
+                continue;
+            }
+            if let Some(key) = op.key.as_deref() {
+                invokes.push(KeyedInvoke { time: op.time, key: Cow::Borrowed(key), is_write: write_fns.contains(&op.f.as_str()), in_txn: false });
+            } else if op.f == crate::ops::TXN {
+                invokes.extend(micro_op_keys(history, position).into_iter().map(|(key, is_write)| KeyedInvoke { time: op.time, key, is_write, in_txn: true }));
+            }
+        }
         invokes.sort_by_key(|i| i.time);
         let buckets = invokes.last().map_or(0, |i| bucket_of(i.time) + 1);
         let mut per_route: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
         let mut unmapped = 0;
         for inv in &invokes {
-            match timeline.in_force_at(inv.time).and_then(|obs| obs.route_for(inv.key)) {
+            match timeline.in_force_at(inv.time).and_then(|obs| obs.route_for(&inv.key)) {
                 Some(route) => per_route.entry(route.id).or_insert_with(|| vec![0; buckets])[bucket_of(inv.time)] += 1,
                 None => unmapped += 1,
             }
@@ -82,7 +110,7 @@ impl<'h> LoadTable<'h> {
         let seconds = to.saturating_sub(from) as f64 / NS_PER_S as f64;
         let mut counts: FxHashMap<u64, u64> = FxHashMap::default();
         for inv in self.invokes_between(from, to) {
-            if let Some(r) = route_containing(routes, inv.key) {
+            if let Some(r) = route_containing(routes, &inv.key) {
                 *counts.entry(r.id).or_default() += 1;
             }
         }

@@ -120,7 +120,7 @@ fn infer_hot_route(load: &LoadTable, timeline: &CatalogTimeline) -> Option<Route
     let first = timeline.in_time_order().next()?;
     let mut writes: FxHashMap<u64, u64> = FxHashMap::default();
     for inv in load.invokes.iter().filter(|i| i.is_write) {
-        if let Some(r) = first.route_for(inv.key) {
+        if let Some(r) = first.route_for(&inv.key) {
             *writes.entry(r.id).or_default() += 1;
         }
     }
@@ -146,7 +146,7 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
         Some(p) => Some(HotRange::Prefix(p.clone())),
         None => infer_hot_route(&load, timeline).map(HotRange::Route),
     };
-    let hot_start = hot.as_ref().and_then(|h| load.invokes.iter().find(|i| h.contains(i.key)).map(|i| i.time));
+    let hot_start = hot.as_ref().and_then(|h| load.invokes.iter().find(|i| h.contains(&i.key)).map(|i| i.time));
 
     let lineage = timeline.lineage();
     let mut auto_created_at: FxHashMap<u64, u64> = FxHashMap::default();
