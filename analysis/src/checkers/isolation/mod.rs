@@ -8,6 +8,7 @@
 //! invalid: it makes it unknown. See `docs/checkers.md` § isolation.
 
 mod cycles;
+mod fault_context;
 mod found;
 mod graph;
 mod list_append;
@@ -86,7 +87,7 @@ pub fn check(history: &History, opts: &Opts) -> CheckerResult {
     let (graph, edge_count) = build_graph(&txns, analysis.edges.clone(), &variants);
     let deadline = opts.time_budget.map(|d| start + d);
     let search = search_cycles(&graph, &variants, deadline);
-    verdict(
+    let mut result = verdict(
         &txns,
         opts,
         &prohibited,
@@ -95,7 +96,9 @@ pub fn check(history: &History, opts: &Opts) -> CheckerResult {
         &graph,
         search,
         edge_count,
-    )
+    );
+    fault_context::annotate(history, &mut result);
+    result
 }
 
 fn unknown(reason: String) -> CheckerResult {
