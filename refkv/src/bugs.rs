@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const BUG_NAMES: [&str; 13] = [
+pub const BUG_NAMES: [&str; 14] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -17,6 +17,7 @@ pub const BUG_NAMES: [&str; 13] = [
     "ts-from-receiver",
     "commit-to-old-owner",
     "low-ts-commit-escapes-delta",
+    "no-post-fence-drain",
 ];
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -55,6 +56,11 @@ pub struct Bugs {
     /// taken when BACKFILL started: a commit with an older timestamp that landed at the
     /// source after BACKFILL read the key is in neither copy.
     pub low_ts_commit_escapes_delta: bool,
+    /// A fenced source still commits a lock it holds (elastickv M2's lane for prepared
+    /// transactions, §7.1), but the move does not wait for those locks to drain before its
+    /// delta copy (§3.2a): a commit through the lane after the delta copy read the key is
+    /// lost on the new owner.
+    pub no_post_fence_drain: bool,
 }
 
 impl Bugs {
@@ -76,6 +82,7 @@ impl Bugs {
                 "ts-from-receiver" => bugs.ts_from_receiver = true,
                 "commit-to-old-owner" => bugs.commit_to_old_owner = true,
                 "low-ts-commit-escapes-delta" => bugs.low_ts_commit_escapes_delta = true,
+                "no-post-fence-drain" => bugs.no_post_fence_drain = true,
                 other => return Err(format!("unknown bug {other:?}; known bugs: {}", BUG_NAMES.join(", "))),
             }
         }
@@ -97,6 +104,7 @@ impl Bugs {
             self.ts_from_receiver,
             self.commit_to_old_owner,
             self.low_ts_commit_escapes_delta,
+            self.no_post_fence_drain,
         ];
         BUG_NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(n, _)| *n).collect()
     }

@@ -151,6 +151,11 @@ impl GroupState {
                 if bugs.commit_to_old_owner && self.holds_lock_of(key, *start_ts) {
                     return self.txn_change_unfenced(key, dirty, |cell| cell.commit(key, *start_ts, *commit_ts));
                 }
+                // Seeded bug `no-post-fence-drain`: the fenced source's lane for the locks it
+                // holds, with no drain before the delta copy.
+                if bugs.no_post_fence_drain && self.fenced_owner_at(key, *epoch) && self.holds_lock_of(key, *start_ts) {
+                    return self.txn_change_unfenced(key, dirty, |cell| cell.commit(key, *start_ts, *commit_ts));
+                }
                 self.txn_change(key, *epoch, bugs, dirty, |cell| cell.commit(key, *start_ts, *commit_ts))
             }
             Command::TxnRollback { key, epoch, start_ts } => self.txn_change(key, *epoch, bugs, dirty, |cell| cell.rollback(*start_ts)),
@@ -194,6 +199,12 @@ impl GroupState {
             dirty.keys.insert(key.to_vec());
         }
         CommandResult::Txn(outcome)
+    }
+
+    /// Whether this group owns `key` at `epoch` with writes fenced (a move past FENCE, before
+    /// its cutover).
+    fn fenced_owner_at(&self, key: &[u8], epoch: u64) -> bool {
+        self.ownership.check_read(key, epoch).is_ok_and(|o| o.fenced)
     }
 
     /// Whether `key`'s cell holds the lock of the transaction that started at `start_ts`.

@@ -115,6 +115,25 @@ fn commit_to_old_owner_lets_a_disowned_group_commit_a_lock_it_still_holds() {
 }
 
 #[test]
+fn no_post_fence_drain_lets_a_fenced_source_commit_its_locks_until_the_cutover() {
+    let mut s = state();
+    let mut d = Dirty::default();
+    let bugs = Bugs::default();
+    let buggy = Bugs { no_post_fence_drain: true, ..Bugs::default() };
+    s.apply(&prewrite("x", 5, 1), &bugs, &mut d);
+    s.apply(&prewrite("y", 6, 1), &bugs, &mut d);
+    s.apply(&Command::Fence { start: "m".into(), end: vec![] }, &bugs, &mut d);
+    let commit = |key: &str, start_ts| Command::TxnCommit { key: key.into(), epoch: 1, start_ts, commit_ts: 8 };
+    assert!(matches!(s.apply(&commit("x", 5), &bugs, &mut d), CommandResult::Rejected { .. }), "no lane without the bug");
+    assert!(matches!(s.apply(&commit("x", 7), &buggy, &mut d), CommandResult::Rejected { .. }), "the lane is for locks held here");
+    assert_eq!(outcome(s.apply(&commit("x", 5), &buggy, &mut d)), TxnOutcome::Committed { commit_ts: 8 }, "the fenced source commits its lock");
+    let stale = Command::TxnCommit { key: "y".into(), epoch: 0, start_ts: 6, commit_ts: 8 };
+    assert!(matches!(s.apply(&stale, &buggy, &mut d), CommandResult::Rejected { .. }), "only under the owner's epoch");
+    s.apply(&Command::Disown { start: "m".into(), end: vec![], new_epoch: 4, new_group: 2 }, &bugs, &mut d);
+    assert!(matches!(s.apply(&commit("y", 6), &buggy, &mut d), CommandResult::Rejected { current_epoch: 4, .. }), "closed at the cutover");
+}
+
+#[test]
 fn a_plain_value_is_not_a_transactional_key() {
     let mut s = state();
     let mut d = Dirty::default();

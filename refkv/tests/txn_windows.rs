@@ -43,6 +43,7 @@ async fn txn(c: &mut RefkvTxnClient<Channel>, mops: Vec<TxnMop>) -> Result<TxnRe
 enum Window {
     SecondaryPastFence,
     PrimaryInCutover,
+    PrimaryInDeltaCopy,
     PrimaryInBackfill,
 }
 
@@ -55,6 +56,7 @@ impl Window {
         match self {
             Window::SecondaryPastFence => SplitJobPhase::DeltaCopy,
             Window::PrimaryInCutover => SplitJobPhase::Cutover,
+            Window::PrimaryInDeltaCopy => SplitJobPhase::DeltaCopy,
             Window::PrimaryInBackfill => SplitJobPhase::Backfill,
         }
     }
@@ -170,9 +172,9 @@ fn assert_atomic(window: Window, h: &Held) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_transaction_held_while_its_keys_move_commits_atomically_in_every_window() {
     let cluster = Cluster::start(3, &["--initial-splits", "b,c", "--copy-bytes-per-sec", "20000"]).await;
-    let windows = [Window::SecondaryPastFence, Window::PrimaryInCutover, Window::PrimaryInBackfill];
+    let windows = [Window::SecondaryPastFence, Window::PrimaryInCutover, Window::PrimaryInDeltaCopy, Window::PrimaryInBackfill];
     let mut committed = 0;
-    for round in 0..6 {
+    for round in 0..2 * windows.len() {
         let window = windows[round % windows.len()];
         let h = held_round(&cluster, window, round).await;
         eprintln!("round {round} {window:?}: released in phase {}, {:?}, seen {:?}", h.phase_at_release, h.outcome.as_ref().map(|_| "ok"), h.seen);

@@ -199,8 +199,9 @@ pub struct TestArgs {
 
     /// Which window the `txn-move` fault aims at: secondary (move a secondary write key,
     /// release the transaction past the source's fence), primary-cutover (move the primary,
-    /// release it once the job is in CUTOVER), primary-backfill (move the primary, release it
-    /// while the job is in BACKFILL), or random (one per turn, from the seed).
+    /// release it once the job is in CUTOVER), primary-delta (move the primary, release it once
+    /// the job is in DELTA_COPY), primary-backfill (move the primary, release it while the job
+    /// is in BACKFILL), or random (one per turn, from the seed).
     #[arg(long, default_value = "random", help_heading = "Nemesis")]
     pub txn_move_aim: String,
 

@@ -48,7 +48,7 @@ pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index
 
 /// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs; a test checks
 /// that the two lists agree, so a new bug cannot be left out of the matrix).
-pub const BUGS: [&str; 13] = [
+pub const BUGS: [&str; 14] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -62,6 +62,7 @@ pub const BUGS: [&str; 13] = [
     "ts-from-receiver",
     "commit-to-old-owner",
     "low-ts-commit-escapes-delta",
+    "no-post-fence-drain",
 ];
 
 /// The clean configurations, in the order the matrix runs them: `clean` (the key-value
@@ -301,6 +302,21 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             workload: "append",
             nemesis: "txn-move",
             extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-backfill", TXN_COPIES],
+            slow_copies: false,
+            expected: &["isolation"],
+            expected_kinds: &[],
+        },
+        // A fenced source commits the locks it holds (M2's lane) and the move does not wait
+        // for them before its delta copy: a primary committed through the lane after the
+        // delta copy read it reaches the new owner as a bare lock, which a reader rolls back.
+        // txn-move's primary-delta aim moves a held transaction's primary and releases it
+        // once the job is in DELTA_COPY.
+        Some("no-post-fence-drain") => Config {
+            name: "no-post-fence-drain",
+            bug: Some("no-post-fence-drain"),
+            workload: "append",
+            nemesis: "txn-move",
+            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-delta", TXN_COPIES],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],

@@ -16,6 +16,9 @@
 //!   fence, so the secondary's commit must find its lock at the new owner;
 //! - `primary-cutover`: the primary moves; released once the job is in CUTOVER, when the
 //!   copies are complete, so the commit must be refused by the old owner and go to the new;
+//! - `primary-delta`: the primary moves; released once the job is in DELTA_COPY, past the
+//!   source's fence and (mostly) after the delta copy read the key, so the commit must wait
+//!   for the new owner;
 //! - `primary-backfill`: the primary moves; released while the job is still in BACKFILL,
 //!   after its copy read the lock, so the commit lands at the source with a commit
 //!   timestamp older than the move's start and only the delta copy can carry it.
@@ -52,16 +55,18 @@ pub const ARM_HOLD: Duration = Duration::from_millis(1500);
 pub enum Aim {
     Secondary,
     PrimaryCutover,
+    PrimaryDelta,
     PrimaryBackfill,
 }
 
 impl Aim {
-    const ALL: [Aim; 3] = [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryBackfill];
+    const ALL: [Aim; 4] = [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryDelta, Aim::PrimaryBackfill];
 
     pub fn name(self) -> &'static str {
         match self {
             Aim::Secondary => "secondary",
             Aim::PrimaryCutover => "primary-cutover",
+            Aim::PrimaryDelta => "primary-delta",
             Aim::PrimaryBackfill => "primary-backfill",
         }
     }
@@ -71,6 +76,7 @@ impl Aim {
         match self {
             Aim::Secondary => JobPhase::DeltaCopy,
             Aim::PrimaryCutover => JobPhase::Cutover,
+            Aim::PrimaryDelta => JobPhase::DeltaCopy,
             Aim::PrimaryBackfill => JobPhase::Backfill,
         }
     }
@@ -344,13 +350,14 @@ mod tests {
         assert!(ARM_HOLD < Duration::from_secs(2));
         assert!(Aim::Secondary.release_at().rank() > JobPhase::Fence.rank());
         assert!(Aim::PrimaryCutover.release_at().rank() > JobPhase::DeltaCopy.rank(), "both copies are done");
+        assert_eq!(Aim::PrimaryDelta.release_at(), JobPhase::DeltaCopy, "past the fence, before the cutover");
     }
 
     #[test]
     fn aims_parse_by_name_or_random_and_draws_follow_the_seed_and_meet_every_aim() {
         assert_eq!(parse_txn_move_aim("random"), Ok(None));
         assert_eq!(parse_txn_move_aim("primary-backfill"), Ok(Some(Aim::PrimaryBackfill)));
-        assert!(parse_txn_move_aim("rotate").unwrap_err().contains("expected secondary, primary-cutover, primary-backfill or random"));
+        assert!(parse_txn_move_aim("rotate").unwrap_err().contains("expected secondary, primary-cutover, primary-delta, primary-backfill or random"));
         let draws = |seed| {
             let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(seed);
             (0..30).map(|_| Aim::drawn(&mut rng)).collect::<Vec<_>>()
