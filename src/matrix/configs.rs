@@ -79,16 +79,19 @@ pub fn config_named(name: &str) -> Option<Config> {
     }
 }
 
-/// Clean refkv running transactions under every fault, txn-move's three aims in turn
-/// included, at the copy rate the `primary-backfill` aim needs (a BACKFILL long enough to
-/// release a transaction in).
+/// Clean refkv running transactions under every fault, txn-move's aims included, at the
+/// copy rate the `primary-backfill` aim needs (a BACKFILL long enough to release a
+/// transaction in). 120 s: five faults share the turns, and in 60 s txn-move got two, both
+/// without effect in 2 of 8 runs on a loaded 2-core machine (no transaction reached its
+/// commit point among kills and partitions, or the move outlasted the hold), which leaves
+/// vacuity unknown.
 fn clean_txn() -> Config {
     Config {
         name: "clean-txn",
         bug: None,
         workload: "append",
         nemesis: "partition,kill,split,move,txn-move",
-        extra: &["--time-limit", "60", "--nemesis-interval", "3", TXN_COPIES],
+        extra: &["--time-limit", "120", "--nemesis-interval", "3", TXN_COPIES],
         slow_copies: false,
         expected: &[],
         expected_kinds: &[],

@@ -175,15 +175,11 @@ fn analyze_key<'a>(
     let mut out = KeyOut::default();
     let status = |t: u32| txns.txns[t as usize].status;
     let key = txns.keys[k as usize];
-    let longest: &'a [Atom] = reads
+    // The longest read and its own reader: another read of the same length may differ.
+    let (longest_txn, longest): (Option<u32>, &'a [Atom]) = reads
         .iter()
-        .map(|(_, l)| *l)
-        .max_by_key(|l| l.len())
-        .unwrap_or(&[]);
-    let longest_txn = reads
-        .iter()
-        .find(|(_, l)| l.len() == longest.len())
-        .map(|(t, _)| *t);
+        .max_by_key(|(_, l)| l.len())
+        .map_or((None, &[]), |(t, l)| (Some(*t), *l));
     let mut order: Vec<Sc<'a>> = Vec::with_capacity(longest.len());
     let mut pos: FxHashMap<Sc<'a>, u32> = FxHashMap::default();
     let mut first_dup = usize::MAX;

@@ -381,6 +381,23 @@ fn renumber(mut h: H) -> H {
 }
 
 #[test]
+fn an_incompatible_order_witness_names_each_read_with_its_own_transaction() {
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]))
+        .txn(0, json!([["append", "x", 2]]))
+        .txn(0, json!([["append", "x", 3]]));
+    h.txn(1, json!([["r", "x", [1, 2]]])).txn(2, json!([["r", "x", [1, 3]]]));
+    let r = la(&h, C::ReadCommitted);
+    let w = r.anomalies.iter().find(|a| a["type"] == "incompatible-order").expect("incompatible-order");
+    let pairs: Vec<(Value, Value)> = w["txns"].as_array().unwrap().iter().map(|t| (t["process"].clone(), t["value"][0][2].clone())).collect();
+    assert_ne!(w["txns"][0]["txn"], w["txns"][1]["txn"], "two reads, two transactions: {w:#}");
+    for (i, (process, read)) in pairs.iter().enumerate() {
+        assert_eq!(read, &w["values"][i], "the transaction shown read the list shown: {w:#}");
+        assert_eq!(process, &json!(if read == &json!([1, 2]) { 1 } else { 2 }), "{w:#}");
+    }
+}
+
+#[test]
 fn diverging_reads_are_incompatible_order() {
     let mut h = H::default();
     h.txn(0, json!([["append", "x", 1]]))
