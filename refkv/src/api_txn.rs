@@ -17,7 +17,7 @@ use crate::autosplit::AccessKind;
 use crate::proto::api::refkv_txn_server::RefkvTxn;
 use crate::proto::api::{InFlightTxn, TxnHoldRequest, TxnHoldResponse, TxnMopKind, TxnMopResult, TxnRequest, TxnResponse};
 use crate::txn::{Mop, TxnDone, TxnError};
-use crate::txn_hold::InFlight;
+use crate::txn_hold::{HoldPoint, InFlight};
 use std::time::Duration;
 
 /// The micro-ops of a request; an unknown kind is refused.
@@ -78,8 +78,9 @@ impl RefkvTxn for Api {
         outcome.map(|done| Response::new(response(done))).map_err(txn_status)
     }
 
-    /// Test only: arms a hold at the next transaction's commit point, releases held
-    /// transactions, and lists the transactions in flight (`txn_hold.rs`).
+    /// Test only: arms a hold at the next transaction's commit point (or after its primary
+    /// commit), releases held transactions, and lists the transactions in flight
+    /// (`txn_hold.rs`).
     async fn txn_hold(&self, req: Request<TxnHoldRequest>) -> Result<Response<TxnHoldResponse>, Status> {
         let req = req.into_inner();
         let hold = &self.node.txn_hold;
@@ -87,7 +88,8 @@ impl RefkvTxn for Api {
             hold.release_all();
         }
         if req.arm_hold_ms > 0 {
-            hold.arm(Duration::from_millis(req.arm_hold_ms));
+            let at = if req.after_primary_commit { HoldPoint::AfterPrimaryCommit } else { HoldPoint::CommitPoint };
+            hold.arm(Duration::from_millis(req.arm_hold_ms), at);
         }
         Ok(Response::new(TxnHoldResponse { txns: hold.list().into_iter().map(in_flight_txn).collect() }))
     }

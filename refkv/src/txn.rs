@@ -37,7 +37,7 @@ use tokio::time::Instant;
 use crate::exec::{ExecOp, ExecReply};
 use crate::mvcc::{apply_writes, LockInfo, Prewrite, SnapshotRead, TxnOutcome, Write};
 use crate::node::NodeCore;
-use crate::txn_hold::InFlight;
+use crate::txn_hold::{HoldPoint, InFlight};
 use crate::types::{Command, CommandResult, Key};
 
 /// Pause before a reader looks again at a lock that has not expired.
@@ -339,7 +339,8 @@ impl NodeCore {
             return Err(self.abort(start_ts, std::iter::once(primary).chain(placed), failure).await);
         }
         let hold = self.txn_hold.take(lengthened);
-        let in_flight = InFlight { start_ts, commit_ts: None, primary: primary.clone(), secondary_writes, held: hold.is_some() };
+        let held_now = hold.is_some_and(|h| h.at == HoldPoint::CommitPoint);
+        let in_flight = InFlight { start_ts, commit_ts: None, primary: primary.clone(), secondary_writes, held: held_now };
         let mut listed = self.txn_hold.enter(in_flight);
         let commit_ts = match self.timestamp().await {
             Ok(ts) => ts,
@@ -349,8 +350,8 @@ impl NodeCore {
             }
         };
         listed.set_commit_ts(commit_ts);
-        if let Some(hold) = hold {
-            let released = listed.wait(hold).await;
+        if let Some(hold) = hold.filter(|h| h.at == HoldPoint::CommitPoint) {
+            let released = listed.wait(hold.time).await;
             tracing::info!(start_ts, commit_ts, released, "transaction held at its commit point (TxnHold) goes on");
         }
         match self.commit_key(primary, primary_at, start_ts, commit_ts).await {
@@ -364,6 +365,11 @@ impl NodeCore {
             }
             Answer::Did(other) => return Err(TxnError::Unknown(format!("commit of the primary answered {other:?}"))),
             Answer::Unknown(why) => return Err(TxnError::Unknown(format!("commit of the primary {}: {why}", show(primary)))),
+        }
+        if let Some(hold) = hold.filter(|h| h.at == HoldPoint::AfterPrimaryCommit) {
+            listed.mark_held();
+            let released = listed.wait(hold.time).await;
+            tracing::info!(start_ts, commit_ts, released, "transaction held after its primary commit (TxnHold) goes on");
         }
         // The transaction is committed; a secondary left locked is rolled forward by the
         // next reader that meets it.

@@ -1,8 +1,8 @@
 //! Test only: the transactions a node coordinates that hold their locks, and a hold at the
-//! commit point that a test (faultline's `txn-move` nemesis, through `RefkvTxn.TxnHold`)
-//! can switch on, so that a fault aimed at a live lock (a move of a secondary's range)
-//! lands while the lock is live. See docs/refkv.md § Holding a transaction at its commit
-//! point.
+//! commit point (or just after the primary's commit) that a test (faultline's `txn-move`
+//! nemesis, through `RefkvTxn.TxnHold`) can switch on, so that a fault aimed at a live
+//! lock (a move of a secondary's range, a killed coordinator) lands while the lock is
+//! live. See docs/refkv.md § Holding a transaction at its commit point.
 //!
 //! Invariants:
 //! - nothing is held unless a test armed a hold: by default a transaction never waits here;
@@ -13,7 +13,8 @@
 //!   is pushed back by at least the time it is held (every transaction that prewrites
 //!   while a hold is armed gets the longer expiry), so no reader rolls it back while held;
 //! - a transaction is listed from the moment its prewrites all succeeded until its
-//!   coordinator is done with it (committed, or gave up), whichever way it ends.
+//!   coordinator is done with it (committed, or gave up), whichever way it ends; it is
+//!   listed `held` only once it has reached its hold point.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -26,6 +27,23 @@ use crate::keys::Key;
 /// The longest hold a test may arm (a longer one is cut to this): a held transaction's
 /// locks keep readers and writers of its keys waiting.
 pub const MAX_HOLD: Duration = Duration::from_secs(10);
+
+/// Where an armed hold stops the transaction that takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldPoint {
+    /// After its prewrites and commit timestamp, before its primary's commit.
+    CommitPoint,
+    /// After its primary's commit, before its secondaries' commits: the transaction is
+    /// committed and its secondary locks are still live.
+    AfterPrimaryCommit,
+}
+
+/// An armed or taken hold: how long at most, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hold {
+    pub time: Duration,
+    pub at: HoldPoint,
+}
 
 /// A transaction whose locks are all in place and which has not finished committing.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +59,7 @@ pub struct InFlight {
 
 /// The node's board of transactions in flight and its armed hold.
 pub struct TxnHold {
-    armed: Mutex<Option<Duration>>,
+    armed: Mutex<Option<Hold>>,
     board: Mutex<BTreeMap<u64, InFlight>>,
     /// Bumped by every release; held transactions wait for a change.
     released: watch::Sender<u64>,
@@ -61,10 +79,10 @@ pub struct Listed<'a> {
 }
 
 impl TxnHold {
-    /// Arms a hold of `hold` (at most [`MAX_HOLD`]) for the next transaction that writes a
-    /// secondary key; replaces an earlier armed hold.
-    pub fn arm(&self, hold: Duration) {
-        *lock(&self.armed) = Some(hold.min(MAX_HOLD));
+    /// Arms a hold of `time` (at most [`MAX_HOLD`]) at `at` for the next transaction that
+    /// writes a secondary key; replaces an earlier armed hold.
+    pub fn arm(&self, time: Duration, at: HoldPoint) {
+        *lock(&self.armed) = Some(Hold { time: time.min(MAX_HOLD), at });
     }
 
     /// Releases every held transaction and disarms.
@@ -80,15 +98,15 @@ impl TxnHold {
         if !writes_secondary {
             return None;
         }
-        *lock(&self.armed)
+        lock(&self.armed).map(|h| h.time)
     }
 
     /// The armed hold, taken (so no other transaction gets it), by a transaction whose
     /// prewrites all succeeded with locks lengthened by `lengthened` (its [`TxnHold::peek`]):
     /// at most that long. `None` when nothing is armed, or the locks were not lengthened.
-    pub fn take(&self, lengthened: Option<Duration>) -> Option<Duration> {
+    pub fn take(&self, lengthened: Option<Duration>) -> Option<Hold> {
         let lengthened = lengthened?;
-        lock(&self.armed).take().map(|h| h.min(lengthened))
+        lock(&self.armed).take().map(|h| Hold { time: h.time.min(lengthened), ..h })
     }
 
     /// The transactions in flight, oldest first.
@@ -110,6 +128,13 @@ impl Listed<'_> {
     pub fn set_commit_ts(&self, commit_ts: u64) {
         if let Some(t) = lock(&self.hold.board).get_mut(&self.start_ts) {
             t.commit_ts = Some(commit_ts);
+        }
+    }
+
+    /// Lists the transaction as held (it has reached its hold point).
+    pub fn mark_held(&self) {
+        if let Some(t) = lock(&self.hold.board).get_mut(&self.start_ts) {
+            t.held = true;
         }
     }
 
@@ -147,13 +172,14 @@ mod tests {
     fn an_armed_hold_goes_to_one_transaction_with_a_secondary_write() {
         let h = TxnHold::default();
         assert_eq!(h.peek(true), None, "nothing armed: nothing held");
-        h.arm(Duration::from_secs(60));
+        h.arm(Duration::from_secs(60), HoldPoint::AfterPrimaryCommit);
         assert_eq!(h.peek(false), None, "a transaction without a secondary write does not see it");
         assert_eq!(h.peek(true), Some(MAX_HOLD), "capped, and peeking leaves it armed");
         assert_eq!(h.take(None), None, "locks not lengthened: not taken");
-        assert_eq!(h.take(Some(Duration::from_secs(1))), Some(Duration::from_secs(1)), "never longer than the locks were lengthened");
+        let taken = Hold { time: Duration::from_secs(1), at: HoldPoint::AfterPrimaryCommit };
+        assert_eq!(h.take(Some(Duration::from_secs(1))), Some(taken), "never longer than the locks were lengthened, at the armed point");
         assert_eq!(h.take(Some(MAX_HOLD)), None, "taken once");
-        h.arm(Duration::from_millis(5));
+        h.arm(Duration::from_millis(5), HoldPoint::CommitPoint);
         h.release_all();
         assert_eq!(h.peek(true), None, "a release disarms");
     }
@@ -162,9 +188,11 @@ mod tests {
     fn the_board_lists_a_transaction_while_its_guard_lives() {
         let h = TxnHold::default();
         {
-            let listed = h.enter(txn(7, true));
+            let listed = h.enter(txn(7, false));
             listed.set_commit_ts(9);
-            assert_eq!(h.list(), [InFlight { commit_ts: Some(9), ..txn(7, true) }]);
+            assert_eq!(h.list(), [InFlight { commit_ts: Some(9), ..txn(7, false) }]);
+            listed.mark_held();
+            assert!(h.list()[0].held, "held once at its hold point");
         }
         assert!(h.list().is_empty());
     }

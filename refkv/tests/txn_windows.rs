@@ -9,6 +9,9 @@
 //! `commit-to-old-owner`, a primary released in CUTOVER is committed by the old owner and
 //! the acknowledged transaction is left partly visible, every time (the commit is sent to
 //! the prewrite's group and that group still holds the lock).
+//!
+//! And a coordinator killed while it holds a transaction: at the commit point, readers
+//! roll every lock back; after the primary's commit, they roll every lock forward.
 
 mod common;
 
@@ -107,7 +110,7 @@ async fn wait_for(cluster: &Cluster, job_id: u64, phase: SplitJobPhase) -> i32 {
 async fn wait_held(hold: &mut RefkvTxnClient<Channel>) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let listed = hold.txn_hold(TxnHoldRequest { arm_hold_ms: 0, release: false }).await.expect("TxnHold").into_inner();
+        let listed = hold.txn_hold(TxnHoldRequest { arm_hold_ms: 0, release: false, after_primary_commit: false }).await.expect("TxnHold").into_inner();
         if listed.txns.iter().any(|t| t.held) {
             return;
         }
@@ -147,13 +150,13 @@ async fn held_round(cluster: &Cluster, window: Window, round: usize) -> Held {
     let padding: Vec<TxnMop> = (0..30).map(|i| append(&format!("a/{round}/pad{i:02}"), i)).collect();
     txn(&mut c, padding).await.expect("padding commits");
     let mut hold = txn_client(cluster, 0).await;
-    hold.txn_hold(TxnHoldRequest { arm_hold_ms: 5000, release: false }).await.expect("arm");
+    hold.txn_hold(TxnHoldRequest { arm_hold_ms: 5000, release: false, after_primary_commit: false }).await.expect("arm");
     let mops = vec![append(&primary, value), append(&secondary, value)];
     let held = tokio::spawn(async move { txn(&mut c, mops).await });
     wait_held(&mut hold).await;
     let job = move_key(cluster, if window.moves_primary() { &primary } else { &secondary }).await;
     let phase_at_release = wait_for(cluster, job, window.release_at()).await;
-    hold.txn_hold(TxnHoldRequest { arm_hold_ms: 0, release: true }).await.expect("release");
+    hold.txn_hold(TxnHoldRequest { arm_hold_ms: 0, release: true, after_primary_commit: false }).await.expect("release");
     let outcome = held.await.expect("the transaction's task");
     wait_for(cluster, job, SplitJobPhase::Done).await;
     let lists = final_lists(cluster, &[&primary, &secondary]).await;
@@ -197,7 +200,7 @@ async fn a_coordinator_killed_at_the_commit_point_leaves_nothing_once_readers_re
     let cluster = Cluster::start(3, &["--initial-splits", "b,c"]).await;
     let mut c = txn_client(&cluster, 0).await;
     let mut hold = txn_client(&cluster, 0).await;
-    hold.txn_hold(TxnHoldRequest { arm_hold_ms: 3000, release: false }).await.expect("arm");
+    hold.txn_hold(TxnHoldRequest { arm_hold_ms: 3000, release: false, after_primary_commit: false }).await.expect("arm");
     let held = tokio::spawn(async move { txn(&mut c, vec![append("a/k", 7), append("b/k", 7), append("c/k", 7)]).await });
     wait_held(&mut hold).await;
     cluster.kill(0);
@@ -205,4 +208,24 @@ async fn a_coordinator_killed_at_the_commit_point_leaves_nothing_once_readers_re
     assert!(outcome.is_err(), "the coordinator died before its primary's commit: {outcome:?}");
     // Its locks in three groups expire; a reader rolls each back from the primary's status.
     assert_eq!(final_lists(&cluster, &["a/k", "b/k", "c/k"]).await, [Vec::<i64>::new(), vec![], vec![]]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_coordinator_killed_after_its_primary_commit_leaves_the_whole_transaction_once_readers_resolve_its_locks() {
+    let cluster = Cluster::start(3, &["--initial-splits", "b,c"]).await;
+    let mut c = txn_client(&cluster, 0).await;
+    let mut hold = txn_client(&cluster, 0).await;
+    hold.txn_hold(TxnHoldRequest { arm_hold_ms: 3000, release: false, after_primary_commit: true }).await.expect("arm");
+    let held = tokio::spawn(async move { txn(&mut c, vec![append("a/k", 7), append("b/k", 7), append("c/k", 7)]).await });
+    wait_held(&mut hold).await;
+    let listed = hold.txn_hold(TxnHoldRequest { arm_hold_ms: 0, release: false, after_primary_commit: false }).await.expect("TxnHold").into_inner();
+    let t = listed.txns.iter().find(|t| t.held).expect("the held transaction is listed");
+    assert_eq!((t.primary.as_slice(), t.secondary_writes.len()), (b"a/k".as_slice(), 2), "held with both secondary locks live: {t:?}");
+    assert!(t.commit_ts > 0, "held after its commit point: {t:?}");
+    cluster.kill(0);
+    let outcome = held.await.expect("the transaction's task");
+    assert!(outcome.is_err(), "the coordinator died before answering: {outcome:?}");
+    // The primary is committed in group 1; the locks in groups 2 and 3 expire and a reader
+    // rolls each forward from the primary's status.
+    assert_eq!(final_lists(&cluster, &["a/k", "b/k", "c/k"]).await, [vec![7], vec![7], vec![7]]);
 }
