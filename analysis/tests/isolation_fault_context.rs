@@ -83,6 +83,23 @@ fn a_lost_append_names_the_txn_move_turn_that_held_its_writer_and_the_range_it_m
 }
 
 #[test]
+fn a_coordinator_kill_turn_is_named_as_the_kill_of_the_held_transaction_s_coordinator() {
+    let mut h = half_lost(true);
+    for o in h.ops.iter_mut().filter(|o| o.f == "start-txn-move") {
+        let txn = o.value["txn"].clone();
+        o.value = json!({"effective": true, "targets": ["n2"], "aim": "coordinator-kill", "killed": true, "txn": txn});
+    }
+    let r = check(&h);
+    let lost = witness(&r, "lost-append");
+    let writer = lost["writer"]["txn"].as_u64().expect("writer");
+    let faults = lost["faults"].as_array().expect("faults listed");
+    assert_eq!((faults[0]["held_txn"].clone(), faults[0]["killed"].clone()), (json!(writer), json!(true)), "{faults:#?}");
+    let turn = faults[0]["index"].as_u64().unwrap();
+    let expected = format!("txn-move (op {turn}) held T{writer} after its primary's commit and killed its coordinator n2");
+    assert!(lost["why"].as_str().unwrap().contains(&expected), "{lost:#}");
+}
+
+#[test]
 fn faults_overlapping_the_writer_are_listed_and_later_ones_are_not() {
     let r = check(&half_lost(true));
     let lost = witness(&r, "lost-append");

@@ -84,10 +84,11 @@ pub trait Oracle: Send + Sync {
     }
     /// Test only (refkv's `TxnHold`), on `node`: with `release`, lets its held transactions
     /// go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates that writes a
-    /// secondary key at its commit point for at most that long. Returns the transactions it
+    /// secondary key at its commit point (with `after_primary_commit`: after its primary's
+    /// commit, before its secondaries') for at most that long. Returns the transactions it
     /// coordinates whose locks are live, or why it could not be asked.
-    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
-        let _ = (node, arm_hold_ms, release);
+    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
+        let _ = (node, arm_hold_ms, after_primary_commit, release);
         Box::pin(async { Err("unimplemented: this oracle cannot hold transactions".to_string()) })
     }
     /// Moves `key` to another group with a cross-group split at it, first splitting off (in

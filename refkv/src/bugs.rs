@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const BUG_NAMES: [&str; 14] = [
+pub const BUG_NAMES: [&str; 15] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -18,6 +18,7 @@ pub const BUG_NAMES: [&str; 14] = [
     "commit-to-old-owner",
     "low-ts-commit-escapes-delta",
     "no-post-fence-drain",
+    "expired-lock-rolled-back",
 ];
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -61,6 +62,11 @@ pub struct Bugs {
     /// delta copy (§3.2a): a commit through the lane after the delta copy read the key is
     /// lost on the new owner.
     pub no_post_fence_drain: bool,
+    /// A reader that meets an expired secondary lock rolls it back without asking the
+    /// transaction's primary (the lock's age taken as proof its coordinator gave up): the
+    /// secondaries of a transaction whose coordinator died after its primary's commit are
+    /// lost while the primary's write stays visible.
+    pub expired_lock_rolled_back: bool,
 }
 
 impl Bugs {
@@ -83,6 +89,7 @@ impl Bugs {
                 "commit-to-old-owner" => bugs.commit_to_old_owner = true,
                 "low-ts-commit-escapes-delta" => bugs.low_ts_commit_escapes_delta = true,
                 "no-post-fence-drain" => bugs.no_post_fence_drain = true,
+                "expired-lock-rolled-back" => bugs.expired_lock_rolled_back = true,
                 other => return Err(format!("unknown bug {other:?}; known bugs: {}", BUG_NAMES.join(", "))),
             }
         }
@@ -105,6 +112,7 @@ impl Bugs {
             self.commit_to_old_owner,
             self.low_ts_commit_escapes_delta,
             self.no_post_fence_drain,
+            self.expired_lock_rolled_back,
         ];
         BUG_NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(n, _)| *n).collect()
     }

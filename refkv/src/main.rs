@@ -51,9 +51,8 @@ struct ServeArgs {
     /// JSON file with tunables (see docs/refkv.md); flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Enable a seeded bug (repeatable): no-fence, early-cutover, stale-read,
-    /// ack-before-commit, split-midpoint, proxy-fence, abandon-keeps-target,
-    /// resume-skips-delta, no-read-validation, lock-dropped-on-move, ts-from-receiver.
+    /// Enable a seeded bug (repeatable; docs/refkv.md § Seeded bugs says what each breaks; an
+    /// unknown name is refused with the list of known ones).
     #[arg(long = "bug")]
     bugs: Vec<String>,
     /// Run the automatic splitter on the default-group leader.

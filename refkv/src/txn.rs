@@ -294,10 +294,15 @@ impl NodeCore {
         }
         let primary = &lock.primary;
         let start_ts = lock.start_ts;
-        let decision = match self.txn_command(primary, |epoch| Command::TxnCheckPrimary { key: primary.clone(), epoch, start_ts, now_ms: now }).await {
-            Answer::Did(TxnOutcome::Committed { commit_ts }) => Decision::RollForward { commit_ts },
-            Answer::Did(TxnOutcome::RolledBack) => Decision::RollBack,
-            _ => return false,
+        let decision = if self.bugs.expired_lock_rolled_back && key != primary {
+            // Seeded bug `expired-lock-rolled-back`: the primary is never asked.
+            Decision::RollBack
+        } else {
+            match self.txn_command(primary, |epoch| Command::TxnCheckPrimary { key: primary.clone(), epoch, start_ts, now_ms: now }).await {
+                Answer::Did(TxnOutcome::Committed { commit_ts }) => Decision::RollForward { commit_ts },
+                Answer::Did(TxnOutcome::RolledBack) => Decision::RollBack,
+                _ => return false,
+            }
         };
         if key == primary {
             return true;

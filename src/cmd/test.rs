@@ -201,7 +201,9 @@ pub struct TestArgs {
     /// release the transaction past the source's fence), primary-cutover (move the primary,
     /// release it once the job is in CUTOVER), primary-delta (move the primary, release it once
     /// the job is in DELTA_COPY), primary-backfill (move the primary, release it while the job
-    /// is in BACKFILL), or random (one per turn, from the seed).
+    /// is in BACKFILL), coordinator-kill (hold a transaction after its primary's commit and
+    /// kill the node coordinating it; only when named), or random (one of the four moving
+    /// aims per turn, from the seed).
     #[arg(long, default_value = "random", help_heading = "Nemesis")]
     pub txn_move_aim: String,
 

@@ -48,7 +48,7 @@ pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index
 
 /// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs; a test checks
 /// that the two lists agree, so a new bug cannot be left out of the matrix).
-pub const BUGS: [&str; 14] = [
+pub const BUGS: [&str; 15] = [
     "no-fence",
     "early-cutover",
     "stale-read",
@@ -63,6 +63,7 @@ pub const BUGS: [&str; 14] = [
     "commit-to-old-owner",
     "low-ts-commit-escapes-delta",
     "no-post-fence-drain",
+    "expired-lock-rolled-back",
 ];
 
 /// The clean configurations, in the order the matrix runs them: `clean` (the key-value
@@ -320,6 +321,21 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             workload: "append",
             nemesis: "txn-move",
             extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-delta", TXN_COPIES],
+            slow_copies: false,
+            expected: &["isolation"],
+            expected_kinds: &[],
+        },
+        // Readers roll an expired secondary lock back without asking the primary: the
+        // secondaries of a transaction whose coordinator died after its primary's commit are
+        // lost, its primary's write visible. txn-move's coordinator-kill aim holds a
+        // transaction there and kills its coordinator (down 2 s; a turn every 5 s leaves
+        // the cluster whole between kills).
+        Some("expired-lock-rolled-back") => Config {
+            name: "expired-lock-rolled-back",
+            bug: Some("expired-lock-rolled-back"),
+            workload: "append",
+            nemesis: "txn-move",
+            extra: &["--nemesis-interval", "5", "--time-limit", "60", "--txn-move-aim", "coordinator-kill"],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],

@@ -301,11 +301,11 @@ impl Oracle for StoreOracle {
         .boxed()
     }
 
-    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
+    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
         async move {
             let endpoint = self.nodes.iter().find(|n| n.name == node).ok_or_else(|| format!("no node {node}"))?;
             let client = self.connector.connect(endpoint).map_err(|e| format!("{e:#}"))?;
-            let listed = within_limit(client.txn_hold(arm_hold_ms, release)).await.map_err(|e| e.history_text())?;
+            let listed = within_limit(client.txn_hold(arm_hold_ms, after_primary_commit, release)).await.map_err(|e| e.history_text())?;
             Ok(listed.into_iter().map(txn_in_flight).collect())
         }
         .boxed()

@@ -23,12 +23,20 @@
 //!   after its copy read the lock, so the commit lands at the source with a commit
 //!   timestamp older than the move's start and only the delta copy can carry it.
 //!
-//! Its `stop` waits for the job to settle (at most the turn's budget). Runs on its own
-//! clock and acts through the store's API only. Effective when the move was accepted, the
-//! job was seen in the aim's phase (for `primary-backfill`: in BACKFILL itself, not later)
-//! and the transaction was still held then. The events record the aim, the node, the
-//! transaction (`start_ts`, `commit_ts`, primary), the moved key, the job and the phase
-//! seen at the release.
+//! - `coordinator-kill` (only when named: the drawn aims are those that move a range): no
+//!   move. The hold is armed after the primary's commit, and the node coordinating the held
+//!   transaction is killed while it holds it: the transaction is committed, its secondary
+//!   locks are live and nobody will commit them but the readers that meet them and roll
+//!   them forward from the committed primary.
+//!
+//! Its `stop` waits for the job to settle (at most the turn's budget), or, after a
+//! `coordinator-kill`, keeps the node down for [`KILLED_FOR`] and starts it again. Runs on
+//! its own clock and acts through the store's API only, but for the kill. Effective when
+//! the move was accepted, the job was seen in the aim's phase (for `primary-backfill`: in
+//! BACKFILL itself, not later) and the transaction was still held then; for
+//! `coordinator-kill`, when the node was killed with the transaction held. The events record
+//! the aim, the node, the transaction (`start_ts`, `commit_ts`, primary), the moved key, the
+//! job and the phase seen at the release, or `killed`.
 //!
 //! Invariants: every turn that armed a hold releases it (whatever went wrong), so no
 //! transaction waits longer than the move needs, and never longer than [`ARM_HOLD`] (the
@@ -57,10 +65,14 @@ pub enum Aim {
     PrimaryCutover,
     PrimaryDelta,
     PrimaryBackfill,
+    CoordinatorKill,
 }
 
 impl Aim {
-    const ALL: [Aim; 4] = [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryDelta, Aim::PrimaryBackfill];
+    const ALL: [Aim; 5] = [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryDelta, Aim::PrimaryBackfill, Aim::CoordinatorKill];
+    /// The aims a turn draws from when none is named: those that move a range (a run's
+    /// detection rates were measured on these).
+    const DRAWN: [Aim; 4] = [Aim::Secondary, Aim::PrimaryCutover, Aim::PrimaryDelta, Aim::PrimaryBackfill];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -68,16 +80,19 @@ impl Aim {
             Aim::PrimaryCutover => "primary-cutover",
             Aim::PrimaryDelta => "primary-delta",
             Aim::PrimaryBackfill => "primary-backfill",
+            Aim::CoordinatorKill => "coordinator-kill",
         }
     }
 
-    /// The phase the job must reach before the held transaction is released.
-    pub fn release_at(self) -> JobPhase {
+    /// The phase the job must reach before the held transaction is released (`None`: the
+    /// aim moves nothing).
+    pub fn release_at(self) -> Option<JobPhase> {
         match self {
-            Aim::Secondary => JobPhase::DeltaCopy,
-            Aim::PrimaryCutover => JobPhase::Cutover,
-            Aim::PrimaryDelta => JobPhase::DeltaCopy,
-            Aim::PrimaryBackfill => JobPhase::Backfill,
+            Aim::Secondary => Some(JobPhase::DeltaCopy),
+            Aim::PrimaryCutover => Some(JobPhase::Cutover),
+            Aim::PrimaryDelta => Some(JobPhase::DeltaCopy),
+            Aim::PrimaryBackfill => Some(JobPhase::Backfill),
+            Aim::CoordinatorKill => None,
         }
     }
 
@@ -85,17 +100,22 @@ impl Aim {
         self != Aim::Secondary
     }
 
+    /// Whether the hold is armed after the primary's commit rather than at the commit point.
+    fn holds_after_primary_commit(self) -> bool {
+        self == Aim::CoordinatorKill
+    }
+
     /// Whether a release with the job seen in `phase` hit the window.
     fn hit(self, phase: Option<JobPhase>) -> bool {
         match (self, phase) {
             (Aim::PrimaryBackfill, p) => p == Some(JobPhase::Backfill),
-            (_, Some(p)) => reached(self.release_at(), p),
+            (_, Some(p)) => self.release_at().is_some_and(|at| reached(at, p)),
             (_, None) => false,
         }
     }
 
     fn drawn(rng: &mut StdRng) -> Aim {
-        *Aim::ALL.choose(rng).unwrap_or(&Aim::Secondary)
+        *Aim::DRAWN.choose(rng).unwrap_or(&Aim::Secondary)
     }
 }
 
@@ -116,6 +136,11 @@ const FIND_PATIENCE: Duration = Duration::from_secs(5);
 /// How often the held transaction's node is asked.
 const POLL: Duration = Duration::from_millis(10);
 
+/// How long a `coordinator-kill` keeps the killed node down (at most the turn's budget):
+/// long enough for readers to meet the held transaction's secondary locks with their
+/// coordinator gone.
+pub const KILLED_FOR: Duration = Duration::from_secs(2);
+
 /// What a start-txn-move records beside the shared fields.
 #[derive(Default, serde::Serialize)]
 struct Aimed {
@@ -127,12 +152,15 @@ struct Aimed {
     route_id: Option<u64>,
     target_group: Option<u64>,
     job_id: Option<u64>,
-    release_at: &'static str,
+    /// The phase the aim releases at; `None` for `coordinator-kill`.
+    release_at: Option<&'static str>,
     /// The job's phase when the transaction was released.
     phase_seen: Option<String>,
     /// Whether the transaction was still held when the job reached the phase.
     still_held: Option<bool>,
     split: Option<serde_json::Value>,
+    /// `coordinator-kill`: whether the node was killed with the transaction held.
+    killed: Option<bool>,
     why_not: Option<String>,
 }
 
@@ -149,7 +177,7 @@ impl Fault for TxnMove {
     }
 
     fn effective_means(&self) -> &'static str {
-        "a transaction was held with its locks in place while the range of one of its keys moved, and released in the phase its aim names"
+        "a transaction was held with its locks in place while the range of one of its keys moved, and released in the phase its aim names; or (coordinator-kill) its coordinating node was killed holding it after its primary's commit"
     }
 
     fn style(&self) -> Style {
@@ -186,10 +214,10 @@ fn held_one(listed: &[TxnInFlight]) -> Option<&TxnInFlight> {
 }
 
 async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
-    let mut facts = Aimed { aim: aim.name(), release_at: aim.release_at().name(), ..Aimed::default() };
+    let mut facts = Aimed { aim: aim.name(), release_at: aim.release_at().map(JobPhase::name), ..Aimed::default() };
     let mut value = FaultValue::new(Vec::new());
     value.effective = Some(false);
-    let Some(node) = arm_one(ctx, turn.nth, &mut facts).await else {
+    let Some(node) = arm_one(ctx, turn.nth, aim, &mut facts).await else {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
     facts.node = Some(node.clone());
@@ -201,6 +229,9 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
     facts.txn = Some(txn.clone());
+    if aim == Aim::CoordinatorKill {
+        return kill_the_coordinator(ctx, node, txn, value, facts).await;
+    }
     let moved = if aim.moves_primary() { move_the_primary(ctx, &txn, &mut facts).await } else { move_a_secondary(ctx, &txn, &mut facts).await };
     let Some(job_id) = moved else {
         release(ctx, &node).await;
@@ -208,10 +239,11 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     };
     value.key = facts.moved_key.clone();
     value.split_key = facts.moved_key.clone();
-    let (seen, _) = wait_for_phase(ctx, job_id, aim.release_at(), turn.budget).await;
+    let release_at = aim.release_at().unwrap_or(JobPhase::DeltaCopy);
+    let (seen, _) = wait_for_phase(ctx, job_id, release_at, turn.budget).await;
     let hit = aim.hit(seen.as_ref().and_then(|j| JobPhase::parse(&j.phase)));
     facts.phase_seen = seen.map(|j| j.phase);
-    let still_held = ctx.oracle.txn_hold(&node, 0, false).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
+    let still_held = ctx.oracle.txn_hold(&node, 0, false, false).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
     release(ctx, &node).await;
     facts.still_held = still_held;
     value.effective = Some(hit && still_held == Some(true));
@@ -219,11 +251,31 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     Started { value: value.with_facts(facts), undo: Undo::AwaitJob { job_id: Some(job_id), accepted: true }, summary }
 }
 
-/// Arms the hold on the first node that accepts it, from the turn's own; that node.
-async fn arm_one(ctx: &Ctx, nth: u64, facts: &mut Aimed) -> Option<String> {
+/// Kills `node`, which holds `txn` after its primary's commit; the turn's start. Effective
+/// when the kill succeeded: the store's hold outlives it only in the locks it left.
+async fn kill_the_coordinator(ctx: &Ctx, node: String, txn: TxnInFlight, mut value: FaultValue, mut facts: Aimed) -> Started {
+    let summary = Some(format!("txn-move killed {node}, coordinator of committed txn {}", txn.start_ts));
+    match ctx.control.kill(&node).await {
+        Ok(()) => {
+            facts.killed = Some(true);
+            value.effective = Some(true);
+            Started { value: value.with_facts(facts), undo: Undo::Restart { nodes: vec![node] }, summary }
+        }
+        Err(e) => {
+            release(ctx, &node).await;
+            facts.killed = Some(false);
+            value.errors = Some(vec![format!("{node}: {e:#}")]);
+            Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None }
+        }
+    }
+}
+
+/// Arms the hold the aim needs on the first node that accepts it, from the turn's own;
+/// that node.
+async fn arm_one(ctx: &Ctx, nth: u64, aim: Aim, facts: &mut Aimed) -> Option<String> {
     let mut errors = Vec::new();
     for node in node_order(&ctx.node_names(), nth) {
-        match ctx.oracle.txn_hold(&node, ARM_HOLD.as_millis() as u64, false).await {
+        match ctx.oracle.txn_hold(&node, ARM_HOLD.as_millis() as u64, aim.holds_after_primary_commit(), false).await {
             Ok(_) => return Some(node),
             Err(e) => errors.push(format!("{node}: {e}")),
         }
@@ -236,7 +288,7 @@ async fn arm_one(ctx: &Ctx, nth: u64, facts: &mut Aimed) -> Option<String> {
 async fn wait_for_held(ctx: &Ctx, node: &str, patience: Duration) -> Option<TxnInFlight> {
     let deadline = tokio::time::Instant::now() + patience;
     loop {
-        if let Ok(listed) = ctx.oracle.txn_hold(node, 0, false).await {
+        if let Ok(listed) = ctx.oracle.txn_hold(node, 0, false, false).await {
             if let Some(t) = held_one(&listed) {
                 return Some(t.clone());
             }
@@ -296,13 +348,23 @@ async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut Aimed) -> Op
 
 /// Releases what `node` holds (best effort: the store's own bound ends the hold anyway).
 async fn release(ctx: &Ctx, node: &str) {
-    if let Err(e) = ctx.oracle.txn_hold(node, 0, true).await {
+    if let Err(e) = ctx.oracle.txn_hold(node, 0, false, true).await {
         tracing::warn!(node, "txn-move: releasing the held transaction failed ({e}); it goes on after {ARM_HOLD:?}");
     }
 }
 
-/// Waits for the turn's job, if it started one, to settle; the stop event's value.
+/// Waits for the turn's job, if it started one, to settle, or starts the killed coordinator
+/// again after [`KILLED_FOR`]; the stop event's value.
 async fn settle(ctx: &Ctx, active: &Active) -> FaultValue {
+    if let Undo::Restart { .. } = active.undo {
+        tokio::time::sleep(KILLED_FOR.min(active.turn.budget)).await;
+        let errors = super::undo(ctx, &active.undo).await;
+        let mut value = FaultValue::new(active.targets.clone());
+        value.effective = active.started.effective;
+        value.healed = Some(errors.is_empty());
+        value.errors = Some(errors);
+        return value;
+    }
     let mut value = FaultValue::new(active.targets.clone());
     value.effective = active.started.effective;
     value.key = active.started.key.clone();
@@ -348,22 +410,36 @@ mod tests {
     #[test]
     fn the_hold_ends_before_the_clients_call_timeout_and_a_secondary_is_released_past_the_fence() {
         assert!(ARM_HOLD < Duration::from_secs(2));
-        assert!(Aim::Secondary.release_at().rank() > JobPhase::Fence.rank());
-        assert!(Aim::PrimaryCutover.release_at().rank() > JobPhase::DeltaCopy.rank(), "both copies are done");
-        assert_eq!(Aim::PrimaryDelta.release_at(), JobPhase::DeltaCopy, "past the fence, before the cutover");
+        let rank = |a: Aim| a.release_at().map(JobPhase::rank);
+        assert!(rank(Aim::Secondary) > Some(JobPhase::Fence.rank()));
+        assert!(rank(Aim::PrimaryCutover) > Some(JobPhase::DeltaCopy.rank()), "both copies are done");
+        assert_eq!(Aim::PrimaryDelta.release_at(), Some(JobPhase::DeltaCopy), "past the fence, before the cutover");
     }
 
     #[test]
     fn aims_parse_by_name_or_random_and_draws_follow_the_seed_and_meet_every_aim() {
         assert_eq!(parse_txn_move_aim("random"), Ok(None));
         assert_eq!(parse_txn_move_aim("primary-backfill"), Ok(Some(Aim::PrimaryBackfill)));
-        assert!(parse_txn_move_aim("rotate").unwrap_err().contains("expected secondary, primary-cutover, primary-delta, primary-backfill or random"));
+        assert_eq!(parse_txn_move_aim("coordinator-kill"), Ok(Some(Aim::CoordinatorKill)));
+        assert!(parse_txn_move_aim("rotate")
+            .unwrap_err()
+            .contains("expected secondary, primary-cutover, primary-delta, primary-backfill, coordinator-kill or random"));
         let draws = |seed| {
             let mut rng = <StdRng as rand::SeedableRng>::seed_from_u64(seed);
             (0..30).map(|_| Aim::drawn(&mut rng)).collect::<Vec<_>>()
         };
         assert_eq!(draws(7), draws(7), "a seed gives the same aims");
-        assert!(Aim::ALL.iter().all(|a| draws(7).contains(a)));
+        assert!(Aim::DRAWN.iter().all(|a| draws(7).contains(a)));
+        assert!(!draws(7).contains(&Aim::CoordinatorKill), "a kill is aimed only when named");
+    }
+
+    #[test]
+    fn only_the_coordinator_kill_holds_after_the_primary_commit_and_it_releases_at_no_phase() {
+        for aim in Aim::ALL {
+            assert_eq!(aim.holds_after_primary_commit(), aim == Aim::CoordinatorKill, "{aim:?}");
+            assert_eq!(aim.release_at().is_none(), aim == Aim::CoordinatorKill, "{aim:?}");
+        }
+        assert!(!Aim::CoordinatorKill.hit(Some(JobPhase::Cutover)), "it aims at no phase");
     }
 
     #[test]

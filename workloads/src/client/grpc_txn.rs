@@ -76,9 +76,9 @@ impl KvClient {
 
 impl KvClient {
     /// Test only: `RefkvTxn.TxnHold` (see [`crate::client::KvTarget::txn_hold`]).
-    pub(super) async fn hold_txns(&self, arm_hold_ms: u64, release: bool) -> CallResult<Vec<InFlightTxn>> {
+    pub(super) async fn hold_txns(&self, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> CallResult<Vec<InFlightTxn>> {
         let mut client = RefkvTxnClient::new(self.channel.clone()).max_decoding_message_size(super::MAX_RESPONSE_BYTES);
-        let req = kv::TxnHoldRequest { arm_hold_ms, release, after_primary_commit: false };
+        let req = kv::TxnHoldRequest { arm_hold_ms, release, after_primary_commit };
         let resp = self.call(CallKind::Mutation, client.txn_hold(self.request(req))).await?;
         Ok(resp.txns.into_iter().map(in_flight_txn).collect())
     }

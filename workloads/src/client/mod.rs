@@ -231,12 +231,14 @@ pub trait KvTarget: Send + Sync {
     }
     /// Test only (refkv's `RefkvTxn.TxnHold`): with `release`, lets every transaction held
     /// on this node go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates
-    /// that writes a key besides its primary at its commit point for at most that long.
+    /// that writes a key besides its primary at its commit point (with
+    /// `after_primary_commit`: after its primary's commit, before its secondaries') for at
+    /// most that long.
     /// Returns the transactions this node coordinates whose locks are live. Stores without
     /// it answer a definite `unimplemented`; a wrapping client forwards to the client it wraps.
-    fn txn_hold(&self, arm_hold_ms: u64, release: bool) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
+    fn txn_hold(&self, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
         match self.wrapped() {
-            Some(w) => w.txn_hold(arm_hold_ms, release),
+            Some(w) => w.txn_hold(arm_hold_ms, after_primary_commit, release),
             None => Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no TxnHold")) }),
         }
     }

@@ -29,7 +29,7 @@ pub const MAX_FAULTS_PER_WITNESS: usize = 6;
 pub const HELD_LEAD_NS: u64 = 15_000_000_000;
 
 /// Facts of a nemesis event copied into a witness's `faults` entry when present.
-const NAMED_FACTS: [&str; 8] = ["aim", "moved_key", "route_id", "target_group", "job_id", "phase_seen", "mode", "split"];
+const NAMED_FACTS: [&str; 9] = ["aim", "moved_key", "route_id", "target_group", "job_id", "phase_seen", "killed", "mode", "split"];
 
 /// One fault turn: its start event and its span.
 struct Turn {
@@ -246,8 +246,12 @@ fn fault_sentence(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> String 
     };
     let phase = text("phase_seen").map(|p| format!(", released in {p}")).unwrap_or_default();
     let name = format!("{} (op {})", turn.event.fault, turn.index);
+    let killed = facts.get("killed").and_then(Value::as_bool) == Some(true);
+    let node = turn.event.value.targets.join(", ");
     match held {
+        Some(t) if killed => format!("{name} held T{t} after its primary's commit and killed its coordinator {node}"),
         Some(t) => format!("{name} held T{t} at its commit point,{moved}{phase}"),
+        None if killed => format!("{name} killed {node}, the coordinator of a transaction it held after its primary's commit"),
         None if !moved.is_empty() && !on_keys.is_empty() => format!("{name}{moved}{phase}"),
         None if !on_keys.is_empty() => {
             let keys: Vec<&str> = on_keys.iter().map(String::as_str).collect();
