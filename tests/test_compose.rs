@@ -1,6 +1,10 @@
 //! `docker-compose.yml` at the root describes the same cluster as `faultline test`: with the
 //! image built by `faultline image`, `docker-compose up -d` gives a healthy 3-node cluster
 //! (every Raft group has a leader, every node answers).
+//!
+//! The compose file's addresses are fixed (10.77.0.0/24), so a host holds one such cluster
+//! at a time: the test takes a host-wide lock, and two test runs at once (two checkouts)
+//! wait for each other instead of failing on Docker's "Pool overlaps".
 
 mod test_support;
 use std::process::Command;
@@ -19,9 +23,17 @@ fn compose(project: &str, data: &std::path::Path, args: &[&str]) -> std::process
         .expect("docker-compose runs")
 }
 
+/// A host-wide exclusive lock, held until dropped.
+fn one_compose_cluster_per_host() -> nix::fcntl::Flock<std::fs::File> {
+    let path = std::env::temp_dir().join("faultline-compose-test.lock");
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).expect("opening the compose test's lock file");
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| e).expect("locking the compose test's lock file")
+}
+
 #[test]
 fn compose_up_gives_a_healthy_cluster() {
     let _one = lock();
+    let _one_per_host = one_compose_cluster_per_host();
     let image = faultline().arg("image").output().expect("faultline image runs");
     assert!(image.status.success(), "{}", show(&image));
     let data = store_dir("compose");
