@@ -122,6 +122,19 @@ fn the_annotation_changes_no_verdict_and_a_history_without_faults_gets_none() {
 }
 
 #[test]
+fn a_transaction_invoked_after_the_turn_s_event_is_not_claimed_as_the_one_it_held() {
+    let mut h = half_lost(true);
+    for o in h.ops.iter_mut().filter(|o| o.f == "start-txn-move") {
+        o.time = S / 2;
+    }
+    h.ops.sort_by_key(|o| o.time);
+    let r = check(&h);
+    let lost = witness(&r, "lost-append");
+    let turn = lost["faults"].as_array().unwrap().iter().find(|f| f["f"] == "start-txn-move").expect("the turn overlaps the writer");
+    assert!(turn.get("held_txn").is_none(), "the writer was invoked at 1 s, after the event at 0.5 s: {turn:#}");
+}
+
+#[test]
 fn a_turn_that_held_other_keys_is_listed_without_claiming_the_transaction() {
     let mut h = half_lost(true);
     for o in h.ops.iter_mut().filter(|o| o.f == "start-txn-move") {

@@ -8,9 +8,10 @@
 //! one (a lost append happened when it was written, not when the final read missed it),
 //! else every transaction it shows. A `txn-move` turn *held* a witness transaction when that
 //! transaction writes exactly the held transaction's keys (`txn.primary` and
-//! `txn.secondary_writes` of the event) and completed within [`HELD_LEAD_NS`] before the
-//! turn's event or during its span: the event is recorded once the hold is released, after
-//! the transaction was found and its range moved.
+//! `txn.secondary_writes` of the event), was invoked before the turn's event and completed
+//! at most [`HELD_LEAD_NS`] before it (or after it): the event is recorded once
+//! the hold is released (or the coordinator killed), after the transaction was found held,
+//! so the held transaction was invoked before it.
 //!
 //! Invariants: this only annotates — it never changes a verdict, a count or which witnesses
 //! are kept — and a history without nemesis events gets no annotation.
@@ -204,7 +205,7 @@ fn held_txn(turn: &Turn, focus: &[Value], spans: &FxHashMap<u64, Span>) -> Optio
     let mut matching = focus.iter().filter(|t| written_keys(t) == keys).filter_map(|t| {
         let index = t["txn"].as_u64()?;
         let span = spans.get(&index)?;
-        (span.complete >= earliest && span.invoke <= turn.stop).then_some(index)
+        (span.complete >= earliest && span.invoke <= turn.start).then_some(index)
     });
     let first = matching.next()?;
     matching.all(|i| i == first).then_some(first)
