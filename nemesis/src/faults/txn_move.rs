@@ -225,7 +225,8 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     let patience = FIND_PATIENCE.min(turn.budget.max(POLL));
     let Some(txn) = wait_for_held(ctx, &node, patience).await else {
         release(ctx, &node).await;
-        facts.why_not = Some("no transaction with a secondary write reached its commit point".into());
+        let point = if aim.holds_after_primary_commit() { "its primary's commit" } else { "its commit point" };
+        facts.why_not = Some(format!("no transaction with a secondary write reached {point}"));
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
     facts.txn = Some(txn.clone());
