@@ -129,14 +129,17 @@ pub trait Fault: Send + Sync + 'static {
     /// Heals it and says how (the value of `stop-<name>`). The default runs the undo and
     /// reports `healed` and the errors.
     fn stop<'a>(&'a self, ctx: &'a Ctx, active: &'a Active) -> BoxFuture<'a, FaultValue> {
-        Box::pin(async move {
-            let errors = undo(ctx, &active.undo).await;
-            let mut value = FaultValue::new(active.targets.clone());
-            value.healed = Some(errors.is_empty());
-            value.errors = (!errors.is_empty()).then_some(errors);
-            value
-        })
+        Box::pin(heal(ctx, active))
     }
+}
+
+/// Runs the active fault's undo; the stop event's value, with `healed` and the errors.
+pub async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
+    let errors = undo(ctx, &active.undo).await;
+    let mut value = FaultValue::new(active.targets.clone());
+    value.healed = Some(errors.is_empty());
+    value.errors = (!errors.is_empty()).then_some(errors);
+    value
 }
 
 /// A fault of the registry, as named on the command line: a copyable handle ordered,

@@ -100,9 +100,10 @@ impl Aim {
         self != Aim::Secondary
     }
 
-    /// Whether the hold is armed after the primary's commit rather than at the commit point.
+    /// Whether the hold is armed after the primary's commit rather than at the commit point:
+    /// for the aim that moves nothing and kills the coordinator instead.
     fn holds_after_primary_commit(self) -> bool {
-        self == Aim::CoordinatorKill
+        self.release_at().is_none()
     }
 
     /// Whether a release with the job seen in `phase` hit the window.
@@ -230,9 +231,9 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
     facts.txn = Some(txn.clone());
-    if aim == Aim::CoordinatorKill {
+    let Some(release_at) = aim.release_at() else {
         return kill_the_coordinator(ctx, node, txn, value, facts).await;
-    }
+    };
     let moved = if aim.moves_primary() { move_the_primary(ctx, &txn, &mut facts).await } else { move_a_secondary(ctx, &txn, &mut facts).await };
     let Some(job_id) = moved else {
         release(ctx, &node).await;
@@ -240,7 +241,6 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     };
     value.key = facts.moved_key.clone();
     value.split_key = facts.moved_key.clone();
-    let release_at = aim.release_at().unwrap_or(JobPhase::DeltaCopy);
     let (seen, _) = wait_for_phase(ctx, job_id, release_at, turn.budget).await;
     let hit = aim.hit(seen.as_ref().and_then(|j| JobPhase::parse(&j.phase)));
     facts.phase_seen = seen.map(|j| j.phase);
@@ -359,11 +359,8 @@ async fn release(ctx: &Ctx, node: &str) {
 async fn settle(ctx: &Ctx, active: &Active) -> FaultValue {
     if let Undo::Restart { .. } = active.undo {
         tokio::time::sleep(KILLED_FOR.min(active.turn.budget)).await;
-        let errors = super::undo(ctx, &active.undo).await;
-        let mut value = FaultValue::new(active.targets.clone());
+        let mut value = super::heal(ctx, active).await;
         value.effective = active.started.effective;
-        value.healed = Some(errors.is_empty());
-        value.errors = Some(errors);
         return value;
     }
     let mut value = FaultValue::new(active.targets.clone());
