@@ -33,31 +33,47 @@ impl Workload for Registers {
         let key = self.keys[rng.random_range(0..self.keys.len())].clone();
         self.touched.insert(key.clone());
         if rng.random_range(0..3) == 0 {
-            OpSpec::new(Write { key, value: self.next_value.fetch_add(1, Ordering::Relaxed) })
+            OpSpec::new(Write {
+                key,
+                value: self.next_value.fetch_add(1, Ordering::Relaxed),
+            })
         } else {
             OpSpec::new(Read { key })
         }
     }
 
     fn touched(&self) -> Touched {
-        Touched { registers: self.touched.clone(), ..Touched::default() }
+        Touched {
+            registers: self.touched.clone(),
+            ..Touched::default()
+        }
     }
 }
 
 fn registers(keys: &[&str], next_value: &Arc<AtomicI64>) -> Box<dyn Workload> {
     let keys = keys.iter().map(|k| k.to_string()).collect();
-    Box::new(Registers { keys, next_value: next_value.clone(), touched: BTreeSet::new() })
+    Box::new(Registers {
+        keys,
+        next_value: next_value.clone(),
+        touched: BTreeSet::new(),
+    })
 }
 
 /// The step distribution: `reg/hot` gets weight 1, the six others together weight 1.
 fn step_distribution() -> anyhow::Result<Box<dyn Workload>> {
     let values = Arc::new(AtomicI64::new(1));
     let cold = ["reg/a", "reg/b", "reg/c", "reg/d", "reg/e", "reg/f"];
-    Ok(Box::new(Mix::new(vec![(1, registers(&["reg/hot"], &values)), (1, registers(&cold, &values))])?))
+    Ok(Box::new(Mix::new(vec![
+        (1, registers(&["reg/hot"], &values)),
+        (1, registers(&cold, &values)),
+    ])?))
 }
 
 fn main() -> ExitCode {
-    let seconds = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(30);
+    let seconds = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30);
     if let Err(e) = step_distribution() {
         eprintln!("custom_test: {e:#}");
         return ExitCode::from(faultline::exit::BAD_ARGS);
@@ -67,10 +83,15 @@ fn main() -> ExitCode {
         nemesis: "partition".into(),
         time_limit: seconds,
         test_name: Some("custom-step-register-partition".into()),
-        generator: Some(GeneratorFactory(Arc::new(|_cfg| step_distribution().expect("checked in main")))),
+        generator: Some(GeneratorFactory(Arc::new(|_cfg| {
+            step_distribution().expect("checked in main")
+        }))),
         ..TestSpec::default()
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("custom_test: cannot start the async runtime: {e}");

@@ -28,7 +28,12 @@ pub async fn docker(args: &[&str]) -> Result<String> {
         .map_err(no_docker_client)?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        bail!("`docker {}` failed ({}): {}", args.join(" "), out.status, stderr.trim());
+        bail!(
+            "`docker {}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            stderr.trim()
+        );
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -54,7 +59,9 @@ fn no_docker_client(e: std::io::Error) -> anyhow::Error {
 pub async fn check_engine() -> Result<String> {
     match docker(&["version", "--format", "{{.Server.Version}}"]).await {
         Ok(v) if !v.is_empty() => Ok(v),
-        Ok(_) => bail!("the Docker engine did not report a version; is it running? (`docker info`)"),
+        Ok(_) => {
+            bail!("the Docker engine did not report a version; is it running? (`docker info`)")
+        }
         Err(e) => Err(e).context(
             "the Docker engine is not reachable: start it (e.g. `service docker start` or \
              `systemctl start docker`) and check that `docker info` works for this user; \
@@ -89,9 +96,17 @@ pub async fn networks_with(filters: &[&str]) -> Result<Vec<String>> {
 /// One label of a container or network, empty if absent.
 pub async fn label_of(kind: &str, id: &str, key: &str) -> Result<String> {
     let fmt = format!("{{{{index .Config.Labels \"{key}\"}}}}");
-    let fmt = if kind == "network" { format!("{{{{index .Labels \"{key}\"}}}}") } else { fmt };
+    let fmt = if kind == "network" {
+        format!("{{{{index .Labels \"{key}\"}}}}")
+    } else {
+        fmt
+    };
     let out = docker(&[kind, "inspect", "--format", &fmt, id]).await?;
-    Ok(if out == "<no value>" { String::new() } else { out })
+    Ok(if out == "<no value>" {
+        String::new()
+    } else {
+        out
+    })
 }
 
 /// Force-removes containers (kills them first), ignoring ones already gone.
@@ -113,7 +128,9 @@ pub async fn remove_networks(ids: &[String]) -> Result<()> {
     for id in ids {
         match docker(&["network", "rm", id]).await {
             Ok(_) => {}
-            Err(e) if e.to_string().contains("No such network") || e.to_string().contains("not found") => {}
+            Err(e)
+                if e.to_string().contains("No such network")
+                    || e.to_string().contains("not found") => {}
             Err(e) => return Err(e),
         }
     }
@@ -152,5 +169,9 @@ pub async fn container_state(name: &str) -> Result<String> {
 }
 
 fn lines(s: &str) -> Vec<String> {
-    s.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
 }

@@ -11,13 +11,34 @@ pub(crate) fn down() -> workloads::CallError {
 /// `impl KvTarget for …` block.
 macro_rules! unserved_data_ops {
     () => {
-        fn write(&self, _: &[u8], _: &[u8]) -> futures::future::BoxFuture<'_, workloads::client::CallResult<workloads::client::WriteReply>> {
+        fn write(
+            &self,
+            _: &[u8],
+            _: &[u8],
+        ) -> futures::future::BoxFuture<
+            '_,
+            workloads::client::CallResult<workloads::client::WriteReply>,
+        > {
             Box::pin(async { Err($crate::fake_target::down()) })
         }
-        fn delete(&self, _: &[u8]) -> futures::future::BoxFuture<'_, workloads::client::CallResult<workloads::client::WriteReply>> {
+        fn delete(
+            &self,
+            _: &[u8],
+        ) -> futures::future::BoxFuture<
+            '_,
+            workloads::client::CallResult<workloads::client::WriteReply>,
+        > {
             Box::pin(async { Err($crate::fake_target::down()) })
         }
-        fn scan(&self, _: &[u8], _: &[u8], _: u64) -> futures::future::BoxFuture<'_, workloads::client::CallResult<workloads::client::ScanReply>> {
+        fn scan(
+            &self,
+            _: &[u8],
+            _: &[u8],
+            _: u64,
+        ) -> futures::future::BoxFuture<
+            '_,
+            workloads::client::CallResult<workloads::client::ScanReply>,
+        > {
             Box::pin(async { Err($crate::fake_target::down()) })
         }
     };

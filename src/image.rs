@@ -36,7 +36,10 @@ pub struct NodeImage {
 /// The workspace this binary was built from, if its sources are still there.
 pub fn workspace_root() -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    root.join("refkv").join("Cargo.toml").exists().then_some(root)
+    root.join("refkv")
+        .join("Cargo.toml")
+        .exists()
+        .then_some(root)
 }
 
 /// Where static builds go, apart from the normal target dir so they never invalidate it.
@@ -51,7 +54,16 @@ pub async fn build_static_server(root: &Path) -> Result<PathBuf> {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
         .env("RUSTFLAGS", "-C target-feature=+crt-static")
-        .args(["build", "--release", "-p", "refkv", "--bin", "refkv", "--target", TARGET])
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "refkv",
+            "--bin",
+            "refkv",
+            "--target",
+            TARGET,
+        ])
         .arg("--target-dir")
         .arg(&target_dir)
         .stdin(Stdio::null())
@@ -77,7 +89,9 @@ pub async fn build_pause(root: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let src = dir.join("pause.rs");
     let bin = dir.join("pause");
-    let unchanged = std::fs::read_to_string(&src).map(|s| s == PAUSE_SOURCE).unwrap_or(false);
+    let unchanged = std::fs::read_to_string(&src)
+        .map(|s| s == PAUSE_SOURCE)
+        .unwrap_or(false);
     if unchanged && bin.exists() {
         return Ok(bin);
     }
@@ -94,21 +108,39 @@ pub async fn build_pause(root: &Path) -> Result<PathBuf> {
         .await
         .context("could not run rustc to build the sandbox binary (docker/pause.rs)")?;
     if !out.status.success() {
-        bail!("building the sandbox binary failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "building the sandbox binary failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     Ok(bin)
 }
 
 /// SHA-256 of a file, hex, via coreutils' `sha256sum`.
 async fn sha256_file(path: &Path) -> Result<String> {
-    let out = Command::new("sha256sum").arg(path).output().await.context("could not run sha256sum")?;
+    let out = Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .await
+        .context("could not run sha256sum")?;
     if !out.status.success() {
-        bail!("sha256sum {} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "sha256sum {} failed: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let hex = text.split_whitespace().next().unwrap_or_default().to_string();
+    let hex = text
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
     if hex.len() != 64 {
-        bail!("sha256sum printed an unexpected line for {}: {text:?}", path.display());
+        bail!(
+            "sha256sum printed an unexpected line for {}: {text:?}",
+            path.display()
+        );
     }
     Ok(hex)
 }
@@ -127,7 +159,12 @@ pub fn parse_ldd(output: &str) -> Vec<PathBuf> {
 
 /// Libraries `binary` loads; empty for a static executable.
 async fn needed_libraries(binary: &Path) -> Result<Vec<PathBuf>> {
-    let out = Command::new("ldd").arg(binary).stdin(Stdio::null()).output().await.context("could not run ldd")?;
+    let out = Command::new("ldd")
+        .arg(binary)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .context("could not run ldd")?;
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() || text.contains("not a dynamic executable") {
         return Ok(Vec::new());
@@ -154,10 +191,16 @@ impl Contents {
         for lib in needed_libraries(server).await? {
             let inside = lib.to_string_lossy().trim_start_matches('/').to_string();
             // Follow symlinks so the real file lands under the name the loader looks for.
-            let real = std::fs::canonicalize(&lib).with_context(|| format!("resolving {}", lib.display()))?;
+            let real = std::fs::canonicalize(&lib)
+                .with_context(|| format!("resolving {}", lib.display()))?;
             libraries.push((inside, real));
         }
-        Ok(Contents { binary_name: binary_name.to_string(), server: server.to_path_buf(), pause: pause.to_path_buf(), libraries })
+        Ok(Contents {
+            binary_name: binary_name.to_string(),
+            server: server.to_path_buf(),
+            pause: pause.to_path_buf(),
+            libraries,
+        })
     }
 
     /// The content tag `<repo>:<hash>`: the binaries' SHA-256, the libraries' and the
@@ -171,7 +214,9 @@ impl Contents {
             extra_text.push_str(&sha256_file(real).await?);
         }
         // The build files are tiny and compiled in; fold them into the tag with the binaries'.
-        let extra = extra_text.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3));
+        let extra = extra_text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+        });
         let combined = format!("{}{}{:016x}", &a[..16], &b[..8], extra);
         Ok(format!("{repo}:{}", &combined[..20]))
     }
@@ -199,7 +244,12 @@ impl Contents {
 
 /// Makes sure an image `<repo>:<content hash>` holding `server` as `/<binary_name>` exists,
 /// building it if not. Does not touch any `:latest` tag.
-pub async fn ensure_content_image(repo: &str, binary_name: &str, server: &Path, pause: &Path) -> Result<NodeImage> {
+pub async fn ensure_content_image(
+    repo: &str,
+    binary_name: &str,
+    server: &Path,
+    pause: &Path,
+) -> Result<NodeImage> {
     let contents = Contents::of(binary_name, server, pause).await?;
     let tag = contents.tag(repo).await?;
     let existing = docker(&["image", "inspect", "--format", "{{.Id}}", &tag]).await;
@@ -207,7 +257,12 @@ pub async fn ensure_content_image(repo: &str, binary_name: &str, server: &Path, 
         Ok(id) => (id, false),
         Err(_) => (build_image(&tag, &contents).await?, true),
     };
-    Ok(NodeImage { tag, id, server_binary: Some(server.to_path_buf()), built })
+    Ok(NodeImage {
+        tag,
+        id,
+        server_binary: Some(server.to_path_buf()),
+        built,
+    })
 }
 
 /// The node image of target `name` (`faultline-<name>`, the server at `/<name>`):
@@ -230,9 +285,19 @@ const KEEP_IMAGES: usize = 3;
 /// creation time, so it may list as the oldest although it is the one about to run.
 async fn prune_old_images(repo: &str, keep: usize, ensured: &str) {
     // `docker image ls` lists the newest first.
-    let Ok(listing) = docker(&["image", "ls", repo, "--format", "{{.Tag}}"]).await else { return };
-    let tags: Vec<&str> = listing.lines().map(str::trim).filter(|t| !t.is_empty() && *t != "latest" && *t != "<none>").collect();
-    for old in tags.iter().skip(keep).filter(|t| format!("{repo}:{t}") != ensured) {
+    let Ok(listing) = docker(&["image", "ls", repo, "--format", "{{.Tag}}"]).await else {
+        return;
+    };
+    let tags: Vec<&str> = listing
+        .lines()
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && *t != "latest" && *t != "<none>")
+        .collect();
+    for old in tags
+        .iter()
+        .skip(keep)
+        .filter(|t| format!("{repo}:{t}") != ensured)
+    {
         if let Err(e) = docker(&["rmi", &format!("{repo}:{old}")]).await {
             tracing::debug!("keeping {repo}:{old}: {e:#}");
         }
@@ -244,7 +309,12 @@ pub async fn existing_image(tag: &str) -> Result<NodeImage> {
     let id = docker(&["image", "inspect", "--format", "{{.Id}}", tag])
         .await
         .with_context(|| format!("image {tag} is not present locally (faultline never pulls)"))?;
-    Ok(NodeImage { tag: tag.to_string(), id, server_binary: None, built: false })
+    Ok(NodeImage {
+        tag: tag.to_string(),
+        id,
+        server_binary: None,
+        built: false,
+    })
 }
 
 async fn build_image(tag: &str, contents: &Contents) -> Result<String> {
@@ -266,14 +336,18 @@ async fn docker_build(context: &Path, tag: &str) -> Result<String> {
         .await
         .context("could not run `docker build`")?;
     if !out.status.success() {
-        bail!("`docker build` of {tag} failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "`docker build` of {tag} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     docker(&["image", "inspect", "--format", "{{.Id}}", tag]).await
 }
 
 fn copy_executable(from: &Path, to: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::copy(from, to).with_context(|| format!("copying {} into the image", from.display()))?;
+    std::fs::copy(from, to)
+        .with_context(|| format!("copying {} into the image", from.display()))?;
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755))?;
     Ok(())
 }
@@ -282,7 +356,10 @@ fn copy_executable(from: &Path, to: &Path) -> Result<()> {
 pub fn check_static_binary(path: &Path) -> Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     match elf_interpreter(&bytes) {
-        None => bail!("{} is not a 64-bit little-endian ELF executable", path.display()),
+        None => bail!(
+            "{} is not a 64-bit little-endian ELF executable",
+            path.display()
+        ),
         Some(true) => bail!(
             "{} is dynamically linked; the node image has no libc. Build it with \
              RUSTFLAGS='-C target-feature=+crt-static' --target {TARGET}",
@@ -299,8 +376,13 @@ fn elf_interpreter(bytes: &[u8]) -> Option<bool> {
     if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" || bytes[4] != 2 || bytes[5] != 1 {
         return None;
     }
-    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    let phoff = usize::try_from(u64::from_le_bytes(bytes.get(0x20..0x28)?.try_into().ok()?)).ok()?;
+    let u16_at = |o: usize| {
+        bytes
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let phoff =
+        usize::try_from(u64::from_le_bytes(bytes.get(0x20..0x28)?.try_into().ok()?)).ok()?;
     let (entsize, count) = (usize::from(u16_at(0x36)?), usize::from(u16_at(0x38)?));
     let mut dynamic = false;
     for i in 0..count {
@@ -320,7 +402,10 @@ mod tests {
         let out = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n\t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n";
         assert_eq!(
             parse_ldd(out),
-            vec![PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6"), PathBuf::from("/lib64/ld-linux-x86-64.so.2")]
+            vec![
+                PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6"),
+                PathBuf::from("/lib64/ld-linux-x86-64.so.2")
+            ]
         );
         assert!(parse_ldd("\tnot a dynamic executable\n").is_empty());
     }
@@ -329,11 +414,18 @@ mod tests {
     async fn static_and_dynamic_binaries_are_told_apart() {
         let root = workspace_root().expect("workspace");
         let pause = build_pause(&root).await.expect("sandbox binary");
-        assert!(check_static_binary(&pause).is_ok(), "the static sandbox is accepted");
+        assert!(
+            check_static_binary(&pause).is_ok(),
+            "the static sandbox is accepted"
+        );
         let own = std::env::current_exe().expect("test binary");
-        let err = check_static_binary(&own).expect_err("a dynamically linked test binary is refused");
+        let err =
+            check_static_binary(&own).expect_err("a dynamically linked test binary is refused");
         assert!(err.to_string().contains("dynamically linked"), "{err}");
         let text = root.join("Cargo.toml");
-        assert!(check_static_binary(&text).unwrap_err().to_string().contains("not a 64-bit"));
+        assert!(check_static_binary(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("not a 64-bit"));
     }
 }

@@ -29,7 +29,11 @@ pub fn render(suite: &str, verdict: &Verdict) -> String {
     let _ = writeln!(out, "<testsuites name=\"faultline\" {counts}>");
     let _ = writeln!(out, "  <testsuite name=\"{}\" {counts}>", escape(suite));
     let _ = writeln!(out, "    <properties>");
-    let _ = writeln!(out, "      <property name=\"verdict\" value=\"{}\"/>", verdict.valid.as_str());
+    let _ = writeln!(
+        out,
+        "      <property name=\"verdict\" value=\"{}\"/>",
+        verdict.valid.as_str()
+    );
     let _ = writeln!(out, "    </properties>");
     for (name, result) in &verdict.checkers {
         test_case(&mut out, suite, name, result);
@@ -57,12 +61,29 @@ fn test_case(out: &mut String, suite: &str, name: &str, r: &CheckerResult) {
     match r.valid {
         Validity::Valid => out.push_str("/>\n"),
         Validity::Invalid => {
-            let message = if reason.is_empty() { "invalid".to_string() } else { format!("invalid: {reason}") };
-            let _ = writeln!(out, ">\n      <failure type=\"invalid\" message=\"{}\">{}</failure>", escape(&message), escape(&failure_body(r)));
+            let message = if reason.is_empty() {
+                "invalid".to_string()
+            } else {
+                format!("invalid: {reason}")
+            };
+            let _ = writeln!(
+                out,
+                ">\n      <failure type=\"invalid\" message=\"{}\">{}</failure>",
+                escape(&message),
+                escape(&failure_body(r))
+            );
             out.push_str("    </testcase>\n");
         }
         Validity::Unknown | Validity::NotApplicable => {
-            let message = format!("{}: {}", r.valid.as_str(), if reason.is_empty() { "no reason given" } else { reason });
+            let message = format!(
+                "{}: {}",
+                r.valid.as_str(),
+                if reason.is_empty() {
+                    "no reason given"
+                } else {
+                    reason
+                }
+            );
             let _ = writeln!(out, ">\n      <skipped message=\"{}\"/>", escape(&message));
             out.push_str("    </testcase>\n");
         }
@@ -80,14 +101,21 @@ fn failure_body(r: &CheckerResult) -> String {
         let _ = writeln!(body, "{w}");
     }
     if r.anomalies.len() > WITNESSES_IN_FAILURE {
-        let _ = writeln!(body, "... {} more anomalies in results.json", r.anomalies.len() - WITNESSES_IN_FAILURE);
+        let _ = writeln!(
+            body,
+            "... {} more anomalies in results.json",
+            r.anomalies.len() - WITNESSES_IN_FAILURE
+        );
     }
     body
 }
 
 /// The checker's own run time (`details.check_ms`, recorded by the runner), or 0.
 fn check_seconds(r: &CheckerResult) -> f64 {
-    r.details.get("check_ms").and_then(|v| v.as_f64()).map_or(0.0, |ms| ms / 1000.0)
+    r.details
+        .get("check_ms")
+        .and_then(|v| v.as_f64())
+        .map_or(0.0, |ms| ms / 1000.0)
 }
 
 /// Escapes text for XML attributes and content. Characters XML 1.0 cannot carry at all

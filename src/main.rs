@@ -14,7 +14,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(exit::BAD_ARGS) } else { exit::ok() };
+            return if e.use_stderr() {
+                ExitCode::from(exit::BAD_ARGS)
+            } else {
+                exit::ok()
+            };
         }
     };
     cmd::run(cli)

@@ -44,7 +44,10 @@ fn a_clean_register_run_with_cas_is_valid_and_records_the_redis_client() {
         "redis register run not valid: {verdict:#}\n{}",
         show(&out)
     );
-    assert_eq!(verdict["checkers"]["linearizable"]["valid"], serde_json::json!(true));
+    assert_eq!(
+        verdict["checkers"]["linearizable"]["valid"],
+        serde_json::json!(true)
+    );
     let test = test_json(&run)["test"].clone();
     assert_eq!(
         (test["client"].as_str(), test["nodes"].as_u64()),
@@ -52,13 +55,29 @@ fn a_clean_register_run_with_cas_is_valid_and_records_the_redis_client() {
         "{test:#}"
     );
     assert!(
-        test["register_ops"].as_array().unwrap().iter().any(|o| o == "cas"),
+        test["register_ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o == "cas"),
         "cas is generated: {test:#}"
     );
     let history = read_history(&run);
-    let cas = |kind| history.ops.iter().filter(|o| o.f == "cas" && o.kind == kind).count();
-    assert!(cas(analysis::history::OpType::Ok) > 20, "cas applied through the script");
-    assert!(cas(analysis::history::OpType::Fail) > 0, "cas refused on a mismatch");
+    let cas = |kind| {
+        history
+            .ops
+            .iter()
+            .filter(|o| o.f == "cas" && o.kind == kind)
+            .count()
+    };
+    assert!(
+        cas(analysis::history::OpType::Ok) > 20,
+        "cas applied through the script"
+    );
+    assert!(
+        cas(analysis::history::OpType::Fail) > 0,
+        "cas refused on a mismatch"
+    );
 }
 
 #[test]
@@ -86,7 +105,10 @@ fn clean_set_runs_are_valid_with_scan_and_with_mget_reads() {
             "{read}: redis set run not valid: {verdict:#}\n{}",
             show(&out)
         );
-        assert!(count(&verdict, "set-full", "stable-count") > 100, "{read}: {verdict:#}");
+        assert!(
+            count(&verdict, "set-full", "stable-count") > 100,
+            "{read}: {verdict:#}"
+        );
         assert_eq!(test_json(&run)["test"]["set_read"], read);
     }
 }
@@ -116,10 +138,16 @@ fn killing_the_node_loses_the_inserts_since_the_last_snapshot_and_set_full_says_
         "a kill of Redis without a snapshot loses writes: {verdict:#}\n{}",
         show(&out)
     );
-    assert_eq!(verdict["checkers"]["set-full"]["valid"], serde_json::json!(false));
+    assert_eq!(
+        verdict["checkers"]["set-full"]["valid"],
+        serde_json::json!(false)
+    );
     assert!(count(&verdict, "set-full", "lost-count") > 0, "{verdict:#}");
     let history = read_history(&run);
-    assert!(!nemesis_events(&history, "start-kill").is_empty(), "the node was killed");
+    assert!(
+        !nemesis_events(&history, "start-kill").is_empty(),
+        "the node was killed"
+    );
 }
 
 fn isolation(verdict: &serde_json::Value) -> &serde_json::Value {
@@ -131,49 +159,165 @@ fn clean_transaction_runs_are_valid_under_strict_serializability() {
     let _one = lock();
     for (workload, model) in [("append", "list-append"), ("rw-register", "rw-register")] {
         let name = format!("redis-{workload}");
-        let args = ["--db", "redis", "--workload", workload, "--time-limit", "8", "--test-name", &name];
+        let args = [
+            "--db",
+            "redis",
+            "--workload",
+            workload,
+            "--time-limit",
+            "8",
+            "--test-name",
+            &name,
+        ];
         let (run, out) = run_test(&name, &args);
         let verdict = results(&run);
-        assert_eq!(out.status.code(), Some(0), "{workload}: not valid: {verdict:#}\n{}", show(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{workload}: not valid: {verdict:#}\n{}",
+            show(&out)
+        );
         let iso = isolation(&verdict);
-        assert_eq!((iso["valid"].as_bool(), iso["details"]["model"].as_str()), (Some(true), Some(model)), "{iso:#}");
+        assert_eq!(
+            (iso["valid"].as_bool(), iso["details"]["model"].as_str()),
+            (Some(true), Some(model)),
+            "{iso:#}"
+        );
         assert_eq!(iso["details"]["consistency_model"], "strict-serializable");
         assert!(count(&verdict, "isolation", "committed") > 200, "{iso:#}");
         let history = read_history(&run);
-        let multi = history.ops.iter().filter(|o| o.f == "txn" && o.kind == analysis::history::OpType::Ok && o.value.as_array().is_some_and(|m| m.len() > 1)).count();
-        assert!(multi > 50, "{workload}: transactions of several micro-ops committed ({multi})");
-        assert_eq!(test_json(&run)["test"]["consistency_model"], "strict-serializable");
+        let multi = history
+            .ops
+            .iter()
+            .filter(|o| {
+                o.f == "txn"
+                    && o.kind == analysis::history::OpType::Ok
+                    && o.value.as_array().is_some_and(|m| m.len() > 1)
+            })
+            .count();
+        assert!(
+            multi > 50,
+            "{workload}: transactions of several micro-ops committed ({multi})"
+        );
+        assert_eq!(
+            test_json(&run)["test"]["consistency_model"],
+            "strict-serializable"
+        );
     }
 }
 
 #[test]
 fn killing_the_node_loses_acknowledged_appends_and_the_isolation_checker_says_so() {
     let _one = lock();
-    let args = ["--db", "redis", "--workload", "append", "--nemesis", "kill", "--nemesis-interval", "3", "--time-limit", "14", "--test-name", "redis-append-kill"];
+    let args = [
+        "--db",
+        "redis",
+        "--workload",
+        "append",
+        "--nemesis",
+        "kill",
+        "--nemesis-interval",
+        "3",
+        "--time-limit",
+        "14",
+        "--test-name",
+        "redis-append-kill",
+    ];
     let (run, out) = run_test("redis-append-kill", &args);
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(1), "a kill of Redis without a snapshot loses appends: {verdict:#}\n{}", show(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a kill of Redis without a snapshot loses appends: {verdict:#}\n{}",
+        show(&out)
+    );
     let iso = isolation(&verdict);
     assert_eq!(iso["valid"], serde_json::json!(false), "{iso:#}");
-    let found: Vec<&str> = iso["details"]["anomaly_types"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
-    let loss_shaped = ["lost-append", "incompatible-order", "G-single-item-realtime", "G-single-item", "G0", "G0-realtime", "G2-item-realtime", "G1c-realtime"];
-    assert!(found.iter().any(|a| loss_shaped.contains(a)), "the lost appends show as a loss-shaped anomaly: {found:?}");
-    assert!(!nemesis_events(&read_history(&run), "start-kill").is_empty(), "the node was killed");
+    let found: Vec<&str> = iso["details"]["anomaly_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    let loss_shaped = [
+        "lost-append",
+        "incompatible-order",
+        "G-single-item-realtime",
+        "G-single-item",
+        "G0",
+        "G0-realtime",
+        "G2-item-realtime",
+        "G1c-realtime",
+    ];
+    assert!(
+        found.iter().any(|a| loss_shaped.contains(a)),
+        "the lost appends show as a loss-shaped anomaly: {found:?}"
+    );
+    assert!(
+        !nemesis_events(&read_history(&run), "start-kill").is_empty(),
+        "the node was killed"
+    );
 }
 
 #[test]
 fn options_redis_cannot_honour_are_bad_arguments() {
     for (args, says) in [
-        (vec!["--db", "redis", "--workload", "hotspot"], "--workload hotspot"),
         (
-            vec!["--db", "redis", "--workload", "set", "--nemesis", "partition"],
+            vec!["--db", "redis", "--workload", "hotspot"],
+            "--workload hotspot",
+        ),
+        (
+            vec![
+                "--db",
+                "redis",
+                "--workload",
+                "set",
+                "--nemesis",
+                "partition",
+            ],
             "--nemesis partition",
         ),
-        (vec!["--db", "redis", "--workload", "set", "--client", "grpc"], "--client grpc"),
-        (vec!["--db", "redis", "--workload", "append", "--consistency-model", "linearish"], "--consistency-model"),
-        (vec!["--db", "redis", "--workload", "set", "--txn-length", "1..3"], "--txn-length applies to the transaction workloads"),
-        (vec!["--db", "redis", "--workload", "append", "--txn-length", "3..1"], "--txn-length"),
-        (vec!["--db", "elastickv", "--workload", "append", "--client", "grpc"], "--client redis"),
+        (
+            vec!["--db", "redis", "--workload", "set", "--client", "grpc"],
+            "--client grpc",
+        ),
+        (
+            vec![
+                "--db",
+                "redis",
+                "--workload",
+                "append",
+                "--consistency-model",
+                "linearish",
+            ],
+            "--consistency-model",
+        ),
+        (
+            vec!["--db", "redis", "--workload", "set", "--txn-length", "1..3"],
+            "--txn-length applies to the transaction workloads",
+        ),
+        (
+            vec![
+                "--db",
+                "redis",
+                "--workload",
+                "append",
+                "--txn-length",
+                "3..1",
+            ],
+            "--txn-length",
+        ),
+        (
+            vec![
+                "--db",
+                "elastickv",
+                "--workload",
+                "append",
+                "--client",
+                "grpc",
+            ],
+            "--client redis",
+        ),
     ] {
         let out = faultline()
             .args(["test", "--no-progress"])
@@ -181,6 +325,10 @@ fn options_redis_cannot_honour_are_bad_arguments() {
             .output()
             .expect("faultline runs");
         assert_eq!(out.status.code(), Some(254), "{args:?}: {}", show(&out));
-        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{args:?}: {}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{args:?}: {}",
+            show(&out)
+        );
     }
 }

@@ -29,7 +29,9 @@ fn initial_splits() -> String {
 fn group_of(catalog: &serde_json::Value, key: &str) -> Option<u64> {
     catalog["routes"].as_array()?.iter().find_map(|r| {
         let (start, end) = (r["start"].as_str()?, r["end"].as_str()?);
-        (start <= key && (end.is_empty() || key < end)).then(|| r["group"].as_u64()).flatten()
+        (start <= key && (end.is_empty() || key < end))
+            .then(|| r["group"].as_u64())
+            .flatten()
     })
 }
 
@@ -46,9 +48,17 @@ fn multi_group_commits(history: &History) -> usize {
                 invoked_under.insert(p, catalog.clone());
             }
             Process::Client(p) if op.f == "txn" && op.kind == OpType::Ok => {
-                let Some(under) = invoked_under.remove(&p) else { continue };
-                let keys = op.value.as_array().into_iter().flatten().filter_map(|m| m[1].as_str());
-                let groups: std::collections::BTreeSet<u64> = keys.filter_map(|k| group_of(&under, k)).collect();
+                let Some(under) = invoked_under.remove(&p) else {
+                    continue;
+                };
+                let keys = op
+                    .value
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m[1].as_str());
+                let groups: std::collections::BTreeSet<u64> =
+                    keys.filter_map(|k| group_of(&under, k)).collect();
                 count += usize::from(groups.len() >= 2);
             }
             _ => {}
@@ -61,20 +71,50 @@ fn multi_group_commits(history: &History) -> usize {
 fn assert_clean_append_run(name: &str, nemesis: &str) {
     let _one = lock();
     let splits = initial_splits();
-    let args = ["--db", "refkv", "--workload", "append", "--nemesis", nemesis, "--nemesis-interval", "3", "--time-limit", "15", &splits, "--test-name", name];
+    let args = [
+        "--db",
+        "refkv",
+        "--workload",
+        "append",
+        "--nemesis",
+        nemesis,
+        "--nemesis-interval",
+        "3",
+        "--time-limit",
+        "15",
+        &splits,
+        "--test-name",
+        name,
+    ];
     let (run, out) = run_test(name, &args);
     let verdict = results(&run);
     assert_no_false_alarm(&verdict);
     let iso = &verdict["checkers"]["isolation"];
-    assert_eq!((iso["valid"].as_bool(), iso["details"]["model"].as_str()), (Some(true), Some("list-append")), "{iso:#}\n{}", show(&out));
+    assert_eq!(
+        (iso["valid"].as_bool(), iso["details"]["model"].as_str()),
+        (Some(true), Some("list-append")),
+        "{iso:#}\n{}",
+        show(&out)
+    );
     assert_eq!(iso["details"]["consistency_model"], "strict-serializable");
-    let committed = iso["counts"]["committed"].as_u64().unwrap_or_else(|| panic!("isolation.committed in {iso:#}"));
+    let committed = iso["counts"]["committed"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("isolation.committed in {iso:#}"));
     assert!(committed > 0, "{iso:#}");
     let history = read_history(&run);
     let multi = multi_group_commits(&history);
-    assert!(multi > 0, "no committed transaction spanned two groups ({committed} committed)");
-    assert!(!nemesis_events(&history, &format!("start-{nemesis}")).is_empty(), "the {nemesis} nemesis acted");
-    eprintln!("{name}: {committed} committed, {multi} across groups, exit {:?}", out.status.code());
+    assert!(
+        multi > 0,
+        "no committed transaction spanned two groups ({committed} committed)"
+    );
+    assert!(
+        !nemesis_events(&history, &format!("start-{nemesis}")).is_empty(),
+        "the {nemesis} nemesis acted"
+    );
+    eprintln!(
+        "{name}: {committed} committed, {multi} across groups, exit {:?}",
+        out.status.code()
+    );
 }
 
 #[test]

@@ -18,8 +18,15 @@ fn analyze(history: &str) -> (Option<i32>, serde_json::Value) {
         .arg(&path)
         .output()
         .expect("faultline runs");
-    assert!(out_dir.join("results.json").is_file(), "no results.json: {}", String::from_utf8_lossy(&out.stderr));
-    (out.status.code(), schema_support::read_results(&out_dir.join("results.json")))
+    assert!(
+        out_dir.join("results.json").is_file(),
+        "no results.json: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.status.code(),
+        schema_support::read_results(&out_dir.join("results.json")),
+    )
 }
 
 const REGISTER_ONLY: &str = r#"{"index":0,"type":"invoke","process":1,"f":"write","key":"k","value":1,"time":10}
@@ -32,7 +39,11 @@ const REGISTER_ONLY: &str = r#"{"index":0,"type":"invoke","process":1,"f":"write
 fn a_history_without_run_evidence_gets_only_the_core_checkers() {
     let (code, v) = analyze(REGISTER_ONLY);
     assert_eq!(code, Some(0), "{v:#}");
-    let names: Vec<&String> = v["checkers"].as_object().expect("checkers").keys().collect();
+    let names: Vec<&String> = v["checkers"]
+        .as_object()
+        .expect("checkers")
+        .keys()
+        .collect();
     assert_eq!(names, vec!["linearizable"]);
 }
 
@@ -58,8 +69,18 @@ fn metadata_catalog_and_nemesis_events_bring_their_checkers() {
     }
     let epoch = &v["checkers"]["epoch-authority"];
     assert_eq!(epoch["valid"], serde_json::json!(false), "{epoch:#}");
-    let kinds: Vec<&str> = epoch["anomalies"].as_array().expect("anomalies").iter().filter_map(|a| a["kind"].as_str()).collect();
+    let kinds: Vec<&str> = epoch["anomalies"]
+        .as_array()
+        .expect("anomalies")
+        .iter()
+        .filter_map(|a| a["kind"].as_str())
+        .collect();
     assert!(kinds.contains(&"stale-epoch-write"), "{kinds:?}");
-    assert_eq!(v["checkers"]["vacuity"]["valid"], serde_json::json!(true), "the kill took effect: {:#}", v["checkers"]["vacuity"]);
+    assert_eq!(
+        v["checkers"]["vacuity"]["valid"],
+        serde_json::json!(true),
+        "the kill took effect: {:#}",
+        v["checkers"]["vacuity"]
+    );
     assert_eq!(code, Some(1), "invalid");
 }

@@ -28,7 +28,10 @@ fn proxy_fence_scenario(bug: Option<&'static str>) -> Vec<&'static str> {
 /// A job in one of these phases has published its new epoch: the pre-move one is stale.
 const PAST_CUTOVER: &[&str] = &["CUTOVER", "CLEANUP", "DONE"];
 
-fn move_run(name: &str, scenario: &[&str]) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
+fn move_run(
+    name: &str,
+    scenario: &[&str],
+) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
     let _one = lock();
     let args = [scenario, &["--time-limit", "30", "--test-name", name]].concat();
     let (run, out) = run_test(&format!("move-{name}"), &args);
@@ -41,29 +44,56 @@ fn move_run(name: &str, scenario: &[&str]) -> (std::path::PathBuf, std::process:
 fn assert_aimed_pause(run: &std::path::Path) {
     let history = read_history(run);
     let starts = nemesis_events(&history, "start-move");
-    let hit = starts.iter().find(|e| e.value["effective"] == serde_json::json!(true)).expect("an effective start-move");
+    let hit = starts
+        .iter()
+        .find(|e| e.value["effective"] == serde_json::json!(true))
+        .expect("an effective start-move");
     assert_eq!(hit.value["action"], "pause-source-leader", "{}", hit.value);
     assert_eq!(hit.value["aimed_phase"], "BACKFILL", "{}", hit.value);
-    assert!(hit.value["job_id"].as_u64().is_some() && hit.value["node"].as_str().is_some(), "{}", hit.value);
+    assert!(
+        hit.value["job_id"].as_u64().is_some() && hit.value["node"].as_str().is_some(),
+        "{}",
+        hit.value
+    );
     assert!(hit.value["phase_seen"].as_str().is_some(), "{}", hit.value);
-    let stop = nemesis_events(&history, "stop-move").into_iter().find(|e| e.index > hit.index).expect("the move fault was healed");
-    assert_eq!(stop.value["held_until"], "past-cutover", "the pause was held across the cutover: {}", stop.value);
+    let stop = nemesis_events(&history, "stop-move")
+        .into_iter()
+        .find(|e| e.index > hit.index)
+        .expect("the move fault was healed");
+    assert_eq!(
+        stop.value["held_until"], "past-cutover",
+        "the pause was held across the cutover: {}",
+        stop.value
+    );
     assert_eq!(stop.value["stale_writes"], 20, "{}", stop.value);
 }
 
 /// History indices of the run's stale-write completions.
 fn stale_write_ops(run: &std::path::Path) -> Vec<u64> {
     let history = read_history(run);
-    history.ops.iter().filter(|o| o.f == "stale-write" && o.kind != analysis::history::OpType::Invoke).map(|o| o.index).collect()
+    history
+        .ops
+        .iter()
+        .filter(|o| o.f == "stale-write" && o.kind != analysis::history::OpType::Invoke)
+        .map(|o| o.index)
+        .collect()
 }
 
 #[test]
 fn clean_refkv_under_move_is_valid() {
     let (run, out, results) = move_run("clean", &proxy_fence_scenario(None));
-    assert_eq!(out.status.code(), Some(0), "clean --nemesis move run not valid: {results:#}\n{}", show(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "clean --nemesis move run not valid: {results:#}\n{}",
+        show(&out)
+    );
     assert_aimed_pause(&run);
     let counts = &results["checkers"]["epoch-authority"]["counts"];
-    assert_eq!(counts["stale-writes-acknowledged"], 0, "clean refkv refuses every stale write: {counts:#}");
+    assert_eq!(
+        counts["stale-writes-acknowledged"], 0,
+        "clean refkv refuses every stale write: {counts:#}"
+    );
 }
 
 #[test]
@@ -72,22 +102,45 @@ fn proxy_fence_stale_writes_acknowledged_are_witnesses_under_move() {
     assert_aimed_pause(&run);
     let epoch = &results["checkers"]["epoch-authority"];
     let counts = &epoch["counts"];
-    let acknowledged = counts["stale-writes-acknowledged"].as_u64().expect("stale-writes-acknowledged counted");
-    let witnesses = counts["stale-writes-witnesses"].as_u64().expect("stale-writes-witnesses counted");
+    let acknowledged = counts["stale-writes-acknowledged"]
+        .as_u64()
+        .expect("stale-writes-acknowledged counted");
+    let witnesses = counts["stale-writes-witnesses"]
+        .as_u64()
+        .expect("stale-writes-witnesses counted");
     // Those the history proves stale: invoked after the watcher saw their job's cutover.
     // The watcher can see it late (the paused node may lead the catalog group), and a
     // stale write it had not seen yet cannot be judged.
     let proved = acked_stale_writes_seen_after(&read_history(&run), "stale", PAST_CUTOVER) as u64;
-    assert!(witnesses >= proved && witnesses <= acknowledged, "{proved} proved stale of {acknowledged} acknowledged: {epoch:#}");
+    assert!(
+        witnesses >= proved && witnesses <= acknowledged,
+        "{proved} proved stale of {acknowledged} acknowledged: {epoch:#}"
+    );
     let stale = stale_write_ops(&run);
     let anomalies = epoch["anomalies"].as_array().expect("anomalies");
     let kind = |a: &serde_json::Value| a["kind"].as_str().unwrap_or("").to_string();
-    for a in anomalies.iter().filter(|a| a["op"].as_u64().is_some_and(|op| stale.contains(&op))) {
-        assert!(WRONG_OWNER_KINDS.contains(&kind(a).as_str()), "a stale write's witness is a wrong-owner kind: {a:#}");
+    for a in anomalies
+        .iter()
+        .filter(|a| a["op"].as_u64().is_some_and(|op| stale.contains(&op)))
+    {
+        assert!(
+            WRONG_OWNER_KINDS.contains(&kind(a).as_str()),
+            "a stale write's witness is a wrong-owner kind: {a:#}"
+        );
     }
     if proved > 0 {
-        assert_eq!(epoch["valid"], serde_json::json!(false), "{proved} stale writes proved and acknowledged: {epoch:#}\n{}", show(&out));
+        assert_eq!(
+            epoch["valid"],
+            serde_json::json!(false),
+            "{proved} stale writes proved and acknowledged: {epoch:#}\n{}",
+            show(&out)
+        );
         assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-        assert!(anomalies.iter().any(|a| WRONG_OWNER_KINDS.contains(&kind(a).as_str())), "a wrong-owner witness listed: {epoch:#}");
+        assert!(
+            anomalies
+                .iter()
+                .any(|a| WRONG_OWNER_KINDS.contains(&kind(a).as_str())),
+            "a wrong-owner witness listed: {epoch:#}"
+        );
     }
 }

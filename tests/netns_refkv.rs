@@ -12,7 +12,10 @@ fn is_root() -> bool {
 }
 
 fn faultline_namespaces() -> Vec<String> {
-    let out = std::process::Command::new("ip").args(["netns", "list"]).output().expect("ip runs");
+    let out = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip runs");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())
@@ -22,7 +25,14 @@ fn faultline_namespaces() -> Vec<String> {
 }
 
 /// A clean run: forced splits (cross-group moves among them) and kills, 40 s.
-const CLEAN: &[&str] = &["--nemesis", "split,kill", "--time-limit", "40", "--nemesis-interval", "4"];
+const CLEAN: &[&str] = &[
+    "--nemesis",
+    "split,kill",
+    "--time-limit",
+    "40",
+    "--nemesis-interval",
+    "4",
+];
 
 fn netns_run(name: &str, scenario: &[&str]) -> (std::path::PathBuf, std::process::Output) {
     let mut args = vec!["--cluster", "netns", "--test-name", name];
@@ -32,12 +42,26 @@ fn netns_run(name: &str, scenario: &[&str]) -> (std::path::PathBuf, std::process
 
 fn assert_nothing_left(run: &std::path::Path) {
     let cluster = test_json(run)["cluster"].clone();
-    let run_id = cluster["run_id"].as_str().expect("run id in test.json").to_string();
+    let run_id = cluster["run_id"]
+        .as_str()
+        .expect("run id in test.json")
+        .to_string();
     assert_eq!(cluster["kind"], "netns");
-    assert!(faultline_namespaces().iter().all(|n| !n.contains(&run_id)), "namespaces of {run_id} left behind");
-    let link = cluster["host_link"].as_str().expect("host link in test.json");
-    let links = std::process::Command::new("ip").args(["-br", "link"]).output().expect("ip runs");
-    assert!(!String::from_utf8_lossy(&links.stdout).contains(link), "host link {link} left behind");
+    assert!(
+        faultline_namespaces().iter().all(|n| !n.contains(&run_id)),
+        "namespaces of {run_id} left behind"
+    );
+    let link = cluster["host_link"]
+        .as_str()
+        .expect("host link in test.json");
+    let links = std::process::Command::new("ip")
+        .args(["-br", "link"])
+        .output()
+        .expect("ip runs");
+    assert!(
+        !String::from_utf8_lossy(&links.stdout).contains(link),
+        "host link {link} left behind"
+    );
 }
 
 #[test]
@@ -46,19 +70,41 @@ fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     if !is_root() {
         let (_, out) = netns_run("netns-no-root", CLEAN);
         assert_ne!(out.status.code(), Some(0));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("needs root"), "{}", show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("needs root"),
+            "{}",
+            show(&out)
+        );
         return;
     }
     let firewall = host_firewall();
 
     let (run, out) = netns_run("netns-clean", CLEAN);
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(0), "clean netns run not valid: {verdict:#}\n{}", show(&out));
-    assert_eq!(verdict["checkers"]["crashes"]["valid"], serde_json::json!(true), "a clean run's crashes is valid: {verdict:#}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "clean netns run not valid: {verdict:#}\n{}",
+        show(&out)
+    );
+    assert_eq!(
+        verdict["checkers"]["crashes"]["valid"],
+        serde_json::json!(true),
+        "a clean run's crashes is valid: {verdict:#}"
+    );
     let history = read_history(&run);
     assert!(client_oks(&history) > 1000, "too few successful ops");
-    assert!(!nemesis_events(&history, "start-kill").is_empty(), "no kill happened");
-    assert!(run.join("nodes/n1.log").metadata().map(|m| m.len() > 0).unwrap_or(false), "node logs collected");
+    assert!(
+        !nemesis_events(&history, "start-kill").is_empty(),
+        "no kill happened"
+    );
+    assert!(
+        run.join("nodes/n1.log")
+            .metadata()
+            .map(|m| m.len() > 0)
+            .unwrap_or(false),
+        "node logs collected"
+    );
     assert_nothing_left(&run);
 
     // The detection matrix's no-fence row (a move aimed at BACKFILL with slow copies, 20 s).
@@ -67,7 +113,12 @@ fn netns_clean_run_is_valid_and_no_fence_is_invalid() {
     // windows.
     let (run, out) = netns_run("netns-no-fence", &matrix_scenario("no-fence"));
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(1), "no-fence netns run not invalid: {verdict:#}\n{}", show(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "no-fence netns run not invalid: {verdict:#}\n{}",
+        show(&out)
+    );
     assert_eq!(verdict["valid"], serde_json::json!(false));
     assert_nothing_left(&run);
     assert_eq!(host_firewall(), firewall, "the host's firewall changed");

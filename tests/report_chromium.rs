@@ -21,11 +21,22 @@ fn chromium() -> PathBuf {
 /// The DOM after scripts ran, and the console lines Chromium logged, for a local file.
 fn load(page: &Path) -> (String, Vec<String>) {
     let out = Command::new(chromium())
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
         .arg(format!("file://{}", page.display()))
         .output()
         .expect("chromium runs");
-    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let console = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
@@ -45,7 +56,9 @@ fn report_of(run_dir: &str, out: &Path) {
 
 /// The markup of the element with `id` up to its first child element (for presence checks).
 fn element_after<'a>(dom: &'a str, id: &str) -> &'a str {
-    let at = dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no element #{id} in the page"));
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no element #{id} in the page"));
     &dom[at..(at + 400).min(dom.len())]
 }
 
@@ -56,19 +69,46 @@ fn report_renders_in_chromium_without_console_errors() {
     report_of(FIXTURE, &page);
     let (dom, console) = load(&page);
     assert!(console.is_empty(), "console output: {console:#?}");
-    assert!(dom.contains(r#"data-report-ready="1""#), "the page script did not run to the end");
-    assert!(element_after(&dom, "overall").contains(">invalid<"), "overall verdict shown");
-    assert!(dom.contains(r#"data-checker="linearizable""#) && dom.contains("overwritten by write 183"), "reason of the invalid checker");
-    assert!(dom.contains("no commit metadata for 12 writes"), "reason of the unknown checker");
+    assert!(
+        dom.contains(r#"data-report-ready="1""#),
+        "the page script did not run to the end"
+    );
+    assert!(
+        element_after(&dom, "overall").contains(">invalid<"),
+        "overall verdict shown"
+    );
+    assert!(
+        dom.contains(r#"data-checker="linearizable""#) && dom.contains("overwritten by write 183"),
+        "reason of the invalid checker"
+    );
+    assert!(
+        dom.contains("no commit metadata for 12 writes"),
+        "reason of the unknown checker"
+    );
     for plot in ["latency-plot", "throughput-plot", "heatmap-plot"] {
-        assert!(element_after(&dom, plot).contains("<svg"), "{plot} holds an SVG");
+        assert!(
+            element_after(&dom, plot).contains("<svg"),
+            "{plot} holds an SVG"
+        );
     }
-    assert!(dom.contains("r3 [hot/00082, ∞) g1→g2"), "heat map row of the moved right child");
-    assert!(dom.contains("v2: split r1 → r2, r3"), "catalog split marked");
+    assert!(
+        dom.contains("r3 [hot/00082, ∞) g1→g2"),
+        "heat map row of the moved right child"
+    );
+    assert!(
+        dom.contains("v2: split r1 → r2, r3"),
+        "catalog split marked"
+    );
     // The anomaly links to its ops, and the linked rows exist.
     for op in [172, 183, 370, 371] {
-        assert!(dom.contains(&format!(r##"href="#w0-op{op}""##)), "link to op {op}");
-        assert!(dom.contains(&format!(r#"id="w0-op{op}""#)), "anchor of op {op}");
+        assert!(
+            dom.contains(&format!(r##"href="#w0-op{op}""##)),
+            "link to op {op}"
+        );
+        assert!(
+            dom.contains(&format!(r#"id="w0-op{op}""#)),
+            "anchor of op {op}"
+        );
     }
 }
 
@@ -76,7 +116,16 @@ fn report_renders_in_chromium_without_console_errors() {
 fn the_console_check_catches_a_script_error() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("broken.html");
-    std::fs::write(&page, "<html><body><script>undefinedFunction();</script></body></html>").unwrap();
+    std::fs::write(
+        &page,
+        "<html><body><script>undefinedFunction();</script></body></html>",
+    )
+    .unwrap();
     let (_, console) = load(&page);
-    assert!(console.iter().any(|l| l.contains("Uncaught ReferenceError")), "{console:#?}");
+    assert!(
+        console
+            .iter()
+            .any(|l| l.contains("Uncaught ReferenceError")),
+        "{console:#?}"
+    );
 }

@@ -41,7 +41,8 @@ fn write_history(dir: &Path) -> u64 {
         writeln!(out, "{{\"index\":{index},{text}}}").unwrap();
         index += 1;
     };
-    let mut routes: Vec<(u64, String, String, u64, Option<u64>)> = vec![(1, String::new(), String::new(), 1, None)];
+    let mut routes: Vec<(u64, String, String, u64, Option<u64>)> =
+        vec![(1, String::new(), String::new(), 1, None)];
     let mut next_route = 2;
     let mut version = 1;
     let mut seq = 0u64;
@@ -55,7 +56,13 @@ fn write_history(dir: &Path) -> u64 {
             .collect();
         format!("{{\"version\":{version},\"routes\":[{}]}}", rs.join(","))
     };
-    line(&mut out, format!("\"time\":0,\"type\":\"info\",\"process\":\"watcher\",\"f\":\"catalog\",\"value\":{}", catalog(&routes, version)));
+    line(
+        &mut out,
+        format!(
+            "\"time\":0,\"type\":\"info\",\"process\":\"watcher\",\"f\":\"catalog\",\"value\":{}",
+            catalog(&routes, version)
+        ),
+    );
     let mut next_process = PROCESSES;
     let mut procs: Vec<u64> = (0..PROCESSES).collect();
     let rounds = CLIENT_OPS / PROCESSES;
@@ -64,7 +71,12 @@ fn write_history(dir: &Path) -> u64 {
         if round > 0 && t / 50_000_000_000 != (t - step) / 50_000_000_000 {
             // Split the route holding the hot range's tail at the current sequence key.
             let split = format!("t/{seq:09}");
-            let pos = routes.iter().position(|(_, s, e, _, _)| s.as_str() <= split.as_str() && (e.is_empty() || split.as_str() < e.as_str())).unwrap();
+            let pos = routes
+                .iter()
+                .position(|(_, s, e, _, _)| {
+                    s.as_str() <= split.as_str() && (e.is_empty() || split.as_str() < e.as_str())
+                })
+                .unwrap();
             let (id, s, e, g, _) = routes.remove(pos);
             routes.push((next_route, s, split.clone(), g, Some(id)));
             routes.push((next_route + 1, split, e, g % 3 + 1, Some(id)));
@@ -87,12 +99,26 @@ fn write_history(dir: &Path) -> u64 {
                 ("write", format!("t/{seq:09}"), seq.to_string())
             } else {
                 let f = ["read", "write", "cas"][rng.below(3) as usize];
-                (f, format!("k/{:03}", rng.below(100)), if f == "read" { "null".into() } else { rng.below(1000).to_string() })
+                (
+                    f,
+                    format!("k/{:03}", rng.below(100)),
+                    if f == "read" {
+                        "null".into()
+                    } else {
+                        rng.below(1000).to_string()
+                    },
+                )
             };
             let start = t + slot as u64 * (step / PROCESSES);
             line(&mut out, format!("\"time\":{start},\"type\":\"invoke\",\"process\":{p},\"f\":\"{f}\",\"key\":\"{key}\",\"value\":{value}"));
             let roll = rng.below(1000);
-            let kind = if roll < 10 { "info" } else if roll < 40 { "fail" } else { "ok" };
+            let kind = if roll < 10 {
+                "info"
+            } else if roll < 40 {
+                "fail"
+            } else {
+                "ok"
+            };
             let latency = 200_000 + rng.below(4_000_000) * (1 + rng.below(4) * rng.below(4));
             completions.push((start + latency.min(step - 1), *p, f, key, value, kind));
             if kind == "info" {
@@ -114,7 +140,10 @@ fn write_results(dir: &Path, entries: u64) {
     let anomalies: Vec<String> = (0..200u64)
         .map(|i| {
             let op = i * (entries / 200) + 1;
-            format!("{{\"type\":\"stale-read\",\"op\":{op},\"witness\":{{\"write_index\":{}}}}}", op.saturating_sub(45))
+            format!(
+                "{{\"type\":\"stale-read\",\"op\":{op},\"witness\":{{\"write_index\":{}}}}}",
+                op.saturating_sub(45)
+            )
         })
         .collect();
     let results = format!(
@@ -130,12 +159,27 @@ fn report_of_a_million_op_history_is_fast_and_small() {
     let dir = tempfile::tempdir().unwrap();
     let entries = write_history(dir.path());
     write_results(dir.path(), entries);
-    let history_mb = std::fs::metadata(dir.path().join("history.jsonl")).unwrap().len() as f64 / 1e6;
+    let history_mb = std::fs::metadata(dir.path().join("history.jsonl"))
+        .unwrap()
+        .len() as f64
+        / 1e6;
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline")).arg("report").arg(dir.path()).arg("--timing").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("report")
+        .arg(dir.path())
+        .arg("--timing")
+        .output()
+        .unwrap();
     let wall = started.elapsed().as_secs_f64();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let page_mb = std::fs::metadata(dir.path().join("report.html")).unwrap().len() as f64 / 1e6;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page_mb = std::fs::metadata(dir.path().join("report.html"))
+        .unwrap()
+        .len() as f64
+        / 1e6;
     println!(
         "report bench: {entries} history entries ({CLIENT_OPS} client ops, {history_mb:.0} MB), faultline report wall {wall:.2} s, page {page_mb:.2} MB; {}",
         String::from_utf8_lossy(&out.stderr).trim()

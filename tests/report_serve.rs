@@ -29,8 +29,15 @@ fn serve(store: &Path) -> Server {
         .spawn()
         .expect("faultline serve starts");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.split("http://").nth(1).and_then(|s| s.split('/').next()).unwrap_or_else(|| panic!("no address in {line:?}")).to_string();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
     Server { child, addr }
 }
 
@@ -41,8 +48,15 @@ fn get(server: &Server, target: &str) -> (u16, String) {
     let mut response = Vec::new();
     stream.read_to_end(&mut response).unwrap();
     let text = String::from_utf8_lossy(&response).into_owned();
-    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
     (status, body)
 }
 
@@ -57,7 +71,11 @@ fn store() -> tempfile::TempDir {
     for file in ["history.jsonl", "results.json", "test.json"] {
         std::fs::copy(Path::new(FIXTURE).join(file), old.join(file)).unwrap();
     }
-    std::fs::copy(Path::new(FIXTURE).join("history.jsonl"), new.join("history.jsonl")).unwrap();
+    std::fs::copy(
+        Path::new(FIXTURE).join("history.jsonl"),
+        new.join("history.jsonl"),
+    )
+    .unwrap();
     store
 }
 
@@ -70,7 +88,10 @@ fn lists_runs_newest_first_and_generates_reports_on_demand() {
     let newer = list.find("20261129T130000Z").expect("newer run listed");
     let older = list.find("20261129T120000Z").expect("older run listed");
     assert!(newer < older, "newest first");
-    assert!(list.contains(">invalid<") && list.contains(">no verdict<"), "{list}");
+    assert!(
+        list.contains(">invalid<") && list.contains(">no verdict<"),
+        "{list}"
+    );
 
     let report = store.path().join("hotspot/20261129T120000Z/report.html");
     assert!(!report.exists());
@@ -81,7 +102,10 @@ fn lists_runs_newest_first_and_generates_reports_on_demand() {
 
     let (status, history) = get(&server, "/hotspot/20261129T120000Z/history.jsonl");
     assert_eq!(status, 200);
-    assert_eq!(history, std::fs::read_to_string(Path::new(FIXTURE).join("history.jsonl")).unwrap());
+    assert_eq!(
+        history,
+        std::fs::read_to_string(Path::new(FIXTURE).join("history.jsonl")).unwrap()
+    );
     let (status, _) = get(&server, "/hotspot/20261129T120000Z");
     assert_eq!(status, 301, "directories redirect to their slash form");
     let (status, files) = get(&server, "/hotspot/20261129T120000Z/");
@@ -89,7 +113,11 @@ fn lists_runs_newest_first_and_generates_reports_on_demand() {
     assert!(files.contains("href=\"results.json\""));
     assert_eq!(get(&server, "/hotspot/nope/report.html").0, 404);
     // A symlink that stays inside the store (like store/latest) is served.
-    std::os::unix::fs::symlink(store.path().join("hotspot/20261129T120000Z"), store.path().join("latest")).unwrap();
+    std::os::unix::fs::symlink(
+        store.path().join("hotspot/20261129T120000Z"),
+        store.path().join("latest"),
+    )
+    .unwrap();
     assert_eq!(get(&server, "/latest/results.json").0, 200);
 }
 
@@ -100,12 +128,20 @@ fn refuses_to_serve_outside_the_store() {
     let store = store();
     std::os::unix::fs::symlink(outside.path(), store.path().join("escape")).unwrap();
     let server = serve(store.path());
-    for target in ["/../Cargo.toml", "/%2e%2e/%2e%2e/etc/passwd", "/hotspot/..%2f..%2fetc%2fpasswd", "/.hidden"] {
+    for target in [
+        "/../Cargo.toml",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/hotspot/..%2f..%2fetc%2fpasswd",
+        "/.hidden",
+    ] {
         let (status, body) = get(&server, target);
         assert_eq!(status, 400, "{target}: {body}");
     }
     let (status, body) = get(&server, "/escape/secret.txt");
-    assert_eq!(status, 404, "a symlink out of the store is not followed: {body}");
+    assert_eq!(
+        status, 404,
+        "a symlink out of the store is not followed: {body}"
+    );
     assert!(!body.contains("secret"), "{body}");
     let mut stream = TcpStream::connect(&server.addr).unwrap();
     write!(stream, "POST / HTTP/1.1\r\n\r\n").unwrap();

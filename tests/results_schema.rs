@@ -23,11 +23,13 @@ fn analyze_out(args: &[&Path]) -> (Option<i32>, serde_json::Value) {
         .output()
         .expect("faultline runs");
     let path = out_dir.path().join("results.json");
-    assert!(path.is_file(), "no results.json: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        path.is_file(),
+        "no results.json: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.code(), read_results(&path))
 }
-
-
 
 #[test]
 fn every_labelled_history_verdict_matches_the_schema() {
@@ -58,16 +60,29 @@ fn single_inputs_errors_and_run_level_checkers_match_the_schema() {
     let (code, doc) = analyze_out(&[&stale]);
     assert_eq!(code, Some(1));
     for checker in ["linearizable", "epoch-authority", "vacuity"] {
-        assert!(doc["checkers"].get(checker).is_some(), "{checker} in {doc:#}");
+        assert!(
+            doc["checkers"].get(checker).is_some(),
+            "{checker} in {doc:#}"
+        );
     }
     let empty = write(dir.path(), "empty.jsonl", "");
     let (code, doc) = analyze_out(&[&empty]);
     assert_eq!(code, Some(2));
     assert_eq!(doc["checkers"]["history"]["valid"], "unknown");
-    let broken = write(dir.path(), "broken.jsonl", "{\"type\":\"okay\",\"process\":0,\"f\":\"read\"}\n");
+    let broken = write(
+        dir.path(),
+        "broken.jsonl",
+        "{\"type\":\"okay\",\"process\":0,\"f\":\"read\"}\n",
+    );
     let (code, doc) = analyze_out(&[&broken]);
     assert_eq!(code, Some(254));
-    assert!(doc["inputs"][0]["error"].as_str().unwrap_or_default().contains("broken.jsonl:1:"), "{doc:#}");
+    assert!(
+        doc["inputs"][0]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("broken.jsonl:1:"),
+        "{doc:#}"
+    );
     let (_, doc) = analyze_out(&[&stale, &broken, &empty]);
     assert_eq!(doc["valid"], json!(false));
 }
@@ -75,7 +90,11 @@ fn single_inputs_errors_and_run_level_checkers_match_the_schema() {
 #[test]
 fn the_schema_rejects_what_the_format_excludes() {
     let ok = json!({"valid": true, "checkers": {"crashes": {"valid": true, "counts": {"n": 1}}}});
-    assert!(schema_errors(&ok).is_empty(), "any checker name is allowed: {:?}", schema_errors(&ok));
+    assert!(
+        schema_errors(&ok).is_empty(),
+        "any checker name is allowed: {:?}",
+        schema_errors(&ok)
+    );
     let bad = [
         json!({"valid": "not-applicable", "checkers": {}}),
         json!({"valid": true}),
@@ -110,26 +129,60 @@ fn the_schema_accepts_the_stale_write_summary_and_rejects_a_partial_one() {
 #[test]
 fn isolation_verdicts_match_the_schema_which_requires_their_fields() {
     let dir = tempfile::tempdir().unwrap();
-    for (mode, anomaly) in [("list-append", "G-single"), ("list-append", "G1a"), ("rw-register", "internal"), ("list-append", "none")] {
+    for (mode, anomaly) in [
+        ("list-append", "G-single"),
+        ("list-append", "G1a"),
+        ("rw-register", "internal"),
+        ("list-append", "none"),
+    ] {
         let file = dir.path().join(format!("{mode}-{anomaly}.jsonl"));
         let out = faultline()
-            .args(["gen-history", "--mode", mode, "--ops", "200", "--keys", "6", "--seed", "5", "--final-reads", "--anomaly", anomaly, "--out"])
+            .args([
+                "gen-history",
+                "--mode",
+                mode,
+                "--ops",
+                "200",
+                "--keys",
+                "6",
+                "--seed",
+                "5",
+                "--final-reads",
+                "--anomaly",
+                anomaly,
+                "--out",
+            ])
             .arg(&file)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let (_, doc) = analyze_out(&[&file]);
-        assert!(doc["checkers"]["isolation"]["details"]["anomaly_types"].is_array(), "{doc}");
+        assert!(
+            doc["checkers"]["isolation"]["details"]["anomaly_types"].is_array(),
+            "{doc}"
+        );
         assert_matches_schema(&doc, &format!("{mode} {anomaly}"));
     }
     let witness = json!({"type": "G0", "cycle": [{"txn": 3, "process": 0}], "steps": [{"from": 3, "to": 3, "kind": "ww"}]});
     let details = json!({"model": "list-append", "consistency_model": "serializable", "anomaly_types": ["G0"], "not": ["read-uncommitted"], "also_not": []});
-    let verdict = |details: serde_json::Value, witness: serde_json::Value| {
-        json!({"valid": false, "checkers": {"isolation": {"valid": false, "reason": "G0", "details": details, "anomalies": [witness]}}})
-    };
-    assert!(schema_errors(&verdict(details.clone(), witness.clone())).is_empty(), "{:?}", schema_errors(&verdict(details.clone(), witness.clone())));
+    let verdict = |details: serde_json::Value, witness: serde_json::Value| json!({"valid": false, "checkers": {"isolation": {"valid": false, "reason": "G0", "details": details, "anomalies": [witness]}}});
+    assert!(
+        schema_errors(&verdict(details.clone(), witness.clone())).is_empty(),
+        "{:?}",
+        schema_errors(&verdict(details.clone(), witness.clone()))
+    );
     let mut without_not = details.clone();
     without_not.as_object_mut().unwrap().remove("not");
-    assert!(!schema_errors(&verdict(without_not, witness.clone())).is_empty(), "details without `not` accepted");
-    assert!(!schema_errors(&verdict(details, json!({"cycle": []}))).is_empty(), "a witness without its type accepted");
+    assert!(
+        !schema_errors(&verdict(without_not, witness.clone())).is_empty(),
+        "details without `not` accepted"
+    );
+    assert!(
+        !schema_errors(&verdict(details, json!({"cycle": []}))).is_empty(),
+        "a witness without its type accepted"
+    );
 }

@@ -25,9 +25,16 @@ fn etcd_already_on_the_hosts_runs_valid_over_ssh_and_leaves_nothing() {
         Ok(h) => h,
         Err(why) => return missing_prerequisite(&format!("cannot set up sshd hosts here: {why}")),
     };
-    assert!(std::path::Path::new(ETCD).exists(), "{ETCD} is missing (apt-get install etcd-server)");
+    assert!(
+        std::path::Path::new(ETCD).exists(),
+        "{ETCD} is missing (apt-get install etcd-server)"
+    );
     let remote = hosts.path("remote");
-    let (key, known, dir) = (hosts.key().display().to_string(), hosts.known_hosts().display().to_string(), remote.display().to_string());
+    let (key, known, dir) = (
+        hosts.key().display().to_string(),
+        hosts.known_hosts().display().to_string(),
+        remote.display().to_string(),
+    );
     let list = hosts.host_list();
     let args = [
         "--cluster",
@@ -62,15 +69,30 @@ fn etcd_already_on_the_hosts_runs_valid_over_ssh_and_leaves_nothing() {
     ];
     let (run, out) = run_test("ssh-etcd", &args);
     let verdict = results(&run);
-    assert!(matches!(out.status.code(), Some(0 | 2)), "etcd over ssh: {verdict:#}\n{}", show(&out));
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "etcd over ssh: {verdict:#}\n{}",
+        show(&out)
+    );
     assert_no_false_alarm(&verdict);
-    assert_eq!(test_json(&run)["cluster"]["binary"]["on_host"], ETCD, "nothing was uploaded");
+    assert_eq!(
+        test_json(&run)["cluster"]["binary"]["on_host"],
+        ETCD,
+        "nothing was uploaded"
+    );
     let history = read_history(&run);
     for fault in ["start-partition", "start-kill", "start-pause"] {
         assert!(!nemesis_events(&history, fault).is_empty(), "no {fault}");
     }
     let sudo = std::fs::read_to_string(hosts.sudo_log()).unwrap_or_default();
-    assert!(sudo.lines().any(|l| l.starts_with("iptables ") && l.contains("-j DROP")), "--sudo ran the partition's rules: {sudo}");
-    assert!(sudo.lines().all(|l| l.starts_with("iptables ")), "only the firewall commands go through sudo: {sudo}");
+    assert!(
+        sudo.lines()
+            .any(|l| l.starts_with("iptables ") && l.contains("-j DROP")),
+        "--sudo ran the partition's rules: {sudo}"
+    );
+    assert!(
+        sudo.lines().all(|l| l.starts_with("iptables ")),
+        "only the firewall commands go through sudo: {sudo}"
+    );
     hosts.assert_nothing_left(&remote);
 }

@@ -22,18 +22,49 @@ fn five_host_run(name: &str, tag: &str, extra: &[&str]) {
         Err(why) => return missing_prerequisite(&format!("cannot set up sshd hosts here: {why}")),
     };
     let remote = hosts.path("remote");
-    let (key, known, dir, list) =
-        (hosts.key().display().to_string(), hosts.known_hosts().display().to_string(), remote.display().to_string(), hosts.host_list());
-    let mut args = vec!["--cluster", "ssh", "--hosts", &list, "--ssh-user", "root", "--ssh-key", &key];
-    args.extend(["--ssh-known-hosts", &known, "--ssh-dir", &dir, "--test-name", name]);
+    let (key, known, dir, list) = (
+        hosts.key().display().to_string(),
+        hosts.known_hosts().display().to_string(),
+        remote.display().to_string(),
+        hosts.host_list(),
+    );
+    let mut args = vec![
+        "--cluster",
+        "ssh",
+        "--hosts",
+        &list,
+        "--ssh-user",
+        "root",
+        "--ssh-key",
+        &key,
+    ];
+    args.extend([
+        "--ssh-known-hosts",
+        &known,
+        "--ssh-dir",
+        &dir,
+        "--test-name",
+        name,
+    ]);
     args.extend(extra);
     args.extend(FAULTS);
     let started = std::time::Instant::now();
     let (run, out) = run_test(name, &args);
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(0), "{name} not valid: {verdict:#}\n{}", show(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{name} not valid: {verdict:#}\n{}",
+        show(&out)
+    );
     let history = read_history(&run);
-    let count = |t: OpType| history.ops.iter().filter(|op| op.process.client().is_some() && op.kind == t).count();
+    let count = |t: OpType| {
+        history
+            .ops
+            .iter()
+            .filter(|op| op.process.client().is_some() && op.kind == t)
+            .count()
+    };
     println!(
         "{name}: valid in {:.0} s; client ops ok {} / fail {} / info {}; partitions {}, kills {}, pauses {}",
         started.elapsed().as_secs_f64(),
@@ -50,7 +81,16 @@ fn five_host_run(name: &str, tag: &str, extra: &[&str]) {
 #[test]
 #[ignore = "measurement: 60 s on five ssh hosts; run with --ignored --nocapture"]
 fn refkv_hotspot_on_five_ssh_hosts_for_60_s_is_valid() {
-    five_host_run("ssh5-refkv", "m", &["--workload", "hotspot", "--nemesis", "partition,kill,pause,split"]);
+    five_host_run(
+        "ssh5-refkv",
+        "m",
+        &[
+            "--workload",
+            "hotspot",
+            "--nemesis",
+            "partition,kill,pause,split",
+        ],
+    );
 }
 
 #[test]
@@ -59,6 +99,15 @@ fn etcd_register_on_five_ssh_hosts_for_60_s_is_valid() {
     five_host_run(
         "ssh5-etcd",
         "n",
-        &["--db", "etcd", "--remote-binary", "/usr/bin/etcd", "--workload", "register", "--nemesis", "partition,kill,pause"],
+        &[
+            "--db",
+            "etcd",
+            "--remote-binary",
+            "/usr/bin/etcd",
+            "--workload",
+            "register",
+            "--nemesis",
+            "partition,kill,pause",
+        ],
     );
 }

@@ -30,7 +30,15 @@ use test_support::*;
 
 /// The register workload under every node fault, as the other clusters' nemesis runs: the
 /// linearizability checker judges it.
-const NODE_FAULTS: &[&str] = &["--workload", "register", "--no-auto-split", "--nemesis", "partition,kill,pause", "--nemesis-interval", "2"];
+const NODE_FAULTS: &[&str] = &[
+    "--workload",
+    "register",
+    "--no-auto-split",
+    "--nemesis",
+    "partition,kill,pause",
+    "--nemesis-interval",
+    "2",
+];
 
 fn hosts_or_skip(n: usize, tag: &str) -> Option<SshHosts> {
     match SshHosts::create(n, tag) {
@@ -49,19 +57,36 @@ fn ssh_args(hosts: &SshHosts, remote: &Path, key: &Path) -> Vec<String> {
 
 /// [`ssh_args`] with the host keys taken from `known`.
 fn ssh_args_known(hosts: &SshHosts, remote: &Path, key: &Path, known: &Path) -> Vec<String> {
-    let mut args: Vec<String> =
-        vec!["--cluster".into(), "ssh".into(), "--hosts".into(), hosts.host_list(), "--ssh-user".into(), "root".into()];
+    let mut args: Vec<String> = vec![
+        "--cluster".into(),
+        "ssh".into(),
+        "--hosts".into(),
+        hosts.host_list(),
+        "--ssh-user".into(),
+        "root".into(),
+    ];
     args.extend(["--ssh-key".into(), key.display().to_string()]);
     args.extend(["--ssh-known-hosts".into(), known.display().to_string()]);
     args.extend(["--ssh-dir".into(), remote.display().to_string()]);
     args
 }
 
-fn ssh_run(name: &str, hosts: &SshHosts, remote: &Path, extra: &[&str]) -> (std::path::PathBuf, std::process::Output) {
+fn ssh_run(
+    name: &str,
+    hosts: &SshHosts,
+    remote: &Path,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::process::Output) {
     ssh_run_with_key(name, hosts, remote, &hosts.key(), extra)
 }
 
-fn ssh_run_with_key(name: &str, hosts: &SshHosts, remote: &Path, key: &Path, extra: &[&str]) -> (std::path::PathBuf, std::process::Output) {
+fn ssh_run_with_key(
+    name: &str,
+    hosts: &SshHosts,
+    remote: &Path,
+    key: &Path,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::process::Output) {
     let mut args: Vec<String> = ssh_args(hosts, remote, key);
     args.extend(["--test-name".into(), name.into()]);
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -70,10 +95,23 @@ fn ssh_run_with_key(name: &str, hosts: &SshHosts, remote: &Path, key: &Path, ext
 }
 
 /// Starts `faultline test` against `hosts` in the background; its store and process.
-fn spawn_ssh_run(name: &str, hosts: &SshHosts, remote: &Path, extra: &[&str]) -> (std::path::PathBuf, std::process::Child) {
+fn spawn_ssh_run(
+    name: &str,
+    hosts: &SshHosts,
+    remote: &Path,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::process::Child) {
     let store = store_dir(name);
     let child = faultline()
-        .args(["test", "--no-progress", "--seed", "1", "--test-name", name, "--store"])
+        .args([
+            "test",
+            "--no-progress",
+            "--seed",
+            "1",
+            "--test-name",
+            name,
+            "--store",
+        ])
         .arg(&store)
         .args(ssh_args(hosts, remote, &hosts.key()))
         .args(extra)
@@ -86,12 +124,34 @@ fn spawn_ssh_run(name: &str, hosts: &SshHosts, remote: &Path, extra: &[&str]) ->
 
 /// Starts a 3-host partition run in the background and returns once its first partition's
 /// rules are in place on the hosts.
-fn spawn_until_partitioned(name: &str, hosts: &SshHosts, remote: &Path) -> (std::path::PathBuf, std::process::Child) {
-    let (store, mut child) = spawn_ssh_run(name, hosts, remote, &["--nemesis", "partition", "--nemesis-interval", "3", "--time-limit", "120"]);
+fn spawn_until_partitioned(
+    name: &str,
+    hosts: &SshHosts,
+    remote: &Path,
+) -> (std::path::PathBuf, std::process::Child) {
+    let (store, mut child) = spawn_ssh_run(
+        name,
+        hosts,
+        remote,
+        &[
+            "--nemesis",
+            "partition",
+            "--nemesis-interval",
+            "3",
+            "--time-limit",
+            "120",
+        ],
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while (0..3).all(|i| hosts.faultline_rules(i).iter().all(|r| !r.contains("DROP"))) {
-        assert!(child.try_wait().expect("wait").is_none(), "faultline exited before partitioning");
-        assert!(std::time::Instant::now() < deadline, "no partition within 120 s");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "faultline exited before partitioning"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no partition within 120 s"
+        );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     (store, child)
@@ -100,23 +160,50 @@ fn spawn_until_partitioned(name: &str, hosts: &SshHosts, remote: &Path) -> (std:
 #[test]
 fn ssh_clean_run_raises_no_false_alarm_no_fence_is_invalid_and_nothing_is_left() {
     let _one = lock();
-    let Some(hosts) = hosts_or_skip(3, "a") else { return };
+    let Some(hosts) = hosts_or_skip(3, "a") else {
+        return;
+    };
     let remote = hosts.path("remote");
 
-    let (run, out) = ssh_run("ssh-clean", &hosts, &remote, &[NODE_FAULTS, &["--time-limit", "30"]].concat());
+    let (run, out) = ssh_run(
+        "ssh-clean",
+        &hosts,
+        &remote,
+        &[NODE_FAULTS, &["--time-limit", "30"]].concat(),
+    );
     let verdict = results(&run);
-    assert!(matches!(out.status.code(), Some(0 | 2)), "clean ssh run: {verdict:#}\n{}\n{}", show(&out), hosts.sshd_logs());
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "clean ssh run: {verdict:#}\n{}\n{}",
+        show(&out),
+        hosts.sshd_logs()
+    );
     assert_no_false_alarm(&verdict);
     let history = read_history(&run);
     assert!(client_oks(&history) > 300, "too few successful ops");
     for fault in ["start-partition", "start-kill", "start-pause"] {
         let events = nemesis_events(&history, fault);
         assert!(!events.is_empty(), "no {fault}");
-        assert!(events.iter().all(|e| e.value["errors"].as_array().is_none_or(Vec::is_empty)), "{fault} failed on a host: {events:?}");
+        assert!(
+            events
+                .iter()
+                .all(|e| e.value["errors"].as_array().is_none_or(Vec::is_empty)),
+            "{fault} failed on a host: {events:?}"
+        );
     }
-    assert!(nemesis_events(&history, "start-partition").iter().any(|e| e.value["effective"] == true), "no partition took effect");
+    assert!(
+        nemesis_events(&history, "start-partition")
+            .iter()
+            .any(|e| e.value["effective"] == true),
+        "no partition took effect"
+    );
     for n in 1..=3 {
-        assert!(run.join(format!("nodes/n{n}.log")).metadata().is_ok_and(|m| m.len() > 0), "n{n}.log downloaded");
+        assert!(
+            run.join(format!("nodes/n{n}.log"))
+                .metadata()
+                .is_ok_and(|m| m.len() > 0),
+            "n{n}.log downloaded"
+        );
     }
     let cluster = &test_json(&run)["cluster"];
     assert_eq!(cluster["kind"], "ssh");
@@ -125,23 +212,51 @@ fn ssh_clean_run_raises_no_false_alarm_no_fence_is_invalid_and_nothing_is_left()
 
     // Forced splits with kills for 40 s (this test until 2026-12-04) missed the bug in CI: the
     // bug shows only while a cross-group move runs, and that run had no write in its windows.
-    let (run, out) = ssh_run("ssh-no-fence", &hosts, &remote, &matrix_scenario("no-fence"));
+    let (run, out) = ssh_run(
+        "ssh-no-fence",
+        &hosts,
+        &remote,
+        &matrix_scenario("no-fence"),
+    );
     let verdict = results(&run);
-    assert_eq!(out.status.code(), Some(1), "no-fence ssh run not invalid: {verdict:#}\n{}", show(&out));
-    assert_eq!(verdict["checkers"]["epoch-authority"]["valid"], serde_json::json!(false), "{verdict:#}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "no-fence ssh run not invalid: {verdict:#}\n{}",
+        show(&out)
+    );
+    assert_eq!(
+        verdict["checkers"]["epoch-authority"]["valid"],
+        serde_json::json!(false),
+        "{verdict:#}"
+    );
     hosts.assert_nothing_left(&remote);
 }
 
 #[test]
 fn a_wrong_key_or_a_changed_host_key_fails_before_anything_starts_naming_the_host() {
     let _one = lock();
-    let Some(hosts) = hosts_or_skip(3, "b") else { return };
+    let Some(hosts) = hosts_or_skip(3, "b") else {
+        return;
+    };
     let remote = hosts.path("remote");
-    let (_, out) = ssh_run_with_key("ssh-wrong-key", &hosts, &remote, &hosts.path("other_key"), &["--time-limit", "5"]);
+    let (_, out) = ssh_run_with_key(
+        "ssh-wrong-key",
+        &hosts,
+        &remote,
+        &hosts.path("other_key"),
+        &["--time-limit", "5"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(255), "{}", show(&out));
-    assert!(stderr.contains(&format!("cannot connect to host {}", hosts.ips[0])), "the host is named: {stderr}");
-    assert!(stderr.contains("Permission denied"), "ssh's reason is given: {stderr}");
+    assert!(
+        stderr.contains(&format!("cannot connect to host {}", hosts.ips[0])),
+        "the host is named: {stderr}"
+    );
+    assert!(
+        stderr.contains("Permission denied"),
+        "ssh's reason is given: {stderr}"
+    );
     assert!(!remote.exists(), "nothing was created on the hosts");
 
     // The second host presents a key other than the one the known-hosts file holds.
@@ -166,16 +281,27 @@ fn a_wrong_key_or_a_changed_host_key_fails_before_anything_starts_naming_the_hos
     let (_, out) = run_test("ssh-changed-key", &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(255), "{}", show(&out));
-    assert!(stderr.contains(&format!("cannot connect to host {}", hosts.ips[1])), "the host is named: {stderr}");
-    assert!(!stderr.contains(&format!("cannot connect to host {}", hosts.ips[0])), "the first host was fine: {stderr}");
-    assert!(stderr.contains("host key"), "the reason is the host key: {stderr}");
+    assert!(
+        stderr.contains(&format!("cannot connect to host {}", hosts.ips[1])),
+        "the host is named: {stderr}"
+    );
+    assert!(
+        !stderr.contains(&format!("cannot connect to host {}", hosts.ips[0])),
+        "the first host was fine: {stderr}"
+    );
+    assert!(
+        stderr.contains("host key"),
+        "the reason is the host key: {stderr}"
+    );
     assert!(!remote.exists(), "nothing was created on the hosts");
 }
 
 #[test]
 fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_raises_no_false_alarm() {
     let _one = lock();
-    let Some(hosts) = hosts_or_skip(5, "c") else { return };
+    let Some(hosts) = hosts_or_skip(5, "c") else {
+        return;
+    };
     let remote = hosts.path("remote");
 
     // The first harness dies with SIGKILL once its servers run: they stay.
@@ -183,31 +309,65 @@ fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_raises_no_fal
     let pidfile = remote.join("n5/server.pid");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !pidfile.exists() {
-        assert!(std::time::Instant::now() < deadline, "the first run never started n5");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run never started n5"
+        );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     std::thread::sleep(std::time::Duration::from_secs(2));
     first.kill().expect("SIGKILL");
     let _ = first.wait();
-    let stray: i32 = std::fs::read_to_string(&pidfile).expect("pidfile").trim().parse().expect("a pid");
-    assert!(Path::new(&format!("/proc/{stray}")).exists(), "the killed run's server still runs");
+    let stray: i32 = std::fs::read_to_string(&pidfile)
+        .expect("pidfile")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(
+        Path::new(&format!("/proc/{stray}")).exists(),
+        "the killed run's server still runs"
+    );
 
     // Without `leader` the first partition is already a shape of five.
-    let five_node_shapes = ["--partition-modes", "majorities-ring,bridge", "--time-limit", "25"];
-    let (run, out) = ssh_run("ssh-five", &hosts, &remote, &[NODE_FAULTS, &five_node_shapes].concat());
+    let five_node_shapes = [
+        "--partition-modes",
+        "majorities-ring,bridge",
+        "--time-limit",
+        "25",
+    ];
+    let (run, out) = ssh_run(
+        "ssh-five",
+        &hosts,
+        &remote,
+        &[NODE_FAULTS, &five_node_shapes].concat(),
+    );
     let verdict = results(&run);
-    assert!(matches!(out.status.code(), Some(0 | 2)), "5-host ssh run: {verdict:#}\n{}", show(&out));
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "5-host ssh run: {verdict:#}\n{}",
+        show(&out)
+    );
     assert_no_false_alarm(&verdict);
-    assert_eq!(test_json(&run)["cluster"]["nodes"].as_array().map(Vec::len), Some(5));
+    assert_eq!(
+        test_json(&run)["cluster"]["nodes"].as_array().map(Vec::len),
+        Some(5)
+    );
     let history = read_history(&run);
     let partitions = nemesis_events(&history, "start-partition");
     assert!(!partitions.is_empty(), "no partition");
     for p in partitions {
-        assert_eq!(p.value["effective"], true, "a five-node shape cut links on the hosts: {}", p.value);
+        assert_eq!(
+            p.value["effective"], true,
+            "a five-node shape cut links on the hosts: {}",
+            p.value
+        );
         let grudge = p.value["grudge"].as_object().expect("grudge recorded");
         if p.value["mode"] == "majorities-ring" {
             assert!(
-                grudge.len() == 5 && grudge.values().all(|f| f.as_array().map(Vec::len) == Some(2)),
+                grudge.len() == 5
+                    && grudge
+                        .values()
+                        .all(|f| f.as_array().map(Vec::len) == Some(2)),
                 "each drops its two far nodes: {}",
                 p.value
             );
@@ -216,64 +376,135 @@ fn five_hosts_a_run_killed_with_sigkill_is_swept_by_the_next_which_raises_no_fal
         }
     }
     let stat = std::fs::read_to_string(format!("/proc/{stray}/stat")).unwrap_or_default();
-    assert!(stat.is_empty() || stat.contains(") Z"), "the stray server was swept: {stat}");
+    assert!(
+        stat.is_empty() || stat.contains(") Z"),
+        "the stray server was swept: {stat}"
+    );
     hosts.assert_nothing_left(&remote);
 }
 
 #[test]
 fn ctrl_c_during_a_partition_heals_downloads_the_logs_and_leaves_nothing() {
     let _one = lock();
-    let Some(hosts) = hosts_or_skip(3, "d") else { return };
+    let Some(hosts) = hosts_or_skip(3, "d") else {
+        return;
+    };
     let remote = hosts.path("remote");
     // Interrupt while the first partition's rules are in place on the hosts.
     let (store, mut child) = spawn_until_partitioned("ssh-interrupt", &hosts, &remote);
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
     let status = child.wait().expect("faultline exits");
     assert_eq!(status.code(), Some(2), "an interrupted run is unknown");
     let run = latest_run(&store);
     let history = read_history(&run);
-    assert_eq!(nemesis_events(&history, "start-partition").len(), nemesis_events(&history, "stop-partition").len(), "every fault healed");
-    assert!((1..=3).all(|n| run.join(format!("nodes/n{n}.log")).exists()), "the logs were downloaded");
+    assert_eq!(
+        nemesis_events(&history, "start-partition").len(),
+        nemesis_events(&history, "stop-partition").len(),
+        "every fault healed"
+    );
+    assert!(
+        (1..=3).all(|n| run.join(format!("nodes/n{n}.log")).exists()),
+        "the logs were downloaded"
+    );
     hosts.assert_nothing_left(&remote);
 }
 
 #[test]
 fn cleanup_with_hosts_sweeps_what_a_run_killed_mid_partition_left() {
     let _one = lock();
-    let Some(hosts) = hosts_or_skip(3, "e") else { return };
+    let Some(hosts) = hosts_or_skip(3, "e") else {
+        return;
+    };
     let remote = hosts.path("remote");
     let (_, mut child) = spawn_until_partitioned("ssh-cleanup", &hosts, &remote);
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    let stray: i32 = std::fs::read_to_string(remote.join("n1/server.pid")).expect("pidfile").trim().parse().expect("a pid");
-    assert!(Path::new(&format!("/proc/{stray}")).exists(), "the killed run's server still runs");
-    assert!((0..3).any(|i| !hosts.faultline_rules(i).is_empty()), "the killed run's rules are still in place");
+    let stray: i32 = std::fs::read_to_string(remote.join("n1/server.pid"))
+        .expect("pidfile")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert!(
+        Path::new(&format!("/proc/{stray}")).exists(),
+        "the killed run's server still runs"
+    );
+    assert!(
+        (0..3).any(|i| !hosts.faultline_rules(i).is_empty()),
+        "the killed run's rules are still in place"
+    );
 
     // The run's host flags, without its `--cluster ssh`.
-    let cleanup =
-        |key: &Path| faultline().arg("cleanup").args(&ssh_args(&hosts, &remote, key)[2..]).output().expect("faultline cleanup runs");
+    let cleanup = |key: &Path| {
+        faultline()
+            .arg("cleanup")
+            .args(&ssh_args(&hosts, &remote, key)[2..])
+            .output()
+            .expect("faultline cleanup runs")
+    };
     // A key the hosts refuse: the host is named and nothing changes anywhere.
     let out = cleanup(&hosts.path("other_key"));
     assert_eq!(out.status.code(), Some(255), "{}", show(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("cannot connect to host {}", hosts.ips[0])), "{}", show(&out));
-    assert!(Path::new(&format!("/proc/{stray}")).exists(), "a refused cleanup killed nothing");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("cannot connect to host {}", hosts.ips[0])),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        Path::new(&format!("/proc/{stray}")).exists(),
+        "a refused cleanup killed nothing"
+    );
 
     let out = cleanup(&hosts.key());
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("swept 3 SSH hosts"), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("swept 3 SSH hosts"),
+        "{}",
+        show(&out)
+    );
     let stat = std::fs::read_to_string(format!("/proc/{stray}/stat")).unwrap_or_default();
-    assert!(stat.is_empty() || stat.contains(") Z"), "the stray server was killed: {stat}");
+    assert!(
+        stat.is_empty() || stat.contains(") Z"),
+        "the stray server was killed: {stat}"
+    );
     hosts.assert_nothing_left(&remote);
 }
 
 #[test]
 fn cleanup_refuses_bad_host_flags_before_connecting() {
-    let out = faultline().args(["cleanup", "--hosts", "127.0.0.1", "--ssh-dir", "relative"]).output().expect("faultline runs");
+    let out = faultline()
+        .args(["cleanup", "--hosts", "127.0.0.1", "--ssh-dir", "relative"])
+        .output()
+        .expect("faultline runs");
     assert_eq!(out.status.code(), Some(254), "{}", show(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--ssh-dir \"relative\" must be an absolute path"), "{}", show(&out));
-    let out = faultline().args(["cleanup", "--hosts", "a,b,a"]).output().expect("faultline runs");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--ssh-dir \"relative\" must be an absolute path"),
+        "{}",
+        show(&out)
+    );
+    let out = faultline()
+        .args(["cleanup", "--hosts", "a,b,a"])
+        .output()
+        .expect("faultline runs");
     assert_eq!(out.status.code(), Some(254), "{}", show(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("a is named twice"), "{}", show(&out));
-    let out = faultline().args(["cleanup", "--stale", "--hosts", "a"]).output().expect("faultline runs");
-    assert_eq!(out.status.code(), Some(254), "clap's usage error: {}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a is named twice"),
+        "{}",
+        show(&out)
+    );
+    let out = faultline()
+        .args(["cleanup", "--stale", "--hosts", "a"])
+        .output()
+        .expect("faultline runs");
+    assert_eq!(
+        out.status.code(),
+        Some(254),
+        "clap's usage error: {}",
+        show(&out)
+    );
 }

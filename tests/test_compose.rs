@@ -26,30 +26,62 @@ fn compose(project: &str, data: &std::path::Path, args: &[&str]) -> std::process
 /// A host-wide exclusive lock, held until dropped.
 fn one_compose_cluster_per_host() -> nix::fcntl::Flock<std::fs::File> {
     let path = std::env::temp_dir().join("faultline-compose-test.lock");
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).expect("opening the compose test's lock file");
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| e).expect("locking the compose test's lock file")
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .expect("opening the compose test's lock file");
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .expect("locking the compose test's lock file")
 }
 
 #[test]
 fn compose_up_gives_a_healthy_cluster() {
     let _one = lock();
     let _one_per_host = one_compose_cluster_per_host();
-    let image = faultline().arg("image").output().expect("faultline image runs");
+    let image = faultline()
+        .arg("image")
+        .output()
+        .expect("faultline image runs");
     assert!(image.status.success(), "{}", show(&image));
     let data = store_dir("compose");
     let project = format!("flcompose{}", std::process::id());
     let up = compose(&project, &data, &["up", "-d"]);
     let ready = up.status.success().then(|| {
-        let nodes: Vec<NodeEndpoint> =
-            (1..=3).map(|i| NodeEndpoint { name: format!("n{i}"), addr: format!("10.77.0.1{i}:50051") }).collect();
+        let nodes: Vec<NodeEndpoint> = (1..=3)
+            .map(|i| NodeEndpoint {
+                name: format!("n{i}"),
+                addr: format!("10.77.0.1{i}:50051"),
+            })
+            .collect();
         let rt = tokio::runtime::Runtime::new().expect("runtime");
-        rt.block_on(workloads::cluster::wait_ready_with(&GrpcConnector::default(), &nodes, &[1, 2, 3], Duration::from_secs(90)))
+        rt.block_on(workloads::cluster::wait_ready_with(
+            &GrpcConnector::default(),
+            &nodes,
+            &[1, 2, 3],
+            Duration::from_secs(90),
+        ))
     });
-    let labelled = docker_ids("container", &format!("com.docker.compose.project={project}"));
+    let labelled = docker_ids(
+        "container",
+        &format!("com.docker.compose.project={project}"),
+    );
     let down = compose(&project, &data, &["down", "-v", "--remove-orphans"]);
-    assert!(up.status.success(), "docker-compose up failed: {}", show(&up));
-    ready.expect("checked").expect("the compose cluster becomes ready");
+    assert!(
+        up.status.success(),
+        "docker-compose up failed: {}",
+        show(&up)
+    );
+    ready
+        .expect("checked")
+        .expect("the compose cluster becomes ready");
     assert_eq!(labelled.len(), 6, "three sandboxes and three servers");
     assert!(down.status.success(), "{}", show(&down));
-    assert!(docker_ids("container", &format!("com.docker.compose.project={project}")).is_empty());
+    assert!(docker_ids(
+        "container",
+        &format!("com.docker.compose.project={project}")
+    )
+    .is_empty());
 }

@@ -12,7 +12,15 @@ fn sigint_mid_run_leaves_nothing_and_an_analysable_history() {
     let mut child = faultline()
         .args(["test", "--store"])
         .arg(&store)
-        .args(["--no-progress", "--nemesis", "partition", "--nemesis-interval", "3", "--time-limit", "120"])
+        .args([
+            "--no-progress",
+            "--nemesis",
+            "partition",
+            "--nemesis-interval",
+            "3",
+            "--time-limit",
+            "120",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -28,7 +36,10 @@ fn sigint_mid_run_leaves_nothing_and_an_analysable_history() {
         if started {
             break;
         }
-        assert!(child.try_wait().expect("wait").is_none(), "faultline exited before the main phase");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "faultline exited before the main phase"
+        );
         assert!(Instant::now() < deadline, "the main phase never started");
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -40,16 +51,35 @@ fn sigint_mid_run_leaves_nothing_and_an_analysable_history() {
 
     let run = latest_run(&store);
     let verdict = results(&run);
-    assert_eq!(verdict["valid"], serde_json::json!("unknown"), "{verdict:#}");
-    assert!(verdict["checkers"]["run"]["reason"].as_str().unwrap_or("").contains("interrupted"));
+    assert_eq!(
+        verdict["valid"],
+        serde_json::json!("unknown"),
+        "{verdict:#}"
+    );
+    assert!(verdict["checkers"]["run"]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .contains("interrupted"));
     let history = read_history(&run);
     assert!(client_oks(&history) > 0);
     // Every started fault was stopped before teardown.
-    assert_eq!(nemesis_events(&history, "start-partition").len(), nemesis_events(&history, "stop-partition").len());
-    let run_id = test_json(&run)["cluster"]["run_id"].as_str().expect("run id").to_string();
+    assert_eq!(
+        nemesis_events(&history, "start-partition").len(),
+        nemesis_events(&history, "stop-partition").len()
+    );
+    let run_id = test_json(&run)["cluster"]["run_id"]
+        .as_str()
+        .expect("run id")
+        .to_string();
     let label = format!("faultline.run={run_id}");
-    assert!(docker_ids("container", &label).is_empty(), "containers left after Ctrl-C");
-    assert!(docker_ids("network", &label).is_empty(), "network left after Ctrl-C");
+    assert!(
+        docker_ids("container", &label).is_empty(),
+        "containers left after Ctrl-C"
+    );
+    assert!(
+        docker_ids("network", &label).is_empty(),
+        "network left after Ctrl-C"
+    );
 }
 
 #[test]
@@ -74,16 +104,31 @@ fn leftovers_of_a_sigkilled_harness_are_swept_by_cleanup_stale() {
         if let Some(id) = id {
             break id;
         }
-        assert!(child.try_wait().expect("wait").is_none(), "faultline exited before starting the cluster");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "faultline exited before starting the cluster"
+        );
         assert!(Instant::now() < deadline, "the cluster never started");
         std::thread::sleep(Duration::from_millis(300));
     };
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
     let label = format!("faultline.run={run_id}");
-    assert!(!docker_ids("container", &label).is_empty(), "the killed harness left its cluster");
-    let out = faultline().args(["cleanup", "--stale"]).output().expect("cleanup runs");
+    assert!(
+        !docker_ids("container", &label).is_empty(),
+        "the killed harness left its cluster"
+    );
+    let out = faultline()
+        .args(["cleanup", "--stale"])
+        .output()
+        .expect("cleanup runs");
     assert!(out.status.success(), "{}", show(&out));
-    assert!(docker_ids("container", &label).is_empty(), "stale containers swept");
-    assert!(docker_ids("network", &label).is_empty(), "stale network swept");
+    assert!(
+        docker_ids("container", &label).is_empty(),
+        "stale containers swept"
+    );
+    assert!(
+        docker_ids("network", &label).is_empty(),
+        "stale network swept"
+    );
 }

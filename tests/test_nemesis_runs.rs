@@ -15,25 +15,65 @@ use test_support::*;
 fn short_run(kind: &str, extra: &[&str]) -> (analysis::history::History, Option<i32>) {
     let _one = lock();
     let firewall_before = host_firewall();
-    let mut args = vec!["--nemesis", kind, "--time-limit", "20", "--nemesis-interval", "4", "--test-name", kind];
+    let mut args = vec![
+        "--nemesis",
+        kind,
+        "--time-limit",
+        "20",
+        "--nemesis-interval",
+        "4",
+        "--test-name",
+        kind,
+    ];
     args.extend_from_slice(extra);
     let (run, out) = run_test(&format!("nemesis-{kind}"), &args);
     let results = results(&run);
-    assert!(matches!(out.status.code(), Some(0 | 2)), "{kind} run: {results:#}\n{}", show(&out));
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{kind} run: {results:#}\n{}",
+        show(&out)
+    );
     assert_no_false_alarm(&results);
-    assert_eq!(results["checkers"]["crashes"]["valid"], serde_json::json!(true), "{kind}: the lifecycle was watched, nothing crashed");
+    assert_eq!(
+        results["checkers"]["crashes"]["valid"],
+        serde_json::json!(true),
+        "{kind}: the lifecycle was watched, nothing crashed"
+    );
     let history = read_history(&run);
     assert!(client_oks(&history) > 100, "{kind}: too few successful ops");
     let starts = nemesis_events(&history, &format!("start-{kind}"));
     let stops = nemesis_events(&history, &format!("stop-{kind}"));
     assert!(!starts.is_empty(), "{kind}: no fault started");
-    assert_eq!(starts.len(), stops.len(), "{kind}: every started fault is stopped");
+    assert_eq!(
+        starts.len(),
+        stops.len(),
+        "{kind}: every started fault is stopped"
+    );
     let cluster = test_json(&run)["cluster"].clone();
-    let run_label = format!("faultline.run={}", cluster["run_id"].as_str().expect("run id in test.json"));
-    assert!(docker_ids("container", &run_label).is_empty(), "{kind}: containers left behind");
-    assert!(docker_ids("network", &run_label).is_empty(), "{kind}: network left behind");
-    assert_eq!(host_firewall(), firewall_before, "{kind}: the host's firewall changed");
-    assert!(run.join("nodes/n1.log").metadata().map(|m| m.len() > 0).unwrap_or(false), "node logs collected");
+    let run_label = format!(
+        "faultline.run={}",
+        cluster["run_id"].as_str().expect("run id in test.json")
+    );
+    assert!(
+        docker_ids("container", &run_label).is_empty(),
+        "{kind}: containers left behind"
+    );
+    assert!(
+        docker_ids("network", &run_label).is_empty(),
+        "{kind}: network left behind"
+    );
+    assert_eq!(
+        host_firewall(),
+        firewall_before,
+        "{kind}: the host's firewall changed"
+    );
+    assert!(
+        run.join("nodes/n1.log")
+            .metadata()
+            .map(|m| m.len() > 0)
+            .unwrap_or(false),
+        "node logs collected"
+    );
     (history, out.status.code())
 }
 
@@ -41,7 +81,9 @@ fn short_run(kind: &str, extra: &[&str]) -> (analysis::history::History, Option<
 fn partition_run_raises_no_false_alarm_and_heals() {
     // A 20 s run is too short for refkv's auto-splitter; splits have their own test.
     let (h, _) = short_run("partition", &["--no-auto-split"]);
-    let healed = nemesis_events(&h, "stop-partition").iter().all(|o| o.value["healed"] == serde_json::json!(true));
+    let healed = nemesis_events(&h, "stop-partition")
+        .iter()
+        .all(|o| o.value["healed"] == serde_json::json!(true));
     assert!(healed, "every partition healed");
 }
 
@@ -52,11 +94,22 @@ const REGISTER: &[&str] = &["--workload", "register", "--no-auto-split"];
 #[test]
 fn kill_run_raises_no_false_alarm_and_restarts() {
     let (h, _) = short_run("kill", REGISTER);
-    assert!(nemesis_events(&h, "start-kill").iter().any(|o| !o.value["killed"].as_array().is_none_or(|a| a.is_empty())));
+    assert!(nemesis_events(&h, "start-kill")
+        .iter()
+        .any(|o| !o.value["killed"].as_array().is_none_or(|a| a.is_empty())));
     // The killed servers' exits are recorded, as asked for: no crash.
-    let exits: Vec<_> = h.ops.iter().filter(|o| o.process == analysis::history::Process::Watcher && o.f == "node-exit").collect();
+    let exits: Vec<_> = h
+        .ops
+        .iter()
+        .filter(|o| o.process == analysis::history::Process::Watcher && o.f == "node-exit")
+        .collect();
     assert!(!exits.is_empty(), "the node watch saw the kills");
-    assert!(exits.iter().all(|o| o.value["expected"] == serde_json::json!(true)), "a kill's exit is expected: {exits:?}");
+    assert!(
+        exits
+            .iter()
+            .all(|o| o.value["expected"] == serde_json::json!(true)),
+        "a kill's exit is expected: {exits:?}"
+    );
 }
 
 #[test]
@@ -67,13 +120,18 @@ fn pause_run_raises_no_false_alarm() {
 #[test]
 fn loss_run_is_valid() {
     let (h, exit) = short_run("loss", REGISTER);
-    assert!(nemesis_events(&h, "start-loss").iter().all(|o| o.value["effective"] == serde_json::json!(true)));
+    assert!(nemesis_events(&h, "start-loss")
+        .iter()
+        .all(|o| o.value["effective"] == serde_json::json!(true)));
     assert_eq!(exit, Some(0), "every loss took effect: the run is valid");
 }
 
 #[test]
 fn split_run_raises_no_false_alarm_and_splits() {
     let (h, _) = short_run("split", REGISTER);
-    let accepted = nemesis_events(&h, "stop-split").iter().filter(|o| o.value["effective"] == serde_json::json!(true)).count();
+    let accepted = nemesis_events(&h, "stop-split")
+        .iter()
+        .filter(|o| o.value["effective"] == serde_json::json!(true))
+        .count();
     assert!(accepted >= 1, "at least one forced split was accepted");
 }

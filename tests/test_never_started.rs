@@ -10,7 +10,17 @@ use test_support::*;
 fn a_run_that_never_started_still_writes_an_unknown_verdict() {
     let store = store_dir("never-started");
     let out = faultline()
-        .args(["test", "--no-progress", "--db", "elastickv", "--workload", "register", "--time-limit", "5", "--store"])
+        .args([
+            "test",
+            "--no-progress",
+            "--db",
+            "elastickv",
+            "--workload",
+            "register",
+            "--time-limit",
+            "5",
+            "--store",
+        ])
         .arg(&store)
         .output()
         .expect("faultline runs");
@@ -22,8 +32,13 @@ fn a_run_that_never_started_still_writes_an_unknown_verdict() {
     let run = latest_run(&store);
     let results = results(&run);
     assert_eq!(results["valid"], "unknown", "{results:#}");
-    let reason = results["checkers"]["run"]["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("the run never started") && reason.contains("elastickv"), "{reason}");
+    let reason = results["checkers"]["run"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("the run never started") && reason.contains("elastickv"),
+        "{reason}"
+    );
     assert!(run.join("results.junit.xml").is_file());
     assert!(run.join("test.json").is_file());
 }

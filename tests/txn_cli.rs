@@ -13,26 +13,60 @@ use std::path::{Path, PathBuf};
 fn gen(dir: &Path, name: &str, mode: &str, anomaly: &str, seed: u64) -> PathBuf {
     let path = dir.join(name);
     let out = faultline()
-        .args(["gen-history", "--mode", mode, "--ops", "300", "--keys", "8", "--concurrency", "5", "--seed", &seed.to_string()])
+        .args([
+            "gen-history",
+            "--mode",
+            mode,
+            "--ops",
+            "300",
+            "--keys",
+            "8",
+            "--concurrency",
+            "5",
+            "--seed",
+            &seed.to_string(),
+        ])
         .args(["--anomaly", anomaly, "--final-reads", "--out"])
         .arg(&path)
         .output()
         .unwrap();
-    assert!(out.status.success(), "gen-history {mode} {anomaly}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gen-history {mode} {anomaly}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     path
 }
 
 /// `faultline analyze --out`: exit code, stdout, and the isolation checker's result.
 fn analyze(file: &Path, extra: &[&str]) -> (Option<i32>, String, Value) {
     let out_dir = tempfile::tempdir().unwrap();
-    let out = faultline().arg("analyze").args(extra).arg("--out").arg(out_dir.path()).arg(file).output().unwrap();
+    let out = faultline()
+        .arg("analyze")
+        .args(extra)
+        .arg("--out")
+        .arg(out_dir.path())
+        .arg(file)
+        .output()
+        .unwrap();
     let results = std::fs::read_to_string(out_dir.path().join("results.json")).unwrap_or_default();
     let doc: Value = serde_json::from_str(&results).unwrap_or(Value::Null);
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), doc["checkers"]["isolation"].clone())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        doc["checkers"]["isolation"].clone(),
+    )
 }
 
 fn types(iso: &Value) -> Vec<String> {
-    iso["details"]["anomaly_types"].as_array().map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    iso["details"]["anomaly_types"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]
@@ -66,13 +100,29 @@ fn every_injected_anomaly_class_is_found_and_named() {
     // reported as the G1c it implies there (write order is not inferred from reads alone).
     let rw_register = |a: &str| a != "duplicate-elements" && a != "G0";
     for mode in ["list-append", "rw-register"] {
-        for (anomaly, named) in classes.iter().filter(|(a, _)| mode == "list-append" || rw_register(a)) {
-            let file = gen(dir.path(), &format!("{mode}-{anomaly}.jsonl"), mode, anomaly, 11);
+        for (anomaly, named) in classes
+            .iter()
+            .filter(|(a, _)| mode == "list-append" || rw_register(a))
+        {
+            let file = gen(
+                dir.path(),
+                &format!("{mode}-{anomaly}.jsonl"),
+                mode,
+                anomaly,
+                11,
+            );
             let (code, stdout, iso) = analyze(&file, &["--model", mode]);
             assert_eq!(code, Some(1), "{mode} --anomaly {anomaly}: {stdout}");
-            assert_eq!(iso["valid"], Value::Bool(false), "{mode} --anomaly {anomaly}: {iso}");
+            assert_eq!(
+                iso["valid"],
+                Value::Bool(false),
+                "{mode} --anomaly {anomaly}: {iso}"
+            );
             let found = types(&iso);
-            assert!(found.iter().any(|t| t.contains(named)), "{mode} --anomaly {anomaly}: named {found:?}");
+            assert!(
+                found.iter().any(|t| t.contains(named)),
+                "{mode} --anomaly {anomaly}: named {found:?}"
+            );
             assert!(stdout.contains("anomaly types:"), "{stdout}");
         }
     }
@@ -91,19 +141,40 @@ const EDN_WRITE_SKEW: &str = "\
 fn an_edn_write_skew_is_named_with_its_cycle_under_serializable() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "skew.edn", EDN_WRITE_SKEW);
-    let (code, stdout, iso) = analyze(&file, &["--model", "list-append", "--consistency-model", "serializable"]);
+    let (code, stdout, iso) = analyze(
+        &file,
+        &[
+            "--model",
+            "list-append",
+            "--consistency-model",
+            "serializable",
+        ],
+    );
     assert_eq!(code, Some(1), "{stdout}");
-    assert!(types(&iso).iter().any(|t| t.starts_with("G2-item")), "{iso}");
+    assert!(
+        types(&iso).iter().any(|t| t.starts_with("G2-item")),
+        "{iso}"
+    );
     assert_eq!(iso["details"]["consistency_model"], "serializable", "{iso}");
     for field in ["not", "also_not"] {
         assert!(iso["details"][field].is_array(), "{field} missing: {iso}");
     }
-    assert!(stdout.contains("anomaly types: ") && stdout.contains("G2-item"), "{stdout}");
+    assert!(
+        stdout.contains("anomaly types: ") && stdout.contains("G2-item"),
+        "{stdout}"
+    );
     assert!(stdout.contains("not: "), "{stdout}");
-    assert!(stdout.contains("cycle: T"), "the witness cycle is printed: {stdout}");
+    assert!(
+        stdout.contains("cycle: T"),
+        "the witness cycle is printed: {stdout}"
+    );
     assert!(stdout.contains("(rw)"), "each edge is a sentence: {stdout}");
     let (code, _, iso) = analyze(&file, &["--consistency-model", "read-committed"]);
-    assert_eq!((code, &iso["valid"]), (Some(0), &Value::Bool(true)), "write skew is allowed under read-committed: {iso}");
+    assert_eq!(
+        (code, &iso["valid"]),
+        (Some(0), &Value::Bool(true)),
+        "write skew is allowed under read-committed: {iso}"
+    );
 }
 
 #[test]
@@ -127,16 +198,43 @@ fn bad_transactions_exit_254_naming_file_and_line() {
         let out = faultline().arg("analyze").arg(&file).output().unwrap();
         assert_eq!(out.status.code(), Some(254), "{name}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(&format!("{name}{wanted}")), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name}{wanted}")),
+            "{name}: {stderr}"
+        );
     }
 }
 
 #[test]
 fn bad_txn_arguments_exit_254() {
     for args in [
-        vec!["gen-history", "--ops", "10", "--mode", "list-append", "--anomaly", "G9"],
-        vec!["gen-history", "--ops", "10", "--mode", "list-append", "--txn-length", "3..1"],
-        vec!["gen-history", "--ops", "10", "--mode", "cas-register", "--anomaly", "G0"],
+        vec![
+            "gen-history",
+            "--ops",
+            "10",
+            "--mode",
+            "list-append",
+            "--anomaly",
+            "G9",
+        ],
+        vec![
+            "gen-history",
+            "--ops",
+            "10",
+            "--mode",
+            "list-append",
+            "--txn-length",
+            "3..1",
+        ],
+        vec![
+            "gen-history",
+            "--ops",
+            "10",
+            "--mode",
+            "cas-register",
+            "--anomaly",
+            "G0",
+        ],
         vec!["analyze", "--consistency-model", "eventual-ish", "x.jsonl"],
     ] {
         let out = faultline().args(&args).output().unwrap();
@@ -149,13 +247,32 @@ fn bad_txn_arguments_exit_254() {
 fn the_report_draws_an_isolation_cycle() {
     let dir = tempfile::tempdir().unwrap();
     let history = gen(dir.path(), "history.jsonl", "list-append", "G-single", 3);
-    let out = faultline().arg("analyze").args(["--model", "list-append", "--summary", "--out"]).arg(dir.path()).arg(&history).output().unwrap();
+    let out = faultline()
+        .arg("analyze")
+        .args(["--model", "list-append", "--summary", "--out"])
+        .arg(dir.path())
+        .arg(&history)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let page = dir.path().join("report.html");
-    let out = faultline().arg("report").arg(dir.path()).arg("--out").arg(&page).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = faultline()
+        .arg("report")
+        .arg(dir.path())
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("checker-isolation"), "an isolation section");
     assert!(html.contains(r#"class="txn-cycle""#), "the cycle is drawn");
-    assert!(html.contains(r#"<g class="edge">"#) && html.contains(r#"<g class="txn">"#), "with transactions and edges");
+    assert!(
+        html.contains(r#"<g class="edge">"#) && html.contains(r#"<g class="txn">"#),
+        "with transactions and edges"
+    );
 }

@@ -24,11 +24,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// etcd client in `src/etcd`.
 fn compile_etcd_protos() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto/etcd");
-    let paths: Vec<PathBuf> = ["rpc.proto", "mvcc.proto"].iter().map(|f| dir.join(f)).collect();
+    let paths: Vec<PathBuf> = ["rpc.proto", "mvcc.proto"]
+        .iter()
+        .map(|f| dir.join(f))
+        .collect();
     for path in &paths {
         println!("cargo:rerun-if-changed={}", path.display());
     }
     let descriptors = protox::compile(&paths, [&dir])?;
-    tonic_prost_build::configure().build_client(true).build_server(true).compile_fds(descriptors)?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(descriptors)?;
     Ok(())
 }

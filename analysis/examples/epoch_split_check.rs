@@ -36,20 +36,37 @@ fn main() -> ExitCode {
     let started = Instant::now();
     let timeline = CatalogTimeline::from_history(&history);
     let results = [
-        ("epoch-authority", epoch_authority::check_with_timeline(&history, &timeline, &Default::default())),
-        ("split", split::check_with_timeline(&history, &timeline, &split_opts)),
+        (
+            "epoch-authority",
+            epoch_authority::check_with_timeline(&history, &timeline, &Default::default()),
+        ),
+        (
+            "split",
+            split::check_with_timeline(&history, &timeline, &split_opts),
+        ),
         ("vacuity", vacuity::check(&history, &vac_opts)),
     ];
     let elapsed = started.elapsed();
     for (name, r) in &results {
-        println!("{name}: {} — {}", r.valid.as_str(), r.reason.as_deref().unwrap_or(""));
-        println!("  counts: {}", serde_json::to_string(&r.counts).unwrap_or_default());
+        println!(
+            "{name}: {} — {}",
+            r.valid.as_str(),
+            r.reason.as_deref().unwrap_or("")
+        );
+        println!(
+            "  counts: {}",
+            serde_json::to_string(&r.counts).unwrap_or_default()
+        );
         for a in r.anomalies.iter().take(3) {
             println!("  anomaly: {a}");
         }
     }
     let s = &results[1].1.details;
-    println!("split latency_s: {}, splits: {}", s["detection_latency_s"], s["splits"].as_array().map_or(0, |v| v.len()));
+    println!(
+        "split latency_s: {}, splits: {}",
+        s["detection_latency_s"],
+        s["splits"].as_array().map_or(0, |v| v.len())
+    );
     for j in s["splits"].as_array().into_iter().flatten() {
         println!(
             "  split at {:.2}s parent {} keys {} forced {} evidence {} quantile {} top {} ({:.2}) relieved {} findings {}",
@@ -57,6 +74,10 @@ fn main() -> ExitCode {
             j["split_key_quantile"], j["top_key"], j["top_key_share"].as_f64().unwrap_or(0.0), j["relieved"], j["findings"]
         );
     }
-    eprintln!("{} entries, checked in {:.3} s", history.len(), elapsed.as_secs_f64());
+    eprintln!(
+        "{} entries, checked in {:.3} s",
+        history.len(),
+        elapsed.as_secs_f64()
+    );
     ExitCode::SUCCESS
 }

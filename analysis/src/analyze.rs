@@ -68,7 +68,12 @@ pub fn check_functions(history: &History) -> Result<(), AnalyzeError> {
         if op.process.client().is_some() && !known.contains(&op.f.as_str()) {
             return Err(AnalyzeError {
                 position,
-                message: format!("op {} has unknown function {:?}; the checkers know {}", op.index, op.f, known.join(", ")),
+                message: format!(
+                    "op {} has unknown function {:?}; the checkers know {}",
+                    op.index,
+                    op.f,
+                    known.join(", ")
+                ),
             });
         }
     }
@@ -76,7 +81,11 @@ pub fn check_functions(history: &History) -> Result<(), AnalyzeError> {
 }
 
 /// Runs the client-op checkers the registry plans for `history` and merges their results.
-pub fn analyze(history: &History, default_initial: serde_json::Value, opts: &AnalyzeOptions) -> Result<Verdict, AnalyzeError> {
+pub fn analyze(
+    history: &History,
+    default_initial: serde_json::Value,
+    opts: &AnalyzeOptions,
+) -> Result<Verdict, AnalyzeError> {
     check_functions(history)?;
     let facts = RunFacts::from_evidence(history).with_options(opts.check_options(default_initial));
     let mut checkers = BTreeMap::new();
@@ -108,7 +117,12 @@ fn nothing_checked_reason(history: &History) -> String {
 /// or catalog observations, a split, nemesis events, node-lifecycle events).
 pub fn analyze_evidence(history: &History, verdict: Verdict) -> Verdict {
     let mut checkers = verdict.checkers;
-    registry::run_scopes_into(history, &RunFacts::from_evidence(history), &[Scope::Run], &mut checkers);
+    registry::run_scopes_into(
+        history,
+        &RunFacts::from_evidence(history),
+        &[Scope::Run],
+        &mut checkers,
+    );
     Verdict::from_checkers(checkers)
 }
 
@@ -134,43 +148,106 @@ mod tests {
 
     #[test]
     fn a_history_of_only_stale_writes_is_unknown_and_says_why() {
-        let ops = vec![op(0, OpType::Invoke, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1})),
-                       op(1, OpType::Ok, STALE_WRITE, serde_json::json!({"value": 1, "group": 1, "epoch": 1}))];
-        let v = analyze(&History::new(ops), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
+        let ops = vec![
+            op(
+                0,
+                OpType::Invoke,
+                STALE_WRITE,
+                serde_json::json!({"value": 1, "group": 1, "epoch": 1}),
+            ),
+            op(
+                1,
+                OpType::Ok,
+                STALE_WRITE,
+                serde_json::json!({"value": 1, "group": 1, "epoch": 1}),
+            ),
+        ];
+        let v = analyze(
+            &History::new(ops),
+            serde_json::Value::Null,
+            &AnalyzeOptions::default(),
+        )
+        .unwrap();
         assert_eq!(v.checkers.keys().collect::<Vec<_>>(), ["history"]);
         assert_eq!(v.valid, Validity::Unknown);
         let reason = v.checkers["history"].reason.clone().unwrap_or_default();
-        assert!(reason.contains("only client operations are stale-writes"), "{reason}");
+        assert!(
+            reason.contains("only client operations are stale-writes"),
+            "{reason}"
+        );
     }
 
     #[test]
     fn auto_picks_models_from_functions() {
         let h = |fs: &[&str]| {
-            History::new(fs.iter().enumerate().map(|(i, f)| op(2 * i as u64, OpType::Invoke, f, serde_json::Value::Null)).collect())
+            History::new(
+                fs.iter()
+                    .enumerate()
+                    .map(|(i, f)| op(2 * i as u64, OpType::Invoke, f, serde_json::Value::Null))
+                    .collect(),
+            )
         };
-        let chosen = |h: &History| analyze(h, serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
-        assert_eq!(chosen(&h(&["read", "cas"])).checkers["linearizable"].details["model"], "cas-register");
-        assert_eq!(chosen(&h(&["get", "append"])).checkers["linearizable"].details["model"], "kv");
-        assert_eq!(chosen(&h(&["write", "add", "scan"])).checkers.keys().collect::<Vec<_>>(), ["linearizable", "set-full"]);
-        assert_eq!(chosen(&h(&[])).checkers.keys().collect::<Vec<_>>(), ["history"]);
-        let mut nemesis_only = op(0, OpType::Info, "start-partition", serde_json::json!({"effective": true}));
+        let chosen =
+            |h: &History| analyze(h, serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
+        assert_eq!(
+            chosen(&h(&["read", "cas"])).checkers["linearizable"].details["model"],
+            "cas-register"
+        );
+        assert_eq!(
+            chosen(&h(&["get", "append"])).checkers["linearizable"].details["model"],
+            "kv"
+        );
+        assert_eq!(
+            chosen(&h(&["write", "add", "scan"]))
+                .checkers
+                .keys()
+                .collect::<Vec<_>>(),
+            ["linearizable", "set-full"]
+        );
+        assert_eq!(
+            chosen(&h(&[])).checkers.keys().collect::<Vec<_>>(),
+            ["history"]
+        );
+        let mut nemesis_only = op(
+            0,
+            OpType::Info,
+            "start-partition",
+            serde_json::json!({"effective": true}),
+        );
         nemesis_only.process = Process::Nemesis;
         let only_events = chosen(&History::new(vec![nemesis_only]));
-        assert_eq!(only_events.checkers.keys().collect::<Vec<_>>(), ["linearizable"]);
-        assert_eq!(only_events.checkers["linearizable"].details["model"], "cas-register");
+        assert_eq!(
+            only_events.checkers.keys().collect::<Vec<_>>(),
+            ["linearizable"]
+        );
+        assert_eq!(
+            only_events.checkers["linearizable"].details["model"],
+            "cas-register"
+        );
     }
 
     #[test]
     fn unknown_function_is_an_error_naming_the_op() {
-        let h = History::new(vec![op(0, OpType::Invoke, "read", serde_json::Value::Null), op(1, OpType::Invoke, "frob", 1.into())]);
+        let h = History::new(vec![
+            op(0, OpType::Invoke, "read", serde_json::Value::Null),
+            op(1, OpType::Invoke, "frob", 1.into()),
+        ]);
         let e = analyze(&h, serde_json::Value::Null, &AnalyzeOptions::default()).unwrap_err();
         assert_eq!(e.position, 1);
-        assert!(e.message.contains("op 1 has unknown function \"frob\""), "{e}");
+        assert!(
+            e.message.contains("op 1 has unknown function \"frob\""),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_history_with_nothing_to_check_is_unknown() {
-        let v = analyze(&History::default(), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
+        let v = analyze(
+            &History::default(),
+            serde_json::Value::Null,
+            &AnalyzeOptions::default(),
+        )
+        .unwrap();
         assert_eq!(v.valid, Validity::Unknown);
         assert!(v.checkers["history"].reason.is_some());
     }
@@ -185,8 +262,16 @@ mod tests {
             op(4, OpType::Invoke, "read-set", serde_json::Value::Null),
             op(5, OpType::Ok, "read-set", serde_json::json!([5])),
         ];
-        let v = analyze(&History::new(ops), serde_json::Value::Null, &AnalyzeOptions::default()).unwrap();
-        assert_eq!(v.checkers.keys().collect::<Vec<_>>(), ["linearizable", "set-full"]);
+        let v = analyze(
+            &History::new(ops),
+            serde_json::Value::Null,
+            &AnalyzeOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            v.checkers.keys().collect::<Vec<_>>(),
+            ["linearizable", "set-full"]
+        );
         assert_eq!(v.valid, Validity::Valid, "{v:?}");
         assert_eq!(v.checkers["linearizable"].details["model"], "cas-register");
     }

@@ -93,7 +93,11 @@ impl CatalogTimeline {
             match serde_json::from_value::<CatalogSnapshot>(op.value.clone()) {
                 Ok(mut snapshot) => {
                     snapshot.routes.sort_by(|a, b| a.start.cmp(&b.start));
-                    observations.push(CatalogObservation { op_index: op.index, time: op.time, snapshot });
+                    observations.push(CatalogObservation {
+                        op_index: op.index,
+                        time: op.time,
+                        snapshot,
+                    });
                 }
                 Err(e) => errors.push(CatalogParseError {
                     op_index: op.index,
@@ -103,7 +107,11 @@ impl CatalogTimeline {
         }
         let mut by_time: Vec<usize> = (0..observations.len()).collect();
         by_time.sort_by_key(|&i| observations[i].time);
-        CatalogTimeline { observations, errors, by_time }
+        CatalogTimeline {
+            observations,
+            errors,
+            by_time,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -113,14 +121,19 @@ impl CatalogTimeline {
     /// The latest observation made strictly before `time` (proof that this catalog
     /// version existed before anything that starts at `time`).
     pub fn observed_before(&self, time: u64) -> Option<&CatalogObservation> {
-        let n = self.by_time.partition_point(|&i| self.observations[i].time < time);
-        n.checked_sub(1).map(|p| &self.observations[self.by_time[p]])
+        let n = self
+            .by_time
+            .partition_point(|&i| self.observations[i].time < time);
+        n.checked_sub(1)
+            .map(|p| &self.observations[self.by_time[p]])
     }
 
     /// The catalog in force at `time`: the latest observation at or before it, or the
     /// first observation when `time` precedes all of them.
     pub fn in_force_at(&self, time: u64) -> Option<&CatalogObservation> {
-        let n = self.by_time.partition_point(|&i| self.observations[i].time <= time);
+        let n = self
+            .by_time
+            .partition_point(|&i| self.observations[i].time <= time);
         let p = n.saturating_sub(1);
         self.by_time.get(p).map(|&i| &self.observations[i])
     }
@@ -196,7 +209,15 @@ mod tests {
     use super::*;
 
     fn r(id: u64, start: &str, end: &str) -> RouteRecord {
-        RouteRecord { id, start: start.into(), end: end.into(), group: 1, state: "ACTIVE".into(), epoch: 1, parent: None }
+        RouteRecord {
+            id,
+            start: start.into(),
+            end: end.into(),
+            group: 1,
+            state: "ACTIVE".into(),
+            epoch: 1,
+            parent: None,
+        }
     }
 
     #[test]

@@ -187,19 +187,29 @@ pub struct History {
 
 impl History {
     pub fn new(ops: Vec<Op>) -> Self {
-        History { ops, txn_table: None }
+        History {
+            ops,
+            txn_table: None,
+        }
     }
 
     /// A history whose transactions' micro-ops are in `table` (their ops' `value` is `null`).
     pub fn with_txn_table(ops: Vec<Op>, table: txn_table::TxnTable) -> Self {
-        History { ops, txn_table: Some(table) }
+        History {
+            ops,
+            txn_table: Some(table),
+        }
     }
 
     /// The `value` of the op at `position`: from the compact table when the op is in it,
     /// else the op's own. Panics if `position` is out of range.
     pub fn txn_value(&self, position: usize) -> std::borrow::Cow<'_, serde_json::Value> {
         let op = &self.ops[position];
-        match self.txn_table.as_ref().and_then(|t| t.value_json(position, op.index)) {
+        match self
+            .txn_table
+            .as_ref()
+            .and_then(|t| t.value_json(position, op.index))
+        {
             Some(v) => std::borrow::Cow::Owned(v),
             None => std::borrow::Cow::Borrowed(&op.value),
         }

@@ -15,6 +15,6 @@ pub mod checkers;
 pub mod formats;
 pub mod history;
 pub mod ops;
-pub mod verdict;
 pub mod synth;
 pub mod txn_synth;
+pub mod verdict;

@@ -29,8 +29,8 @@
 //! kv shape: `get` returns the key's string, `append` adds a unique `"x N y"` to it; a key
 //! never appended to reads `null`).
 
-use crate::ops;
 use crate::history::{History, Op, OpType, Process};
+use crate::ops;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -52,12 +52,14 @@ impl FromStr for KeyDist {
         if s == "uniform" {
             return Ok(KeyDist::Uniform);
         }
-        let exponent = s
-            .strip_prefix("zipf:")
-            .ok_or_else(|| format!("key distribution {s:?}: expected uniform or zipf:S (e.g. zipf:1.1)"))?;
+        let exponent = s.strip_prefix("zipf:").ok_or_else(|| {
+            format!("key distribution {s:?}: expected uniform or zipf:S (e.g. zipf:1.1)")
+        })?;
         match exponent.parse::<f64>() {
             Ok(e) if e.is_finite() && e >= 0.0 => Ok(KeyDist::Zipf(e)),
-            _ => Err(format!("zipf exponent {exponent:?} must be a finite number >= 0")),
+            _ => Err(format!(
+                "zipf exponent {exponent:?} must be a finite number >= 0"
+            )),
         }
     }
 }
@@ -86,7 +88,9 @@ impl FromStr for Mode {
             "cas-register" => Ok(Mode::CasRegister),
             "register" => Ok(Mode::Register),
             "append" => Ok(Mode::Append),
-            other => Err(format!("mode {other:?}: expected cas-register, register or append")),
+            other => Err(format!(
+                "mode {other:?}: expected cas-register, register or append"
+            )),
         }
     }
 }
@@ -116,7 +120,9 @@ impl FromStr for Anomaly {
             "none" => Ok(Anomaly::None),
             "stale-read" => Ok(Anomaly::StaleRead),
             "lost-write" => Ok(Anomaly::LostWrite),
-            other => Err(format!("anomaly {other:?}: expected none, stale-read or lost-write")),
+            other => Err(format!(
+                "anomaly {other:?}: expected none, stale-read or lost-write"
+            )),
         }
     }
 }
@@ -174,7 +180,11 @@ impl SynthConfig {
         if self.concurrency == 0 {
             return Err("--concurrency must be at least 1".into());
         }
-        for (name, p) in [("--indeterminate", self.indeterminate), ("read share", self.read_share), ("cas share", self.cas_share)] {
+        for (name, p) in [
+            ("--indeterminate", self.indeterminate),
+            ("read share", self.read_share),
+            ("cas share", self.cas_share),
+        ] {
             if !(0.0..=1.0).contains(&p) {
                 return Err(format!("{name} must be a probability in [0, 1], got {p}"));
             }
@@ -280,9 +290,15 @@ struct KeyState {
 
 enum Injection {
     /// Waiting for an opportunity once `after_ops` ops have been invoked.
-    Waiting { after_ops: u64 },
+    Waiting {
+        after_ops: u64,
+    },
     /// A lost write on `key` (op `op`) waits for a read that observes it.
-    LostAwaitingRead { key: u32, op: usize, index: u64 },
+    LostAwaitingRead {
+        key: u32,
+        op: usize,
+        index: u64,
+    },
     Done,
 }
 
@@ -309,7 +325,9 @@ impl<'a> Sim<'a> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
         let injection = match cfg.anomaly {
             Anomaly::None => Injection::Done,
-            _ => Injection::Waiting { after_ops: rng.random_range(cfg.ops / 4..=cfg.ops / 2 + cfg.ops / 4) },
+            _ => Injection::Waiting {
+                after_ops: rng.random_range(cfg.ops / 4..=cfg.ops / 2 + cfg.ops / 4),
+            },
         };
         Sim {
             cfg,
@@ -318,8 +336,16 @@ impl<'a> Sim<'a> {
                 KeyDist::Uniform => None,
             },
             rng,
-            procs: (0..cfg.concurrency as u64).map(|p| (p, Phase::Idle)).collect(),
-            keys: vec![KeyState { next_value: 1, ..Default::default() }; cfg.keys as usize],
+            procs: (0..cfg.concurrency as u64)
+                .map(|p| (p, Phase::Idle))
+                .collect(),
+            keys: vec![
+                KeyState {
+                    next_value: 1,
+                    ..Default::default()
+                };
+                cfg.keys as usize
+            ],
             key_names: (0..cfg.keys).map(key_name).collect(),
             ops: Vec::with_capacity(cfg.ops as usize),
             out: Vec::with_capacity(2 * cfg.ops as usize + 8),
@@ -379,10 +405,13 @@ impl<'a> Sim<'a> {
             state.mutations_in_flight += 1;
             if self.cfg.mode == Mode::Append {
                 Kind::Append(new)
-            } else if self.cfg.mode == Mode::CasRegister && self.rng.random_bool(self.cfg.cas_share) {
+            } else if self.cfg.mode == Mode::CasRegister && self.rng.random_bool(self.cfg.cas_share)
+            {
                 // Mostly the current value (so cas succeeds), sometimes a recent one.
                 let expected = match state.value {
-                    Some(v) if self.rng.random_bool(0.3) => Some((v - self.rng.random_range(1..=2)).max(1)),
+                    Some(v) if self.rng.random_bool(0.3) => {
+                        Some((v - self.rng.random_range(1..=2)).max(1))
+                    }
                     v => v,
                 };
                 Kind::Cas(expected, new)
@@ -391,7 +420,10 @@ impl<'a> Sim<'a> {
             }
         };
         let op = self.ops.len();
-        self.ops.push(Timing { invoke: self.out.len() as u64, ack: NOT_ACKED });
+        self.ops.push(Timing {
+            invoke: self.out.len() as u64,
+            ack: NOT_ACKED,
+        });
         self.invoked += 1;
         let value = match kind {
             Kind::Read => Value::Null,
@@ -453,12 +485,16 @@ impl<'a> Sim<'a> {
     /// Places the anomaly at this (non-crashing) op if it is due and provable here.
     fn maybe_inject(&mut self, f: InFlight) -> Option<Outcome> {
         let invoke = self.ops[f.op].invoke;
-        let acked_before = |ops: &[Timing], writer: Option<usize>, at: u64| writer.is_none_or(|w| ops[w].ack < at);
+        let acked_before =
+            |ops: &[Timing], writer: Option<usize>, at: u64| writer.is_none_or(|w| ops[w].ack < at);
         match (&self.injection, self.cfg.anomaly, f.kind) {
-            (Injection::Waiting { after_ops }, Anomaly::StaleRead, Kind::Read) if self.invoked >= *after_ops => {
+            (Injection::Waiting { after_ops }, Anomaly::StaleRead, Kind::Read)
+                if self.invoked >= *after_ops =>
+            {
                 let s = &self.keys[f.key as usize];
                 let w2 = s.writer?;
-                let provable = self.ops[w2].ack < invoke && acked_before(&self.ops, s.prev_writer, self.ops[w2].invoke);
+                let provable = self.ops[w2].ack < invoke
+                    && acked_before(&self.ops, s.prev_writer, self.ops[w2].invoke);
                 if !provable {
                     return None;
                 }
@@ -472,15 +508,21 @@ impl<'a> Sim<'a> {
                     _ => Outcome::Ok(s.prev_value),
                 })
             }
-            (Injection::Waiting { after_ops }, Anomaly::LostWrite, Kind::Write(_) | Kind::Append(_))
-                if self.invoked >= *after_ops =>
-            {
+            (
+                Injection::Waiting { after_ops },
+                Anomaly::LostWrite,
+                Kind::Write(_) | Kind::Append(_),
+            ) if self.invoked >= *after_ops => {
                 let s = &mut self.keys[f.key as usize];
                 if s.mutations_in_flight > 0 || !acked_before(&self.ops, s.writer, invoke) {
                     return None;
                 }
                 s.reads_only = true;
-                self.injection = Injection::LostAwaitingRead { key: f.key, op: f.op, index: invoke };
+                self.injection = Injection::LostAwaitingRead {
+                    key: f.key,
+                    op: f.op,
+                    index: invoke,
+                };
                 Some(Outcome::Ok(None))
             }
             (Injection::LostAwaitingRead { key, op, index }, _, Kind::Read) if *key == f.key => {
@@ -500,13 +542,23 @@ impl<'a> Sim<'a> {
         let (kind, value) = match (outcome, f.kind) {
             (Outcome::Text(i), _) => (OpType::Ok, std::mem::take(&mut self.texts[i])),
             (Outcome::Ok(read), Kind::Read) => (OpType::Ok, json!(read)),
-            (Outcome::Ok(_) | Outcome::Info, Kind::Append(n)) => {
-                (if matches!(outcome, Outcome::Info) { OpType::Info } else { OpType::Ok }, json!(append_text(n)))
-            }
+            (Outcome::Ok(_) | Outcome::Info, Kind::Append(n)) => (
+                if matches!(outcome, Outcome::Info) {
+                    OpType::Info
+                } else {
+                    OpType::Ok
+                },
+                json!(append_text(n)),
+            ),
             (Outcome::Ok(_), Kind::Write(v)) => (OpType::Ok, json!(v)),
-            (Outcome::Ok(_), Kind::Cas(e, n)) | (Outcome::Fail, Kind::Cas(e, n)) => {
-                (if matches!(outcome, Outcome::Fail) { OpType::Fail } else { OpType::Ok }, json!([e, n]))
-            }
+            (Outcome::Ok(_), Kind::Cas(e, n)) | (Outcome::Fail, Kind::Cas(e, n)) => (
+                if matches!(outcome, Outcome::Fail) {
+                    OpType::Fail
+                } else {
+                    OpType::Ok
+                },
+                json!([e, n]),
+            ),
             (Outcome::Info, Kind::Read) => (OpType::Info, Value::Null),
             (Outcome::Info, Kind::Write(v)) => (OpType::Info, json!(v)),
             (Outcome::Info, Kind::Cas(e, n)) => (OpType::Info, json!([e, n])),
@@ -555,7 +607,11 @@ impl<'a> Sim<'a> {
             Injection::Done => {}
             Injection::LostAwaitingRead { key, index, .. } => {
                 let state = &self.keys[key as usize];
-                let value = if self.cfg.mode == Mode::Append { text_json(&state.text) } else { json!(state.value) };
+                let value = if self.cfg.mode == Mode::Append {
+                    text_json(&state.text)
+                } else {
+                    json!(state.value)
+                };
                 self.sequential(process, key, Kind::Read, value);
                 self.injected = Some((key, index));
             }
@@ -575,7 +631,11 @@ impl<'a> Sim<'a> {
                 self.sequential(process, key, second, Value::Null);
                 let read_index = self.out.len() as u64;
                 self.sequential(process, key, Kind::Read, stale);
-                let at = if self.cfg.anomaly == Anomaly::StaleRead { read_index } else { index };
+                let at = if self.cfg.anomaly == Anomaly::StaleRead {
+                    read_index
+                } else {
+                    index
+                };
                 self.injected = Some((key, at));
             }
         }
@@ -628,34 +688,77 @@ mod tests {
 
     #[test]
     fn same_seed_same_history_and_every_op_completes_once() {
-        let cfg = SynthConfig { ops: 500, keys: 3, concurrency: 4, indeterminate: 0.1, seed: 7, ..Default::default() };
+        let cfg = SynthConfig {
+            ops: 500,
+            keys: 3,
+            concurrency: 4,
+            indeterminate: 0.1,
+            seed: 7,
+            ..Default::default()
+        };
         let a = generate(&cfg).unwrap();
         assert_eq!(a.history, generate(&cfg).unwrap().history);
         assert_eq!(a.history.len(), 1000);
-        let invokes = a.history.ops.iter().filter(|o| o.kind == OpType::Invoke).count();
+        let invokes = a
+            .history
+            .ops
+            .iter()
+            .filter(|o| o.kind == OpType::Invoke)
+            .count();
         assert_eq!(invokes, 500);
-        assert!(a.history.ops.iter().any(|o| o.kind == OpType::Info), "crashes happen at 10%");
-        assert!(a.history.ops.iter().any(|o| o.kind == OpType::Fail), "some cas fail");
+        assert!(
+            a.history.ops.iter().any(|o| o.kind == OpType::Info),
+            "crashes happen at 10%"
+        );
+        assert!(
+            a.history.ops.iter().any(|o| o.kind == OpType::Fail),
+            "some cas fail"
+        );
         assert!(a.anomaly_key.is_none());
     }
 
     #[test]
     fn crashed_processes_are_replaced_by_fresh_ids() {
-        let cfg = SynthConfig { ops: 300, concurrency: 3, indeterminate: 0.2, seed: 1, ..Default::default() };
+        let cfg = SynthConfig {
+            ops: 300,
+            concurrency: 3,
+            indeterminate: 0.2,
+            seed: 1,
+            ..Default::default()
+        };
         let h = generate(&cfg).unwrap().history;
-        let crashed: Vec<u64> =
-            h.ops.iter().filter(|o| o.kind == OpType::Info).filter_map(|o| o.process.client()).collect();
+        let crashed: Vec<u64> = h
+            .ops
+            .iter()
+            .filter(|o| o.kind == OpType::Info)
+            .filter_map(|o| o.process.client())
+            .collect();
         assert!(!crashed.is_empty());
         for p in crashed {
-            let last = h.ops.iter().rposition(|o| o.process == Process::Client(p)).unwrap();
-            assert_eq!(h.ops[last].kind, OpType::Info, "process {p} never runs again after crashing");
+            let last = h
+                .ops
+                .iter()
+                .rposition(|o| o.process == Process::Client(p))
+                .unwrap();
+            assert_eq!(
+                h.ops[last].kind,
+                OpType::Info,
+                "process {p} never runs again after crashing"
+            );
         }
     }
 
     #[test]
     fn modes_choose_the_operations() {
         let fs = |mode| {
-            let cfg = SynthConfig { ops: 400, keys: 2, concurrency: 4, seed: 2, mode, ..Default::default() };
+            let cfg = SynthConfig {
+                ops: 400,
+                keys: 2,
+                concurrency: 4,
+                seed: 2,
+                mode,
+                ..Default::default()
+            };
             let h = generate(&cfg).unwrap().history;
             let mut fs: Vec<String> = h.ops.iter().map(|o| o.f.clone()).collect();
             fs.sort();
@@ -666,13 +769,29 @@ mod tests {
         assert_eq!(fs(Mode::Register).0, ["read", "write"]);
         let (append_fs, h) = fs(Mode::Append);
         assert_eq!(append_fs, ["append", "get"]);
-        let longest = h.ops.iter().filter(|o| o.f == "get").filter_map(|o| o.value.as_str()).max_by_key(|s| s.len());
-        assert!(longest.is_some_and(|s| s.starts_with("x 1 y")), "reads return the appended strings: {longest:?}");
+        let longest = h
+            .ops
+            .iter()
+            .filter(|o| o.f == "get")
+            .filter_map(|o| o.value.as_str())
+            .max_by_key(|s| s.len());
+        assert!(
+            longest.is_some_and(|s| s.starts_with("x 1 y")),
+            "reads return the appended strings: {longest:?}"
+        );
     }
 
     #[test]
     fn rejects_bad_configuration() {
-        assert!(generate(&SynthConfig { keys: 0, ..Default::default() }).is_err());
-        assert!(generate(&SynthConfig { indeterminate: 1.5, ..Default::default() }).is_err());
+        assert!(generate(&SynthConfig {
+            keys: 0,
+            ..Default::default()
+        })
+        .is_err());
+        assert!(generate(&SynthConfig {
+            indeterminate: 1.5,
+            ..Default::default()
+        })
+        .is_err());
     }
 }

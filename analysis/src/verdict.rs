@@ -147,9 +147,19 @@ impl Verdict {
             .values()
             .fold(Validity::NotApplicable, |acc, c| acc.merge(c.valid));
         // A run where no checker applied has tested nothing: that is unknown, not valid.
-        let valid = if valid == Validity::NotApplicable { Validity::Unknown } else { valid };
-        let stale_writes = checkers.get(crate::checkers::epoch_authority::NAME).and_then(StaleWriteSummary::from_epoch_authority);
-        Verdict { valid, checkers, stale_writes }
+        let valid = if valid == Validity::NotApplicable {
+            Validity::Unknown
+        } else {
+            valid
+        };
+        let stale_writes = checkers
+            .get(crate::checkers::epoch_authority::NAME)
+            .and_then(StaleWriteSummary::from_epoch_authority);
+        Verdict {
+            valid,
+            checkers,
+            stale_writes,
+        }
     }
 }
 
@@ -181,6 +191,9 @@ mod tests {
 
     #[test]
     fn empty_verdict_is_unknown_not_valid() {
-        assert_eq!(Verdict::from_checkers(BTreeMap::new()).valid, Validity::Unknown);
+        assert_eq!(
+            Verdict::from_checkers(BTreeMap::new()).valid,
+            Validity::Unknown
+        );
     }
 }

@@ -8,7 +8,10 @@ const OK: &str = r#"{"index":1,"type":"ok","process":1,"f":"read","key":"k","val
 
 fn error_of(text: &str, format: Format) -> (usize, String) {
     match parse_str(text, format, "h") {
-        Ok(loaded) => panic!("{format} accepted corrupt input {text:?}: {} ops", loaded.history.len()),
+        Ok(loaded) => panic!(
+            "{format} accepted corrupt input {text:?}: {} ops",
+            loaded.history.len()
+        ),
         Err(e) => {
             assert!(e.to_string().starts_with(&format!("h:{}: ", e.line)), "{e}");
             (e.line, e.message)
@@ -20,21 +23,61 @@ fn error_of(text: &str, format: Format) -> (usize, String) {
 fn jsonl_corruptions_are_named_with_their_line() {
     let cases: Vec<(String, usize, &str)> = vec![
         (format!("{INV}\ngarbage\n{OK}\n"), 2, "expected value"),
-        (format!("{INV}\n{}\n{OK}\n", OK.replace("\"ok\"", "\"done\"")), 2, "unknown variant `done`"),
-        (format!("{INV}\n{}\n{OK}\n", OK.replace("\"process\":1", "\"process\":1.5")), 2, "invalid type: floating point"),
-        (format!("{INV}\n{}\n{OK}\n", OK.replace("\"process\":1", "\"process\":\"alice\"")), 2, "unknown process \"alice\""),
-        (format!("{INV}\n{}\n{OK}\n", OK.replace("\"index\":1", "\"index\":\"one\"")), 2, "invalid type: string \"one\""),
-        (format!("{INV}\n{}\n{OK}\n", OK.replace(",\"f\":\"read\"", "")), 2, "missing field `f`"),
+        (
+            format!("{INV}\n{}\n{OK}\n", OK.replace("\"ok\"", "\"done\"")),
+            2,
+            "unknown variant `done`",
+        ),
+        (
+            format!(
+                "{INV}\n{}\n{OK}\n",
+                OK.replace("\"process\":1", "\"process\":1.5")
+            ),
+            2,
+            "invalid type: floating point",
+        ),
+        (
+            format!(
+                "{INV}\n{}\n{OK}\n",
+                OK.replace("\"process\":1", "\"process\":\"alice\"")
+            ),
+            2,
+            "unknown process \"alice\"",
+        ),
+        (
+            format!(
+                "{INV}\n{}\n{OK}\n",
+                OK.replace("\"index\":1", "\"index\":\"one\"")
+            ),
+            2,
+            "invalid type: string \"one\"",
+        ),
+        (
+            format!("{INV}\n{}\n{OK}\n", OK.replace(",\"f\":\"read\"", "")),
+            2,
+            "missing field `f`",
+        ),
         (format!("{INV}\n{INV}\n"), 2, "does not increase"),
-        (format!("{INV}\n{}\n", INV.replace("\"index\":0", "\"index\":1")), 2, "while its `read` invoked at line 1 has not completed"),
+        (
+            format!("{INV}\n{}\n", INV.replace("\"index\":0", "\"index\":1")),
+            2,
+            "while its `read` invoked at line 1 has not completed",
+        ),
         (format!("{OK}\n{INV}\n"), 1, "no pending invoke"),
-        (format!("{INV}\n{}\n", OK.replace("\"read\"", "\"write\"")), 2, "pending invoke at line 1 is `read`"),
+        (
+            format!("{INV}\n{}\n", OK.replace("\"read\"", "\"write\"")),
+            2,
+            "pending invoke at line 1 is `read`",
+        ),
         (format!("{INV}\n\u{0}\u{1}\n{OK}\n"), 2, "expected value"),
     ];
     for (text, line, fragment) in cases {
         let (l, message) = error_of(&text, Format::Jsonl);
         assert_eq!(l, line, "{text:?}: {message}");
-        assert!(message.contains(fragment), "{text:?}: {message:?} lacks {fragment:?}");
+        assert!(
+            message.contains(fragment),
+            "{text:?}: {message:?} lacks {fragment:?}"
+        );
     }
 }
 
@@ -64,6 +107,9 @@ fn foreign_corruptions_are_named_with_their_line() {
     for (text, format, line, fragment) in cases {
         let (l, message) = error_of(text, format);
         assert_eq!(l, line, "{format} {text:?}: {message}");
-        assert!(message.contains(fragment), "{format} {text:?}: {message:?} lacks {fragment:?}");
+        assert!(
+            message.contains(fragment),
+            "{format} {text:?}: {message:?} lacks {fragment:?}"
+        );
     }
 }

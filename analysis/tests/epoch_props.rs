@@ -47,7 +47,16 @@ impl Sim {
     fn new() -> Self {
         let mut h = HistoryBuilder::new();
         h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-        Sim { h, routes: vec![(route(1, "", "", 1, 1), 0, 10_000)], version: 1, next_id: 2, next_epoch: 2, log: [0; 4], moved: vec![], splits: 0 }
+        Sim {
+            h,
+            routes: vec![(route(1, "", "", 1, 1), 0, 10_000)],
+            version: 1,
+            next_id: 2,
+            next_epoch: 2,
+            log: [0; 4],
+            moved: vec![],
+            splits: 0,
+        }
     }
 
     fn publish(&mut self) {
@@ -66,8 +75,16 @@ impl Sim {
                     return;
                 }
                 let mid = lo + 1 + f % (hi - lo - 1);
-                let left = (child(self.next_id, &p.start, &key(mid), p.group, p.epoch, p.id), lo, mid);
-                let right = (child(self.next_id + 1, &key(mid), &p.end, p.group, p.epoch, p.id), mid, hi);
+                let left = (
+                    child(self.next_id, &p.start, &key(mid), p.group, p.epoch, p.id),
+                    lo,
+                    mid,
+                );
+                let right = (
+                    child(self.next_id + 1, &key(mid), &p.end, p.group, p.epoch, p.id),
+                    mid,
+                    hi,
+                );
                 self.next_id += 2;
                 self.routes.splice(i..=i, [left, right]);
                 self.splits += 1;
@@ -84,10 +101,21 @@ impl Sim {
                 self.publish();
             }
             Action::Write(k, p) => {
-                let r = self.routes.iter().find(|r| r.1 <= k && k < r.2).expect("routes tile").0.clone();
+                let r = self
+                    .routes
+                    .iter()
+                    .find(|r| r.1 <= k && k < r.2)
+                    .expect("routes tile")
+                    .0
+                    .clone();
                 self.log[r.group as usize] += 1;
                 let t = self.h.now_ms() + 1;
-                self.h.at_ms(t).put(p, &key(k), k as i64, meta(r.group, 1, self.log[r.group as usize], r.id, r.epoch));
+                self.h.at_ms(t).put(
+                    p,
+                    &key(k),
+                    k as i64,
+                    meta(r.group, 1, self.log[r.group as usize], r.id, r.epoch),
+                );
             }
         }
     }

@@ -20,7 +20,8 @@ fn clean_move() -> HistoryBuilder {
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     h.at_ms(10).put(0, "a", 1, meta(1, 1, 10, 1, 1));
     h.put(1, "b", 2, meta(1, 1, 11, 1, 1));
-    h.at_ms(100).catalog(2, vec![route(1, "", "", 2, 2)], vec![]);
+    h.at_ms(100)
+        .catalog(2, vec![route(1, "", "", 2, 2)], vec![]);
     h.at_ms(110).put(0, "a", 3, meta(2, 1, 5, 1, 2));
     h.put(1, "b", 4, meta(2, 1, 6, 1, 2));
     h
@@ -49,8 +50,18 @@ fn rule_a_flags_two_groups_committing_one_epoch() {
     assert_eq!(rule_validity(&r, "a"), json!(false));
     let w = &r.anomalies[0];
     assert_eq!(w["kind"], "two-groups-one-epoch");
-    assert_eq!((w["op"].as_u64(), w["other_op"].as_u64()), (Some(3), Some(1)));
-    assert_eq!((w["route"].as_u64(), w["epoch"].as_u64(), w["group"].as_u64()), (Some(7), Some(1), Some(2)));
+    assert_eq!(
+        (w["op"].as_u64(), w["other_op"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(
+        (
+            w["route"].as_u64(),
+            w["epoch"].as_u64(),
+            w["group"].as_u64()
+        ),
+        (Some(7), Some(1), Some(2))
+    );
 }
 
 #[test]
@@ -69,7 +80,10 @@ fn rule_a_flags_a_write_committed_by_a_group_the_catalog_does_not_name() {
 /// Route 1 split at "m" by job 1 (source group 1, target group 2, new epoch 5), observed in
 /// DELTA_COPY, then ABANDONED: the moving child, route 3 `["m", "")`, stays at group 1 epoch 1.
 fn abandoned_move() -> HistoryBuilder {
-    let job = |phase: &str| analysis::history::SplitJobRecord { new_epoch: Some(5), ..job(1, 1, "m", 1, 2, phase) };
+    let job = |phase: &str| analysis::history::SplitJobRecord {
+        new_epoch: Some(5),
+        ..job(1, 1, "m", 1, 2, phase)
+    };
     let children = || vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)];
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
@@ -84,9 +98,16 @@ fn rule_a_flags_the_target_of_an_abandoned_move_committing_under_its_new_epoch()
     h.at_ms(200).put(0, "p", 1, meta(2, 1, 3, 3, 5));
     let r = run(&h);
     assert_eq!(rule_validity(&r, "a"), json!(false), "{:?}", r.anomalies);
-    let w = r.anomalies.iter().find(|a| a["rule"] == "a").expect("a rule (a) witness");
+    let w = r
+        .anomalies
+        .iter()
+        .find(|a| a["rule"] == "a")
+        .expect("a rule (a) witness");
     assert_eq!(w["kind"], "committed-under-abandoned-epoch");
-    assert_eq!((w["group"].as_u64(), w["epoch"].as_u64(), w["job"].as_u64()), (Some(2), Some(5), Some(1)));
+    assert_eq!(
+        (w["group"].as_u64(), w["epoch"].as_u64(), w["job"].as_u64()),
+        (Some(2), Some(5), Some(1))
+    );
     assert_eq!(w["catalog_group"], 1);
 }
 
@@ -94,15 +115,32 @@ fn rule_a_flags_the_target_of_an_abandoned_move_committing_under_its_new_epoch()
 fn rule_a_does_not_judge_new_epoch_writes_before_the_abandon_or_once_the_epoch_is_published() {
     // Invoked while the catalog showed the job in DELTA_COPY (the target may own by then).
     let mut before = HistoryBuilder::new();
-    let job = analysis::history::SplitJobRecord { new_epoch: Some(5), ..job(1, 1, "m", 1, 2, "DELTA_COPY") };
-    before.catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job]);
+    let job = analysis::history::SplitJobRecord {
+        new_epoch: Some(5),
+        ..job(1, 1, "m", 1, 2, "DELTA_COPY")
+    };
+    before.catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+        vec![job],
+    );
     before.at_ms(50).put(0, "p", 1, meta(2, 1, 3, 3, 5));
     assert_eq!(rule_validity(&run(&before), "a"), json!(true));
     let mut published = abandoned_move();
     published.at_ms(200).put(0, "p", 1, meta(2, 1, 3, 3, 5));
-    published.at_ms(300).catalog(4, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 5, 1)], vec![]);
+    published.at_ms(300).catalog(
+        4,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 5, 1)],
+        vec![],
+    );
     let r = run(&published);
-    assert!(r.anomalies.iter().all(|a| a["kind"] != "committed-under-abandoned-epoch"), "{:?}", r.anomalies);
+    assert!(
+        r.anomalies
+            .iter()
+            .all(|a| a["kind"] != "committed-under-abandoned-epoch"),
+        "{:?}",
+        r.anomalies
+    );
 }
 
 // --- rule (b) ---------------------------------------------------------------------------
@@ -112,8 +150,16 @@ fn rule_b_accepts_an_old_epoch_write_invoked_before_the_move_was_observed() {
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     h.at_ms(10).invoke(0, "put", "a", json!(1));
-    h.at_ms(100).catalog(2, vec![route(1, "", "", 2, 2)], vec![]);
-    h.at_ms(101).complete(OpType::Ok, 0, "put", "a", json!(1), Some(meta(1, 1, 10, 1, 1)));
+    h.at_ms(100)
+        .catalog(2, vec![route(1, "", "", 2, 2)], vec![]);
+    h.at_ms(101).complete(
+        OpType::Ok,
+        0,
+        "put",
+        "a",
+        json!(1),
+        Some(meta(1, 1, 10, 1, 1)),
+    );
     let r = run(&h);
     assert_eq!(rule_validity(&r, "b"), json!(true));
     assert_eq!(r.counts["b-checked"], 1);
@@ -130,25 +176,46 @@ fn rule_b_flags_a_write_acknowledged_under_an_epoch_superseded_before_its_invoke
     let w = r.anomalies.iter().find(|a| a["rule"] == "b").unwrap();
     assert_eq!(w["kind"], "stale-epoch-write");
     assert_eq!(w["op"].as_u64(), Some(stale));
-    assert_eq!((w["epoch"].as_u64(), w["group"].as_u64()), (Some(1), Some(1)));
-    assert_eq!((w["current_epoch"].as_u64(), w["current_group"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (w["epoch"].as_u64(), w["group"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        (w["current_epoch"].as_u64(), w["current_group"].as_u64()),
+        (Some(2), Some(2))
+    );
     assert_eq!(w["catalog_version"], 2);
-    assert_eq!(w["catalog_op"], 5, "the watcher event that makes the write stale");
+    assert_eq!(
+        w["catalog_op"], 5,
+        "the watcher event that makes the write stale"
+    );
 }
 
 #[test]
 fn rule_b_flags_a_parent_route_write_after_its_child_moved_to_another_group() {
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.at_ms(50).catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)], vec![]);
+    h.at_ms(50).catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
+        vec![],
+    );
     h.at_ms(60).put(0, "q", 1, meta(1, 1, 20, 1, 1));
     let r = run(&h);
-    let w = r.anomalies.iter().find(|a| a["rule"] == "b").expect("stale write flagged");
+    let w = r
+        .anomalies
+        .iter()
+        .find(|a| a["rule"] == "b")
+        .expect("stale write flagged");
     assert_eq!(w["current_route"], 3);
     // A write to the left child's range under the parent's epoch stays with its group: fine.
     let mut ok = HistoryBuilder::new();
     ok.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    ok.at_ms(50).catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)], vec![]);
+    ok.at_ms(50).catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
+        vec![],
+    );
     ok.at_ms(60).put(0, "c", 1, meta(1, 1, 20, 1, 1));
     assert_eq!(rule_validity(&run(&ok), "b"), json!(true));
 }
@@ -171,7 +238,10 @@ fn rule_c_flags_two_writes_in_one_commit_slot() {
     assert_eq!(rule_validity(&r, "c"), json!(false));
     let w = &r.anomalies[0];
     assert_eq!(w["kind"], "duplicate-commit-slot");
-    assert_eq!((w["op"].as_u64(), w["other_op"].as_u64()), (Some(second), Some(first)));
+    assert_eq!(
+        (w["op"].as_u64(), w["other_op"].as_u64()),
+        (Some(second), Some(first))
+    );
 }
 
 #[test]
@@ -202,7 +272,10 @@ fn rule_d_flags_a_process_seeing_an_older_epoch_for_a_key() {
     assert_eq!(rule_validity(&r, "d"), json!(false));
     let w = r.anomalies.iter().find(|a| a["rule"] == "d").unwrap();
     assert_eq!(w["op"].as_u64(), Some(back));
-    assert_eq!((w["epoch"].as_u64(), w["previous_epoch"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(
+        (w["epoch"].as_u64(), w["previous_epoch"].as_u64()),
+        (Some(1), Some(2))
+    );
     // Another process, or another key, is not ordered by this rule.
     let mut other = HistoryBuilder::new();
     other.put(0, "a", 1, meta(2, 1, 5, 1, 2));
@@ -215,7 +288,11 @@ fn rule_d_flags_a_process_seeing_an_older_epoch_for_a_key() {
 fn rule_d_flags_a_return_to_an_ancestor_route() {
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.at_ms(10).catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![]);
+    h.at_ms(10).catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+        vec![],
+    );
     h.at_ms(20).put(0, "x", 1, meta(1, 1, 5, 3, 1));
     h.put(0, "x", 2, meta(1, 1, 6, 1, 1));
     let r = run(&h);
@@ -227,17 +304,30 @@ fn rule_d_flags_a_return_to_an_ancestor_route() {
 fn split_catalog() -> HistoryBuilder {
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.at_ms(10).catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
-        vec![job(1, 1, "m", 1, 2, "PLANNED")]);
-    h.at_ms(20).catalog(3, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
-        vec![job(1, 1, "m", 1, 2, "CUTOVER")]);
-    h.at_ms(30).catalog(4, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
-        vec![job(1, 1, "m", 1, 2, "SPLIT_JOB_PHASE_DONE")]);
+    h.at_ms(10).catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+        vec![job(1, 1, "m", 1, 2, "PLANNED")],
+    );
+    h.at_ms(20).catalog(
+        3,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
+        vec![job(1, 1, "m", 1, 2, "CUTOVER")],
+    );
+    h.at_ms(30).catalog(
+        4,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
+        vec![job(1, 1, "m", 1, 2, "SPLIT_JOB_PHASE_DONE")],
+    );
     h
 }
 
 fn catalog_kinds(r: &CheckerResult) -> Vec<String> {
-    r.anomalies.iter().filter(|a| a["rule"] == "e").map(|a| a["kind"].as_str().unwrap().to_string()).collect()
+    r.anomalies
+        .iter()
+        .filter(|a| a["rule"] == "e")
+        .map(|a| a["kind"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -250,23 +340,46 @@ fn rule_e_accepts_a_split_and_move_that_settles() {
 #[test]
 fn rule_e_flags_versions_going_backwards() {
     let mut h = split_catalog();
-    h.at_ms(40).catalog(3, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)], vec![]);
+    h.at_ms(40).catalog(
+        3,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
+        vec![],
+    );
     assert_eq!(catalog_kinds(&run(&h)), ["version-went-backwards"]);
     // Re-observing the same version with the same content is not a violation.
     let mut again = split_catalog();
-    again.at_ms(40).catalog(4, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
-        vec![job(1, 1, "m", 1, 2, "SPLIT_JOB_PHASE_DONE")]);
+    again.at_ms(40).catalog(
+        4,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 2, 2, 1)],
+        vec![job(1, 1, "m", 1, 2, "SPLIT_JOB_PHASE_DONE")],
+    );
     assert_eq!(rule_validity(&run(&again), "e"), json!(true));
 }
 
 #[test]
 fn rule_e_flags_gaps_overlaps_and_bounded_ends() {
     for (routes, kind) in [
-        (vec![route(1, "", "c", 1, 1), route(2, "d", "", 1, 1)], "gap"),
-        (vec![route(1, "", "d", 1, 1), route(2, "c", "", 1, 1)], "overlap"),
-        (vec![route(1, "", "c", 1, 1), route(2, "c", "x", 1, 1)], "gap"),
+        (
+            vec![route(1, "", "c", 1, 1), route(2, "d", "", 1, 1)],
+            "gap",
+        ),
+        (
+            vec![route(1, "", "d", 1, 1), route(2, "c", "", 1, 1)],
+            "overlap",
+        ),
+        (
+            vec![route(1, "", "c", 1, 1), route(2, "c", "x", 1, 1)],
+            "gap",
+        ),
         (vec![route(1, "b", "", 1, 1)], "gap"),
-        (vec![route(1, "", "c", 1, 1), route(2, "c", "c", 1, 1), route(3, "c", "", 1, 1)], "empty-route"),
+        (
+            vec![
+                route(1, "", "c", 1, 1),
+                route(2, "c", "c", 1, 1),
+                route(3, "c", "", 1, 1),
+            ],
+            "empty-route",
+        ),
     ] {
         let mut h = HistoryBuilder::new();
         h.catalog(1, routes.clone(), vec![]);
@@ -279,26 +392,51 @@ fn rule_e_flags_inconsistent_lineage() {
     // A new route whose parent was never observed (consecutive versions: nothing missed).
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.catalog(2, vec![child(2, "", "m", 1, 1, 9), child(3, "m", "", 1, 1, 1)], vec![]);
+    h.catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 9), child(3, "m", "", 1, 1, 1)],
+        vec![],
+    );
     assert!(catalog_kinds(&run(&h)).contains(&"parent-never-existed".to_string()));
     // Children that do not tile their parent (the parent [a, "") lost [a, b)).
     let mut h = HistoryBuilder::new();
-    h.catalog(1, vec![route(1, "", "a", 1, 1), route(2, "a", "", 1, 1)], vec![]);
-    h.catalog(2, vec![child(3, "", "b", 1, 1, 1), child(4, "b", "", 1, 1, 2)], vec![]);
+    h.catalog(
+        1,
+        vec![route(1, "", "a", 1, 1), route(2, "a", "", 1, 1)],
+        vec![],
+    );
+    h.catalog(
+        2,
+        vec![child(3, "", "b", 1, 1, 1), child(4, "b", "", 1, 1, 2)],
+        vec![],
+    );
     let kinds = catalog_kinds(&run(&h));
-    assert!(kinds.contains(&"child-outside-parent".to_string()), "{kinds:?}");
-    assert!(kinds.contains(&"children-do-not-tile-parent".to_string()), "{kinds:?}");
+    assert!(
+        kinds.contains(&"child-outside-parent".to_string()),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&"children-do-not-tile-parent".to_string()),
+        "{kinds:?}"
+    );
     // An owner change that keeps the epoch.
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     h.catalog(2, vec![route(1, "", "", 2, 1)], vec![]);
-    assert_eq!(catalog_kinds(&run(&h)), ["owner-changed-without-epoch-bump"]);
+    assert_eq!(
+        catalog_kinds(&run(&h)),
+        ["owner-changed-without-epoch-bump"]
+    );
 }
 
 #[test]
 fn rule_e_flags_a_split_key_on_the_route_boundary() {
     let mut h = HistoryBuilder::new();
-    h.catalog(1, vec![route(1, "", "m", 1, 1), route(2, "m", "", 1, 1)], vec![job(1, 2, "m", 1, 2, "ABANDONED")]);
+    h.catalog(
+        1,
+        vec![route(1, "", "m", 1, 1), route(2, "m", "", 1, 1)],
+        vec![job(1, 2, "m", 1, 2, "ABANDONED")],
+    );
     let r = run(&h);
     assert_eq!(catalog_kinds(&r), ["split-key-not-interior"]);
     assert_eq!(r.anomalies[0]["catalog_op"], 0);
@@ -308,8 +446,15 @@ fn rule_e_flags_a_split_key_on_the_route_boundary() {
 fn rule_e_flags_a_split_job_that_never_settles() {
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job(5, 1, "m", 1, 2, "DELTA_COPY")]);
-    h.at_ms(100).nemesis("stop-partition", json!({"targets": ["n1"], "effective": true}));
+    h.catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+        vec![job(5, 1, "m", 1, 2, "DELTA_COPY")],
+    );
+    h.at_ms(100).nemesis(
+        "stop-partition",
+        json!({"targets": ["n1"], "effective": true}),
+    );
     let r = run(&h);
     assert_eq!(catalog_kinds(&r), ["split-job-not-settled"]);
     assert_eq!(r.anomalies[0]["job"], 5);
@@ -320,8 +465,16 @@ fn rule_e_flags_a_split_job_that_never_settles() {
 fn rule_e_is_unknown_when_a_job_vanishes_unsettled() {
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.catalog(2, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job(5, 1, "m", 1, 2, "BACKFILL")]);
-    h.catalog(3, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![]);
+    h.catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+        vec![job(5, 1, "m", 1, 2, "BACKFILL")],
+    );
+    h.catalog(
+        3,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+        vec![],
+    );
     let r = run(&h);
     assert_eq!(rule_validity(&r, "e"), json!("unknown"));
 }
@@ -380,13 +533,23 @@ fn rule_e_flags_job_phases_that_go_backwards_or_abandon_after_cutover() {
         let mut h = HistoryBuilder::new();
         h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
         for (i, p) in phases.iter().enumerate() {
-            h.catalog(2 + i as u64, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job(1, 1, "m", 1, 2, p)]);
+            h.catalog(
+                2 + i as u64,
+                vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+                vec![job(1, 1, "m", 1, 2, p)],
+            );
         }
         catalog_kinds(&run(&h))
     };
     assert!(base(&["PLANNED", "BACKFILL", "FENCE", "ABANDONING", "ABANDONED"]).is_empty());
-    assert_eq!(base(&["FENCE", "BACKFILL", "ABANDONING", "ABANDONED"]), ["job-phase-went-backwards"]);
-    assert_eq!(base(&["CUTOVER", "ABANDONING", "ABANDONED"]), ["abandoned-after-cutover"]);
+    assert_eq!(
+        base(&["FENCE", "BACKFILL", "ABANDONING", "ABANDONED"]),
+        ["job-phase-went-backwards"]
+    );
+    assert_eq!(
+        base(&["CUTOVER", "ABANDONING", "ABANDONED"]),
+        ["abandoned-after-cutover"]
+    );
     assert_eq!(base(&["DONE", "CLEANUP", "DONE"]), ["terminal-job-changed"]);
 }
 
@@ -396,14 +559,33 @@ fn rule_e_does_not_judge_lineage_across_skipped_versions() {
     // watcher never saw 4's and 5's parent. Counted as unverifiable, not a violation.
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.catalog(4, vec![child(2, "", "m", 1, 1, 1), child(4, "m", "t", 1, 1, 3), child(5, "t", "", 1, 1, 3)], vec![]);
+    h.catalog(
+        4,
+        vec![
+            child(2, "", "m", 1, 1, 1),
+            child(4, "m", "t", 1, 1, 3),
+            child(5, "t", "", 1, 1, 3),
+        ],
+        vec![],
+    );
     let r = run(&h);
     assert_eq!(rule_validity(&r, "e"), json!(true), "{:?}", r.anomalies);
-    assert_eq!(r.details["catalog"]["lineage_unverifiable"], 3, "two unseen parents, one untileable parent");
+    assert_eq!(
+        r.details["catalog"]["lineage_unverifiable"], 3,
+        "two unseen parents, one untileable parent"
+    );
     // The same catalog with no version skipped is a lineage violation.
     let mut strict = HistoryBuilder::new();
     strict.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    strict.catalog(2, vec![child(2, "", "m", 1, 1, 1), child(4, "m", "t", 1, 1, 3), child(5, "t", "", 1, 1, 3)], vec![]);
+    strict.catalog(
+        2,
+        vec![
+            child(2, "", "m", 1, 1, 1),
+            child(4, "m", "t", 1, 1, 3),
+            child(5, "t", "", 1, 1, 3),
+        ],
+        vec![],
+    );
     assert!(catalog_kinds(&run(&strict)).contains(&"parent-never-existed".to_string()));
 }
 
@@ -416,7 +598,11 @@ fn fenced_move(phase: &str) -> HistoryBuilder {
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     let mut fenced = child(3, "m", "", 1, 1, 1);
     fenced.state = "WRITE_FENCED".into();
-    h.at_ms(50).catalog(2, vec![child(2, "", "m", 1, 1, 1), fenced], vec![job(1, 1, "m", 1, 2, phase)]);
+    h.at_ms(50).catalog(
+        2,
+        vec![child(2, "", "m", 1, 1, 1), fenced],
+        vec![job(1, 1, "m", 1, 2, phase)],
+    );
     h
 }
 
@@ -443,10 +629,17 @@ fn rule_f_flags_a_write_committed_by_the_source_after_its_fence_completed() {
     let r = run(&h);
     assert_eq!(r.valid, Validity::Invalid);
     assert_eq!(rule_validity(&r, "f"), json!(false));
-    let w = r.anomalies.iter().find(|a| a["rule"] == "f").expect("write-after-fence witness");
+    let w = r
+        .anomalies
+        .iter()
+        .find(|a| a["rule"] == "f")
+        .expect("write-after-fence witness");
     assert_eq!(w["kind"], "write-after-fence");
     assert_eq!(w["op"].as_u64(), Some(late));
-    assert_eq!((w["group"].as_u64(), w["route"].as_u64(), w["job"].as_u64()), (Some(1), Some(3), Some(1)));
+    assert_eq!(
+        (w["group"].as_u64(), w["route"].as_u64(), w["job"].as_u64()),
+        (Some(1), Some(3), Some(1))
+    );
     assert_eq!(w["catalog_version"], 2);
 }
 
@@ -456,8 +649,19 @@ fn rule_f_accepts_a_write_invoked_in_delta_copy_that_the_source_commits_after_an
     // unfenced the source again (seen in a clean refkv run under abort-move).
     let mut h = fenced_move("DELTA_COPY");
     h.at_ms(60).invoke(0, "put", "q", json!(1));
-    h.at_ms(80).catalog(3, vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)], vec![job(1, 1, "m", 1, 2, "ABANDONED")]);
-    h.at_ms(90).complete(OpType::Ok, 0, "put", "q", json!(1), Some(meta(1, 1, 20, 3, 1)));
+    h.at_ms(80).catalog(
+        3,
+        vec![child(2, "", "m", 1, 1, 1), child(3, "m", "", 1, 1, 1)],
+        vec![job(1, 1, "m", 1, 2, "ABANDONED")],
+    );
+    h.at_ms(90).complete(
+        OpType::Ok,
+        0,
+        "put",
+        "q",
+        json!(1),
+        Some(meta(1, 1, 20, 3, 1)),
+    );
     let r = run(&h);
     assert_eq!(rule_validity(&r, "f"), json!(true), "{:?}", r.anomalies);
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
@@ -474,10 +678,17 @@ fn fenced(mut r: analysis::history::RouteRecord) -> analysis::history::RouteReco
 /// at "t" by job 8, in `phase_3`.
 fn two_moves_of_one_group(phase_2: &str, phase_3: &str) -> HistoryBuilder {
     let mut h = HistoryBuilder::new();
-    h.catalog(1, vec![route(2, "", "m", 1, 1), route(3, "m", "", 1, 1)], vec![]);
+    h.catalog(
+        1,
+        vec![route(2, "", "m", 1, 1), route(3, "m", "", 1, 1)],
+        vec![],
+    );
     h.at_ms(50).catalog(
         2,
-        vec![fenced(route(2, "", "m", 1, 1)), fenced(route(3, "m", "", 1, 1))],
+        vec![
+            fenced(route(2, "", "m", 1, 1)),
+            fenced(route(3, "m", "", 1, 1)),
+        ],
         vec![job(7, 2, "f", 1, 2, phase_2), job(8, 3, "t", 1, 2, phase_3)],
     );
     h
@@ -506,9 +717,17 @@ fn rule_f_flags_a_write_to_the_moving_half_of_a_route_not_yet_split() {
     let r = run(&h);
     assert_eq!(rule_validity(&r, "f"), json!(false), "{:?}", r.anomalies);
     assert_eq!(r.counts["f-violations"], 1);
-    let w = r.anomalies.iter().find(|a| a["rule"] == "f").expect("write-after-fence witness");
+    let w = r
+        .anomalies
+        .iter()
+        .find(|a| a["rule"] == "f")
+        .expect("write-after-fence witness");
     assert_eq!(w["op"].as_u64(), Some(late));
-    assert_eq!((w["route"].as_u64(), w["job"].as_u64()), (Some(3), Some(8)), "{w}");
+    assert_eq!(
+        (w["route"].as_u64(), w["job"].as_u64()),
+        (Some(3), Some(8)),
+        "{w}"
+    );
 }
 
 #[test]
@@ -524,17 +743,36 @@ fn rule_e_leaves_elastickv_failed_retries_unjudged() {
         let mut h = HistoryBuilder::new();
         h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
         for (i, p) in phases.iter().enumerate() {
-            h.catalog(2 + i as u64, vec![route(1, "", "", 1, 1)], vec![job(1, 1, "m", 1, 2, p)]);
+            h.catalog(
+                2 + i as u64,
+                vec![route(1, "", "", 1, 1)],
+                vec![job(1, 1, "m", 1, 2, p)],
+            );
         }
         catalog_kinds(&run(&h))
     };
     // FAILED is a retry waypoint: the job resumes at its retry phase.
-    assert!(phases(&["DELTA_COPY", "FAILED", "BACKFILL", "FENCE", "DELTA_COPY", "CUTOVER", "DONE"]).is_empty());
+    assert!(phases(&[
+        "DELTA_COPY",
+        "FAILED",
+        "BACKFILL",
+        "FENCE",
+        "DELTA_COPY",
+        "CUTOVER",
+        "DONE"
+    ])
+    .is_empty());
     assert!(phases(&["CUTOVER", "FAILED", "CUTOVER", "CLEANUP", "DONE"]).is_empty());
     assert!(phases(&["BACKFILL", "FAILED", "ABANDONING", "ABANDONED"]).is_empty());
     // The paths around it are still judged.
-    assert_eq!(phases(&["CUTOVER", "ABANDONING", "ABANDONED"]), ["abandoned-after-cutover"]);
-    assert_eq!(phases(&["DONE", "FAILED", "DONE"]), ["terminal-job-changed"]);
+    assert_eq!(
+        phases(&["CUTOVER", "ABANDONING", "ABANDONED"]),
+        ["abandoned-after-cutover"]
+    );
+    assert_eq!(
+        phases(&["DONE", "FAILED", "DONE"]),
+        ["terminal-job-changed"]
+    );
 }
 
 // --- stale writes -----------------------------------------------------------------------
@@ -543,8 +781,16 @@ fn rule_e_leaves_elastickv_failed_retries_unjudged() {
 fn an_acknowledged_stale_write_to_the_old_owner_is_a_rule_b_witness_and_counted() {
     let mut h = clean_move();
     // A stale client: straight to group 1 under epoch 1, after the move was observed.
-    h.at_ms(300).invoke(900_000, "stale-write", "z", json!("s1"));
-    h.complete(OpType::Ok, 900_000, "stale-write", "z", json!("s1"), Some(meta(1, 1, 14, 1, 1)));
+    h.at_ms(300)
+        .invoke(900_000, "stale-write", "z", json!("s1"));
+    h.complete(
+        OpType::Ok,
+        900_000,
+        "stale-write",
+        "z",
+        json!("s1"),
+        Some(meta(1, 1, 14, 1, 1)),
+    );
     h.invoke(900_001, "stale-write", "y", json!("s2"));
     h.complete(OpType::Fail, 900_001, "stale-write", "y", json!("s2"), None);
     h.invoke(900_002, "stale-write", "x", json!("s3"));
@@ -553,18 +799,28 @@ fn an_acknowledged_stale_write_to_the_old_owner_is_a_rule_b_witness_and_counted(
     let w = r.anomalies.iter().find(|a| a["rule"] == "b").unwrap();
     assert_eq!(w["kind"], "stale-epoch-write");
     assert_eq!(w["key"], "z");
-    let counts: Vec<u64> = ["attempted", "acknowledged", "rejected", "indeterminate"].iter().map(|k| r.counts[&format!("stale-writes-{k}")]).collect();
+    let counts: Vec<u64> = ["attempted", "acknowledged", "rejected", "indeterminate"]
+        .iter()
+        .map(|k| r.counts[&format!("stale-writes-{k}")])
+        .collect();
     assert_eq!(counts, vec![3, 1, 1, 1]);
 }
 
 #[test]
 fn rejected_stale_writes_are_counted_and_never_a_violation() {
     let mut h = clean_move();
-    h.at_ms(300).invoke(900_000, "stale-write", "z", json!("s1"));
+    h.at_ms(300)
+        .invoke(900_000, "stale-write", "z", json!("s1"));
     h.complete(OpType::Fail, 900_000, "stale-write", "z", json!("s1"), None);
     let r = run(&h);
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
-    assert_eq!((r.counts["stale-writes-attempted"], r.counts["stale-writes-rejected"]), (1, 1));
+    assert_eq!(
+        (
+            r.counts["stale-writes-attempted"],
+            r.counts["stale-writes-rejected"]
+        ),
+        (1, 1)
+    );
 }
 
 #[test]
@@ -572,18 +828,51 @@ fn the_verdict_summarises_stale_writes_with_their_witnesses_at_its_top_level() {
     let mut h = clean_move();
     // One witness (to the old owner after the move), one legitimate (to the new owner under
     // the new epoch), one refused, one never answered.
-    h.at_ms(300).invoke(900_000, "stale-write", "z", json!("s1"));
-    h.complete(OpType::Ok, 900_000, "stale-write", "z", json!("s1"), Some(meta(1, 1, 14, 1, 1)));
+    h.at_ms(300)
+        .invoke(900_000, "stale-write", "z", json!("s1"));
+    h.complete(
+        OpType::Ok,
+        900_000,
+        "stale-write",
+        "z",
+        json!("s1"),
+        Some(meta(1, 1, 14, 1, 1)),
+    );
     h.invoke(900_001, "stale-write", "w", json!("s2"));
-    h.complete(OpType::Ok, 900_001, "stale-write", "w", json!("s2"), Some(meta(2, 1, 9, 1, 2)));
+    h.complete(
+        OpType::Ok,
+        900_001,
+        "stale-write",
+        "w",
+        json!("s2"),
+        Some(meta(2, 1, 9, 1, 2)),
+    );
     h.invoke(900_002, "stale-write", "y", json!("s3"));
     h.complete(OpType::Fail, 900_002, "stale-write", "y", json!("s3"), None);
     h.invoke(900_003, "stale-write", "x", json!("s4"));
     let r = run(&h);
     assert_eq!(r.counts["stale-writes-witnesses"], 1);
-    let verdict = analysis::verdict::Verdict::from_checkers([("epoch-authority".to_string(), r)].into_iter().collect());
+    let verdict = analysis::verdict::Verdict::from_checkers(
+        [("epoch-authority".to_string(), r)].into_iter().collect(),
+    );
     let json = serde_json::to_value(&verdict).unwrap();
-    assert_eq!(json["stale_writes"], json!({"attempted": 4, "rejected": 1, "acknowledged": 2, "indeterminate": 1, "witnesses": 1}));
-    let none = analysis::verdict::Verdict::from_checkers([("linearizable".to_string(), CheckerResult::new(Validity::Valid))].into_iter().collect());
-    assert!(serde_json::to_value(&none).unwrap().get("stale_writes").is_none(), "absent without an epoch-authority result");
+    assert_eq!(
+        json["stale_writes"],
+        json!({"attempted": 4, "rejected": 1, "acknowledged": 2, "indeterminate": 1, "witnesses": 1})
+    );
+    let none = analysis::verdict::Verdict::from_checkers(
+        [(
+            "linearizable".to_string(),
+            CheckerResult::new(Validity::Valid),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    assert!(
+        serde_json::to_value(&none)
+            .unwrap()
+            .get("stale_writes")
+            .is_none(),
+        "absent without an epoch-authority result"
+    );
 }

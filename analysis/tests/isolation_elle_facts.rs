@@ -789,7 +789,8 @@ fn anomaly_types_lists_only_what_the_model_proscribes() {
 #[test]
 #[ignore = "needs ELLE_CLI_HISTORIES=<a copy of elle-cli's histories/elle>; run with --ignored"]
 fn elle_cli_files_when_given() {
-    let dir = std::env::var("ELLE_CLI_HISTORIES").expect("ELLE_CLI_HISTORIES names a copy of elle-cli's histories/elle");
+    let dir = std::env::var("ELLE_CLI_HISTORIES")
+        .expect("ELLE_CLI_HISTORIES names a copy of elle-cli's histories/elle");
     let cases = [
         ("rw-register.edn", RW, "strict-serializable", Valid, Invalid),
         (

@@ -43,27 +43,61 @@ fn half_lost(with_faults: bool) -> History {
     let mut entries = vec![
         client(0, "invoke", write.clone(), S),
         client(0, "ok", write, 3 * S),
-        client(1, "invoke", json!([["r", "a", null], ["r", "b", null]]), 5 * S),
+        client(
+            1,
+            "invoke",
+            json!([["r", "a", null], ["r", "b", null]]),
+            5 * S,
+        ),
         client(1, "ok", json!([["r", "a", []], ["r", "b", [1]]]), 6 * S),
     ];
     if with_faults {
-        entries.push(nemesis("start-partition", json!({"effective": true, "targets": ["n2"]}), S / 5));
-        entries.push(nemesis("stop-partition", json!({"healed": true}), 4 * S / 5));
+        entries.push(nemesis(
+            "start-partition",
+            json!({"effective": true, "targets": ["n2"]}),
+            S / 5,
+        ));
+        entries.push(nemesis(
+            "stop-partition",
+            json!({"healed": true}),
+            4 * S / 5,
+        ));
         entries.push(txn_move_start(2_500_000_000));
-        entries.push(nemesis("stop-txn-move", json!({"job_id": 3, "job_phase": "DONE"}), 4 * S));
-        entries.push(nemesis("start-kill", json!({"effective": true, "targets": ["n3"]}), 10 * S));
+        entries.push(nemesis(
+            "stop-txn-move",
+            json!({"job_id": 3, "job_phase": "DONE"}),
+            4 * S,
+        ));
+        entries.push(nemesis(
+            "start-kill",
+            json!({"effective": true, "targets": ["n3"]}),
+            10 * S,
+        ));
         entries.push(nemesis("stop-kill", json!({"healed": true}), 11 * S));
     }
     entries.sort_by_key(|e| e["time"].as_u64());
-    History::new(entries.into_iter().enumerate().map(|(i, e)| op(i as u64, e)).collect())
+    History::new(
+        entries
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| op(i as u64, e))
+            .collect(),
+    )
 }
 
 fn check(h: &History) -> analysis::verdict::CheckerResult {
-    run(h, TxnModel::ListAppend, ConsistencyModel::StrictSerializable)
+    run(
+        h,
+        TxnModel::ListAppend,
+        ConsistencyModel::StrictSerializable,
+    )
 }
 
 fn witness<'a>(r: &'a analysis::verdict::CheckerResult, kind: &str) -> &'a Value {
-    r.anomalies.iter().find(|a| a["type"] == kind).unwrap_or_else(|| panic!("no {kind} witness: {:#?}", r.anomalies))
+    r.anomalies
+        .iter()
+        .find(|a| a["type"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} witness: {:#?}", r.anomalies))
 }
 
 #[test]
@@ -75,7 +109,14 @@ fn a_lost_append_names_the_txn_move_turn_that_held_its_writer_and_the_range_it_m
     let faults = lost["faults"].as_array().expect("faults listed");
     assert_eq!(faults[0]["f"], "start-txn-move", "{faults:#?}");
     assert_eq!(faults[0]["held_txn"], json!(writer));
-    assert_eq!((faults[0]["moved_key"].clone(), faults[0]["route_id"].clone(), faults[0]["target_group"].clone()), (json!("a"), json!(7), json!(2)));
+    assert_eq!(
+        (
+            faults[0]["moved_key"].clone(),
+            faults[0]["route_id"].clone(),
+            faults[0]["target_group"].clone()
+        ),
+        (json!("a"), json!(7), json!(2))
+    );
     let why = lost["why"].as_str().unwrap();
     let turn = faults[0]["index"].as_u64().unwrap();
     let expected = format!("txn-move (op {turn}) held T{writer} at its commit point, moved key a (route 7) to group 2, released in CUTOVER");
@@ -93,20 +134,41 @@ fn a_coordinator_kill_turn_is_named_as_the_kill_of_the_held_transaction_s_coordi
     let lost = witness(&r, "lost-append");
     let writer = lost["writer"]["txn"].as_u64().expect("writer");
     let faults = lost["faults"].as_array().expect("faults listed");
-    assert_eq!((faults[0]["held_txn"].clone(), faults[0]["killed"].clone()), (json!(writer), json!(true)), "{faults:#?}");
+    assert_eq!(
+        (faults[0]["held_txn"].clone(), faults[0]["killed"].clone()),
+        (json!(writer), json!(true)),
+        "{faults:#?}"
+    );
     let turn = faults[0]["index"].as_u64().unwrap();
     let expected = format!("txn-move (op {turn}) held T{writer} after its primary's commit and killed its coordinator n2");
-    assert!(lost["why"].as_str().unwrap().contains(&expected), "{lost:#}");
+    assert!(
+        lost["why"].as_str().unwrap().contains(&expected),
+        "{lost:#}"
+    );
 }
 
 #[test]
 fn faults_overlapping_the_writer_are_listed_and_later_ones_are_not() {
     let r = check(&half_lost(true));
     let lost = witness(&r, "lost-append");
-    let fs: Vec<&str> = lost["faults"].as_array().unwrap().iter().map(|f| f["f"].as_str().unwrap()).collect();
-    assert_eq!(fs, ["start-txn-move"], "the partition ended before the writer was invoked; the kill came after the read");
+    let fs: Vec<&str> = lost["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["f"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fs,
+        ["start-txn-move"],
+        "the partition ended before the writer was invoked; the kill came after the read"
+    );
     let cycle = witness(&r, "G-single-item");
-    let fs: Vec<&str> = cycle["faults"].as_array().unwrap().iter().map(|f| f["f"].as_str().unwrap()).collect();
+    let fs: Vec<&str> = cycle["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["f"].as_str().unwrap())
+        .collect();
     assert_eq!(fs, ["start-txn-move"], "{cycle:#}");
 }
 
@@ -118,7 +180,11 @@ fn the_annotation_changes_no_verdict_and_a_history_without_faults_gets_none() {
     assert_eq!(anomaly_types(&with), anomaly_types(&without));
     assert_eq!(with.counts, without.counts);
     assert_eq!(with.anomalies.len(), without.anomalies.len());
-    assert!(without.anomalies.iter().all(|a| a.get("faults").is_none()), "{:#?}", without.anomalies);
+    assert!(
+        without.anomalies.iter().all(|a| a.get("faults").is_none()),
+        "{:#?}",
+        without.anomalies
+    );
 }
 
 #[test]
@@ -130,8 +196,16 @@ fn a_transaction_invoked_after_the_turn_s_event_is_not_claimed_as_the_one_it_hel
     h.ops.sort_by_key(|o| o.time);
     let r = check(&h);
     let lost = witness(&r, "lost-append");
-    let turn = lost["faults"].as_array().unwrap().iter().find(|f| f["f"] == "start-txn-move").expect("the turn overlaps the writer");
-    assert!(turn.get("held_txn").is_none(), "the writer was invoked at 1 s, after the event at 0.5 s: {turn:#}");
+    let turn = lost["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["f"] == "start-txn-move")
+        .expect("the turn overlaps the writer");
+    assert!(
+        turn.get("held_txn").is_none(),
+        "the writer was invoked at 1 s, after the event at 0.5 s: {turn:#}"
+    );
 }
 
 #[test]
@@ -144,7 +218,13 @@ fn a_turn_that_held_other_keys_is_listed_without_claiming_the_transaction() {
     let r = check(&h);
     let lost = witness(&r, "lost-append");
     let faults = lost["faults"].as_array().unwrap();
-    let turn = faults.iter().find(|f| f["f"] == "start-txn-move").expect("the turn overlapping the writer is listed");
+    let turn = faults
+        .iter()
+        .find(|f| f["f"] == "start-txn-move")
+        .expect("the turn overlapping the writer is listed");
     assert!(turn.get("held_txn").is_none(), "{turn:#}");
-    assert!(!lost["why"].as_str().unwrap().contains("Under way"), "{lost:#}");
+    assert!(
+        !lost["why"].as_str().unwrap().contains("Under way"),
+        "{lost:#}"
+    );
 }

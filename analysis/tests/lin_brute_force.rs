@@ -51,10 +51,20 @@ fn random_history(seed: u64, n: usize, procs: usize, values: i64) -> (History, V
                 let (f, value) = match rng.random_range(0..3) {
                     0 => ("read", Value::Null),
                     1 => ("write", json!(rng.random_range(0..values))),
-                    _ => ("cas", json!([rng.random_range(0..values), rng.random_range(0..values)])),
+                    _ => (
+                        "cas",
+                        json!([rng.random_range(0..values), rng.random_range(0..values)]),
+                    ),
                 };
                 pending[p] = Some(recs.len());
-                recs.push(Rec { f, value: value.clone(), outcome: OpType::Invoke, read: Value::Null, call: ops.len(), ret: 0 });
+                recs.push(Rec {
+                    f,
+                    value: value.clone(),
+                    outcome: OpType::Invoke,
+                    read: Value::Null,
+                    call: ops.len(),
+                    ret: 0,
+                });
                 push(&mut ops, OpType::Invoke, p, f, value);
                 started += 1;
             }
@@ -68,7 +78,11 @@ fn random_history(seed: u64, n: usize, procs: usize, values: i64) -> (History, V
                 let rec = &mut recs[i];
                 rec.outcome = outcome;
                 rec.ret = ops.len();
-                let value = if rec.f == "read" && outcome == OpType::Ok { random_value(&mut rng, values) } else { rec.value.clone() };
+                let value = if rec.f == "read" && outcome == OpType::Ok {
+                    random_value(&mut rng, values)
+                } else {
+                    rec.value.clone()
+                };
                 rec.read = value.clone();
                 let f = rec.f;
                 push(&mut ops, outcome, p, f, value);

@@ -19,7 +19,10 @@ const N: Value = Value::Null;
 
 #[test]
 fn an_indeterminate_write_may_take_effect_late_or_never_but_not_undo_itself() {
-    let base = [(0, "invoke", "write", None, json!(1)), (0, "info", "write", None, json!(1))];
+    let base = [
+        (0, "invoke", "write", None, json!(1)),
+        (0, "info", "write", None, json!(1)),
+    ];
     let later = |reads: &[Value]| {
         let mut lines = base.to_vec();
         for v in reads {
@@ -31,7 +34,11 @@ fn an_indeterminate_write_may_take_effect_late_or_never_but_not_undo_itself() {
     assert_eq!(later(&[json!(1)]), Validity::Valid, "took effect");
     assert_eq!(later(&[N, N]), Validity::Valid, "never took effect");
     assert_eq!(later(&[N, json!(1)]), Validity::Valid, "took effect late");
-    assert_eq!(later(&[N, json!(1), N]), Validity::Invalid, "a write cannot be undone");
+    assert_eq!(
+        later(&[N, json!(1), N]),
+        Validity::Invalid,
+        "a write cannot be undone"
+    );
 }
 
 #[test]
@@ -77,10 +84,24 @@ fn a_stale_read_is_invalid_and_the_witness_points_at_it() {
     assert_eq!(w["op"]["index"], 5, "the read");
     assert_eq!(w["op"]["completion_index"], 6);
     assert_eq!(w["op"]["result"], 1);
-    let prefix: Vec<u64> = w["prefix"].as_array().unwrap().iter().map(|o| o["index"].as_u64().unwrap()).collect();
-    assert_eq!(prefix, vec![0, 2, 4], "both writes and the other read linearize, the stale read cannot follow");
+    let prefix: Vec<u64> = w["prefix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        prefix,
+        vec![0, 2, 4],
+        "both writes and the other read linearize, the stale read cannot follow"
+    );
     assert_eq!(w["state_after_prefix"], 2);
-    let concurrent: Vec<u64> = w["concurrent"].as_array().unwrap().iter().map(|o| o["index"].as_u64().unwrap()).collect();
+    let concurrent: Vec<u64> = w["concurrent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["index"].as_u64().unwrap())
+        .collect();
     assert_eq!(concurrent, vec![4], "the other read overlaps the stale one");
     assert_eq!(w["concurrent"][0]["in_prefix"], true);
     assert!(r.reason.unwrap().contains("op index 5"));
@@ -88,7 +109,10 @@ fn a_stale_read_is_invalid_and_the_witness_points_at_it() {
 
 #[test]
 fn cas_must_match_unless_its_outcome_is_unknown() {
-    let opts = LinearizableOptions { initial: json!(0), ..Default::default() };
+    let opts = LinearizableOptions {
+        initial: json!(0),
+        ..Default::default()
+    };
     let run = |cas_type: &str, expected: i64| {
         let lines = [
             (0, "invoke", "cas", None, json!([expected, 1])),
@@ -99,10 +123,26 @@ fn cas_must_match_unless_its_outcome_is_unknown() {
         check(&history(&lines), &opts).valid
     };
     assert_eq!(run("ok", 0), Validity::Valid);
-    assert_eq!(run("ok", 5), Validity::Invalid, "a successful cas needs its expected value");
-    assert_eq!(run("info", 0), Validity::Valid, "an indeterminate cas may have succeeded");
-    assert_eq!(run("info", 5), Validity::Invalid, "...but only if it could have");
-    assert_eq!(run("fail", 0), Validity::Invalid, "a failed cas took no effect");
+    assert_eq!(
+        run("ok", 5),
+        Validity::Invalid,
+        "a successful cas needs its expected value"
+    );
+    assert_eq!(
+        run("info", 0),
+        Validity::Valid,
+        "an indeterminate cas may have succeeded"
+    );
+    assert_eq!(
+        run("info", 5),
+        Validity::Invalid,
+        "...but only if it could have"
+    );
+    assert_eq!(
+        run("fail", 0),
+        Validity::Invalid,
+        "a failed cas took no effect"
+    );
 }
 
 #[test]
@@ -127,7 +167,12 @@ fn keys_are_checked_independently_and_the_witness_names_the_bad_key() {
 #[test]
 fn kv_appends_concatenate_per_key() {
     // The search's kv model and witness (the fast path reaches the same verdicts, see lin_fast_path).
-    let opts = LinearizableOptions { model: Model::Kv, initial: json!(""), fast_path: false, ..Default::default() };
+    let opts = LinearizableOptions {
+        model: Model::Kv,
+        initial: json!(""),
+        fast_path: false,
+        ..Default::default()
+    };
     let run = |read: &str| {
         let lines = [
             (0, "invoke", "put", Some("k"), json!("a")),
@@ -156,23 +201,51 @@ fn functions_the_model_does_not_check_are_counted_and_named() {
         (0, "ok", "add", Some("e1"), json!(5)),
         (0, "invoke", "read-set", None, N),
         (0, "ok", "read-set", None, json!(["e1"])),
-        (-1, "info", "start-partition", None, json!({"targets": ["n1"]})),
+        (
+            -1,
+            "info",
+            "start-partition",
+            None,
+            json!({"targets": ["n1"]}),
+        ),
     ];
-    let r = check(&history(&lines), &LinearizableOptions { model: Model::Register, ..Default::default() });
-    assert_eq!(r.valid, Validity::Valid, "set ops on keys no register op uses are not register changes");
+    let r = check(
+        &history(&lines),
+        &LinearizableOptions {
+            model: Model::Register,
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        r.valid,
+        Validity::Valid,
+        "set ops on keys no register op uses are not register changes"
+    );
     assert_eq!(r.counts["unsupported-ops"], 2);
     assert_eq!(r.counts["non-client-events"], 1);
     let reason = r.reason.unwrap();
-    assert!(reason.contains("add×1") && reason.contains("read-set×1"), "the ignored functions are named: {reason}");
+    assert!(
+        reason.contains("add×1") && reason.contains("read-set×1"),
+        "the ignored functions are named: {reason}"
+    );
 
     let cas = [
         (0, "invoke", "cas", None, json!([1, 2])),
         (0, "ok", "cas", None, json!([1, 2])),
     ];
     let only_cas = &cas[..];
-    let r = check(&history(only_cas), &LinearizableOptions { model: Model::Register, ..Default::default() });
+    let r = check(
+        &history(only_cas),
+        &LinearizableOptions {
+            model: Model::Register,
+            ..Default::default()
+        },
+    );
     assert_eq!(r.valid, Validity::Unknown, "nothing checked is not valid");
-    assert!(r.reason.unwrap().contains("no operation this model can check"));
+    assert!(r
+        .reason
+        .unwrap()
+        .contains("no operation this model can check"));
 }
 
 #[test]
@@ -185,9 +258,15 @@ fn malformed_ops_make_the_verdict_unknown_with_the_op_named() {
     assert_eq!(r.valid, Validity::Unknown);
     assert_eq!(r.counts["malformed"], 2);
     let reason = r.reason.unwrap();
-    assert!(reason.contains("2 malformed op(s)") && reason.contains("entry index 2"), "{reason}");
+    assert!(
+        reason.contains("2 malformed op(s)") && reason.contains("entry index 2"),
+        "{reason}"
+    );
     let examples = r.details["malformed-examples"].to_string();
-    assert!(examples.contains("op at index 0: cas value must be [expected, new], got 7"), "{examples}");
+    assert!(
+        examples.contains("op at index 0: cas value must be [expected, new], got 7"),
+        "{examples}"
+    );
 }
 
 #[test]
@@ -210,49 +289,119 @@ fn unobserved_indeterminate_writes_are_pruned() {
 
 #[test]
 fn a_search_over_budget_is_unknown_and_names_its_key() {
-    let synth = generate(&SynthConfig { ops: 20_000, keys: 1, concurrency: 10, seed: 5, ..Default::default() }).unwrap();
+    let synth = generate(&SynthConfig {
+        ops: 20_000,
+        keys: 1,
+        concurrency: 10,
+        seed: 5,
+        ..Default::default()
+    })
+    .unwrap();
     for (opts, budget) in [
         // The search's budget: the fast path, which would decide these unique-value keys, is off.
-        (LinearizableOptions { per_key_time: Duration::ZERO, fast_path: false, ..Default::default() }, "time budget"),
-        (LinearizableOptions { per_key_memory_bytes: 0, fast_path: false, ..Default::default() }, "memory budget"),
+        (
+            LinearizableOptions {
+                per_key_time: Duration::ZERO,
+                fast_path: false,
+                ..Default::default()
+            },
+            "time budget",
+        ),
+        (
+            LinearizableOptions {
+                per_key_memory_bytes: 0,
+                fast_path: false,
+                ..Default::default()
+            },
+            "memory budget",
+        ),
     ] {
         let r = check(&synth.history, &opts);
         assert_eq!(r.valid, Validity::Unknown);
         let reason = r.reason.unwrap();
-        assert!(reason.contains("key \"k0\"") && reason.contains(budget), "{reason}");
+        assert!(
+            reason.contains("key \"k0\"") && reason.contains(budget),
+            "{reason}"
+        );
         assert_eq!(r.counts["keys-unknown"], 1);
     }
-    assert_eq!(check(&synth.history, &LinearizableOptions::default()).valid, Validity::Valid);
+    assert_eq!(
+        check(&synth.history, &LinearizableOptions::default()).valid,
+        Validity::Valid
+    );
 }
 
 #[test]
 fn the_total_time_budget_bounds_a_check_of_many_keys() {
-    let synth = generate(&SynthConfig { ops: 40_000, keys: 4, concurrency: 10, seed: 6, ..Default::default() }).unwrap();
-    let opts = LinearizableOptions { total_time: Duration::ZERO, fast_path: false, ..Default::default() };
+    let synth = generate(&SynthConfig {
+        ops: 40_000,
+        keys: 4,
+        concurrency: 10,
+        seed: 6,
+        ..Default::default()
+    })
+    .unwrap();
+    let opts = LinearizableOptions {
+        total_time: Duration::ZERO,
+        fast_path: false,
+        ..Default::default()
+    };
     let r = check(&synth.history, &opts);
     assert_eq!(r.valid, Validity::Unknown);
-    assert_eq!(r.counts["keys-unknown"], 4, "every key ran out of the shared budget");
+    assert_eq!(
+        r.counts["keys-unknown"], 4,
+        "every key ran out of the shared budget"
+    );
     assert!(r.reason.unwrap().contains("total time budget ran out"));
 }
 
 #[test]
 fn both_caches_reach_the_same_verdicts() {
     for seed in 0..20 {
-        let cfg = SynthConfig { ops: 300, keys: 2, concurrency: 6, indeterminate: 0.2, seed, ..Default::default() };
+        let cfg = SynthConfig {
+            ops: 300,
+            keys: 2,
+            concurrency: 6,
+            indeterminate: 0.2,
+            seed,
+            ..Default::default()
+        };
         let synth = generate(&cfg).unwrap();
-        let exact = check(&synth.history, &LinearizableOptions { fast_path: false, ..Default::default() });
-        let fingerprint =
-            check(&synth.history, &LinearizableOptions { exact_cache_max_ops: 0, fast_path: false, ..Default::default() });
+        let exact = check(
+            &synth.history,
+            &LinearizableOptions {
+                fast_path: false,
+                ..Default::default()
+            },
+        );
+        let fingerprint = check(
+            &synth.history,
+            &LinearizableOptions {
+                exact_cache_max_ops: 0,
+                fast_path: false,
+                ..Default::default()
+            },
+        );
         assert_eq!(exact.valid, Validity::Valid);
         assert_eq!(exact.valid, fingerprint.valid);
-        assert_eq!(exact.counts["configurations"], fingerprint.counts["configurations"], "seed {seed}");
+        assert_eq!(
+            exact.counts["configurations"], fingerprint.counts["configurations"],
+            "seed {seed}"
+        );
     }
 }
 
 /// A tiny key with a stale read next to a hard key for the search (one hot key, many
 /// processes, the fast path off so the search must run).
 fn one_bad_key_beside_a_hard_one() -> analysis::history::History {
-    let hard = generate(&SynthConfig { ops: 30_000, keys: 1, concurrency: 100, seed: 9, ..Default::default() }).unwrap();
+    let hard = generate(&SynthConfig {
+        ops: 30_000,
+        keys: 1,
+        concurrency: 100,
+        seed: 9,
+        ..Default::default()
+    })
+    .unwrap();
     let mut ops = hard.history.ops;
     let stale = [
         (0, "invoke", "write", json!(1)),
@@ -278,18 +427,38 @@ fn one_bad_key_beside_a_hard_one() -> analysis::history::History {
 #[test]
 fn once_a_key_is_invalid_the_others_stop_after_the_grace_unless_all_anomalies() {
     let h = one_bad_key_beside_a_hard_one();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let opts = LinearizableOptions { fast_path: false, per_key_time: Duration::from_secs(60), ..Default::default() };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let opts = LinearizableOptions {
+        fast_path: false,
+        per_key_time: Duration::from_secs(60),
+        ..Default::default()
+    };
     let r = pool.install(|| check(&h, &opts));
     assert_eq!(r.valid, Validity::Invalid);
     // Not a wall-clock bound (load decides that): the hard key is reported stopped by the
     // first verdict (`keys-not-checked`), which it is only when its search was cut off or
     // never started, not run to its 60 s budget.
-    assert_eq!((r.counts["keys-invalid"], r.counts["keys-not-checked"]), (1, 1));
-    assert!(r.reason.unwrap().contains("not checked (history already invalid)"));
-    let all = LinearizableOptions { first_invalid_grace: None, per_key_time: Duration::from_millis(300), ..opts };
+    assert_eq!(
+        (r.counts["keys-invalid"], r.counts["keys-not-checked"]),
+        (1, 1)
+    );
+    assert!(r
+        .reason
+        .unwrap()
+        .contains("not checked (history already invalid)"));
+    let all = LinearizableOptions {
+        first_invalid_grace: None,
+        per_key_time: Duration::from_millis(300),
+        ..opts
+    };
     let r = pool.install(|| check(&h, &all));
-    assert_eq!(r.counts["keys-not-checked"], 0, "--all-anomalies waits for every key (here to its budget)");
+    assert_eq!(
+        r.counts["keys-not-checked"], 0,
+        "--all-anomalies waits for every key (here to its budget)"
+    );
 }
 
 /// A hard key (the search cannot finish it) smaller than an invalid key the search
@@ -305,13 +474,22 @@ fn a_budget_bound_key_searched_first_does_not_hold_back_the_first_verdict() {
     // its stale read, linear work for the search.
     let mut ops = Vec::new();
     for i in 0..(hard_ops / 4 + 10) as i64 {
-        for (kind, f) in [("invoke", "write"), ("ok", "write"), ("invoke", "read"), ("ok", "read")] {
+        for (kind, f) in [
+            ("invoke", "write"),
+            ("ok", "write"),
+            ("invoke", "read"),
+            ("ok", "read"),
+        ] {
             let mut op = template.clone();
             op.kind = serde_json::from_value(json!(kind)).unwrap();
             op.process = analysis::history::Process::Client(2_000_000);
             op.f = f.into();
             op.key = Some("bad".into());
-            op.value = if kind == "invoke" && f == "read" { N } else { json!(1000 + i) };
+            op.value = if kind == "invoke" && f == "read" {
+                N
+            } else {
+                json!(1000 + i)
+            };
             ops.push(op);
         }
     }
@@ -320,16 +498,29 @@ fn a_budget_bound_key_searched_first_does_not_hold_back_the_first_verdict() {
         op.index = i as u64;
     }
     let h = analysis::history::History::new(ops);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    let opts = LinearizableOptions { fast_path: false, per_key_time: Duration::from_secs(60), ..Default::default() };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let opts = LinearizableOptions {
+        fast_path: false,
+        per_key_time: Duration::from_secs(60),
+        ..Default::default()
+    };
     let r = pool.install(|| check(&h, &opts));
     assert_eq!(r.valid, Validity::Invalid, "{:?}", r.reason);
     // Not a wall-clock bound (load decides that): the hard key is reported stopped by the
     // first verdict (`keys-not-checked`), which it is only when its search was cut off or
     // never started, not run to its 60 s budget.
-    assert_eq!((r.counts["keys-invalid"], r.counts["keys-not-checked"]), (1, 1));
+    assert_eq!(
+        (r.counts["keys-invalid"], r.counts["keys-not-checked"]),
+        (1, 1)
+    );
     let keys = r.details["keys"].as_array().unwrap();
     let bad = keys.iter().find(|k| k["key"] == "bad").unwrap();
     let hard = keys.iter().find(|k| k["key"] != "bad").unwrap();
-    assert!(bad["ops"].as_u64() > hard["ops"].as_u64(), "the invalid key is the larger one: {bad} {hard}");
+    assert!(
+        bad["ops"].as_u64() > hard["ops"].as_u64(),
+        "the invalid key is the larger one: {bad} {hard}"
+    );
 }

@@ -98,17 +98,30 @@ impl Sim {
         };
         let value = match f {
             "read" => Value::Null,
-            "write" | "append" if self.shape.repeats => json!(append_text(self.rng.random_range(1..=POOL))),
+            "write" | "append" if self.shape.repeats => {
+                json!(append_text(self.rng.random_range(1..=POOL)))
+            }
             "write" if self.shape.appends => json!(format!("p{}q", self.take_value())),
             "write" => json!(self.take_value()),
             "append" => json!(append_text(self.take_value())),
             _ => {
-                let expected = if self.rng.random_bool(0.7) { self.state.clone() } else { self.wrong_value() };
+                let expected = if self.rng.random_bool(0.7) {
+                    self.state.clone()
+                } else {
+                    self.wrong_value()
+                };
                 json!([expected, self.take_value()])
             }
         };
         let call = self.push(OpType::Invoke, p, f, value.clone());
-        self.recs.push(Rec { f, value, outcome: OpType::Invoke, read: Value::Null, call, ret: usize::MAX });
+        self.recs.push(Rec {
+            f,
+            value,
+            outcome: OpType::Invoke,
+            read: Value::Null,
+            call,
+            ret: usize::MAX,
+        });
         self.recs.len() - 1
     }
 
@@ -141,10 +154,21 @@ impl Sim {
                 if matches && (!crashed || self.rng.random_bool(0.5)) {
                     self.set(rec.value[1].clone());
                 }
-                (if matches != faulty { OpType::Ok } else { OpType::Fail }, rec.value.clone())
+                (
+                    if matches != faulty {
+                        OpType::Ok
+                    } else {
+                        OpType::Fail
+                    },
+                    rec.value.clone(),
+                )
             }
         };
-        let (outcome, read) = if crashed { (OpType::Info, rec.value.clone()) } else { (outcome, read) };
+        let (outcome, read) = if crashed {
+            (OpType::Info, rec.value.clone())
+        } else {
+            (outcome, read)
+        };
         self.recs[r].outcome = outcome;
         self.recs[r].read = read;
         if crashed && self.rng.random_bool(0.3) {
@@ -161,7 +185,11 @@ impl Sim {
     }
 
     fn complete(&mut self, p: usize, r: usize) {
-        let (outcome, f, read) = (self.recs[r].outcome, self.recs[r].f, self.recs[r].read.clone());
+        let (outcome, f, read) = (
+            self.recs[r].outcome,
+            self.recs[r].f,
+            self.recs[r].read.clone(),
+        );
         self.recs[r].ret = self.push(outcome, p, f, read);
     }
 }
@@ -223,7 +251,11 @@ fn unique_history(seed: u64, shape: Shape) -> (History, Vec<Rec>, Value) {
 }
 
 fn run(history: &History, shape: &Shape, initial: &Value, fast_path: bool) -> CheckerResult {
-    let model = if shape.appends { Model::Kv } else { Model::CasRegister };
+    let model = if shape.appends {
+        Model::Kv
+    } else {
+        Model::CasRegister
+    };
     // The search gets little time: where it runs out (`unknown`) there is nothing to compare.
     let per_key_time = Duration::from_secs(1);
     let opts = LinearizableOptions {
@@ -239,8 +271,15 @@ fn run(history: &History, shape: &Shape, initial: &Value, fast_path: bool) -> Ch
 
 fn shapes(max_ops: usize) -> impl Strategy<Value = Shape> {
     let fault = prop_oneof![Just(0.0), Just(0.05), Just(0.3)];
-    (1..max_ops, 1usize..9, fault, any::<bool>(), any::<bool>(), prop::bool::weighted(0.3)).prop_map(
-        |(ops, procs, fault, cas, initial_null, appends)| Shape {
+    (
+        1..max_ops,
+        1usize..9,
+        fault,
+        any::<bool>(),
+        any::<bool>(),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(|(ops, procs, fault, cas, initial_null, appends)| Shape {
             ops,
             procs,
             fault,
@@ -248,17 +287,24 @@ fn shapes(max_ops: usize) -> impl Strategy<Value = Shape> {
             initial_null,
             appends,
             repeats: false,
-        },
-    )
+        })
 }
 
 /// kv histories whose put and append texts repeat.
 fn repeat_shapes(max_ops: usize) -> impl Strategy<Value = Shape> {
-    shapes(max_ops).prop_map(|s| Shape { appends: true, repeats: true, ..s })
+    shapes(max_ops).prop_map(|s| Shape {
+        appends: true,
+        repeats: true,
+        ..s
+    })
 }
 
 fn lines(history: &History) -> Vec<String> {
-    history.ops.iter().map(|o| serde_json::to_string(o).unwrap()).collect()
+    history
+        .ops
+        .iter()
+        .map(|o| serde_json::to_string(o).unwrap())
+        .collect()
 }
 
 proptest! {
@@ -316,8 +362,15 @@ proptest! {
 fn repeated_kv_texts_are_often_decided_by_the_fast_path() {
     let (mut valid, mut invalid, mut fallback) = (0, 0, 0);
     for seed in 0..400 {
-        let shape =
-            Shape { ops: 12, procs: 3, fault: 0.05, cas: false, initial_null: false, appends: true, repeats: true };
+        let shape = Shape {
+            ops: 12,
+            procs: 3,
+            fault: 0.05,
+            cas: false,
+            initial_null: false,
+            appends: true,
+            repeats: true,
+        };
         let (history, _, initial) = unique_history(seed, shape);
         let r = run(&history, &shape, &initial, true);
         fallback += r.counts["keys-wgl"];
@@ -329,7 +382,10 @@ fn repeated_kv_texts_are_often_decided_by_the_fast_path() {
         }
     }
     eprintln!("fast path: {valid} valid, {invalid} invalid; search: {fallback}");
-    assert!(valid >= 40 && invalid >= 40, "fast path: {valid} valid, {invalid} invalid; search: {fallback}");
+    assert!(
+        valid >= 40 && invalid >= 40,
+        "fast path: {valid} valid, {invalid} invalid; search: {fallback}"
+    );
 }
 
 proptest! {
@@ -374,7 +430,11 @@ fn history(rows: &[(u64, &str, &str, Value)]) -> History {
 }
 
 fn indices(ops: &Value) -> Vec<u64> {
-    ops.as_array().unwrap().iter().map(|o| o["index"].as_u64().unwrap()).collect()
+    ops.as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["index"].as_u64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -394,9 +454,20 @@ fn a_stale_read_names_the_write_it_saw_and_the_write_that_overwrote_it() {
     let w = &r.anomalies[0];
     assert_eq!(w["engine"], "fast-path");
     assert_eq!(w["op"]["index"], 4, "the stale read is the culprit");
-    assert_eq!(indices(&w["prefix"]), vec![0, 2], "the write it saw, the write that overwrote it");
+    assert_eq!(
+        indices(&w["prefix"]),
+        vec![0, 2],
+        "the write it saw, the write that overwrote it"
+    );
     assert_eq!(w["op"]["completion_time"], 500);
-    assert!(w["explanation"].as_str().unwrap().contains("op index 2 (write 2)"), "{}", w["explanation"]);
+    assert!(
+        w["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("op index 2 (write 2)"),
+        "{}",
+        w["explanation"]
+    );
 }
 
 #[test]
@@ -424,9 +495,26 @@ fn reads_of_failed_or_future_writes_and_double_cas_are_violations() {
     ]);
     for (h, culprit) in [(failed, 2), (future, 0), (double_cas, 3)] {
         let r = check(&h, &LinearizableOptions::default());
-        assert_eq!((r.valid, r.counts["keys-fast-path"]), (Validity::Invalid, 1));
-        assert_eq!(r.anomalies[0]["op"]["index"], culprit, "{:#}", r.anomalies[0]);
-        assert_eq!(check(&h, &LinearizableOptions { fast_path: false, ..Default::default() }).valid, Validity::Invalid);
+        assert_eq!(
+            (r.valid, r.counts["keys-fast-path"]),
+            (Validity::Invalid, 1)
+        );
+        assert_eq!(
+            r.anomalies[0]["op"]["index"], culprit,
+            "{:#}",
+            r.anomalies[0]
+        );
+        assert_eq!(
+            check(
+                &h,
+                &LinearizableOptions {
+                    fast_path: false,
+                    ..Default::default()
+                }
+            )
+            .valid,
+            Validity::Invalid
+        );
     }
 }
 
@@ -459,13 +547,20 @@ fn a_value_written_twice_falls_back_to_the_search_and_says_why() {
         (1, "ok", "read", json!(1)),
     ]);
     let r = check(&h, &LinearizableOptions::default());
-    assert_eq!((r.valid, r.counts["keys-wgl"], r.counts["keys-fast-path"]), (Validity::Valid, 1, 0));
+    assert_eq!(
+        (r.valid, r.counts["keys-wgl"], r.counts["keys-fast-path"]),
+        (Validity::Valid, 1, 0)
+    );
     let why = r.details["keys"][0]["fast-path-skipped"].as_str().unwrap();
     assert!(why.contains("written more than once"), "{why}");
 }
 
 fn kv_opts() -> LinearizableOptions {
-    LinearizableOptions { model: Model::Kv, initial: json!(""), ..Default::default() }
+    LinearizableOptions {
+        model: Model::Kv,
+        initial: json!(""),
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -481,13 +576,33 @@ fn a_kv_read_from_a_replaced_put_names_the_put_and_its_replacement() {
         (3, "ok", "append", json!("x3y")),
     ]);
     let r = check(&h, &kv_opts());
-    assert_eq!((r.valid, r.counts["keys-fast-path"]), (Validity::Invalid, 1));
+    assert_eq!(
+        (r.valid, r.counts["keys-fast-path"]),
+        (Validity::Invalid, 1)
+    );
     let w = &r.anomalies[0];
     assert_eq!(w["op"]["index"], 4, "the read is the culprit");
-    assert_eq!(indices(&w["prefix"]), vec![0, 2], "the put it started from, the put that replaced it");
+    assert_eq!(
+        indices(&w["prefix"]),
+        vec![0, 2],
+        "the put it started from, the put that replaced it"
+    );
     let explanation = w["explanation"].as_str().unwrap();
-    assert!(explanation.contains("acknowledged before the read was invoked"), "{explanation}");
-    assert_eq!(check(&h, &LinearizableOptions { fast_path: false, ..kv_opts() }).valid, Validity::Invalid);
+    assert!(
+        explanation.contains("acknowledged before the read was invoked"),
+        "{explanation}"
+    );
+    assert_eq!(
+        check(
+            &h,
+            &LinearizableOptions {
+                fast_path: false,
+                ..kv_opts()
+            }
+        )
+        .valid,
+        Validity::Invalid
+    );
 }
 
 #[test]
@@ -507,12 +622,32 @@ fn a_repeated_kv_text_is_attributed_by_real_time() {
         ])
     };
     // The second x1y can only be the append after the put; twice, it would be used twice.
-    let cases = [("x2yx1y", Validity::Valid), ("x2yx1yx1y", Validity::Invalid), ("x1yx1y", Validity::Invalid)];
+    let cases = [
+        ("x2yx1y", Validity::Valid),
+        ("x2yx1yx1y", Validity::Invalid),
+        ("x1yx1y", Validity::Invalid),
+    ];
     for (last, valid) in cases {
         let h = rows(last);
         let r = check(&h, &kv_opts());
-        assert_eq!((r.valid, r.counts["keys-fast-path"]), (valid, 1), "{last}: {:?}", r.reason);
-        assert_eq!(check(&h, &LinearizableOptions { fast_path: false, ..kv_opts() }).valid, valid, "{last}");
+        assert_eq!(
+            (r.valid, r.counts["keys-fast-path"]),
+            (valid, 1),
+            "{last}: {:?}",
+            r.reason
+        );
+        assert_eq!(
+            check(
+                &h,
+                &LinearizableOptions {
+                    fast_path: false,
+                    ..kv_opts()
+                }
+            )
+            .valid,
+            valid,
+            "{last}"
+        );
     }
 }
 

@@ -30,7 +30,11 @@ fn labels(folder: &str) -> Vec<Label> {
             Label {
                 path: dir.join(f[0]),
                 model: Model::from_name(f[1]).unwrap_or_else(|| panic!("model {:?}", f[1])),
-                initial: if f[2] == "nil" { serde_json::Value::Null } else { serde_json::from_str(f[2]).expect("initial") },
+                initial: if f[2] == "nil" {
+                    serde_json::Value::Null
+                } else {
+                    serde_json::from_str(f[2]).expect("initial")
+                },
                 linearizable: match f[3] {
                     "linearizable" => true,
                     "not-linearizable" => false,
@@ -55,7 +59,11 @@ fn check_folder(folder: &str, expected_files: usize) {
                 ..Default::default()
             };
             let result = check(&loaded.history, &opts);
-            let expected = if label.linearizable { Validity::Valid } else { Validity::Invalid };
+            let expected = if label.linearizable {
+                Validity::Valid
+            } else {
+                Validity::Invalid
+            };
             if result.valid != expected {
                 wrong.push(format!(
                     "{} (exact cache up to {exact_cache_max_ops} ops): got {:?} ({:?}), label {:?}",
@@ -67,14 +75,23 @@ fn check_folder(folder: &str, expected_files: usize) {
                 continue;
             }
             if !label.linearizable {
-                let w = result.anomalies.first().expect("a witness for an invalid history");
+                let w = result
+                    .anomalies
+                    .first()
+                    .expect("a witness for an invalid history");
                 assert_eq!(w["type"], "not-linearizable");
                 assert!(w["op"]["index"].is_u64(), "witness names the op: {w}");
                 assert!(w["prefix"].is_array());
             }
         }
     }
-    assert!(wrong.is_empty(), "{} of {} disagree with their labels:\n{}", wrong.len(), labels.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} disagree with their labels:\n{}",
+        wrong.len(),
+        labels.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -115,7 +132,10 @@ fn engines_agree(folder: &str) -> (u64, u64) {
         let search = check(&loaded.history, &opts(false));
         let name = label.path.display();
         assert_eq!(fast.valid, search.valid, "{name}");
-        assert_eq!(fast.counts["keys-invalid"], search.counts["keys-invalid"], "{name}");
+        assert_eq!(
+            fast.counts["keys-invalid"], search.counts["keys-invalid"],
+            "{name}"
+        );
         fast_keys += fast.counts["keys-fast-path"];
         search_keys += fast.counts["keys-wgl"];
     }
@@ -130,7 +150,10 @@ fn fast_path_agrees_with_the_search_on_every_labelled_history() {
         eprintln!("{folder}: {fast} key(s) on the fast path, {search} on the search");
         fast_total += fast;
         if folder == "elastickv" {
-            assert!(fast > 0 && search == 0, "elastickv writes unique values: every key takes the fast path");
+            assert!(
+                fast > 0 && search == 0,
+                "elastickv writes unique values: every key takes the fast path"
+            );
         }
     }
     assert!(fast_total > 0);
@@ -143,7 +166,8 @@ fn fast_path_agrees_with_the_search_on_every_labelled_history() {
 #[test]
 #[ignore]
 fn fast_path_agrees_with_the_search_on_extra_kv_histories() {
-    let dir = PathBuf::from(std::env::var("FAULTLINE_EXTRA_KV").expect("FAULTLINE_EXTRA_KV=folder"));
+    let dir =
+        PathBuf::from(std::env::var("FAULTLINE_EXTRA_KV").expect("FAULTLINE_EXTRA_KV=folder"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("folder")
         .map(|e| e.expect("entry").path())
@@ -164,12 +188,16 @@ fn fast_path_agrees_with_the_search_on_extra_kv_histories() {
         let search = check(&loaded.history, &opts(false));
         let by_key = |r: &analysis::verdict::CheckerResult| -> Vec<(String, String)> {
             let keys = r.details["keys"].as_array().expect("keys").iter();
-            keys.map(|k| (k["key"].to_string(), k["valid"].to_string())).collect()
+            keys.map(|k| (k["key"].to_string(), k["valid"].to_string()))
+                .collect()
         };
         let (f, s) = (by_key(&fast), by_key(&search));
         let name = path.display();
         let on_fast = fast.counts["keys-fast-path"];
-        eprintln!("{name}: fast {:?} ({on_fast} keys on the fast path); search {:?}", fast.valid, search.valid);
+        eprintln!(
+            "{name}: fast {:?} ({on_fast} keys on the fast path); search {:?}",
+            fast.valid, search.valid
+        );
         for ((key, fv), (_, sv)) in f.iter().zip(&s) {
             eprintln!("  key {key}: fast {fv}, search {sv}");
             if sv != "\"unknown\"" {

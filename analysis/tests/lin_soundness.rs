@@ -11,7 +11,13 @@ use lin_support::{history, Line};
 use serde_json::{json, Value};
 
 fn check_with(model: Model, lines: &[Line]) -> CheckerResult {
-    check(&history(lines), &LinearizableOptions { model, ..Default::default() })
+    check(
+        &history(lines),
+        &LinearizableOptions {
+            model,
+            ..Default::default()
+        },
+    )
 }
 
 const N: Value = Value::Null;
@@ -28,14 +34,33 @@ fn a_history_whose_client_ops_all_failed_is_linearizable() {
     ];
     let r = check_with(Model::CasRegister, &lines);
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
-    assert_eq!((r.counts["ops"], r.counts["ops-checked"], r.counts["failed-dropped"]), (3, 0, 3));
+    assert_eq!(
+        (
+            r.counts["ops"],
+            r.counts["ops-checked"],
+            r.counts["failed-dropped"]
+        ),
+        (3, 0, 3)
+    );
 }
 
 #[test]
 fn a_history_of_only_nemesis_events_or_unobservable_ops_is_linearizable() {
     let nemesis = [
-        (-1, "info", "start-partition", None, json!({"targets": ["n1"], "effective": true})),
-        (-1, "info", "stop-partition", None, json!({"targets": ["n1"], "effective": true})),
+        (
+            -1,
+            "info",
+            "start-partition",
+            None,
+            json!({"targets": ["n1"], "effective": true}),
+        ),
+        (
+            -1,
+            "info",
+            "stop-partition",
+            None,
+            json!({"targets": ["n1"], "effective": true}),
+        ),
     ];
     let r = check_with(Model::CasRegister, &nemesis);
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.reason);
@@ -78,36 +103,84 @@ fn stale_read_on_other() -> Vec<Line<'static>> {
 /// blames it; the rest of the history is still judged.
 fn assert_unfollowed(model: Model, f: &str, lines: &[Line]) {
     let r = check_with(model, lines);
-    assert_eq!(r.valid, Validity::Unknown, "{} × {f}: {:?}", model.name(), r.reason);
+    assert_eq!(
+        r.valid,
+        Validity::Unknown,
+        "{} × {f}: {:?}",
+        model.name(),
+        r.reason
+    );
     assert_eq!(r.counts["keys-unknown"], 1, "{} × {f}", model.name());
     assert_eq!(r.counts["keys-invalid"], 0, "{} × {f}", model.name());
     let reason = r.reason.unwrap_or_default();
-    assert!(reason.contains(&format!("model {}", model.name())) && reason.contains(&format!("{f}×1")), "{reason}");
+    assert!(
+        reason.contains(&format!("model {}", model.name())) && reason.contains(&format!("{f}×1")),
+        "{reason}"
+    );
     let mut with_other = lines.to_vec();
     with_other.extend(stale_read_on_other());
     let r = check_with(model, &with_other);
-    assert_eq!(r.valid, Validity::Invalid, "{} × {f}: other keys are still judged", model.name());
+    assert_eq!(
+        r.valid,
+        Validity::Invalid,
+        "{} × {f}: other keys are still judged",
+        model.name()
+    );
     assert_eq!((r.counts["keys-invalid"], r.counts["keys-unknown"]), (1, 1));
-    assert!(r.anomalies.iter().all(|a| a["key"] == "other"), "{:?}", r.anomalies);
+    assert!(
+        r.anomalies.iter().all(|a| a["key"] == "other"),
+        "{:?}",
+        r.anomalies
+    );
 }
 
 #[test]
 fn register_never_judges_a_key_after_dropping_its_cas_or_append() {
-    assert_unfollowed(Model::Register, "cas", &hides_a_change("cas", json!(["a", "b"]), json!("b")));
-    assert_unfollowed(Model::Register, "append", &hides_a_change("append", json!("b"), json!("ab")));
+    assert_unfollowed(
+        Model::Register,
+        "cas",
+        &hides_a_change("cas", json!(["a", "b"]), json!("b")),
+    );
+    assert_unfollowed(
+        Model::Register,
+        "append",
+        &hides_a_change("append", json!("b"), json!("ab")),
+    );
 }
 
 #[test]
 fn cas_register_never_judges_a_key_after_dropping_its_append() {
-    assert_unfollowed(Model::CasRegister, "append", &hides_a_change("append", json!("b"), json!("ab")));
+    assert_unfollowed(
+        Model::CasRegister,
+        "append",
+        &hides_a_change("append", json!("b"), json!("ab")),
+    );
     // And cas is checked: the same history with cas is valid.
-    assert_eq!(check_with(Model::CasRegister, &hides_a_change("cas", json!(["a", "b"]), json!("b"))).valid, Validity::Valid);
+    assert_eq!(
+        check_with(
+            Model::CasRegister,
+            &hides_a_change("cas", json!(["a", "b"]), json!("b"))
+        )
+        .valid,
+        Validity::Valid
+    );
 }
 
 #[test]
 fn kv_never_judges_a_key_after_dropping_its_cas() {
-    assert_unfollowed(Model::Kv, "cas", &hides_a_change("cas", json!(["a", "b"]), json!("b")));
-    assert_eq!(check_with(Model::Kv, &hides_a_change("append", json!("b"), json!("ab"))).valid, Validity::Valid);
+    assert_unfollowed(
+        Model::Kv,
+        "cas",
+        &hides_a_change("cas", json!(["a", "b"]), json!("b")),
+    );
+    assert_eq!(
+        check_with(
+            Model::Kv,
+            &hides_a_change("append", json!("b"), json!("ab"))
+        )
+        .valid,
+        Validity::Valid
+    );
 }
 
 #[test]
@@ -127,13 +200,25 @@ fn ops_that_took_no_effect_or_only_read_do_not_stop_a_key_being_judged() {
             (0, "ok", "write", Some("k"), json!("a")),
             (1, "invoke", "cas", Some("k"), json!(["a", "b"])),
             (1, "fail", "cas", Some("k"), json!(["a", "b"])),
-            (1, "invoke", "scan", Some("k"), json!({"start": "", "end": ""})),
+            (
+                1,
+                "invoke",
+                "scan",
+                Some("k"),
+                json!({"start": "", "end": ""}),
+            ),
             (1, "ok", "scan", Some("k"), json!(["k"])),
             (2, "invoke", "read", Some("k"), N),
             (2, "ok", "read", Some("k"), N),
         ];
         let r = check_with(model, &lines);
-        assert_eq!(r.valid, Validity::Invalid, "{}: {:?}", model.name(), r.reason);
+        assert_eq!(
+            r.valid,
+            Validity::Invalid,
+            "{}: {:?}",
+            model.name(),
+            r.reason
+        );
     }
 }
 

@@ -8,16 +8,28 @@ use analysis::verdict::Validity;
 use proptest::prelude::*;
 
 fn configs() -> impl Strategy<Value = SynthConfig> {
-    (20u64..400, 1u32..6, 1u32..9, 0.0f64..0.3, any::<u64>(), prop_oneof![Just(KeyDist::Uniform), (0.5f64..2.0).prop_map(KeyDist::Zipf)])
-        .prop_map(|(ops, keys, concurrency, indeterminate, seed, key_dist)| SynthConfig {
-            ops,
-            keys,
-            concurrency,
-            indeterminate,
-            seed,
-            key_dist,
-            ..Default::default()
-        })
+    (
+        20u64..400,
+        1u32..6,
+        1u32..9,
+        0.0f64..0.3,
+        any::<u64>(),
+        prop_oneof![
+            Just(KeyDist::Uniform),
+            (0.5f64..2.0).prop_map(KeyDist::Zipf)
+        ],
+    )
+        .prop_map(
+            |(ops, keys, concurrency, indeterminate, seed, key_dist)| SynthConfig {
+                ops,
+                keys,
+                concurrency,
+                indeterminate,
+                seed,
+                key_dist,
+                ..Default::default()
+            },
+        )
 }
 
 proptest! {
@@ -61,9 +73,15 @@ fn anomalies_are_found_inside_large_concurrent_histories_too() {
         };
         let synth = generate(&cfg).unwrap();
         let at = synth.anomaly_index.unwrap();
-        assert!(at < synth.history.len() as u64 - 4, "{anomaly}: placed inside the run, not in the fallback tail");
+        assert!(
+            at < synth.history.len() as u64 - 4,
+            "{anomaly}: placed inside the run, not in the fallback tail"
+        );
         let result = check(&synth.history, &LinearizableOptions::default());
         assert_eq!(result.valid, Validity::Invalid, "{anomaly}");
-        assert_eq!(result.anomalies[0]["key"].as_str(), synth.anomaly_key.as_deref());
+        assert_eq!(
+            result.anomalies[0]["key"].as_str(),
+            synth.anomaly_key.as_deref()
+        );
     }
 }

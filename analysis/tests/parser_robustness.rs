@@ -6,26 +6,44 @@ use proptest::prelude::*;
 use std::path::Path;
 
 fn sample(rel: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/histories").join(rel);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/histories")
+        .join(rel);
     std::fs::read_to_string(path).expect("sample history")
 }
 
 /// A small real history in each format.
 fn samples() -> Vec<(Format, String)> {
     let jsonl = concat!(
-        r#"{"index":0,"type":"invoke","process":0,"f":"write","key":"a","value":1,"time":10}"#, "\n",
-        r#"{"index":1,"type":"invoke","process":1,"f":"cas","key":"a","value":[1,2],"time":11}"#, "\n",
-        r#"{"index":2,"type":"ok","process":0,"f":"write","key":"a","value":1,"time":20,"meta":{"group":1}}"#, "\n",
-        r#"{"index":3,"type":"info","process":"nemesis","f":"start-kill","value":{"targets":["n1"]},"time":25}"#, "\n",
-        r#"{"index":4,"type":"fail","process":1,"f":"cas","key":"a","value":[1,2],"time":30,"error":"x"}"#, "\n",
+        r#"{"index":0,"type":"invoke","process":0,"f":"write","key":"a","value":1,"time":10}"#,
+        "\n",
+        r#"{"index":1,"type":"invoke","process":1,"f":"cas","key":"a","value":[1,2],"time":11}"#,
+        "\n",
+        r#"{"index":2,"type":"ok","process":0,"f":"write","key":"a","value":1,"time":20,"meta":{"group":1}}"#,
+        "\n",
+        r#"{"index":3,"type":"info","process":"nemesis","f":"start-kill","value":{"targets":["n1"]},"time":25}"#,
+        "\n",
+        r#"{"index":4,"type":"fail","process":1,"f":"cas","key":"a","value":[1,2],"time":30,"error":"x"}"#,
+        "\n",
     );
-    let etcd: String = sample("etcd-jepsen/etcd_000.log").lines().take(40).map(|l| format!("{l}\n")).collect();
-    let kv: String = sample("kv/c10-bad.txt").lines().take(40).map(|l| format!("{l}\n")).collect();
+    let etcd: String = sample("etcd-jepsen/etcd_000.log")
+        .lines()
+        .take(40)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let kv: String = sample("kv/c10-bad.txt")
+        .lines()
+        .take(40)
+        .map(|l| format!("{l}\n"))
+        .collect();
     vec![
         (Format::Jsonl, jsonl.to_string()),
         (Format::JepsenLog, etcd),
         (Format::PorcupineKv, kv),
-        (Format::Edn, sample("knossos-cas/bad/rethink-fail-minimal.edn")),
+        (
+            Format::Edn,
+            sample("knossos-cas/bad/rethink-fail-minimal.edn"),
+        ),
     ]
 }
 
@@ -35,11 +53,18 @@ fn parse_never_panics(text: &str, format: Format) {
     match parse_str(text, format, "fuzz") {
         Ok(loaded) => {
             let h = &loaded.history;
-            assert!(h.ops.windows(2).all(|w| w[0].index < w[1].index), "indices increase");
+            assert!(
+                h.ops.windows(2).all(|w| w[0].index < w[1].index),
+                "indices increase"
+            );
             assert_eq!(loaded.report.op_lines.len(), h.len());
         }
         Err(e) => {
-            assert!(e.line <= lines + 1, "error line {} beyond the {lines} lines of the input: {e}", e.line);
+            assert!(
+                e.line <= lines + 1,
+                "error line {} beyond the {lines} lines of the input: {e}",
+                e.line
+            );
             assert!(!e.message.is_empty());
         }
     }
@@ -63,11 +88,23 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapLines(a, b)),
         any::<usize>().prop_map(Mutation::TruncateAt),
         (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Mutation::ReplaceByte(i, b)),
-        (any::<usize>(), prop_oneof![
-            Just("{".to_string()), Just("]".to_string()), Just("\"".to_string()), Just(":info".to_string()),
-            Just("nil".to_string()), Just("\t:ok\t".to_string()), Just("[[[[".to_string()), Just("#_".to_string()),
-            Just("\\u12".to_string()), Just(";".to_string()), "\\PC{0,8}",
-        ]).prop_map(|(i, s)| Mutation::InsertText(i, s)),
+        (
+            any::<usize>(),
+            prop_oneof![
+                Just("{".to_string()),
+                Just("]".to_string()),
+                Just("\"".to_string()),
+                Just(":info".to_string()),
+                Just("nil".to_string()),
+                Just("\t:ok\t".to_string()),
+                Just("[[[[".to_string()),
+                Just("#_".to_string()),
+                Just("\\u12".to_string()),
+                Just(";".to_string()),
+                "\\PC{0,8}",
+            ]
+        )
+            .prop_map(|(i, s)| Mutation::InsertText(i, s)),
     ]
 }
 

@@ -42,12 +42,29 @@ struct Sim {
 impl Sim {
     fn record(&mut self, kind: OpType, process: u64, f: &str, value: Value) {
         let index = self.ops.len() as u64;
-        let op = Op { index, kind, process: Process::Client(process), f: f.into(), key: None, value, time: index * 100, node: None, error: None, meta: None };
+        let op = Op {
+            index,
+            kind,
+            process: Process::Client(process),
+            f: f.into(),
+            key: None,
+            value,
+            time: index * 100,
+            node: None,
+            error: None,
+            meta: None,
+        };
         self.ops.push(op);
     }
 
     /// Advances one process by one step: invoke, take effect, or complete.
-    fn step(&mut self, rng: &mut Rng, process: u64, busy: &mut Option<Busy>, next_process: &mut u64) -> u64 {
+    fn step(
+        &mut self,
+        rng: &mut Rng,
+        process: u64,
+        busy: &mut Option<Busy>,
+        next_process: &mut u64,
+    ) -> u64 {
         match busy.take() {
             None => {
                 if rng.below(4) == 0 {
@@ -57,11 +74,17 @@ impl Sim {
                     let element = self.next_element;
                     self.next_element += 1;
                     self.record(OpType::Invoke, process, "add", json!(element));
-                    *busy = Some(Busy::Add { element, applied: false });
+                    *busy = Some(Busy::Add {
+                        element,
+                        applied: false,
+                    });
                 }
                 process
             }
-            Some(Busy::Add { element, applied: false }) => {
+            Some(Busy::Add {
+                element,
+                applied: false,
+            }) => {
                 match rng.below(10) {
                     0 => self.record(OpType::Fail, process, "add", json!(element)),
                     1 => {
@@ -75,12 +98,18 @@ impl Sim {
                     }
                     _ => {
                         self.set.insert(element);
-                        *busy = Some(Busy::Add { element, applied: true });
+                        *busy = Some(Busy::Add {
+                            element,
+                            applied: true,
+                        });
                     }
                 }
                 process
             }
-            Some(Busy::Add { element, applied: true }) => {
+            Some(Busy::Add {
+                element,
+                applied: true,
+            }) => {
                 if rng.below(10) == 0 {
                     self.record(OpType::Info, process, "add", json!(element));
                     *next_process += 1;
@@ -91,10 +120,14 @@ impl Sim {
                 process
             }
             Some(Busy::Read { snapshot: None }) => {
-                *busy = Some(Busy::Read { snapshot: Some(self.set.iter().copied().collect()) });
+                *busy = Some(Busy::Read {
+                    snapshot: Some(self.set.iter().copied().collect()),
+                });
                 process
             }
-            Some(Busy::Read { snapshot: Some(seen) }) => {
+            Some(Busy::Read {
+                snapshot: Some(seen),
+            }) => {
                 self.record(OpType::Ok, process, "read-set", json!(seen));
                 process
             }
@@ -105,7 +138,12 @@ impl Sim {
 /// A history of `steps` steps by `procs` processes over a linearizable set.
 fn simulate(seed: u64, procs: usize, steps: usize) -> Sim {
     let mut rng = Rng(seed | 1);
-    let mut sim = Sim { ops: Vec::new(), set: BTreeSet::new(), next_element: 0, acknowledged: Vec::new() };
+    let mut sim = Sim {
+        ops: Vec::new(),
+        set: BTreeSet::new(),
+        next_element: 0,
+        acknowledged: Vec::new(),
+    };
     let mut slots: Vec<(u64, Option<Busy>)> = (0..procs as u64).map(|p| (p, None)).collect();
     let mut next_process = procs as u64;
     for _ in 0..steps {

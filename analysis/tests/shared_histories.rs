@@ -31,11 +31,18 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 fn labels() -> Vec<(String, String, String, String, String)> {
     let mut rows = Vec::new();
     for folder in ["etcd-jepsen", "kv", "knossos-cas", "elastickv"] {
-        let text = std::fs::read_to_string(testdata().join(folder).join("labels.tsv")).expect("labels.tsv");
+        let text = std::fs::read_to_string(testdata().join(folder).join("labels.tsv"))
+            .expect("labels.tsv");
         for line in text.lines().skip(1).filter(|l| !l.trim().is_empty()) {
             let f: Vec<&str> = line.split('\t').collect();
             assert_eq!(f.len(), 4, "labels.tsv row {line:?}");
-            rows.push((folder.into(), f[0].into(), f[1].into(), f[2].into(), f[3].into()));
+            rows.push((
+                folder.into(),
+                f[0].into(),
+                f[1].into(),
+                f[2].into(),
+                f[3].into(),
+            ));
         }
     }
     rows
@@ -62,7 +69,13 @@ fn there_are_118_labelled_histories_50_etcd_4_kv_61_knossos_3_elastickv() {
     let rows = labels();
     let count = |folder: &str| rows.iter().filter(|r| r.0 == folder).count();
     assert_eq!(
-        (rows.len(), count("etcd-jepsen"), count("kv"), count("knossos-cas"), count("elastickv")),
+        (
+            rows.len(),
+            count("etcd-jepsen"),
+            count("kv"),
+            count("knossos-cas"),
+            count("elastickv")
+        ),
         (118, 50, 4, 61, 3)
     );
 }
@@ -80,7 +93,12 @@ fn every_labelled_history_parses_in_its_detected_format() {
         };
         assert_eq!(loaded.format, expected, "{}", path.display());
         assert!(!loaded.history.is_empty(), "{} is empty", path.display());
-        assert!(!loaded.report.truncated_last_line, "{}: {:?}", path.display(), loaded.report.warnings);
+        assert!(
+            !loaded.report.truncated_last_line,
+            "{}: {:?}",
+            path.display(),
+            loaded.report.warnings
+        );
         // Every client op of these cas-register and kv histories is one of their functions.
         for op in &loaded.history.ops {
             if op.process.client().is_some() {
@@ -106,5 +124,9 @@ fn etcd_timed_out_writes_keep_their_value_and_error() {
         .find(|op| op.kind == analysis::history::OpType::Info && op.f == "write")
         .expect("etcd_000 has a timed-out write");
     assert_eq!(info.error.as_deref(), Some("timed-out"));
-    assert!(info.value.is_number(), "the value written, from the invoke: {:?}", info.value);
+    assert!(
+        info.value.is_number(),
+        "the value written, from the invoke: {:?}",
+        info.value
+    );
 }

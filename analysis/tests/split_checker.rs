@@ -10,7 +10,14 @@ use serde_json::json;
 
 /// `rate` puts per second from `from_s` to `to_s`, the n-th op (counted from 0 over the
 /// whole history) writing `key(n)`.
-fn load(h: &mut HistoryBuilder, from_s: u64, to_s: u64, rate: u64, n0: &mut u64, key: impl Fn(u64) -> String) {
+fn load(
+    h: &mut HistoryBuilder,
+    from_s: u64,
+    to_s: u64,
+    rate: u64,
+    n0: &mut u64,
+    key: impl Fn(u64) -> String,
+) {
     let step_ms = 1000 / rate;
     let mut t = from_s * 1000;
     while t < to_s * 1000 {
@@ -31,7 +38,11 @@ fn uniform(n: u64) -> String {
 }
 
 fn opts() -> SplitOptions {
-    SplitOptions { hot_prefix: Some("hot/".into()), cooldown_s: Some(30.0), ..SplitOptions::default() }
+    SplitOptions {
+        hot_prefix: Some("hot/".into()),
+        cooldown_s: Some(30.0),
+        ..SplitOptions::default()
+    }
 }
 
 fn splits(r: &CheckerResult) -> &Vec<serde_json::Value> {
@@ -45,7 +56,10 @@ fn no_split_is_unknown_nothing_tested() {
     load(&mut h, 0, 5, 50, &mut 0, seq);
     let r = check(&h.build(), &opts());
     assert_eq!(r.valid, Validity::Unknown);
-    assert_eq!(r.reason.as_deref(), Some("no split happened — nothing was tested"));
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("no split happened — nothing was tested")
+    );
     // The load table is still there for the report.
     assert_eq!(r.details["route_load"][0]["total_ops"], 250);
 }
@@ -63,7 +77,14 @@ fn p50_split_of_uniform_hot_range_is_valid_and_relieves_the_parent() {
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut h, 2, 15, 100, &mut n, uniform);
-    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 2, 2, 1)], vec![]);
+    h.at_ms(15_000).catalog(
+        2,
+        vec![
+            child(2, "", "hot/000000500", 1, 1, 1),
+            child(3, "hot/000000500", "", 2, 2, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 15, 30, 100, &mut n, uniform);
     let r = check(&h.build(), &opts());
     assert_eq!(r.valid, Validity::Valid, "{:?} {:?}", r.reason, r.anomalies);
@@ -76,7 +97,10 @@ fn p50_split_of_uniform_hot_range_is_valid_and_relieves_the_parent() {
     assert!((s["parent_ops_per_s_before"].as_f64().unwrap() - 100.0).abs() < 2.0);
     assert!(s["max_child_ops_per_s_after"].as_f64().unwrap() < 60.0);
     let latency = r.details["detection_latency_s"].as_f64().unwrap();
-    assert!((latency - 13.0).abs() < 0.1, "hot load started at 2 s, split seen at 15 s: {latency}");
+    assert!(
+        (latency - 13.0).abs() < 0.1,
+        "hot load started at 2 s, split seen at 15 s: {latency}"
+    );
     assert!(s["cluster_after"]["top_share"].as_f64().unwrap() < 0.6);
     assert_eq!(r.counts["moves"], 0);
 }
@@ -88,7 +112,14 @@ fn sequential_split(split_key: &str) -> CheckerResult {
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut h, 0, 20, 100, &mut n, seq);
-    h.at_ms(20_000).catalog(2, vec![child(2, "", split_key, 1, 1, 1), child(3, split_key, "", 1, 1, 1)], vec![]);
+    h.at_ms(20_000).catalog(
+        2,
+        vec![
+            child(2, "", split_key, 1, 1, 1),
+            child(3, split_key, "", 1, 1, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 20, 30, 100, &mut n, seq);
     check(&h.build(), &opts())
 }
@@ -119,14 +150,32 @@ fn ping_pong_history(second_split_ms: u64) -> CheckerResult {
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut h, 0, 15, 100, &mut n, uniform);
-    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+    h.at_ms(15_000).catalog(
+        2,
+        vec![
+            child(2, "", "hot/000000500", 1, 1, 1),
+            child(3, "hot/000000500", "", 1, 1, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 15, second_split_ms / 1000, 100, &mut n, uniform);
-    h.at_ms(second_split_ms).catalog(3, vec![
-        child(2, "", "hot/000000500", 1, 1, 1),
-        child(4, "hot/000000500", "hot/000000750", 1, 1, 3),
-        child(5, "hot/000000750", "", 1, 1, 3),
-    ], vec![]);
-    load(&mut h, second_split_ms / 1000, second_split_ms / 1000 + 5, 100, &mut n, uniform);
+    h.at_ms(second_split_ms).catalog(
+        3,
+        vec![
+            child(2, "", "hot/000000500", 1, 1, 1),
+            child(4, "hot/000000500", "hot/000000750", 1, 1, 3),
+            child(5, "hot/000000750", "", 1, 1, 3),
+        ],
+        vec![],
+    );
+    load(
+        &mut h,
+        second_split_ms / 1000,
+        second_split_ms / 1000 + 5,
+        100,
+        &mut n,
+        uniform,
+    );
     check(&h.build(), &opts())
 }
 
@@ -146,9 +195,21 @@ fn child_split_again_within_cooldown_is_ping_pong() {
 fn split_of_a_cold_route_is_flagged() {
     let mut h = HistoryBuilder::new();
     let mut n = 0;
-    h.catalog(1, vec![route(1, "", "c", 1, 1), route(2, "c", "", 1, 1)], vec![]);
+    h.catalog(
+        1,
+        vec![route(1, "", "c", 1, 1), route(2, "c", "", 1, 1)],
+        vec![],
+    );
     load(&mut h, 0, 15, 100, &mut n, uniform);
-    h.at_ms(15_000).catalog(2, vec![child(3, "", "b", 1, 1, 1), child(4, "b", "c", 1, 1, 1), route(2, "c", "", 1, 1)], vec![]);
+    h.at_ms(15_000).catalog(
+        2,
+        vec![
+            child(3, "", "b", 1, 1, 1),
+            child(4, "b", "c", 1, 1, 1),
+            route(2, "c", "", 1, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 15, 20, 100, &mut n, uniform);
     let r = check(&h.build(), &opts());
     assert_eq!(anomaly_kinds(&r), ["cold-split"]);
@@ -160,12 +221,25 @@ fn hot_key_isolation_is_justified() {
     // 80 % of the load on one celebrity key, the rest below it; the split isolates the
     // celebrity key in its own left piece (split at its successor), so the right child
     // gets nothing of the window — justified by the hot key, not by balance.
-    let key = |n: u64| if matches!(n % 5, 0) { format!("hot/a{:03}", n % 97) } else { "hot/z".to_string() };
+    let key = |n: u64| {
+        if matches!(n % 5, 0) {
+            format!("hot/a{:03}", n % 97)
+        } else {
+            "hot/z".to_string()
+        }
+    };
     let mut h = HistoryBuilder::new();
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut h, 0, 15, 100, &mut n, key);
-    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/z\u{0}", 1, 1, 1), child(3, "hot/z\u{0}", "", 2, 2, 1)], vec![]);
+    h.at_ms(15_000).catalog(
+        2,
+        vec![
+            child(2, "", "hot/z\u{0}", 1, 1, 1),
+            child(3, "hot/z\u{0}", "", 2, 2, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 15, 20, 100, &mut n, key);
     let r = check(&h.build(), &opts());
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.anomalies);
@@ -177,9 +251,17 @@ fn hot_key_isolation_is_justified() {
 fn forced_splits_are_observed_but_not_judged() {
     let mut h = HistoryBuilder::new();
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    h.at_ms(1000).nemesis("start-split", json!({"targets": [], "effective": true, "split_key": "q"}));
-    h.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
-    h.at_ms(1200).nemesis("stop-split", json!({"targets": [], "effective": true}));
+    h.at_ms(1000).nemesis(
+        "start-split",
+        json!({"targets": [], "effective": true, "split_key": "q"}),
+    );
+    h.at_ms(1100).catalog(
+        2,
+        vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)],
+        vec![],
+    );
+    h.at_ms(1200)
+        .nemesis("stop-split", json!({"targets": [], "effective": true}));
     let r = check(&h.build(), &opts());
     assert_eq!(r.valid, Validity::Valid);
     assert_eq!((r.counts["forced-splits"], r.counts["auto-splits"]), (1, 0));
@@ -187,27 +269,59 @@ fn forced_splits_are_observed_but_not_judged() {
     // around it, it is not judged (not cold: nobody was sending load), so unknown.
     let mut auto = HistoryBuilder::new();
     auto.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    auto.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+    auto.at_ms(1100).catalog(
+        2,
+        vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)],
+        vec![],
+    );
     let r = check(&auto.build(), &opts());
-    assert_eq!((r.counts["forced-splits"], r.counts["auto-splits"], r.counts["judged-splits"]), (0, 1, 0));
+    assert_eq!(
+        (
+            r.counts["forced-splits"],
+            r.counts["auto-splits"],
+            r.counts["judged-splits"]
+        ),
+        (0, 1, 0)
+    );
     assert_eq!(r.valid, Validity::Unknown, "{:?}", r.anomalies);
     // faultline's split nemesis records `key` and logs its start after the split returned.
     let mut late = HistoryBuilder::new();
     late.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    late.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
-    late.at_ms(1104).nemesis("start-split", json!({"targets": [], "effective": true, "key": "q", "route_id": 1}));
+    late.at_ms(1100).catalog(
+        2,
+        vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)],
+        vec![],
+    );
+    late.at_ms(1104).nemesis(
+        "start-split",
+        json!({"targets": [], "effective": true, "key": "q", "route_id": 1}),
+    );
     assert_eq!(check(&late.build(), &opts()).counts["forced-splits"], 1);
     // A refused nemesis split (no key) does not claim a nearby auto-split.
     let mut refused = HistoryBuilder::new();
     refused.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    refused.at_ms(1000).nemesis("start-split", json!({"targets": [], "effective": false, "detail": "no hot key to split yet"}));
-    refused.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+    refused.at_ms(1000).nemesis(
+        "start-split",
+        json!({"targets": [], "effective": false, "detail": "no hot key to split yet"}),
+    );
+    refused.at_ms(1100).catalog(
+        2,
+        vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)],
+        vec![],
+    );
     assert_eq!(check(&refused.build(), &opts()).counts["forced-splits"], 0);
     // A nemesis split at another key does not claim an auto-split.
     let mut other = HistoryBuilder::new();
     other.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    other.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
-    other.at_ms(1104).nemesis("start-split", json!({"targets": [], "effective": true, "key": "r"}));
+    other.at_ms(1100).catalog(
+        2,
+        vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)],
+        vec![],
+    );
+    other.at_ms(1104).nemesis(
+        "start-split",
+        json!({"targets": [], "effective": true, "key": "r"}),
+    );
     assert_eq!(check(&other.build(), &opts()).counts["forced-splits"], 0);
 }
 
@@ -216,14 +330,26 @@ fn a_move_fault_claims_only_the_split_it_started_itself() {
     let split_then = |event: serde_json::Value| {
         let mut h = HistoryBuilder::new();
         h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-        h.at_ms(1100).catalog(2, vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)], vec![]);
+        h.at_ms(1100).catalog(
+            2,
+            vec![child(2, "", "q", 1, 1, 1), child(3, "q", "", 1, 1, 1)],
+            vec![],
+        );
         h.at_ms(1500).nemesis("start-move", event);
         check(&h.build(), &opts()).counts["forced-splits"]
     };
     // The move fault started the split (its event names the key): forced.
-    assert_eq!(split_then(json!({"targets": ["n1"], "effective": true, "split_key": "q", "job_split_key": "q"})), 1);
+    assert_eq!(
+        split_then(
+            json!({"targets": ["n1"], "effective": true, "split_key": "q", "job_split_key": "q"})
+        ),
+        1
+    );
     // It aimed at a job the store started itself (no `split_key`): the split stays the store's.
-    assert_eq!(split_then(json!({"targets": ["n1"], "effective": true, "job_split_key": "q"})), 0);
+    assert_eq!(
+        split_then(json!({"targets": ["n1"], "effective": true, "job_split_key": "q"})),
+        0
+    );
 }
 
 #[test]
@@ -232,7 +358,14 @@ fn route_load_series_counts_ops_per_second_through_the_catalog_in_force() {
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut h, 0, 3, 10, &mut n, uniform);
-    h.at_ms(3_000).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+    h.at_ms(3_000).catalog(
+        2,
+        vec![
+            child(2, "", "hot/000000500", 1, 1, 1),
+            child(3, "hot/000000500", "", 1, 1, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 3, 5, 10, &mut n, |_| "hot/000000900".into());
     let r = check(&h.build(), &opts());
     let series = r.details["route_load"].as_array().unwrap();
@@ -256,11 +389,24 @@ fn refkv_style_two_step_hot_key_isolation_is_neither_ping_pong_nor_unjustified()
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut h, 0, 15, 100, &mut n, key);
-    h.at_ms(15_000).catalog(2, vec![child(2, "", "hot/m", 1, 1, 1), child(3, "hot/m", "", 1, 1, 1)], vec![]);
+    h.at_ms(15_000).catalog(
+        2,
+        vec![
+            child(2, "", "hot/m", 1, 1, 1),
+            child(3, "hot/m", "", 1, 1, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 15, 16, 100, &mut n, key);
-    h.at_ms(16_000).catalog(3, vec![
-        child(2, "", "hot/m", 1, 1, 1), child(4, "hot/m", "hot/m\u{0}", 1, 1, 3), child(5, "hot/m\u{0}", "", 2, 2, 3),
-    ], vec![]);
+    h.at_ms(16_000).catalog(
+        3,
+        vec![
+            child(2, "", "hot/m", 1, 1, 1),
+            child(4, "hot/m", "hot/m\u{0}", 1, 1, 3),
+            child(5, "hot/m\u{0}", "", 2, 2, 3),
+        ],
+        vec![],
+    );
     load(&mut h, 16, 25, 100, &mut n, key);
     let r = check(&h.build(), &opts());
     assert_eq!(r.valid, Validity::Valid, "{:?}", r.anomalies);
@@ -270,11 +416,24 @@ fn refkv_style_two_step_hot_key_isolation_is_neither_ping_pong_nor_unjustified()
     let mut n = 0;
     pp.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut pp, 0, 15, 100, &mut n, key);
-    pp.at_ms(15_000).catalog(2, vec![child(2, "", "hot/m", 1, 1, 1), child(3, "hot/m", "", 1, 1, 1)], vec![]);
+    pp.at_ms(15_000).catalog(
+        2,
+        vec![
+            child(2, "", "hot/m", 1, 1, 1),
+            child(3, "hot/m", "", 1, 1, 1),
+        ],
+        vec![],
+    );
     load(&mut pp, 15, 16, 100, &mut n, key);
-    pp.at_ms(16_000).catalog(3, vec![
-        child(2, "", "hot/m", 1, 1, 1), child(4, "hot/m", "hot/n", 1, 1, 3), child(5, "hot/n", "", 2, 2, 3),
-    ], vec![]);
+    pp.at_ms(16_000).catalog(
+        3,
+        vec![
+            child(2, "", "hot/m", 1, 1, 1),
+            child(4, "hot/m", "hot/n", 1, 1, 3),
+            child(5, "hot/n", "", 2, 2, 3),
+        ],
+        vec![],
+    );
     assert!(anomaly_kinds(&check(&pp.build(), &opts())).contains(&"ping-pong".to_string()));
 }
 
@@ -284,25 +443,55 @@ fn byte_midpoint_split_of_a_sequential_child_route_is_unjustified() {
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     load(&mut h, 0, 20, 100, &mut n, seq);
-    h.at_ms(20_000).catalog(2, vec![child(2, "", &seq(1500), 1, 1, 1), child(3, &seq(1500), "", 1, 1, 1)], vec![]);
+    h.at_ms(20_000).catalog(
+        2,
+        vec![
+            child(2, "", &seq(1500), 1, 1, 1),
+            child(3, &seq(1500), "", 1, 1, 1),
+        ],
+        vec![],
+    );
     load(&mut h, 20, 40, 100, &mut n, seq);
     // refkv's byte midpoint of ["hot/000001500", unbounded) lies far above every hot key.
-    h.at_ms(40_000).catalog(3, vec![
-        child(2, "", &seq(1500), 1, 1, 1), child(4, &seq(1500), "\u{b4}", 1, 1, 3), child(5, "\u{b4}", "", 2, 2, 3),
-    ], vec![]);
+    h.at_ms(40_000).catalog(
+        3,
+        vec![
+            child(2, "", &seq(1500), 1, 1, 1),
+            child(4, &seq(1500), "\u{b4}", 1, 1, 3),
+            child(5, "\u{b4}", "", 2, 2, 3),
+        ],
+        vec![],
+    );
     load(&mut h, 40, 45, 100, &mut n, seq);
-    let r = check(&h.build(), &SplitOptions { hot_prefix: Some("hot/".into()), ..SplitOptions::default() });
+    let r = check(
+        &h.build(),
+        &SplitOptions {
+            hot_prefix: Some("hot/".into()),
+            ..SplitOptions::default()
+        },
+    );
     assert_eq!(anomaly_kinds(&r), ["unjustified-split"]);
     assert_eq!(r.anomalies[0]["route"], 3);
-    assert_eq!(r.counts["judged-splits"], 2, "the first (p50) split was judged and passed");
+    assert_eq!(
+        r.counts["judged-splits"], 2,
+        "the first (p50) split was judged and passed"
+    );
 }
 
 #[test]
 fn an_unjustified_split_is_explained_in_words_not_rust_debug_values() {
     let r = sequential_split("\u{7f}");
     let explanation = r.anomalies[0]["explanation"].as_str().unwrap();
-    assert!(!explanation.contains("Some(") && !explanation.contains("None") && !explanation.contains("[\""), "{explanation}");
-    assert!(explanation.contains("split at \"\u{7f}\","), "{explanation}");
+    assert!(
+        !explanation.contains("Some(")
+            && !explanation.contains("None")
+            && !explanation.contains("[\""),
+        "{explanation}"
+    );
+    assert!(
+        explanation.contains("split at \"\u{7f}\","),
+        "{explanation}"
+    );
     assert!(explanation.contains("hottest key \"hot/"), "{explanation}");
 }
 
@@ -313,11 +502,25 @@ fn lone_split(split_ms: u64, from_s: u64, to_s: u64, rate: u64) -> CheckerResult
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     if split_ms / 1000 <= from_s {
-        h.at_ms(split_ms).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+        h.at_ms(split_ms).catalog(
+            2,
+            vec![
+                child(2, "", "hot/000000500", 1, 1, 1),
+                child(3, "hot/000000500", "", 1, 1, 1),
+            ],
+            vec![],
+        );
         load(&mut h, from_s, to_s, rate, &mut n, uniform);
     } else {
         load(&mut h, from_s, to_s, rate, &mut n, uniform);
-        h.at_ms(split_ms).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+        h.at_ms(split_ms).catalog(
+            2,
+            vec![
+                child(2, "", "hot/000000500", 1, 1, 1),
+                child(3, "hot/000000500", "", 1, 1, 1),
+            ],
+            vec![],
+        );
     }
     check(&h.build(), &opts())
 }
@@ -325,7 +528,13 @@ fn lone_split(split_ms: u64, from_s: u64, to_s: u64, rate: u64) -> CheckerResult
 #[test]
 fn a_split_before_any_client_operation_is_not_judged_cold() {
     let r = lone_split(1_000, 2, 10, 100);
-    assert_eq!(r.valid, Validity::Unknown, "{:?} {:?}", r.reason, r.anomalies);
+    assert_eq!(
+        r.valid,
+        Validity::Unknown,
+        "{:?} {:?}",
+        r.reason,
+        r.anomalies
+    );
     assert_eq!(r.counts["cold-splits"], 0);
     assert_eq!(r.counts["judged-splits"], 0);
     assert_eq!(splits(&r)[0]["judged"], false);
@@ -335,7 +544,13 @@ fn a_split_before_any_client_operation_is_not_judged_cold() {
 fn a_split_after_the_clients_stopped_is_not_judged_cold() {
     // Load until 10 s, the split seen at 30 s: nothing covers the 5 s before it.
     let r = lone_split(30_000, 0, 10, 1);
-    assert_eq!(r.valid, Validity::Unknown, "{:?} {:?}", r.reason, r.anomalies);
+    assert_eq!(
+        r.valid,
+        Validity::Unknown,
+        "{:?} {:?}",
+        r.reason,
+        r.anomalies
+    );
     assert_eq!(r.counts["cold-splits"], 0);
 }
 
@@ -349,7 +564,14 @@ fn a_split_whose_cold_window_the_clients_cover_is_judged_cold() {
         h.at_ms(s * 1000);
         h.acked(0, "put", &uniform(n as u64), json!(n), None);
         if s == 20 {
-            h.at_ms(20_500).catalog(2, vec![child(2, "", "hot/000000500", 1, 1, 1), child(3, "hot/000000500", "", 1, 1, 1)], vec![]);
+            h.at_ms(20_500).catalog(
+                2,
+                vec![
+                    child(2, "", "hot/000000500", 1, 1, 1),
+                    child(3, "hot/000000500", "", 1, 1, 1),
+                ],
+                vec![],
+            );
         }
     }
     let r = check(&h.build(), &opts());
@@ -358,15 +580,29 @@ fn a_split_whose_cold_window_the_clients_cover_is_judged_cold() {
 
 /// `rate` list-append transactions per second from `from_s` to `to_s`, each appending to
 /// two sequential keys (`key(n)` and `key(n + 1)`) and reading the first.
-fn txn_load(h: &mut HistoryBuilder, from_s: u64, to_s: u64, rate: u64, n0: &mut u64, key: impl Fn(u64) -> String) {
+fn txn_load(
+    h: &mut HistoryBuilder,
+    from_s: u64,
+    to_s: u64,
+    rate: u64,
+    n0: &mut u64,
+    key: impl Fn(u64) -> String,
+) {
     let step_ms = 1000 / rate;
     let mut t = from_s * 1000;
     while t < to_s * 1000 {
         h.at_ms(t);
         let (a, b) = (key(*n0), key(*n0 + 1));
         let process = *n0 % 8;
-        h.invoke_txn(process, json!([["append", a, *n0], ["append", b, *n0], ["r", a, null]]));
-        h.complete_txn(analysis::history::OpType::Ok, process, json!([["append", a, *n0], ["append", b, *n0], ["r", a, [*n0]]]));
+        h.invoke_txn(
+            process,
+            json!([["append", a, *n0], ["append", b, *n0], ["r", a, null]]),
+        );
+        h.complete_txn(
+            analysis::history::OpType::Ok,
+            process,
+            json!([["append", a, *n0], ["append", b, *n0], ["r", a, [*n0]]]),
+        );
         *n0 += 1;
         t += step_ms;
     }
@@ -379,12 +615,29 @@ fn a_split_of_a_range_loaded_by_transactions_is_not_cold_and_its_point_is_not_ju
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
     txn_load(&mut h, 0, 20, 50, &mut n, seq);
     // The byte midpoint, which a single-key hot range would call unjustified (above).
-    h.at_ms(20_000).catalog(2, vec![child(2, "", "\u{7f}", 1, 1, 1), child(3, "\u{7f}", "", 1, 1, 1)], vec![]);
+    h.at_ms(20_000).catalog(
+        2,
+        vec![
+            child(2, "", "\u{7f}", 1, 1, 1),
+            child(3, "\u{7f}", "", 1, 1, 1),
+        ],
+        vec![],
+    );
     txn_load(&mut h, 20, 30, 50, &mut n, seq);
     let r = check(&h.build(), &opts());
     assert_eq!(r.valid, Validity::Valid, "{:?} {:?}", r.reason, r.anomalies);
-    assert_eq!((r.counts["cold-splits"], r.counts["judged-splits"], r.counts["unjustified-splits"]), (0, 1, 0));
+    assert_eq!(
+        (
+            r.counts["cold-splits"],
+            r.counts["judged-splits"],
+            r.counts["unjustified-splits"]
+        ),
+        (0, 1, 0)
+    );
     let s = &splits(&r)[0];
-    assert!(s["parent_ops_per_s_before"].as_f64().unwrap() > 100.0, "three micro-ops a transaction, 50 a second: {s}");
+    assert!(
+        s["parent_ops_per_s_before"].as_f64().unwrap() > 100.0,
+        "three micro-ops a transaction, 50 a second: {s}"
+    );
     assert!(s["evidence_txn_ops"].as_u64().unwrap() > 0);
 }

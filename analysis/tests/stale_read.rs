@@ -13,17 +13,30 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 fn elastickv(file: &str) -> History {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/histories/elastickv").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/histories/elastickv")
+        .join(file);
     load_file(&path, None).expect("parses").history
 }
 
 fn linearizable(history: &History) -> CheckerResult {
-    let opts = AnalyzeOptions { model: Some(ModelChoice::Linearizable(Model::CasRegister)), ..Default::default() };
-    analyze(history, Value::Null, &opts).expect("analyzable").checkers.remove("linearizable").expect("linearizable ran")
+    let opts = AnalyzeOptions {
+        model: Some(ModelChoice::Linearizable(Model::CasRegister)),
+        ..Default::default()
+    };
+    analyze(history, Value::Null, &opts)
+        .expect("analyzable")
+        .checkers
+        .remove("linearizable")
+        .expect("linearizable ran")
 }
 
 fn anomaly<'r>(result: &'r CheckerResult, key: &str) -> &'r Value {
-    result.anomalies.iter().find(|a| a["key"] == key).unwrap_or_else(|| panic!("no anomaly for {key}: {:?}", result.anomalies))
+    result
+        .anomalies
+        .iter()
+        .find(|a| a["key"] == key)
+        .unwrap_or_else(|| panic!("no anomaly for {key}: {:?}", result.anomalies))
 }
 
 #[test]
@@ -45,14 +58,26 @@ fn fault_free_three_group_run_names_node_missed_write_and_staleness() {
     assert_eq!(s["value_written_by"]["write"], 2913);
     let invoke_s = s["read"]["invoke_s"].as_f64().unwrap();
     let stale_ms = s["stale_ms"].as_f64().unwrap();
-    assert!(stale_ms >= 32.0, "at least read 2929's 32.27 ms: {stale_ms}");
-    assert!((stale_ms - (invoke_s - 10.113446279) * 1000.0).abs() < 1.0, "stale_ms is the read's invoke minus 729's ack: {stale_ms} vs {invoke_s}");
+    assert!(
+        stale_ms >= 32.0,
+        "at least read 2929's 32.27 ms: {stale_ms}"
+    );
+    assert!(
+        (stale_ms - (invoke_s - 10.113446279) * 1000.0).abs() < 1.0,
+        "stale_ms is the read's invoke minus 729's ack: {stale_ms} vs {invoke_s}"
+    );
     assert_eq!(s["writes_acked_since"], 1);
     assert_eq!(s["faults"]["active"], json!([]));
     assert_eq!(s["faults"]["last_heal"], Value::Null);
     let summary = s["summary"].as_str().unwrap();
-    assert!(summary.contains("through n3") && summary.contains("no fault active and none before"), "{summary}");
-    assert_eq!(result.counts["keys-stale-read"], result.counts["keys-invalid"]);
+    assert!(
+        summary.contains("through n3") && summary.contains("no fault active and none before"),
+        "{summary}"
+    );
+    assert_eq!(
+        result.counts["keys-stale-read"],
+        result.counts["keys-invalid"]
+    );
 }
 
 #[test]
@@ -66,11 +91,17 @@ fn every_invalid_key_of_the_one_group_fault_run_is_a_stale_read_with_its_fault_s
         let s = &a["stale_read"];
         let read_invoke = s["read"]["invoke_s"].as_f64().unwrap();
         let missed_ack = s["missed_write"]["ack_s"].as_f64().unwrap();
-        assert!(missed_ack < read_invoke, "the missed write was acknowledged before the read: {s:#}");
+        assert!(
+            missed_ack < read_invoke,
+            "the missed write was acknowledged before the read: {s:#}"
+        );
         assert!(s["writes_acked_since"].as_u64().unwrap() >= 1);
         assert!(s["faults"]["active"].is_array() && s["faults"].get("last_heal").is_some());
     }
-    assert_eq!(result.counts["keys-stale-read"], result.anomalies.len() as u64);
+    assert_eq!(
+        result.counts["keys-stale-read"],
+        result.anomalies.len() as u64
+    );
     // The run paused n2 (the leader) from 53.30 s to 63.30 s: a read served by n2 right after
     // the resume sees the pause as the last heal and n2 as its target.
     let after_pause = result
@@ -85,7 +116,9 @@ fn every_invalid_key_of_the_one_group_fault_run_is_a_stale_read_with_its_fault_s
 
 #[test]
 fn leader_read_run_has_nothing_to_annotate() {
-    let result = linearizable(&elastickv("register-1group-partition-kill-pause-leaderreads.jsonl"));
+    let result = linearizable(&elastickv(
+        "register-1group-partition-kill-pause-leaderreads.jsonl",
+    ));
     assert_eq!(result.valid, Validity::Valid);
     assert!(result.anomalies.is_empty() && !result.counts.contains_key("keys-stale-read"));
 }
@@ -99,7 +132,11 @@ fn history(rows: &[(u64, OpType, &str, Value, u64)]) -> History {
         .map(|(i, (p, kind, f, value, t))| Op {
             index: i as u64,
             kind: *kind,
-            process: if *p == u64::MAX { Process::Nemesis } else { Process::Client(*p) },
+            process: if *p == u64::MAX {
+                Process::Nemesis
+            } else {
+                Process::Client(*p)
+            },
             f: f.to_string(),
             key: (*p != u64::MAX).then(|| "k".to_string()),
             value: value.clone(),
@@ -119,7 +156,8 @@ use OpType::{Fail, Info, Invoke, Ok};
 /// reports it; `annotate` only reads `type`, `key` and `op.index`.
 fn flagged(culprit: u64) -> CheckerResult {
     let mut r = CheckerResult::new(Validity::Invalid);
-    r.anomalies.push(json!({ "type": "not-linearizable", "key": "k", "op": { "index": culprit } }));
+    r.anomalies
+        .push(json!({ "type": "not-linearizable", "key": "k", "op": { "index": culprit } }));
     r
 }
 
@@ -138,8 +176,14 @@ fn a_read_of_an_overwritten_acknowledged_value_is_a_stale_read() {
     let result = linearizable(&h);
     let s = &anomaly(&result, "k")["stale_read"];
     assert_eq!(s["read"]["index"], 6);
-    assert_eq!(s["missed_write"]["index"], 2, "the first acknowledged overwrite of 1");
-    assert_eq!(s["stale_ms"], 25.0, "read invoked at 40 ms, overwrite acknowledged at 15 ms");
+    assert_eq!(
+        s["missed_write"]["index"], 2,
+        "the first acknowledged overwrite of 1"
+    );
+    assert_eq!(
+        s["stale_ms"], 25.0,
+        "read invoked at 40 ms, overwrite acknowledged at 15 ms"
+    );
     assert_eq!(s["writes_acked_since"], 2);
     assert_eq!(s["latest_acked_before_read"]["value"], 3);
 }
@@ -175,7 +219,10 @@ fn an_inversion_during_a_concurrent_write_is_not_claimed_stale() {
     let result = linearizable(&h);
     assert_eq!(result.valid, Validity::Invalid);
     let a = anomaly(&result, "k");
-    assert!(a.get("cause").is_none() && a.get("stale_read").is_none(), "{a:#}");
+    assert!(
+        a.get("cause").is_none() && a.get("stale_read").is_none(),
+        "{a:#}"
+    );
     assert_eq!(result.counts["keys-stale-read"], 0);
 }
 
@@ -194,7 +241,11 @@ fn an_unacknowledged_write_of_the_value_read_prevents_the_claim() {
     ]);
     let mut result = flagged(6);
     annotate(&h, &mut result);
-    assert!(result.anomalies[0].get("cause").is_none(), "{:#}", result.anomalies[0]);
+    assert!(
+        result.anomalies[0].get("cause").is_none(),
+        "{:#}",
+        result.anomalies[0]
+    );
 }
 
 #[test]
@@ -210,7 +261,11 @@ fn an_overwrite_concurrent_with_the_value_read_proves_nothing() {
     ]);
     let mut result = flagged(4);
     annotate(&h, &mut result);
-    assert!(result.anomalies[0].get("cause").is_none(), "{:#}", result.anomalies[0]);
+    assert!(
+        result.anomalies[0].get("cause").is_none(),
+        "{:#}",
+        result.anomalies[0]
+    );
 }
 
 #[test]
@@ -242,11 +297,29 @@ fn the_fault_state_names_active_faults_and_the_last_heal() {
     let h = history(&[
         (0, Invoke, "write", json!(1), 0),
         (0, Ok, "write", json!(1), 5),
-        (NEMESIS, Info, "start-kill", json!({"targets": ["n3"], "effective": true}), 6),
+        (
+            NEMESIS,
+            Info,
+            "start-kill",
+            json!({"targets": ["n3"], "effective": true}),
+            6,
+        ),
         (1, Invoke, "write", json!(2), 10),
         (1, Ok, "write", json!(2), 15),
-        (NEMESIS, Info, "stop-kill", json!({"targets": ["n3"], "healed": true}), 20),
-        (NEMESIS, Info, "start-partition", json!({"targets": ["n1", "n2"], "effective": true}), 30),
+        (
+            NEMESIS,
+            Info,
+            "stop-kill",
+            json!({"targets": ["n3"], "healed": true}),
+            20,
+        ),
+        (
+            NEMESIS,
+            Info,
+            "start-partition",
+            json!({"targets": ["n1", "n2"], "effective": true}),
+            30,
+        ),
         (2, Invoke, "read", Value::Null, 50),
         (2, Ok, "read", json!(1), 51),
     ]);
@@ -261,7 +334,11 @@ fn the_fault_state_names_active_faults_and_the_last_heal() {
     assert_eq!(f["active"][0]["ms_before"], 20.0);
     assert_eq!(f["active"][0]["node_targeted"], false);
     let summary = s["summary"].as_str().unwrap();
-    assert!(summary.contains("during partition of n1,n2") && summary.contains("after the kill of n3 healed"), "{summary}");
+    assert!(
+        summary.contains("during partition of n1,n2")
+            && summary.contains("after the kill of n3 healed"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -286,5 +363,9 @@ fn a_huge_key_names_its_culprit_without_scanning_every_read() {
     let s = &a["stale_read"];
     assert_eq!(s["read"]["index"], 4 * n, "the culprit is examined");
     assert_eq!(s["missed_write"]["value"], 1);
-    assert_eq!(s["stale_reads_of_key"], Value::Null, "not every read was examined");
+    assert_eq!(
+        s["stale_reads_of_key"],
+        Value::Null,
+        "not every read was examined"
+    );
 }

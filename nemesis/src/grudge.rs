@@ -45,7 +45,10 @@ impl PartitionMode {
 
     /// The shapes of [`Self::ALL`] that make sense on `nodes` nodes (the default choice).
     pub fn all_for(nodes: usize) -> Vec<PartitionMode> {
-        Self::ALL.into_iter().filter(|m| m.min_nodes() <= nodes).collect()
+        Self::ALL
+            .into_iter()
+            .filter(|m| m.min_nodes() <= nodes)
+            .collect()
     }
 
     pub fn parse(s: &str) -> Option<PartitionMode> {
@@ -87,7 +90,12 @@ pub fn isolate(nodes: &[String], victim: &str) -> Grudge {
 
 /// The grudge for `mode`. `leader` is used by [`PartitionMode::Leader`]; without one it
 /// falls back to a random node.
-pub fn grudge<R: Rng>(mode: PartitionMode, nodes: &[String], leader: Option<&str>, rng: &mut R) -> Grudge {
+pub fn grudge<R: Rng>(
+    mode: PartitionMode,
+    nodes: &[String],
+    leader: Option<&str>,
+    rng: &mut R,
+) -> Grudge {
     let mut shuffled = nodes.to_vec();
     shuffled.shuffle(rng);
     match mode {
@@ -112,7 +120,9 @@ pub fn grudge<R: Rng>(mode: PartitionMode, nodes: &[String], leader: Option<&str
             if n >= 2 {
                 for i in 0..n {
                     let prev = &shuffled[(i + n - 1) % n];
-                    g.entry(shuffled[i].clone()).or_default().insert(prev.clone());
+                    g.entry(shuffled[i].clone())
+                        .or_default()
+                        .insert(prev.clone());
                 }
             }
             g
@@ -132,7 +142,11 @@ fn majorities_ring(ring: &[String]) -> Grudge {
         for j in i + 1..n {
             let distance = (j - i).min(n - (j - i));
             if distance > reach {
-                cut(&mut g, std::slice::from_ref(&ring[i]), std::slice::from_ref(&ring[j]));
+                cut(
+                    &mut g,
+                    std::slice::from_ref(&ring[i]),
+                    std::slice::from_ref(&ring[j]),
+                );
             }
         }
     }
@@ -146,7 +160,9 @@ pub fn has_majority(grudge: &Grudge, nodes: &[String], node: &str) -> bool {
     let mine = grudge.get(node).unwrap_or(&empty);
     let reachable = nodes
         .iter()
-        .filter(|o| *o == node || (!mine.contains(*o) && !grudge.get(*o).unwrap_or(&empty).contains(node)))
+        .filter(|o| {
+            *o == node || (!mine.contains(*o) && !grudge.get(*o).unwrap_or(&empty).contains(node))
+        })
         .count();
     reachable * 2 > nodes.len()
 }
@@ -165,7 +181,10 @@ mod tests {
         let nodes = names(5);
         let mut rng = rand::rngs::StdRng::seed_from_u64(3);
         let g = grudge(PartitionMode::One, &nodes, None, &mut rng);
-        let victim = nodes.iter().find(|n| g.get(*n).map(|s| s.len()) == Some(4)).expect("a victim");
+        let victim = nodes
+            .iter()
+            .find(|n| g.get(*n).map(|s| s.len()) == Some(4))
+            .expect("a victim");
         assert!(!has_majority(&g, &nodes, victim));
         for other in nodes.iter().filter(|n| *n != victim) {
             assert_eq!(g[other], BTreeSet::from([victim.clone()]));
@@ -178,7 +197,10 @@ mod tests {
         let nodes = names(3);
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         let g = grudge(PartitionMode::Leader, &nodes, Some("n2"), &mut rng);
-        assert_eq!(g["n2"], BTreeSet::from(["n1".to_string(), "n3".to_string()]));
+        assert_eq!(
+            g["n2"],
+            BTreeSet::from(["n1".to_string(), "n3".to_string()])
+        );
         assert!(!has_majority(&g, &nodes, "n2"));
     }
 
@@ -201,7 +223,11 @@ mod tests {
         let bridge: Vec<&String> = nodes.iter().filter(|n| !g.contains_key(*n)).collect();
         assert_eq!(bridge.len(), 1, "{g:?}");
         for n in nodes.iter().filter(|n| *n != bridge[0]) {
-            assert_eq!(g[n].len(), 2, "each side drops the two nodes of the other side: {g:?}");
+            assert_eq!(
+                g[n].len(),
+                2,
+                "each side drops the two nodes of the other side: {g:?}"
+            );
         }
     }
 
@@ -213,15 +239,25 @@ mod tests {
             let g = grudge(PartitionMode::MajoritiesRing, &nodes, None, &mut rng);
             let mut seen = BTreeSet::new();
             for node in &nodes {
-                assert!(has_majority(&g, &nodes, node), "{node} lost its majority at {n}: {g:?}");
-                let visible: BTreeSet<&String> = nodes.iter().filter(|o| !g[node].contains(*o)).collect();
+                assert!(
+                    has_majority(&g, &nodes, node),
+                    "{node} lost its majority at {n}: {g:?}"
+                );
+                let visible: BTreeSet<&String> =
+                    nodes.iter().filter(|o| !g[node].contains(*o)).collect();
                 assert!(visible.len() < n, "{node} sees everyone at {n}: {g:?}");
-                assert!(seen.insert(visible), "two nodes see the same majority at {n}: {g:?}");
+                assert!(
+                    seen.insert(visible),
+                    "two nodes see the same majority at {n}: {g:?}"
+                );
             }
         }
         assert!(!PartitionMode::all_for(3).contains(&PartitionMode::MajoritiesRing));
         assert!(PartitionMode::all_for(5).contains(&PartitionMode::MajoritiesRing));
-        assert_eq!(PartitionMode::parse("majorities-ring"), Some(PartitionMode::MajoritiesRing));
+        assert_eq!(
+            PartitionMode::parse("majorities-ring"),
+            Some(PartitionMode::MajoritiesRing)
+        );
     }
 
     #[test]
@@ -230,7 +266,13 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(2);
         let g = grudge(PartitionMode::Leader, &nodes, Some("n4"), &mut rng);
         assert!(!has_majority(&g, &nodes, "n4"));
-        assert!(nodes.iter().filter(|n| *n != "n4").all(|n| has_majority(&g, &nodes, n)), "{g:?}");
+        assert!(
+            nodes
+                .iter()
+                .filter(|n| *n != "n4")
+                .all(|n| has_majority(&g, &nodes, n)),
+            "{g:?}"
+        );
     }
 
     #[test]

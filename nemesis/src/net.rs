@@ -81,20 +81,40 @@ pub async fn ensure_chain<N: NetExec + ?Sized>(ns: &N) -> Result<()> {
 
 /// Drops every packet arriving from `from` (one direction only).
 pub async fn drop_inbound_from<N: NetExec + ?Sized>(ns: &N, from: Ipv4Addr) -> Result<()> {
-    iptables(ns, &["-A", CHAIN, "-s", &from.to_string(), "-j", "DROP"]).await.map(drop)
+    iptables(ns, &["-A", CHAIN, "-s", &from.to_string(), "-j", "DROP"])
+        .await
+        .map(drop)
 }
 
 /// Drops every packet sent to `to` (one direction only).
 pub async fn drop_outbound_to<N: NetExec + ?Sized>(ns: &N, to: Ipv4Addr) -> Result<()> {
-    iptables(ns, &["-A", CHAIN, "-d", &to.to_string(), "-j", "DROP"]).await.map(drop)
+    iptables(ns, &["-A", CHAIN, "-d", &to.to_string(), "-j", "DROP"])
+        .await
+        .map(drop)
 }
 
 /// Drops a random fraction `p` of the packets arriving from `from`.
 pub async fn lose_inbound_from<N: NetExec + ?Sized>(ns: &N, from: Ipv4Addr, p: f64) -> Result<()> {
     let p = format!("{:.4}", p.clamp(0.0, 1.0));
-    iptables(ns, &["-A", CHAIN, "-s", &from.to_string(), "-m", "statistic", "--mode", "random", "--probability", &p, "-j", "DROP"])
-        .await
-        .map(drop)
+    iptables(
+        ns,
+        &[
+            "-A",
+            CHAIN,
+            "-s",
+            &from.to_string(),
+            "-m",
+            "statistic",
+            "--mode",
+            "random",
+            "--probability",
+            &p,
+            "-j",
+            "DROP",
+        ],
+    )
+    .await
+    .map(drop)
 }
 
 /// Removes every faultline rule in the namespace (the chain stays, empty).
@@ -123,13 +143,23 @@ pub async fn remove_chain<N: NetExec + ?Sized>(ns: &N) -> Result<()> {
 /// The rules currently in [`CHAIN`] (`-A FAULTLINE ...` lines), for checks and tests.
 pub async fn rules<N: NetExec + ?Sized>(ns: &N) -> Result<Vec<String>> {
     let out = iptables(ns, &["-S", CHAIN]).await?;
-    Ok(out.lines().filter(|l| l.starts_with("-A")).map(str::to_string).collect())
+    Ok(out
+        .lines()
+        .filter(|l| l.starts_with("-A"))
+        .map(str::to_string)
+        .collect())
 }
 
 /// Whether `tc qdisc ... netem` works in this namespace (it does not on kernels built
 /// without sch_netem); probed by adding and removing a no-op qdisc.
 pub async fn netem_available<N: NetExec + ?Sized>(ns: &N, dev: &str) -> bool {
-    let added = ns.run("tc", &["qdisc", "add", "dev", dev, "root", "netem", "loss", "0%"]).await.is_ok();
+    let added = ns
+        .run(
+            "tc",
+            &["qdisc", "add", "dev", dev, "root", "netem", "loss", "0%"],
+        )
+        .await
+        .is_ok();
     if added {
         let _ = ns.run("tc", &["qdisc", "del", "dev", dev, "root"]).await;
     }
@@ -139,7 +169,14 @@ pub async fn netem_available<N: NetExec + ?Sized>(ns: &N, dev: &str) -> bool {
 /// Applies netem packet loss on `dev` (only when [`netem_available`]).
 pub async fn netem_loss<N: NetExec + ?Sized>(ns: &N, dev: &str, p: f64) -> Result<()> {
     let pct = format!("{:.2}%", p.clamp(0.0, 1.0) * 100.0);
-    ns.run("tc", &["qdisc", "replace", "dev", dev, "root", "netem", "loss", &pct]).await.map(drop)
+    ns.run(
+        "tc",
+        &[
+            "qdisc", "replace", "dev", dev, "root", "netem", "loss", &pct,
+        ],
+    )
+    .await
+    .map(drop)
 }
 
 /// Removes any netem qdisc from `dev` (no error if there is none).

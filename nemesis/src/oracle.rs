@@ -78,23 +78,45 @@ pub trait Oracle: Send + Sync {
     /// A stale client's write: `value` sent through `node` straight to `group` as if routed
     /// under `epoch` (not re-routed). `Ok` = acknowledged, with the commit metadata;
     /// `Err` = refused or failed, with whether that is definite and the error text.
-    fn stale_write<'a>(&'a self, node: &'a str, key: &'a str, value: &'a str, group: u64, epoch: u64) -> BoxFuture<'a, StaleWriteResult> {
+    fn stale_write<'a>(
+        &'a self,
+        node: &'a str,
+        key: &'a str,
+        value: &'a str,
+        group: u64,
+        epoch: u64,
+    ) -> BoxFuture<'a, StaleWriteResult> {
         let _ = (node, key, value, group, epoch);
-        Box::pin(async { Err(StaleWriteError { definite: true, error: "unimplemented: no pinned writes".into() }) })
+        Box::pin(async {
+            Err(StaleWriteError {
+                definite: true,
+                error: "unimplemented: no pinned writes".into(),
+            })
+        })
     }
     /// Test only (refkv's `TxnHold`), on `node`: with `release`, lets its held transactions
     /// go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates that writes a
     /// secondary key at its commit point (with `after_primary_commit`: after its primary's
     /// commit, before its secondaries') for at most that long. Returns the transactions it
     /// coordinates whose locks are live, or why it could not be asked.
-    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
+    fn txn_hold<'a>(
+        &'a self,
+        node: &'a str,
+        arm_hold_ms: u64,
+        after_primary_commit: bool,
+        release: bool,
+    ) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
         let _ = (node, arm_hold_ms, after_primary_commit, release);
         Box::pin(async { Err("unimplemented: this oracle cannot hold transactions".to_string()) })
     }
     /// Moves `key` to another group with a cross-group split at it, first splitting off (in
     /// the same group) any key of `keep` that would otherwise move with it. `None` when the
     /// store cannot be asked at all.
-    fn move_key<'a>(&'a self, key: &'a str, keep: &'a [String]) -> BoxFuture<'a, Option<SplitOutcome>> {
+    fn move_key<'a>(
+        &'a self,
+        key: &'a str,
+        keep: &'a [String],
+    ) -> BoxFuture<'a, Option<SplitOutcome>> {
         let _ = (key, keep);
         Box::pin(async { None })
     }

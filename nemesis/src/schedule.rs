@@ -58,7 +58,8 @@ impl Nemesis {
         let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
         // Every kind gets its turn: rounds over all kinds, each round in a random order.
         let mut round: Vec<FaultKind> = Vec::new();
-        let mut started: std::collections::HashMap<FaultKind, u64> = std::collections::HashMap::new();
+        let mut started: std::collections::HashMap<FaultKind, u64> =
+            std::collections::HashMap::new();
         loop {
             if sleep_or_cancel(self.interval, &cancel).await {
                 return;
@@ -69,9 +70,20 @@ impl Nemesis {
             }
             let Some(kind) = round.pop() else { return };
             let nth = started.entry(kind).or_insert(0);
-            let active = faults::start(&self.ctx, kind, Turn { nth: *nth, budget: self.interval }, &mut rng).await;
+            let active = faults::start(
+                &self.ctx,
+                kind,
+                Turn {
+                    nth: *nth,
+                    budget: self.interval,
+                },
+                &mut rng,
+            )
+            .await;
             *nth += 1;
-            self.status.faults_started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.status
+                .faults_started
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.status.set_active(Some(active.summary.clone()));
             let cancelled = sleep_or_cancel(self.interval, &cancel).await;
             faults::stop(&self.ctx, &active).await;
@@ -89,7 +101,11 @@ impl Nemesis {
             return;
         }
         // A turn is not cancelled half-way: it ends when what it started settles (bounded).
-        let (first, period) = if overlap { (self.interval.mul_f64(1.5), self.interval * 2) } else { (self.interval, self.interval) };
+        let (first, period) = if overlap {
+            (self.interval.mul_f64(1.5), self.interval * 2)
+        } else {
+            (self.interval, self.interval)
+        };
         if sleep_or_cancel(first, &cancel).await {
             return;
         }
@@ -98,10 +114,21 @@ impl Nemesis {
             let kind = kinds[(turn % kinds.len() as u64) as usize];
             // Each kind's own count: a split alternates same-group and cross-group by it.
             let nth = turn / kinds.len() as u64;
-            let active = faults::start(&self.ctx, kind, Turn { nth, budget: period }, &mut rng).await;
+            let active = faults::start(
+                &self.ctx,
+                kind,
+                Turn {
+                    nth,
+                    budget: period,
+                },
+                &mut rng,
+            )
+            .await;
             faults::stop(&self.ctx, &active).await;
             if active.started.effective == Some(true) {
-                self.status.splits_forced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.status
+                    .splits_forced
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             if sleep_or_cancel(period, &cancel).await {
                 return;
@@ -112,8 +139,21 @@ impl Nemesis {
     /// Safety net run at the end: flushes every node's rules, resumes and restarts every
     /// node. Errors are logged, never fatal (a node may simply not be paused).
     pub async fn heal_all(&self) {
-        let names: Vec<String> = self.ctx.control.nodes().iter().map(|n| n.name.clone()).collect();
-        let errors = faults::undo(&self.ctx, &Undo::Network { nodes: names.clone(), netem: self.ctx.use_netem }).await;
+        let names: Vec<String> = self
+            .ctx
+            .control
+            .nodes()
+            .iter()
+            .map(|n| n.name.clone())
+            .collect();
+        let errors = faults::undo(
+            &self.ctx,
+            &Undo::Network {
+                nodes: names.clone(),
+                netem: self.ctx.use_netem,
+            },
+        )
+        .await;
         for e in errors {
             tracing::warn!("healing the network: {e}");
         }
@@ -126,7 +166,10 @@ impl Nemesis {
 
 /// The requested kinds in the rotation and those on their own clock.
 fn split_by_clock(kinds: &[FaultKind]) -> (Vec<FaultKind>, Vec<FaultKind>) {
-    kinds.iter().copied().partition(|k| k.fault().clock() == Clock::Rotation)
+    kinds
+        .iter()
+        .copied()
+        .partition(|k| k.fault().clock() == Clock::Rotation)
 }
 
 /// Why the schedule cannot give every requested fault its turn within `time_limit`, if it
@@ -134,7 +177,11 @@ fn split_by_clock(kinds: &[FaultKind]) -> (Vec<FaultKind>, Vec<FaultKind>) {
 /// interval, in a random order: the last kind of the first round starts (2k − 1) intervals
 /// in and is healed after 2k. The own-clock loop's first turn comes 1.5 intervals in (1
 /// when it runs alone), the others one period apart.
-pub fn schedule_shortfall(kinds: &[FaultKind], interval: Duration, time_limit: Duration) -> Option<String> {
+pub fn schedule_shortfall(
+    kinds: &[FaultKind],
+    interval: Duration,
+    time_limit: Duration,
+) -> Option<String> {
     let (rotation, own) = split_by_clock(kinds);
     let others = rotation.len() as u32;
     let mut problems = Vec::new();
@@ -148,11 +195,19 @@ pub fn schedule_shortfall(kinds: &[FaultKind], interval: Duration, time_limit: D
         }
     }
     if !own.is_empty() {
-        let (first, period) = if others > 0 { (interval.mul_f64(1.5), interval * 2) } else { (interval, interval) };
+        let (first, period) = if others > 0 {
+            (interval.mul_f64(1.5), interval * 2)
+        } else {
+            (interval, interval)
+        };
         let last = first + period * (own.len() as u32 - 1);
         if last >= time_limit {
             let names: Vec<&str> = own.iter().map(|k| k.name()).collect();
-            problems.push(format!("the first turn of {} (on its own clock) comes {:.0} s in", names.join(", then "), last.as_secs_f64()));
+            problems.push(format!(
+                "the first turn of {} (on its own clock) comes {:.0} s in",
+                names.join(", then "),
+                last.as_secs_f64()
+            ));
         }
     }
     (!problems.is_empty()).then(|| {

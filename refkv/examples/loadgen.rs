@@ -18,11 +18,19 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { addrs: vec![], concurrency: 32, seconds: 20, value_size: 64 };
+    let mut args = Args {
+        addrs: vec![],
+        concurrency: 32,
+        seconds: 20,
+        value_size: 64,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let num = |v: &str| v.parse::<u64>().map_err(|_| format!("{flag}: not a number: {v}"));
+        let num = |v: &str| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{flag}: not a number: {v}"))
+        };
         match flag.as_str() {
             "--addrs" => args.addrs = value.split(',').map(str::to_string).collect(),
             "--concurrency" => args.concurrency = num(&value)? as usize,
@@ -47,7 +55,9 @@ async fn main() {
         }
     };
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
-    let hist = Arc::new(std::sync::Mutex::new(hdrhistogram::Histogram::<u64>::new(3).expect("histogram")));
+    let hist = Arc::new(std::sync::Mutex::new(
+        hdrhistogram::Histogram::<u64>::new(3).expect("histogram"),
+    ));
     let errors = Arc::new(std::sync::atomic::AtomicU64::new(0));
     // Per-second acknowledged writes, to see dips (e.g. during a move).
     let acked_now = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -84,7 +94,14 @@ async fn main() {
                 let key = format!("load-{w:04}-{i:09}").into_bytes();
                 i += 1;
                 let t0 = Instant::now();
-                match client.raw_put(RawPutRequest { key, value: value.clone(), ..Default::default() }).await {
+                match client
+                    .raw_put(RawPutRequest {
+                        key,
+                        value: value.clone(),
+                        ..Default::default()
+                    })
+                    .await
+                {
                     Ok(_) => {
                         acked_now.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let _ = local.record(t0.elapsed().as_micros() as u64);

@@ -81,18 +81,28 @@ fn list_filter(r: &ListSplitJobsRequest) -> Result<impl Fn(&Job) -> bool, Status
     let phase = if r.phase.is_empty() {
         None
     } else {
-        let name = if r.phase.starts_with("SPLIT_JOB_PHASE_") { r.phase.clone() } else { format!("SPLIT_JOB_PHASE_{}", r.phase) };
-        let p = SplitJobPhase::from_str_name(&name).ok_or_else(|| Status::invalid_argument(format!("unknown split job phase {:?}", r.phase)))?;
+        let name = if r.phase.starts_with("SPLIT_JOB_PHASE_") {
+            r.phase.clone()
+        } else {
+            format!("SPLIT_JOB_PHASE_{}", r.phase)
+        };
+        let p = SplitJobPhase::from_str_name(&name).ok_or_else(|| {
+            Status::invalid_argument(format!("unknown split job phase {:?}", r.phase))
+        })?;
         Some(p)
     };
     let since = r.since_terminal_at_ms as i64;
     Ok(move |j: &Job| {
-        phase.is_none_or(|p| phase_pb(j.phase) == p) && (!j.phase.is_terminal() || j.terminal_ms >= since)
+        phase.is_none_or(|p| phase_pb(j.phase) == p)
+            && (!j.phase.is_terminal() || j.terminal_ms >= since)
     })
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn routes_pb(c: &Catalog) -> Vec<RouteDescriptor> {
@@ -116,19 +126,35 @@ pub fn delta(old: &Catalog, new: &Catalog) -> CatalogDeltaRecord {
         }
     }
     for id in old.routes.keys().filter(|id| !new.routes.contains_key(id)) {
-        mutations.push(CatalogDeltaMutation { op: CatalogDeltaMutationOp::Delete as i32, route_id: *id, route: None });
+        mutations.push(CatalogDeltaMutation {
+            op: CatalogDeltaMutationOp::Delete as i32,
+            route_id: *id,
+            route: None,
+        });
     }
-    let jobs = new.jobs.values().filter(|j| old.jobs.get(&j.id) != Some(*j)).map(job_pb).collect();
-    CatalogDeltaRecord { previous_version: old.version, version: new.version, mutations, jobs }
+    let jobs = new
+        .jobs
+        .values()
+        .filter(|j| old.jobs.get(&j.id) != Some(*j))
+        .map(job_pb)
+        .collect();
+    CatalogDeltaRecord {
+        previous_version: old.version,
+        version: new.version,
+        mutations,
+        jobs,
+    }
 }
 
 fn snapshot_event(c: &Catalog) -> CatalogWatchEvent {
     CatalogWatchEvent {
-        payload: Some(catalog_watch_event::Payload::Snapshot(CatalogSnapshotReset {
-            version: c.version,
-            routes: routes_pb(c),
-            jobs: jobs_pb(c),
-        })),
+        payload: Some(catalog_watch_event::Payload::Snapshot(
+            CatalogSnapshotReset {
+                version: c.version,
+                routes: routes_pb(c),
+                jobs: jobs_pb(c),
+            },
+        )),
     }
 }
 
@@ -144,10 +170,12 @@ impl Api {
 fn catalog_status(e: &CatalogError) -> Status {
     match e {
         CatalogError::VersionMismatch { .. } => Status::aborted(e.to_string()),
-        CatalogError::UnknownRoute(_) | CatalogError::UnknownJob(_) => Status::not_found(e.to_string()),
-        CatalogError::KeyOutsideRoute(_) | CatalogError::UnknownGroup(_) | CatalogError::SameGroupMigration(_) => {
-            Status::invalid_argument(e.to_string())
+        CatalogError::UnknownRoute(_) | CatalogError::UnknownJob(_) => {
+            Status::not_found(e.to_string())
         }
+        CatalogError::KeyOutsideRoute(_)
+        | CatalogError::UnknownGroup(_)
+        | CatalogError::SameGroupMigration(_) => Status::invalid_argument(e.to_string()),
         _ => Status::failed_precondition(e.to_string()),
     }
 }
@@ -155,9 +183,15 @@ fn catalog_status(e: &CatalogError) -> Status {
 impl Api {
     /// Commits a catalog command on the catalog group's leader.
     async fn catalog_write(&self, cmd: Command) -> Result<CommandResult, Status> {
-        match self.node.execute(CATALOG_GROUP, ExecOp::Write(cmd), true).await {
+        match self
+            .node
+            .execute(CATALOG_GROUP, ExecOp::Write(cmd), true)
+            .await
+        {
             ExecReply::Committed { result, .. } => Ok(result),
-            ExecReply::Unavailable(m) => Err(Status::failed_precondition(format!("not catalog leader: {m}"))),
+            ExecReply::Unavailable(m) => Err(Status::failed_precondition(format!(
+                "not catalog leader: {m}"
+            ))),
             other => Err(failure_status(&other)),
         }
     }
@@ -165,7 +199,9 @@ impl Api {
     async fn split_write(&self, cmd: Command) -> Result<SplitOutcome, Status> {
         match self.catalog_write(cmd).await? {
             CommandResult::Split(r) => r.map_err(|e| catalog_status(&e)),
-            other => Err(Status::internal(format!("unexpected split result {other:?}"))),
+            other => Err(Status::internal(format!(
+                "unexpected split result {other:?}"
+            ))),
         }
     }
 
@@ -179,10 +215,15 @@ impl Api {
 
 #[tonic::async_trait]
 impl Distribution for Api {
-    async fn get_route(&self, req: Request<GetRouteRequest>) -> Result<Response<GetRouteResponse>, Status> {
+    async fn get_route(
+        &self,
+        req: Request<GetRouteRequest>,
+    ) -> Result<Response<GetRouteResponse>, Status> {
         let key = req.into_inner().key;
         let c = self.fresh_catalog().await?;
-        let r = c.route_for_key(&key).ok_or_else(|| Status::not_found("no route covers the key"))?;
+        let r = c
+            .route_for_key(&key)
+            .ok_or_else(|| Status::not_found("no route covers the key"))?;
         Ok(Response::new(GetRouteResponse {
             start: r.start.clone(),
             end: r.end.clone(),
@@ -193,12 +234,22 @@ impl Distribution for Api {
         }))
     }
 
-    async fn list_routes(&self, _: Request<ListRoutesRequest>) -> Result<Response<ListRoutesResponse>, Status> {
+    async fn list_routes(
+        &self,
+        _: Request<ListRoutesRequest>,
+    ) -> Result<Response<ListRoutesResponse>, Status> {
         let c = self.fresh_catalog().await?;
-        Ok(Response::new(ListRoutesResponse { catalog_version: c.version, routes: routes_pb(&c), jobs: jobs_pb(&c) }))
+        Ok(Response::new(ListRoutesResponse {
+            catalog_version: c.version,
+            routes: routes_pb(&c),
+            jobs: jobs_pb(&c),
+        }))
     }
 
-    async fn split_range(&self, req: Request<SplitRangeRequest>) -> Result<Response<SplitRangeResponse>, Status> {
+    async fn split_range(
+        &self,
+        req: Request<SplitRangeRequest>,
+    ) -> Result<Response<SplitRangeResponse>, Status> {
         let r = req.into_inner();
         #[allow(deprecated)]
         let target_group = r.target_group_id;
@@ -231,17 +282,31 @@ impl Distribution for Api {
             now_ms: now_ms(),
         };
         let out = self.split_write(cmd).await?;
-        Ok(Response::new(StartSplitMigrationResponse { catalog_version: out.version, job_id: out.job_id }))
+        Ok(Response::new(StartSplitMigrationResponse {
+            catalog_version: out.version,
+            job_id: out.job_id,
+        }))
     }
 
-    async fn get_split_job(&self, req: Request<GetSplitJobRequest>) -> Result<Response<GetSplitJobResponse>, Status> {
+    async fn get_split_job(
+        &self,
+        req: Request<GetSplitJobRequest>,
+    ) -> Result<Response<GetSplitJobResponse>, Status> {
         let id = req.into_inner().job_id;
         let c = self.fresh_catalog().await?;
-        let job = c.jobs.get(&id).ok_or_else(|| catalog_status(&CatalogError::UnknownJob(id)))?;
-        Ok(Response::new(GetSplitJobResponse { job: Some(job_pb(job)) }))
+        let job = c
+            .jobs
+            .get(&id)
+            .ok_or_else(|| catalog_status(&CatalogError::UnknownJob(id)))?;
+        Ok(Response::new(GetSplitJobResponse {
+            job: Some(job_pb(job)),
+        }))
     }
 
-    async fn list_split_jobs(&self, req: Request<ListSplitJobsRequest>) -> Result<Response<ListSplitJobsResponse>, Status> {
+    async fn list_split_jobs(
+        &self,
+        req: Request<ListSplitJobsRequest>,
+    ) -> Result<Response<ListSplitJobsResponse>, Status> {
         let r = req.into_inner();
         let keep = list_filter(&r)?;
         // Everything fits in one page (the catalog keeps 64 finished jobs): a cursor from a
@@ -250,19 +315,42 @@ impl Distribution for Api {
             return Ok(Response::new(ListSplitJobsResponse::default()));
         }
         let c = self.fresh_catalog().await?;
-        let jobs = c.jobs.values().rev().filter(|j| keep(j)).map(job_pb).collect();
-        Ok(Response::new(ListSplitJobsResponse { jobs, next_page_cursor: Vec::new() }))
+        let jobs = c
+            .jobs
+            .values()
+            .rev()
+            .filter(|j| keep(j))
+            .map(job_pb)
+            .collect();
+        Ok(Response::new(ListSplitJobsResponse {
+            jobs,
+            next_page_cursor: Vec::new(),
+        }))
     }
 
-    async fn abandon_split_job(&self, req: Request<AbandonSplitJobRequest>) -> Result<Response<AbandonSplitJobResponse>, Status> {
+    async fn abandon_split_job(
+        &self,
+        req: Request<AbandonSplitJobRequest>,
+    ) -> Result<Response<AbandonSplitJobResponse>, Status> {
         let job_id = req.into_inner().job_id;
-        self.job_write(Command::AbandonJob { job_id, now_ms: now_ms() }).await?;
+        self.job_write(Command::AbandonJob {
+            job_id,
+            now_ms: now_ms(),
+        })
+        .await?;
         Ok(Response::new(AbandonSplitJobResponse {}))
     }
 
-    async fn retry_split_job(&self, req: Request<RetrySplitJobRequest>) -> Result<Response<RetrySplitJobResponse>, Status> {
+    async fn retry_split_job(
+        &self,
+        req: Request<RetrySplitJobRequest>,
+    ) -> Result<Response<RetrySplitJobResponse>, Status> {
         let job_id = req.into_inner().job_id;
-        self.job_write(Command::RetryJob { job_id, now_ms: now_ms() }).await?;
+        self.job_write(Command::RetryJob {
+            job_id,
+            now_ms: now_ms(),
+        })
+        .await?;
         Ok(Response::new(RetrySplitJobResponse {}))
     }
 
@@ -281,18 +369,25 @@ impl Distribution for Api {
 
     type WatchCatalogStream = ReceiverStream<Result<CatalogWatchEvent, Status>>;
 
-    async fn watch_catalog(&self, req: Request<CatalogWatchRequest>) -> Result<Response<Self::WatchCatalogStream>, Status> {
+    async fn watch_catalog(
+        &self,
+        req: Request<CatalogWatchRequest>,
+    ) -> Result<Response<Self::WatchCatalogStream>, Status> {
         let after = req.into_inner().after_version;
         let mut rx = self.node.catalog_tx.subscribe();
         let (tx, out) = tokio::sync::mpsc::channel(64);
         tokio::spawn(async move {
             let mut last = rx.borrow_and_update().clone();
-            if (after == 0 || after != last.version) && tx.send(Ok(snapshot_event(&last))).await.is_err() {
+            if (after == 0 || after != last.version)
+                && tx.send(Ok(snapshot_event(&last))).await.is_err()
+            {
                 return;
             }
             while rx.changed().await.is_ok() {
                 let now = rx.borrow_and_update().clone();
-                let event = CatalogWatchEvent { payload: Some(catalog_watch_event::Payload::Delta(delta(&last, &now))) };
+                let event = CatalogWatchEvent {
+                    payload: Some(catalog_watch_event::Payload::Delta(delta(&last, &now))),
+                };
                 if tx.send(Ok(event)).await.is_err() {
                     return;
                 }

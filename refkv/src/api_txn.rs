@@ -15,7 +15,9 @@ use tonic::{Request, Response, Status};
 use crate::api_kv::Api;
 use crate::autosplit::AccessKind;
 use crate::proto::api::refkv_txn_server::RefkvTxn;
-use crate::proto::api::{InFlightTxn, TxnHoldRequest, TxnHoldResponse, TxnMopKind, TxnMopResult, TxnRequest, TxnResponse};
+use crate::proto::api::{
+    InFlightTxn, TxnHoldRequest, TxnHoldResponse, TxnMopKind, TxnMopResult, TxnRequest, TxnResponse,
+};
 use crate::txn::{Mop, TxnDone, TxnError};
 use crate::txn_hold::{HoldPoint, InFlight};
 use std::time::Duration;
@@ -25,10 +27,19 @@ pub fn decode_mops(req: TxnRequest) -> Result<Vec<Mop>, Status> {
     req.mops
         .into_iter()
         .map(|m| match TxnMopKind::try_from(m.kind) {
-            Ok(TxnMopKind::Append) => Ok(Mop::Append { key: m.key, value: m.value }),
-            Ok(TxnMopKind::Write) => Ok(Mop::Write { key: m.key, value: m.value }),
+            Ok(TxnMopKind::Append) => Ok(Mop::Append {
+                key: m.key,
+                value: m.value,
+            }),
+            Ok(TxnMopKind::Write) => Ok(Mop::Write {
+                key: m.key,
+                value: m.value,
+            }),
             Ok(TxnMopKind::Read) => Ok(Mop::Read { key: m.key }),
-            _ => Err(Status::invalid_argument(format!("unknown micro-op kind {}", m.kind))),
+            _ => Err(Status::invalid_argument(format!(
+                "unknown micro-op kind {}",
+                m.kind
+            ))),
         })
         .collect()
 }
@@ -48,9 +59,16 @@ fn response(done: TxnDone) -> TxnResponse {
     let results = done
         .results
         .into_iter()
-        .map(|r| TxnMopResult { exists: r.is_some(), values: r.unwrap_or_default() })
+        .map(|r| TxnMopResult {
+            exists: r.is_some(),
+            values: r.unwrap_or_default(),
+        })
         .collect();
-    TxnResponse { results, start_ts: done.start_ts, commit_ts: done.commit_ts.unwrap_or(0) }
+    TxnResponse {
+        results,
+        start_ts: done.start_ts,
+        commit_ts: done.commit_ts.unwrap_or(0),
+    }
 }
 
 impl Api {
@@ -58,7 +76,11 @@ impl Api {
     fn sample(&self, mops: &[Mop]) {
         let catalog = self.node.catalog();
         for mop in mops {
-            let kind = if matches!(mop, Mop::Read { .. }) { AccessKind::Read } else { AccessKind::Write };
+            let kind = if matches!(mop, Mop::Read { .. }) {
+                AccessKind::Read
+            } else {
+                AccessKind::Write
+            };
             if let Some(route) = catalog.route_for_key(mop.key()) {
                 self.node.sampler.record(route.id, mop.key(), kind);
             }
@@ -74,29 +96,50 @@ impl RefkvTxn for Api {
         let node = self.node.clone();
         let outcome = tokio::spawn(async move { node.transact(&mops).await })
             .await
-            .map_err(|e| Status::unknown(format!("outcome unknown: the transaction's task failed: {e}")))?;
-        outcome.map(|done| Response::new(response(done))).map_err(txn_status)
+            .map_err(|e| {
+                Status::unknown(format!(
+                    "outcome unknown: the transaction's task failed: {e}"
+                ))
+            })?;
+        outcome
+            .map(|done| Response::new(response(done)))
+            .map_err(txn_status)
     }
 
     /// Test only: arms a hold at the next transaction's commit point (or after its primary
     /// commit), releases held transactions, and lists the transactions in flight
     /// (`txn_hold.rs`).
-    async fn txn_hold(&self, req: Request<TxnHoldRequest>) -> Result<Response<TxnHoldResponse>, Status> {
+    async fn txn_hold(
+        &self,
+        req: Request<TxnHoldRequest>,
+    ) -> Result<Response<TxnHoldResponse>, Status> {
         let req = req.into_inner();
         let hold = &self.node.txn_hold;
         if req.release {
             hold.release_all();
         }
         if req.arm_hold_ms > 0 {
-            let at = if req.after_primary_commit { HoldPoint::AfterPrimaryCommit } else { HoldPoint::CommitPoint };
+            let at = if req.after_primary_commit {
+                HoldPoint::AfterPrimaryCommit
+            } else {
+                HoldPoint::CommitPoint
+            };
             hold.arm(Duration::from_millis(req.arm_hold_ms), at);
         }
-        Ok(Response::new(TxnHoldResponse { txns: hold.list().into_iter().map(in_flight_txn).collect() }))
+        Ok(Response::new(TxnHoldResponse {
+            txns: hold.list().into_iter().map(in_flight_txn).collect(),
+        }))
     }
 }
 
 fn in_flight_txn(t: InFlight) -> InFlightTxn {
-    InFlightTxn { start_ts: t.start_ts, commit_ts: t.commit_ts.unwrap_or(0), primary: t.primary, secondary_writes: t.secondary_writes, held: t.held }
+    InFlightTxn {
+        start_ts: t.start_ts,
+        commit_ts: t.commit_ts.unwrap_or(0),
+        primary: t.primary,
+        secondary_writes: t.secondary_writes,
+        held: t.held,
+    }
 }
 
 #[cfg(test)]
@@ -106,20 +149,50 @@ mod tests {
 
     #[test]
     fn micro_ops_decode_and_an_unknown_kind_is_refused() {
-        let mop = |kind: TxnMopKind| TxnMop { kind: kind as i32, key: b"k".to_vec(), value: 5 };
-        let req = TxnRequest { mops: vec![mop(TxnMopKind::Append), mop(TxnMopKind::Write), mop(TxnMopKind::Read)] };
-        let expected =
-            vec![Mop::Append { key: b"k".to_vec(), value: 5 }, Mop::Write { key: b"k".to_vec(), value: 5 }, Mop::Read { key: b"k".to_vec() }];
+        let mop = |kind: TxnMopKind| TxnMop {
+            kind: kind as i32,
+            key: b"k".to_vec(),
+            value: 5,
+        };
+        let req = TxnRequest {
+            mops: vec![
+                mop(TxnMopKind::Append),
+                mop(TxnMopKind::Write),
+                mop(TxnMopKind::Read),
+            ],
+        };
+        let expected = vec![
+            Mop::Append {
+                key: b"k".to_vec(),
+                value: 5,
+            },
+            Mop::Write {
+                key: b"k".to_vec(),
+                value: 5,
+            },
+            Mop::Read { key: b"k".to_vec() },
+        ];
         assert_eq!(decode_mops(req).unwrap(), expected);
-        let bad = TxnRequest { mops: vec![mop(TxnMopKind::Unspecified)] };
-        assert_eq!(decode_mops(bad).unwrap_err().code(), tonic::Code::InvalidArgument);
+        let bad = TxnRequest {
+            mops: vec![mop(TxnMopKind::Unspecified)],
+        };
+        assert_eq!(
+            decode_mops(bad).unwrap_err().code(),
+            tonic::Code::InvalidArgument
+        );
     }
 
     #[test]
     fn only_an_unknown_outcome_is_reported_as_possibly_committed() {
         let code = |e: TxnError| txn_status(e).code();
-        assert_eq!(code(TxnError::Invalid("x".into())), tonic::Code::InvalidArgument);
-        assert_eq!(code(TxnError::NotStarted("x".into())), tonic::Code::Unavailable);
+        assert_eq!(
+            code(TxnError::Invalid("x".into())),
+            tonic::Code::InvalidArgument
+        );
+        assert_eq!(
+            code(TxnError::NotStarted("x".into())),
+            tonic::Code::Unavailable
+        );
         assert_eq!(code(TxnError::Aborted("x".into())), tonic::Code::Aborted);
         let unknown = txn_status(TxnError::Unknown("x".into()));
         assert_eq!(unknown.code(), tonic::Code::Unknown);

@@ -90,7 +90,12 @@ impl Bugs {
                 "low-ts-commit-escapes-delta" => bugs.low_ts_commit_escapes_delta = true,
                 "no-post-fence-drain" => bugs.no_post_fence_drain = true,
                 "expired-lock-rolled-back" => bugs.expired_lock_rolled_back = true,
-                other => return Err(format!("unknown bug {other:?}; known bugs: {}", BUG_NAMES.join(", "))),
+                other => {
+                    return Err(format!(
+                        "unknown bug {other:?}; known bugs: {}",
+                        BUG_NAMES.join(", ")
+                    ))
+                }
             }
         }
         Ok(bugs)
@@ -114,7 +119,12 @@ impl Bugs {
             self.no_post_fence_drain,
             self.expired_lock_rolled_back,
         ];
-        BUG_NAMES.iter().zip(flags).filter(|(_, on)| *on).map(|(n, _)| *n).collect()
+        BUG_NAMES
+            .iter()
+            .zip(flags)
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| *n)
+            .collect()
     }
 }
 
@@ -126,7 +136,9 @@ mod tests {
     fn names_round_trip_and_unknown_is_refused() {
         let bugs = Bugs::from_names(&["no-fence", "stale-read"]).unwrap();
         assert_eq!(bugs.names(), vec!["no-fence", "stale-read"]);
-        assert!(Bugs::from_names(&["nofence"]).unwrap_err().contains("unknown bug"));
+        assert!(Bugs::from_names(&["nofence"])
+            .unwrap_err()
+            .contains("unknown bug"));
         assert_eq!(Bugs::from_names::<&str>(&[]).unwrap(), Bugs::default());
     }
 }

@@ -67,7 +67,12 @@ pub enum CatalogError {
     #[error("unknown split job {0}")]
     UnknownJob(u64),
     #[error("split job {job}: illegal step {from:?} -> {to:?} (job is in {current:?})")]
-    IllegalStep { job: u64, from: JobPhase, to: JobPhase, current: JobPhase },
+    IllegalStep {
+        job: u64,
+        from: JobPhase,
+        to: JobPhase,
+        current: JobPhase,
+    },
     #[error("ErrTooManyInFlightJobs: split job {live} is still live (at most {max} at a time)", max = MAX_LIVE_JOBS)]
     TooManyInFlightJobs { live: u64 },
     #[error("ErrSplitJobOverlap: route {route} overlaps the range of live split job {job}")]
@@ -76,7 +81,9 @@ pub enum CatalogError {
     SameGroupMigration(u64),
     #[error("split job {job} cannot be abandoned in {phase:?} (only before CUTOVER)")]
     AbandonRefused { job: u64, phase: JobPhase },
-    #[error("split job {job} cannot be retried in {phase:?} (only FAILED with a recorded retry phase)")]
+    #[error(
+        "split job {job} cannot be retried in {phase:?} (only FAILED with a recorded retry phase)"
+    )]
     RetryRefused { job: u64, phase: JobPhase },
     #[error("not the catalog group")]
     NotCatalogGroup,
@@ -115,11 +122,27 @@ impl Catalog {
             let id = i as u64 + 1;
             let end = bounds.get(i + 1).cloned().unwrap_or_default();
             let group = (i as u64 % groups) + 1;
-            let route = Route { id, start: start.clone(), end, group, state: RouteState::Active, parent: 0, epoch: 1 };
+            let route = Route {
+                id,
+                start: start.clone(),
+                end,
+                group,
+                state: RouteState::Active,
+                parent: 0,
+                epoch: 1,
+            };
             routes.insert(id, route);
         }
         let next_route_id = routes.len() as u64 + 1;
-        Ok(Catalog { version: 1, groups, routes, jobs: BTreeMap::new(), next_route_id, next_job_id: 1, next_epoch: 2 })
+        Ok(Catalog {
+            version: 1,
+            groups,
+            routes,
+            jobs: BTreeMap::new(),
+            next_route_id,
+            next_job_id: 1,
+            next_epoch: 2,
+        })
     }
 
     pub fn route_for_key(&self, key: &[u8]) -> Option<&Route> {
@@ -146,25 +169,54 @@ impl Catalog {
     ) -> Result<SplitOutcome, CatalogError> {
         let parent = self.checked_split(expected_version, route_id, split_key)?;
         if target_group != 0 && target_group != parent.group {
-            return self.start_migration(expected_version, route_id, split_key, target_group, now_ms);
+            return self.start_migration(
+                expected_version,
+                route_id,
+                split_key,
+                target_group,
+                now_ms,
+            );
         }
-        if let Some(job) = self.live_jobs().find(|j| j.overlaps(&parent.start, &parent.end)) {
-            return Err(CatalogError::SplitJobOverlap { route: route_id, job: job.id });
+        if let Some(job) = self
+            .live_jobs()
+            .find(|j| j.overlaps(&parent.start, &parent.end))
+        {
+            return Err(CatalogError::SplitJobOverlap {
+                route: route_id,
+                job: job.id,
+            });
         }
         if parent.state != RouteState::Active {
             return Err(CatalogError::RouteBusy(route_id));
         }
         let (left, right) = self.replace_by_children(&parent, split_key, RouteState::Active);
         self.version += 1;
-        Ok(SplitOutcome { version: self.version, left, right, job_id: 0 })
+        Ok(SplitOutcome {
+            version: self.version,
+            left,
+            right,
+            job_id: 0,
+        })
     }
 
     /// The checks every split shares: catalog version, route, key strictly inside it.
-    fn checked_split(&self, expected_version: u64, route_id: u64, split_key: &[u8]) -> Result<Route, CatalogError> {
+    fn checked_split(
+        &self,
+        expected_version: u64,
+        route_id: u64,
+        split_key: &[u8],
+    ) -> Result<Route, CatalogError> {
         if expected_version != self.version {
-            return Err(CatalogError::VersionMismatch { expected: expected_version, current: self.version });
+            return Err(CatalogError::VersionMismatch {
+                expected: expected_version,
+                current: self.version,
+            });
         }
-        let parent = self.routes.get(&route_id).cloned().ok_or(CatalogError::UnknownRoute(route_id))?;
+        let parent = self
+            .routes
+            .get(&route_id)
+            .cloned()
+            .ok_or(CatalogError::UnknownRoute(route_id))?;
         if split_key <= parent.start.as_slice() || !below_end(split_key, &parent.end) {
             return Err(CatalogError::KeyOutsideRoute(route_id));
         }
@@ -172,7 +224,12 @@ impl Catalog {
     }
 
     /// Replaces `parent` by its two children at `split_key` (version unchanged).
-    fn replace_by_children(&mut self, parent: &Route, split_key: &[u8], right_state: RouteState) -> (Route, Route) {
+    fn replace_by_children(
+        &mut self,
+        parent: &Route,
+        split_key: &[u8],
+        right_state: RouteState,
+    ) -> (Route, Route) {
         let left = Route {
             id: self.next_route_id,
             start: parent.start.clone(),
@@ -202,11 +259,17 @@ impl Catalog {
         let mut expected_start: Key = Vec::new();
         for (i, r) in routes.iter().enumerate() {
             if r.start != expected_start {
-                return Err(format!("route {} starts at {:?}, expected {:?}", r.id, r.start, expected_start));
+                return Err(format!(
+                    "route {} starts at {:?}, expected {:?}",
+                    r.id, r.start, expected_start
+                ));
             }
             let last = i + 1 == routes.len();
             if r.end.is_empty() != last {
-                return Err(format!("route {} has an unbounded end but is not last (or vice versa)", r.id));
+                return Err(format!(
+                    "route {} has an unbounded end but is not last (or vice versa)",
+                    r.id
+                ));
             }
             if !r.end.is_empty() && r.end <= r.start {
                 return Err(format!("route {} is empty", r.id));

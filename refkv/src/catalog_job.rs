@@ -41,7 +41,10 @@ impl JobPhase {
 
     /// Before the cutover: the move may still be undone.
     pub fn is_pre_cutover(self) -> bool {
-        matches!(self, JobPhase::Planned | JobPhase::Backfill | JobPhase::Fence | JobPhase::DeltaCopy)
+        matches!(
+            self,
+            JobPhase::Planned | JobPhase::Backfill | JobPhase::Fence | JobPhase::DeltaCopy
+        )
     }
 
     /// The steps the driver takes: the forward path, giving up (FAILED) from any working
@@ -57,7 +60,10 @@ impl JobPhase {
                 | (DeltaCopy, Cutover)
                 | (Cutover, Cleanup)
                 | (Cleanup, Done)
-                | (Planned | Backfill | Fence | DeltaCopy | Cutover | Cleanup, Failed)
+                | (
+                    Planned | Backfill | Fence | DeltaCopy | Cutover | Cleanup,
+                    Failed
+                )
                 | (Abandoning, Abandoned)
         )
     }
@@ -146,7 +152,8 @@ impl Catalog {
         if parent.state != RouteState::Active {
             return Err(CatalogError::RouteBusy(route_id));
         }
-        let (left, right) = self.replace_by_children(&parent, split_key, RouteState::MigratingSource);
+        let (left, right) =
+            self.replace_by_children(&parent, split_key, RouteState::MigratingSource);
         let job_id = self.next_job_id;
         self.next_job_id += 1;
         let new_epoch = self.next_epoch;
@@ -173,11 +180,18 @@ impl Catalog {
         };
         self.jobs.insert(job_id, job);
         self.version += 1;
-        Ok(SplitOutcome { version: self.version, left, right, job_id })
+        Ok(SplitOutcome {
+            version: self.version,
+            left,
+            right,
+            job_id,
+        })
     }
 
     fn job_mut(&mut self, job_id: u64) -> Result<&mut Job, CatalogError> {
-        self.jobs.get_mut(&job_id).ok_or(CatalogError::UnknownJob(job_id))
+        self.jobs
+            .get_mut(&job_id)
+            .ok_or(CatalogError::UnknownJob(job_id))
     }
 
     /// The driver advances a job one phase (CAS on `from`), applying the phase's effect on
@@ -192,7 +206,12 @@ impl Catalog {
     ) -> Result<(), CatalogError> {
         let job = self.job_mut(job_id)?;
         if job.phase != from || !from.can_step_to(to) {
-            return Err(CatalogError::IllegalStep { job: job_id, from, to, current: job.phase });
+            return Err(CatalogError::IllegalStep {
+                job: job_id,
+                from,
+                to,
+                current: job.phase,
+            });
         }
         job.phase = to;
         job.touch(now_ms);
@@ -246,7 +265,10 @@ impl Catalog {
     pub fn retry_job(&mut self, job_id: u64, now_ms: i64) -> Result<(), CatalogError> {
         let job = self.job_mut(job_id)?;
         let Some(to) = job.retry_phase.filter(|_| job.phase == JobPhase::Failed) else {
-            return Err(CatalogError::RetryRefused { job: job_id, phase: job.phase });
+            return Err(CatalogError::RetryRefused {
+                job: job_id,
+                phase: job.phase,
+            });
         };
         job.phase = to;
         job.retry_phase = None;
@@ -256,7 +278,12 @@ impl Catalog {
     }
 
     fn forget_old_jobs(&mut self) {
-        let terminal: Vec<u64> = self.jobs.values().filter(|j| j.phase.is_terminal()).map(|j| j.id).collect();
+        let terminal: Vec<u64> = self
+            .jobs
+            .values()
+            .filter(|j| j.phase.is_terminal())
+            .map(|j| j.id)
+            .collect();
         if terminal.len() > KEEP_TERMINAL_JOBS {
             for id in &terminal[..terminal.len() - KEEP_TERMINAL_JOBS] {
                 self.jobs.remove(id);

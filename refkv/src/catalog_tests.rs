@@ -25,8 +25,14 @@ fn same_group_split_replaces_parent_with_two_children() {
     assert_eq!(out.version, 2);
     assert_eq!(c.version, 2);
     assert!(!c.routes.contains_key(&1));
-    assert_eq!((out.left.start.clone(), out.left.end.clone()), (k(""), k("m")));
-    assert_eq!((out.right.start.clone(), out.right.end.clone()), (k("m"), k("")));
+    assert_eq!(
+        (out.left.start.clone(), out.left.end.clone()),
+        (k(""), k("m"))
+    );
+    assert_eq!(
+        (out.right.start.clone(), out.right.end.clone()),
+        (k("m"), k(""))
+    );
     assert_eq!((out.left.parent, out.right.parent), (1, 1));
     assert_eq!((out.left.epoch, out.right.epoch), (1, 1));
     assert_eq!(out.right.state, RouteState::Active);
@@ -40,13 +46,37 @@ fn same_group_split_replaces_parent_with_two_children() {
 #[test]
 fn split_errors() {
     let mut c = Catalog::genesis(3, &[k("m")]).unwrap();
-    assert_eq!(c.split(7, 1, b"c", 0, 0), Err(CatalogError::VersionMismatch { expected: 7, current: 1 }));
-    assert_eq!(c.split(1, 99, b"c", 0, 0), Err(CatalogError::UnknownRoute(99)));
-    assert_eq!(c.split(1, 1, b"", 0, 0), Err(CatalogError::KeyOutsideRoute(1)));
-    assert_eq!(c.split(1, 1, b"m", 0, 0), Err(CatalogError::KeyOutsideRoute(1)));
-    assert_eq!(c.split(1, 1, b"q", 0, 0), Err(CatalogError::KeyOutsideRoute(1)));
-    assert_eq!(c.split(1, 2, b"m", 0, 0), Err(CatalogError::KeyOutsideRoute(2)));
-    assert_eq!(c.split(1, 1, b"c", 9, 0), Err(CatalogError::UnknownGroup(9)));
+    assert_eq!(
+        c.split(7, 1, b"c", 0, 0),
+        Err(CatalogError::VersionMismatch {
+            expected: 7,
+            current: 1
+        })
+    );
+    assert_eq!(
+        c.split(1, 99, b"c", 0, 0),
+        Err(CatalogError::UnknownRoute(99))
+    );
+    assert_eq!(
+        c.split(1, 1, b"", 0, 0),
+        Err(CatalogError::KeyOutsideRoute(1))
+    );
+    assert_eq!(
+        c.split(1, 1, b"m", 0, 0),
+        Err(CatalogError::KeyOutsideRoute(1))
+    );
+    assert_eq!(
+        c.split(1, 1, b"q", 0, 0),
+        Err(CatalogError::KeyOutsideRoute(1))
+    );
+    assert_eq!(
+        c.split(1, 2, b"m", 0, 0),
+        Err(CatalogError::KeyOutsideRoute(2))
+    );
+    assert_eq!(
+        c.split(1, 1, b"c", 9, 0),
+        Err(CatalogError::UnknownGroup(9))
+    );
     assert_eq!(c.version, 1, "failed splits leave the catalog unchanged");
     c.check_tiling().unwrap();
 }
@@ -59,7 +89,13 @@ fn cross_group_split_runs_job_to_cutover_with_new_epoch() {
     assert_eq!(out.right.state, RouteState::MigratingSource);
     assert_eq!(out.right.group, 1);
     // A moving route cannot be split again.
-    assert_eq!(c.split(2, out.right.id, b"x", 0, 0), Err(CatalogError::SplitJobOverlap { route: out.right.id, job: out.job_id }));
+    assert_eq!(
+        c.split(2, out.right.id, b"x", 0, 0),
+        Err(CatalogError::SplitJobOverlap {
+            route: out.right.id,
+            job: out.job_id
+        })
+    );
     use JobPhase::*;
     let path = [Planned, Backfill, Fence, DeltaCopy, Cutover, Cleanup, Done];
     for w in path.windows(2) {
@@ -86,22 +122,53 @@ fn cross_group_split_runs_job_to_cutover_with_new_epoch() {
 fn abandoned_job_leaves_source_authoritative() {
     let mut c = Catalog::genesis(3, &[]).unwrap();
     let out = c.split(1, 1, b"m", 3, 0).unwrap();
-    c.step_job(out.job_id, JobPhase::Planned, JobPhase::Backfill, None, 1).unwrap();
-    c.step_job(out.job_id, JobPhase::Backfill, JobPhase::Fence, None, 1).unwrap();
-    c.step_job(out.job_id, JobPhase::Fence, JobPhase::Failed, Some("boom".into()), 1).unwrap();
+    c.step_job(out.job_id, JobPhase::Planned, JobPhase::Backfill, None, 1)
+        .unwrap();
+    c.step_job(out.job_id, JobPhase::Backfill, JobPhase::Fence, None, 1)
+        .unwrap();
+    c.step_job(
+        out.job_id,
+        JobPhase::Fence,
+        JobPhase::Failed,
+        Some("boom".into()),
+        1,
+    )
+    .unwrap();
     assert!(c.abandon_job(out.job_id, 1).unwrap());
-    c.step_job(out.job_id, JobPhase::Abandoning, JobPhase::Abandoned, None, 2).unwrap();
+    c.step_job(
+        out.job_id,
+        JobPhase::Abandoning,
+        JobPhase::Abandoned,
+        None,
+        2,
+    )
+    .unwrap();
     let route = &c.routes[&out.right.id];
-    assert_eq!((route.group, route.state, route.epoch), (1, RouteState::Active, out.right.epoch));
+    assert_eq!(
+        (route.group, route.state, route.epoch),
+        (1, RouteState::Active, out.right.epoch)
+    );
     assert_eq!(c.jobs[&out.job_id].last_error, "boom");
     assert_eq!(c.jobs[&out.job_id].abandon_from, Some(JobPhase::Fence));
     // No abandoning after cutover.
     let out2 = c.split(c.version, out.left.id, b"f", 2, 0).unwrap();
-    for (a, b) in [(JobPhase::Planned, JobPhase::Backfill), (JobPhase::Backfill, JobPhase::Fence),
-                   (JobPhase::Fence, JobPhase::DeltaCopy), (JobPhase::DeltaCopy, JobPhase::Cutover)] {
+    for (a, b) in [
+        (JobPhase::Planned, JobPhase::Backfill),
+        (JobPhase::Backfill, JobPhase::Fence),
+        (JobPhase::Fence, JobPhase::DeltaCopy),
+        (JobPhase::DeltaCopy, JobPhase::Cutover),
+    ] {
         c.step_job(out2.job_id, a, b, None, 0).unwrap();
     }
-    assert!(c.step_job(out2.job_id, JobPhase::Cutover, JobPhase::Abandoning, None, 0).is_err());
+    assert!(c
+        .step_job(
+            out2.job_id,
+            JobPhase::Cutover,
+            JobPhase::Abandoning,
+            None,
+            0
+        )
+        .is_err());
     assert!(c.abandon_job(out2.job_id, 0).is_err());
 }
 

@@ -57,7 +57,9 @@ pub fn spawn_driver(core: Arc<NodeCore>) {
         let mut memory = DriverMemory::default();
         loop {
             tokio::time::sleep(TICK).await;
-            let Some(g) = core.group(CATALOG_GROUP) else { return };
+            let Some(g) = core.group(CATALOG_GROUP) else {
+                return;
+            };
             if !g.is_leader(core.id) {
                 memory = DriverMemory::default();
                 continue;
@@ -79,11 +81,18 @@ async fn drive_on(core: &NodeCore, mut job: Job, memory: &mut DriverMemory) {
         if !drive_once(core, &job, memory).await {
             return;
         }
-        let Some(g) = core.group(CATALOG_GROUP) else { return };
+        let Some(g) = core.group(CATALOG_GROUP) else {
+            return;
+        };
         if !g.is_leader(core.id) {
             return;
         }
-        let next = g.shared.read().catalog.as_ref().and_then(|c| c.jobs.get(&job.id).cloned());
+        let next = g
+            .shared
+            .read()
+            .catalog
+            .as_ref()
+            .and_then(|c| c.jobs.get(&job.id).cloned());
         match next {
             Some(next) if next.phase != job.phase && !next.phase.is_terminal() => job = next,
             _ => return,
@@ -99,7 +108,9 @@ async fn drive_once(core: &NodeCore, job: &Job, memory: &mut DriverMemory) -> bo
     }
     // Seeded bug `resume-skips-delta`: a driver that inherited the job in DELTA_COPY (it
     // did not step it there itself) trusts the copy to be done.
-    let skip_delta = core.bugs.resume_skips_delta && job.phase == JobPhase::DeltaCopy && !memory.entered_delta.contains(&job.id);
+    let skip_delta = core.bugs.resume_skips_delta
+        && job.phase == JobPhase::DeltaCopy
+        && !memory.entered_delta.contains(&job.id);
     // Seeded bug `low-ts-commit-escapes-delta`: BACKFILL notes a timestamp first, and
     // DELTA_COPY copies only what changed from it on.
     if core.bugs.low_ts_commit_escapes_delta && job.phase == JobPhase::Backfill {
@@ -108,8 +119,21 @@ async fn drive_once(core: &NodeCore, job: &Job, memory: &mut DriverMemory) -> bo
             Err(e) => tracing::warn!(job = job.id, "low-ts-commit-escapes-delta: no backfill timestamp ({e}); the delta copy will be whole"),
         }
     }
-    let delta_since = if job.phase == JobPhase::DeltaCopy { memory.backfill_ts.get(&job.id).copied() } else { None };
-    match drive(core, job, Copying { skip_delta, delta_since }).await {
+    let delta_since = if job.phase == JobPhase::DeltaCopy {
+        memory.backfill_ts.get(&job.id).copied()
+    } else {
+        None
+    };
+    match drive(
+        core,
+        job,
+        Copying {
+            skip_delta,
+            delta_since,
+        },
+    )
+    .await
+    {
         Ok(()) => {
             memory.failures.remove(&job.id);
             if job.phase == JobPhase::Fence {
@@ -134,7 +158,10 @@ async fn drive_once(core: &NodeCore, job: &Job, memory: &mut DriverMemory) -> bo
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// How the delta copy departs from an exact copy (only under seeded bugs).
@@ -158,7 +185,15 @@ async fn drive(core: &NodeCore, job: &Job, copying: Copying) -> Result<(), Strin
         }
         Fence => {
             if !early {
-                command(core, job.source_group, Command::Fence { start: job.start.clone(), end: job.end.clone() }).await?;
+                command(
+                    core,
+                    job.source_group,
+                    Command::Fence {
+                        start: job.start.clone(),
+                        end: job.end.clone(),
+                    },
+                )
+                .await?;
             }
             step(core, job, DeltaCopy, None).await
         }
@@ -170,7 +205,16 @@ async fn drive(core: &NodeCore, job: &Job, copying: Copying) -> Result<(), Strin
                     other => other?,
                 }
             }
-            command(core, job.target_group, Command::Own { start: job.start.clone(), end: job.end.clone(), epoch: job.new_epoch }).await?;
+            command(
+                core,
+                job.target_group,
+                Command::Own {
+                    start: job.start.clone(),
+                    end: job.end.clone(),
+                    epoch: job.new_epoch,
+                },
+            )
+            .await?;
             if core.cfg.tunables.hold_before_cutover {
                 tracing::info!(job = job.id, "split job held before cutover (--hold-before-cutover): the target owns the range");
                 return Ok(());
@@ -192,11 +236,27 @@ async fn drive(core: &NodeCore, job: &Job, copying: Copying) -> Result<(), Strin
             if now_ms() < job.updated_ms + grace {
                 return Ok(());
             }
-            command(core, job.source_group, Command::DeleteRange { start: job.start.clone(), end: job.end.clone() }).await?;
+            command(
+                core,
+                job.source_group,
+                Command::DeleteRange {
+                    start: job.start.clone(),
+                    end: job.end.clone(),
+                },
+            )
+            .await?;
             step(core, job, Done, None).await
         }
         Abandoning => {
-            command(core, job.source_group, Command::Unfence { start: job.start.clone(), end: job.end.clone() }).await?;
+            command(
+                core,
+                job.source_group,
+                Command::Unfence {
+                    start: job.start.clone(),
+                    end: job.end.clone(),
+                },
+            )
+            .await?;
             // Seeded bug `abandon-keeps-target`: the target keeps what it was given.
             if !core.bugs.abandon_keeps_target {
                 let revoke = Command::Disown {
@@ -206,7 +266,15 @@ async fn drive(core: &NodeCore, job: &Job, copying: Copying) -> Result<(), Strin
                     new_group: job.source_group,
                 };
                 command(core, job.target_group, revoke).await?;
-                command(core, job.target_group, Command::DeleteRange { start: job.start.clone(), end: job.end.clone() }).await?;
+                command(
+                    core,
+                    job.target_group,
+                    Command::DeleteRange {
+                        start: job.start.clone(),
+                        end: job.end.clone(),
+                    },
+                )
+                .await?;
             }
             step(core, job, Abandoned, None).await
         }
@@ -215,14 +283,30 @@ async fn drive(core: &NodeCore, job: &Job, copying: Copying) -> Result<(), Strin
 }
 
 /// Commits a job phase step into the catalog (CAS on the current phase).
-async fn step(core: &NodeCore, job: &Job, to: JobPhase, error: Option<String>) -> Result<(), String> {
-    let cmd = Command::JobStep { job_id: job.id, from: job.phase, to, error, now_ms: now_ms() };
+async fn step(
+    core: &NodeCore,
+    job: &Job,
+    to: JobPhase,
+    error: Option<String>,
+) -> Result<(), String> {
+    let cmd = Command::JobStep {
+        job_id: job.id,
+        from: job.phase,
+        to,
+        error,
+        now_ms: now_ms(),
+    };
     match core.execute(CATALOG_GROUP, ExecOp::Write(cmd), true).await {
-        ExecReply::Committed { result: CommandResult::Job(Ok(())), .. } => {
+        ExecReply::Committed {
+            result: CommandResult::Job(Ok(())),
+            ..
+        } => {
             tracing::info!(job = job.id, from = ?job.phase, ?to, "split job advanced");
             Ok(())
         }
-        ExecReply::Committed { result, .. } => Err(format!("step {:?} -> {to:?}: {result:?}", job.phase)),
+        ExecReply::Committed { result, .. } => {
+            Err(format!("step {:?} -> {to:?}: {result:?}", job.phase))
+        }
         other => Err(format!("step {:?} -> {to:?}: {other:?}", job.phase)),
     }
 }
@@ -235,8 +319,25 @@ async fn command(core: &NodeCore, group: u64, cmd: Command) -> Result<(), String
     }
 }
 
-async fn read_range(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Result<Vec<(Key, Vec<u8>)>, String> {
-    match core.execute(group, ExecOp::RawRange { start: start.to_vec(), end: end.to_vec(), limit: COPY_BATCH, max_bytes: COPY_BATCH_BYTES }, false).await {
+async fn read_range(
+    core: &NodeCore,
+    group: u64,
+    start: &[u8],
+    end: &[u8],
+) -> Result<Vec<(Key, Vec<u8>)>, String> {
+    match core
+        .execute(
+            group,
+            ExecOp::RawRange {
+                start: start.to_vec(),
+                end: end.to_vec(),
+                limit: COPY_BATCH,
+                max_bytes: COPY_BATCH_BYTES,
+            },
+            false,
+        )
+        .await
+    {
         ExecReply::Pairs { pairs, .. } => Ok(pairs),
         other => Err(format!("reading group {group}: {other:?}")),
     }
@@ -246,7 +347,12 @@ async fn read_range(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Re
 /// also deletes target keys the source does not have (the source is fenced by then). With
 /// `since` (seeded bug `low-ts-commit-escapes-delta`), transactional keys whose last change
 /// is older than `since` are left as the target has them.
-async fn copy_range(core: &NodeCore, job: &Job, exact: bool, since: Option<u64>) -> Result<(), String> {
+async fn copy_range(
+    core: &NodeCore,
+    job: &Job,
+    exact: bool,
+    since: Option<u64>,
+) -> Result<(), String> {
     let rate = core.cfg.tunables.copy_bytes_per_sec.max(1);
     let mut cursor = job.start.clone();
     loop {
@@ -282,12 +388,24 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool, since: Option<u64>)
         if core.bugs.lock_dropped_on_move {
             // Seeded bug: transactional keys arrive without their locks.
             for (k, v) in &pairs {
-                if let Ok(crate::mvcc::Cell { lock: Some(lock), .. }) = crate::mvcc::Cell::decode(Some(v)) {
-                    let role = if lock.primary == *k { "primary" } else if lock.writes.is_empty() { "read lock" } else { "secondary write" };
+                if let Ok(crate::mvcc::Cell {
+                    lock: Some(lock), ..
+                }) = crate::mvcc::Cell::decode(Some(v))
+                {
+                    let role = if lock.primary == *k {
+                        "primary"
+                    } else if lock.writes.is_empty() {
+                        "read lock"
+                    } else {
+                        "secondary write"
+                    };
                     tracing::info!(job = job.id, exact, start_ts = lock.start_ts, role, key = %String::from_utf8_lossy(k), "lock-dropped-on-move: a lock is left behind");
                 }
             }
-            pairs = pairs.into_iter().map(|(k, v)| (k, crate::mvcc::strip_lock(v))).collect();
+            pairs = pairs
+                .into_iter()
+                .map(|(k, v)| (k, crate::mvcc::strip_lock(v)))
+                .collect();
         }
         if !pairs.is_empty() || !deletes.is_empty() {
             command(core, job.target_group, Command::Ingest { pairs, deletes }).await?;
@@ -303,13 +421,26 @@ async fn copy_range(core: &NodeCore, job: &Job, exact: bool, since: Option<u64>)
 /// transactional cell's newest commit, lock or rollback; a plain value always counts as
 /// changed (it carries no timestamp).
 fn changed_since(stored: &[u8], since: u64) -> bool {
-    let Ok(cell) = crate::mvcc::Cell::decode(Some(stored)) else { return true };
-    let newest = cell.versions.iter().map(|v| v.commit_ts.max(v.start_ts)).chain(cell.lock.as_ref().map(|l| l.start_ts)).chain(cell.rollbacks.iter().copied()).max();
+    let Ok(cell) = crate::mvcc::Cell::decode(Some(stored)) else {
+        return true;
+    };
+    let newest = cell
+        .versions
+        .iter()
+        .map(|v| v.commit_ts.max(v.start_ts))
+        .chain(cell.lock.as_ref().map(|l| l.start_ts))
+        .chain(cell.rollbacks.iter().copied())
+        .max();
     newest.is_some_and(|ts| ts >= since)
 }
 
 /// Every key the target holds in `[start, end)`.
-async fn read_all(core: &NodeCore, group: u64, start: &[u8], end: &[u8]) -> Result<Vec<Key>, String> {
+async fn read_all(
+    core: &NodeCore,
+    group: u64,
+    start: &[u8],
+    end: &[u8],
+) -> Result<Vec<Key>, String> {
     let mut out = Vec::new();
     let mut cursor = start.to_vec();
     loop {
@@ -331,16 +462,42 @@ mod tests {
     use crate::mvcc::{Cell, Lock, Version, Write};
 
     fn cell(commits: &[u64], lock: Option<u64>) -> Vec<u8> {
-        let versions = commits.iter().map(|&c| Version { commit_ts: c, start_ts: c - 1, writes: vec![Write::Append(1)] }).collect();
-        let lock = lock.map(|start_ts| Lock { start_ts, primary: b"p".to_vec(), writes: vec![], expires_ms: 0 });
-        Cell { versions, lock, ..Cell::default() }.encode()
+        let versions = commits
+            .iter()
+            .map(|&c| Version {
+                commit_ts: c,
+                start_ts: c - 1,
+                writes: vec![Write::Append(1)],
+            })
+            .collect();
+        let lock = lock.map(|start_ts| Lock {
+            start_ts,
+            primary: b"p".to_vec(),
+            writes: vec![],
+            expires_ms: 0,
+        });
+        Cell {
+            versions,
+            lock,
+            ..Cell::default()
+        }
+        .encode()
     }
 
     #[test]
     fn the_buggy_delta_window_skips_cells_whose_newest_change_is_older() {
-        assert!(!changed_since(&cell(&[5, 9], None), 10), "a commit at 9 is older than a backfill at 10");
+        assert!(
+            !changed_since(&cell(&[5, 9], None), 10),
+            "a commit at 9 is older than a backfill at 10"
+        );
         assert!(changed_since(&cell(&[5, 12], None), 10));
-        assert!(changed_since(&cell(&[5], Some(11)), 10), "a lock taken after the backfill timestamp");
-        assert!(changed_since(b"plain value", 10), "plain values carry no timestamp and are copied");
+        assert!(
+            changed_since(&cell(&[5], Some(11)), 10),
+            "a lock taken after the backfill timestamp"
+        );
+        assert!(
+            changed_since(b"plain value", 10),
+            "plain values carry no timestamp and are copied"
+        );
     }
 }

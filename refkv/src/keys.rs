@@ -18,7 +18,10 @@ pub mod pairs {
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer, K: Serialize, V: Serialize>(m: &BTreeMap<K, V>, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer, K: Serialize, V: Serialize>(
+        m: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.collect_seq(m.iter())
     }
 

@@ -32,10 +32,24 @@ const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 type Done = oneshot::Sender<Result<(), String>>;
 
 enum LogOp {
-    Append { rows: Vec<(u64, u64, Vec<u8>)>, callback: LogFlushed<TypeConfig> },
-    Truncate { from: u64, done: Done },
-    Purge { upto: u64, purged: Vec<u8>, done: Done },
-    Meta { key: &'static str, value: Vec<u8>, done: Option<Done> },
+    Append {
+        rows: Vec<(u64, u64, Vec<u8>)>,
+        callback: LogFlushed<TypeConfig>,
+    },
+    Truncate {
+        from: u64,
+        done: Done,
+    },
+    Purge {
+        upto: u64,
+        purged: Vec<u8>,
+        done: Done,
+    },
+    Meta {
+        key: &'static str,
+        value: Vec<u8>,
+        done: Option<Done>,
+    },
 }
 
 /// Appended entries not yet known to be on disk: index -> (generation, encoded entry).
@@ -51,14 +65,22 @@ pub struct LogStore {
 
 impl LogStore {
     pub fn open(path: &Path) -> anyhow::Result<LogStore> {
-        let db = Arc::new(Database::create(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?);
+        let db = Arc::new(
+            Database::create(path)
+                .map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
+        );
         let txn = db.begin_write()?;
         txn.open_table(LOG)?;
         txn.open_table(META)?;
         txn.commit()?;
         let overlay: Overlay = Arc::default();
         let queue = spawn_writer(db.clone(), overlay.clone())?;
-        Ok(LogStore { db, queue, overlay, generation: Arc::default() })
+        Ok(LogStore {
+            db,
+            queue,
+            overlay,
+            generation: Arc::default(),
+        })
     }
 
     fn lock_overlay(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, (u64, Vec<u8>)>> {
@@ -79,45 +101,57 @@ impl LogStore {
 
     async fn submit(&self, make: impl FnOnce(Done) -> LogOp) -> Result<(), String> {
         let (tx, rx) = oneshot::channel();
-        self.queue.send(make(tx)).map_err(|_| "log writer stopped".to_string())?;
+        self.queue
+            .send(make(tx))
+            .map_err(|_| "log writer stopped".to_string())?;
         rx.await.map_err(|_| "log writer stopped".to_string())?
     }
 }
 
-fn spawn_writer(db: Arc<Database>, overlay: Overlay) -> anyhow::Result<std::sync::mpsc::Sender<LogOp>> {
+fn spawn_writer(
+    db: Arc<Database>,
+    overlay: Overlay,
+) -> anyhow::Result<std::sync::mpsc::Sender<LogOp>> {
     let (tx, rx) = std::sync::mpsc::channel::<LogOp>();
-    std::thread::Builder::new().name("refkv-log-writer".into()).spawn(move || {
-        while let Ok(first) = rx.recv() {
-            let mut batch = vec![first];
-            batch.extend(rx.try_iter());
-            let result = write_batch(&db, &batch).map_err(|e| e.to_string());
-            let mut flushed: Vec<(u64, u64)> = Vec::new();
-            for op in &batch {
-                if let LogOp::Append { rows, .. } = op {
-                    flushed.extend(rows.iter().map(|(i, g, _)| (*i, *g)));
+    std::thread::Builder::new()
+        .name("refkv-log-writer".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                batch.extend(rx.try_iter());
+                let result = write_batch(&db, &batch).map_err(|e| e.to_string());
+                let mut flushed: Vec<(u64, u64)> = Vec::new();
+                for op in &batch {
+                    if let LogOp::Append { rows, .. } = op {
+                        flushed.extend(rows.iter().map(|(i, g, _)| (*i, *g)));
+                    }
                 }
-            }
-            if result.is_ok() {
-                let mut o = overlay.lock().unwrap_or_else(|p| p.into_inner());
-                for (index, gen) in flushed {
-                    if o.get(&index).map(|(g, _)| *g) == Some(gen) {
-                        o.remove(&index);
+                if result.is_ok() {
+                    let mut o = overlay.lock().unwrap_or_else(|p| p.into_inner());
+                    for (index, gen) in flushed {
+                        if o.get(&index).map(|(g, _)| *g) == Some(gen) {
+                            o.remove(&index);
+                        }
+                    }
+                }
+                for op in batch {
+                    match op {
+                        LogOp::Append { callback, .. } => {
+                            callback
+                                .log_io_completed(result.clone().map_err(std::io::Error::other));
+                        }
+                        LogOp::Truncate { done, .. }
+                        | LogOp::Purge { done, .. }
+                        | LogOp::Meta {
+                            done: Some(done), ..
+                        } => {
+                            let _ = done.send(result.clone());
+                        }
+                        LogOp::Meta { done: None, .. } => {}
                     }
                 }
             }
-            for op in batch {
-                match op {
-                    LogOp::Append { callback, .. } => {
-                        callback.log_io_completed(result.clone().map_err(std::io::Error::other));
-                    }
-                    LogOp::Truncate { done, .. } | LogOp::Purge { done, .. } | LogOp::Meta { done: Some(done), .. } => {
-                        let _ = done.send(result.clone());
-                    }
-                    LogOp::Meta { done: None, .. } => {}
-                }
-            }
-        }
-    })?;
+        })?;
     Ok(tx)
 }
 
@@ -192,7 +226,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
         let last_purged: Option<LogId> = self.meta_get("purged")?;
-        let pending_last = self.lock_overlay().last_key_value().map(|(_, (_, b))| b.clone());
+        let pending_last = self
+            .lock_overlay()
+            .last_key_value()
+            .map(|(_, (_, b))| b.clone());
         let disk_last = {
             let read = || -> Result<Option<Vec<u8>>, Box<dyn std::error::Error>> {
                 let txn = self.db.begin_read()?;
@@ -204,12 +241,19 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         };
         let decode = |b: Option<Vec<u8>>| -> Result<Option<LogId>, StorageError> {
             match b {
-                Some(b) => Ok(Some(serde_json::from_slice::<Entry>(&b).map_err(|e| sio(StorageIOError::read_logs, e))?.log_id)),
+                Some(b) => Ok(Some(
+                    serde_json::from_slice::<Entry>(&b)
+                        .map_err(|e| sio(StorageIOError::read_logs, e))?
+                        .log_id,
+                )),
                 None => Ok(None),
             }
         };
         let last = decode(pending_last)?.max(decode(disk_last)?);
-        Ok(LogState { last_purged_log_id: last_purged, last_log_id: last.or(last_purged) })
+        Ok(LogState {
+            last_purged_log_id: last_purged,
+            last_log_id: last.or(last_purged),
+        })
     }
 
     async fn get_log_reader(&mut self) -> Self::LogReader {
@@ -218,9 +262,13 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn save_vote(&mut self, vote: &Vote<NodeId>) -> Result<(), StorageError> {
         let value = json(vote);
-        self.submit(|done| LogOp::Meta { key: "vote", value, done: Some(done) })
-            .await
-            .map_err(|e| sio(StorageIOError::write_vote, e))
+        self.submit(|done| LogOp::Meta {
+            key: "vote",
+            value,
+            done: Some(done),
+        })
+        .await
+        .map_err(|e| sio(StorageIOError::write_vote, e))
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote<NodeId>>, StorageError> {
@@ -230,28 +278,45 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
         // Rides along with the next group commit; a lost committed index only delays
         // re-applying after a restart.
-        let op = LogOp::Meta { key: "committed", value: json(&committed), done: None };
-        self.queue.send(op).map_err(|_| sio(StorageIOError::write, "log writer stopped"))
+        let op = LogOp::Meta {
+            key: "committed",
+            value: json(&committed),
+            done: None,
+        };
+        self.queue
+            .send(op)
+            .map_err(|_| sio(StorageIOError::write, "log writer stopped"))
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
         Ok(self.meta_get::<Option<LogId>>("committed")?.flatten())
     }
 
-    async fn append<I>(&mut self, entries: I, callback: LogFlushed<TypeConfig>) -> Result<(), StorageError>
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: LogFlushed<TypeConfig>,
+    ) -> Result<(), StorageError>
     where
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let gen = self.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let rows: Vec<(u64, u64, Vec<u8>)> = entries.into_iter().map(|e| (e.log_id.index, gen, json(&e))).collect();
+        let gen = self
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let rows: Vec<(u64, u64, Vec<u8>)> = entries
+            .into_iter()
+            .map(|e| (e.log_id.index, gen, json(&e)))
+            .collect();
         {
             let mut o = self.lock_overlay();
             for (index, gen, bytes) in &rows {
                 o.insert(*index, (*gen, bytes.clone()));
             }
         }
-        if let Err(std::sync::mpsc::SendError(LogOp::Append { callback, .. })) = self.queue.send(LogOp::Append { rows, callback }) {
+        if let Err(std::sync::mpsc::SendError(LogOp::Append { callback, .. })) =
+            self.queue.send(LogOp::Append { rows, callback })
+        {
             callback.log_io_completed(Err(std::io::Error::other("log writer stopped")));
             return Err(sio(StorageIOError::write_logs, "log writer stopped"));
         }
@@ -261,13 +326,17 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
         self.lock_overlay().retain(|i, _| *i < log_id.index);
         let from = log_id.index;
-        self.submit(|done| LogOp::Truncate { from, done }).await.map_err(|e| sio(StorageIOError::write_logs, e))
+        self.submit(|done| LogOp::Truncate { from, done })
+            .await
+            .map_err(|e| sio(StorageIOError::write_logs, e))
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
         self.lock_overlay().retain(|i, _| *i > log_id.index);
         let purged = json(&Some(log_id));
         let upto = log_id.index;
-        self.submit(|done| LogOp::Purge { upto, purged, done }).await.map_err(|e| sio(StorageIOError::write_logs, e))
+        self.submit(|done| LogOp::Purge { upto, purged, done })
+            .await
+            .map_err(|e| sio(StorageIOError::write_logs, e))
     }
 }

@@ -8,7 +8,11 @@ use refkv::bugs::Bugs;
 use refkv::node::{NodeConfig, Tunables};
 
 #[derive(Parser, Debug)]
-#[command(name = "refkv", version, about = "refkv: a range-sharded multi-Raft KV store (elastickv-compatible gRPC subset)")]
+#[command(
+    name = "refkv",
+    version,
+    about = "refkv: a range-sharded multi-Raft KV store (elastickv-compatible gRPC subset)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -95,10 +99,17 @@ struct ServeArgs {
 fn parse_peers(s: &str) -> anyhow::Result<BTreeMap<u64, String>> {
     let mut peers = BTreeMap::new();
     for part in s.split(',').filter(|p| !p.is_empty()) {
-        let (id, addr) = part.split_once('=').ok_or_else(|| anyhow::anyhow!("--peers entry {part:?} is not ID=IP:PORT"))?;
-        let id: u64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--peers entry {part:?}: bad node id"))?;
-        let sock: std::net::SocketAddr =
-            addr.trim().parse().map_err(|e| anyhow::anyhow!("--peers entry {part:?}: {e} (addresses are IP:port)"))?;
+        let (id, addr) = part
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--peers entry {part:?} is not ID=IP:PORT"))?;
+        let id: u64 = id
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--peers entry {part:?}: bad node id"))?;
+        let sock: std::net::SocketAddr = addr
+            .trim()
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--peers entry {part:?}: {e} (addresses are IP:port)"))?;
         if peers.insert(id, sock.to_string()).is_some() {
             anyhow::bail!("--peers lists node {id} twice");
         }
@@ -112,8 +123,10 @@ fn parse_peers(s: &str) -> anyhow::Result<BTreeMap<u64, String>> {
 fn node_config(a: ServeArgs) -> anyhow::Result<NodeConfig> {
     let mut tunables = match &a.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-            serde_json::from_str::<Tunables>(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+            serde_json::from_str::<Tunables>(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
         }
         None => Tunables::default(),
     };
@@ -156,7 +169,15 @@ fn node_config(a: ServeArgs) -> anyhow::Result<NodeConfig> {
         anyhow::bail!("--id {} is not in --peers", a.id);
     }
     let bugs = Bugs::from_names(&a.bugs).map_err(|e| anyhow::anyhow!("--bug: {e}"))?;
-    Ok(NodeConfig { id: a.id, listen: a.listen, peers, data_dir: a.data_dir, bugs, tunables, auto_split: a.auto_split })
+    Ok(NodeConfig {
+        id: a.id,
+        listen: a.listen,
+        peers,
+        data_dir: a.data_dir,
+        bugs,
+        tunables,
+        auto_split: a.auto_split,
+    })
 }
 
 fn main() {
@@ -165,8 +186,9 @@ fn main() {
         Command::Serve(args) => {
             tracing_subscriber::fmt()
                 .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_default_env()
-                        .unwrap_or_else(|_| "info,openraft=warn,h2=warn,tower=warn,hyper=warn".into()),
+                    tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                        "info,openraft=warn,h2=warn,tower=warn,hyper=warn".into()
+                    }),
                 )
                 .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_writer(std::io::stderr)
@@ -189,7 +211,10 @@ fn main() {
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("refkv: cannot start the async runtime: {e}");

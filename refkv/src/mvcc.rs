@@ -68,7 +68,11 @@ pub struct LockInfo {
 
 impl Lock {
     pub fn info(&self) -> LockInfo {
-        LockInfo { start_ts: self.start_ts, primary: self.primary.clone(), expires_ms: self.expires_ms }
+        LockInfo {
+            start_ts: self.start_ts,
+            primary: self.primary.clone(),
+            expires_ms: self.expires_ms,
+        }
     }
 }
 
@@ -157,7 +161,10 @@ impl Cell {
 
     /// The value as of `ts`: every version committed before it, in commit order.
     pub fn value_before(&self, ts: u64) -> Option<Vec<i64>> {
-        self.versions.iter().take_while(|v| v.commit_ts < ts).fold(None, |value, v| apply_writes(value, &v.writes))
+        self.versions
+            .iter()
+            .take_while(|v| v.commit_ts < ts)
+            .fold(None, |value, v| apply_writes(value, &v.writes))
     }
 
     /// A snapshot read at `ts`. A lock of a transaction that started before `ts` may commit
@@ -170,7 +177,10 @@ impl Cell {
     }
 
     fn committed_ts_of(&self, start_ts: u64) -> Option<u64> {
-        self.versions.iter().find(|v| v.start_ts == start_ts).map(|v| v.commit_ts)
+        self.versions
+            .iter()
+            .find(|v| v.start_ts == start_ts)
+            .map(|v| v.commit_ts)
     }
 
     fn mark_rolled_back(&mut self, start_ts: u64) {
@@ -196,11 +206,23 @@ impl Cell {
             None => {}
         }
         if check_conflicts {
-            if let Some(v) = self.versions.iter().rev().find(|v| v.commit_ts > p.start_ts && !v.writes.is_empty()) {
-                return TxnOutcome::WriteConflict { commit_ts: v.commit_ts };
+            if let Some(v) = self
+                .versions
+                .iter()
+                .rev()
+                .find(|v| v.commit_ts > p.start_ts && !v.writes.is_empty())
+            {
+                return TxnOutcome::WriteConflict {
+                    commit_ts: v.commit_ts,
+                };
             }
         }
-        self.lock = Some(Lock { start_ts: p.start_ts, primary: p.primary.clone(), writes: p.writes.clone(), expires_ms: p.expires_ms });
+        self.lock = Some(Lock {
+            start_ts: p.start_ts,
+            primary: p.primary.clone(),
+            writes: p.writes.clone(),
+            expires_ms: p.expires_ms,
+        });
         TxnOutcome::Prewritten
     }
 
@@ -216,7 +238,14 @@ impl Cell {
         };
         if !lock.writes.is_empty() || lock.primary == key {
             let at = self.versions.partition_point(|v| v.commit_ts < commit_ts);
-            self.versions.insert(at, Version { commit_ts, start_ts, writes: lock.writes });
+            self.versions.insert(
+                at,
+                Version {
+                    commit_ts,
+                    start_ts,
+                    writes: lock.writes,
+                },
+            );
         }
         TxnOutcome::Committed { commit_ts }
     }
@@ -240,7 +269,11 @@ impl Cell {
             return TxnOutcome::Committed { commit_ts };
         }
         match &self.lock {
-            Some(lock) if lock.start_ts == start_ts && now_ms < lock.expires_ms => TxnOutcome::Alive { expires_ms: lock.expires_ms },
+            Some(lock) if lock.start_ts == start_ts && now_ms < lock.expires_ms => {
+                TxnOutcome::Alive {
+                    expires_ms: lock.expires_ms,
+                }
+            }
             _ => self.rollback(start_ts),
         }
     }

@@ -5,9 +5,15 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use openraft::error::{InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError, Unreachable};
+use openraft::error::{
+    InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError,
+    Unreachable,
+};
 use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
-use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse, VoteRequest, VoteResponse};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
+    VoteRequest, VoteResponse,
+};
 use openraft::BasicNode;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -71,7 +77,10 @@ pub struct PeerClients {
 
 impl PeerClients {
     pub fn new(addrs: BTreeMap<NodeId, String>) -> PeerClients {
-        PeerClients { addrs, channels: Mutex::new(BTreeMap::new()) }
+        PeerClients {
+            addrs,
+            channels: Mutex::new(BTreeMap::new()),
+        }
     }
 
     pub fn addr(&self, id: NodeId) -> Option<&str> {
@@ -88,7 +97,10 @@ impl PeerClients {
         if let Some(ch) = channels.get(&id) {
             return Ok(RefkvInternalClient::new(ch.clone()).max_decoding_message_size(256 << 20));
         }
-        let addr = self.addrs.get(&id).ok_or_else(|| format!("unknown node {id}"))?;
+        let addr = self
+            .addrs
+            .get(&id)
+            .ok_or_else(|| format!("unknown node {id}"))?;
         let endpoint = Endpoint::from_shared(format!("http://{addr}"))
             .map_err(|e| format!("bad address {addr}: {e}"))?
             .connect_timeout(Duration::from_millis(500))
@@ -116,7 +128,11 @@ impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
     type Network = Connection;
 
     async fn new_client(&mut self, target: NodeId, _node: &BasicNode) -> Connection {
-        Connection { group: self.group, target, peers: self.peers.clone() }
+        Connection {
+            group: self.group,
+            target,
+            peers: self.peers.clone(),
+        }
     }
 }
 
@@ -139,16 +155,33 @@ impl Connection {
         // The deadline runs from here (encoding included), so that a `ttl` shorter than
         // openraft's own timeout really fires first.
         let deadline = tokio::time::Instant::now() + ttl;
-        let payload = serde_json::to_vec(req).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
-        let mut client = self.peers.client(self.target).map_err(|e| RPCError::Unreachable(Unreachable::new(&Msg(e))))?;
-        let msg = RaftMessage { group_id: self.group, kind: kind as i32, payload };
+        let payload =
+            serde_json::to_vec(req).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        let mut client = self
+            .peers
+            .client(self.target)
+            .map_err(|e| RPCError::Unreachable(Unreachable::new(&Msg(e))))?;
+        let msg = RaftMessage {
+            group_id: self.group,
+            kind: kind as i32,
+            payload,
+        };
         let reply = match tokio::time::timeout_at(deadline, client.raft(msg)).await {
-            Err(_) => return Err(RPCError::Unreachable(Unreachable::new(&Msg(format!("raft rpc to {} {TIMED_OUT}", self.target))))),
-            Ok(Err(status)) => return Err(RPCError::Unreachable(Unreachable::new(&Msg(status.message().to_string())))),
+            Err(_) => {
+                return Err(RPCError::Unreachable(Unreachable::new(&Msg(format!(
+                    "raft rpc to {} {TIMED_OUT}",
+                    self.target
+                )))))
+            }
+            Ok(Err(status)) => {
+                return Err(RPCError::Unreachable(Unreachable::new(&Msg(status
+                    .message()
+                    .to_string()))))
+            }
             Ok(Ok(r)) => r.into_inner(),
         };
-        let result: Result<Resp, RaftError<NodeId, E>> =
-            serde_json::from_slice(&reply.payload).map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
+        let result: Result<Resp, RaftError<NodeId, E>> = serde_json::from_slice(&reply.payload)
+            .map_err(|e| RPCError::Network(NetworkError::new(&e)))?;
         result.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
     }
 }
@@ -165,17 +198,31 @@ impl RaftNetwork<TypeConfig> for Connection {
         // retries at once with the hint for its next few RPCs).
         let fit = entries_within(&rpc.entries, MAX_APPEND_BYTES) as u64;
         if fit < entries {
-            tracing::debug!(group = self.group, target = self.target, entries, fit, "append batch over the byte cap: fewer entries");
-            return Err(RPCError::PayloadTooLarge(PayloadTooLarge::new_entries_hint(fit)));
+            tracing::debug!(
+                group = self.group,
+                target = self.target,
+                entries,
+                fit,
+                "append batch over the byte cap: fewer entries"
+            );
+            return Err(RPCError::PayloadTooLarge(
+                PayloadTooLarge::new_entries_hint(fit),
+            ));
         }
         // A batch that still cannot arrive within the heartbeat-sized timeout never would:
         // ask openraft for smaller batches instead of retrying the same one. Our deadline
         // (3/4 of openraft's) must fire first, or openraft reports its own timeout and the
         // batch is never shrunk.
-        let ttl = if entries > 1 { option.soft_ttl() } else { option.hard_ttl() };
+        let ttl = if entries > 1 {
+            option.soft_ttl()
+        } else {
+            option.hard_ttl()
+        };
         match self.call(RaftKind::Append, &rpc, ttl).await {
             Err(RPCError::Unreachable(u)) if entries > 1 && u.to_string().contains(TIMED_OUT) => {
-                Err(RPCError::PayloadTooLarge(PayloadTooLarge::new_entries_hint(entries / 2)))
+                Err(RPCError::PayloadTooLarge(
+                    PayloadTooLarge::new_entries_hint(entries / 2),
+                ))
             }
             other => other,
         }
@@ -185,7 +232,10 @@ impl RaftNetwork<TypeConfig> for Connection {
         &mut self,
         rpc: InstallSnapshotRequest<TypeConfig>,
         option: RPCOption,
-    ) -> Result<InstallSnapshotResponse<NodeId>, RPCError<NodeId, BasicNode, RaftError<NodeId, InstallSnapshotError>>> {
+    ) -> Result<
+        InstallSnapshotResponse<NodeId>,
+        RPCError<NodeId, BasicNode, RaftError<NodeId, InstallSnapshotError>>,
+    > {
         self.call(RaftKind::Snapshot, &rpc, option.hard_ttl()).await
     }
 
@@ -199,7 +249,11 @@ impl RaftNetwork<TypeConfig> for Connection {
 }
 
 /// Server side: decode one Raft RPC, hand it to the group's Raft, encode the result.
-pub async fn handle_raft_message(raft: &crate::types::Raft, kind: RaftKind, payload: &[u8]) -> Result<Vec<u8>, String> {
+pub async fn handle_raft_message(
+    raft: &crate::types::Raft,
+    kind: RaftKind,
+    payload: &[u8],
+) -> Result<Vec<u8>, String> {
     fn decode<T: DeserializeOwned>(p: &[u8]) -> Result<T, String> {
         serde_json::from_slice(p).map_err(|e| format!("bad raft payload: {e}"))
     }

@@ -35,7 +35,10 @@ fn large_entries_are_capped_by_bytes() {
     let fit = entries_within(&entries, MAX_APPEND_BYTES);
     assert!((1..64).contains(&fit), "fit {fit}");
     assert!(batch_json_len(&entries[..fit]) <= MAX_APPEND_BYTES);
-    assert!(batch_json_len(&entries[..fit + 1]) > MAX_APPEND_BYTES, "the cap is not undershot");
+    assert!(
+        batch_json_len(&entries[..fit + 1]) > MAX_APPEND_BYTES,
+        "the cap is not undershot"
+    );
 }
 
 #[test]

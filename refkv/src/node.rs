@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use openraft::{BasicNode, Config, RaftLogReader, ServerState, SnapshotPolicy};
 use openraft::storage::RaftLogStorage;
+use openraft::{BasicNode, Config, RaftLogReader, ServerState, SnapshotPolicy};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
@@ -181,8 +181,13 @@ fn raft_config(t: &Tunables) -> anyhow::Result<Arc<Config>> {
 /// whether its storage was pristine (first start: it must be initialized).
 pub async fn start(cfg: &NodeConfig) -> anyhow::Result<(Arc<NodeCore>, Vec<u64>)> {
     let t = &cfg.tunables;
-    let splits: Vec<Vec<u8>> = t.initial_splits.iter().map(|s| s.as_bytes().to_vec()).collect();
-    let genesis = Catalog::genesis(t.groups, &splits).map_err(|e| anyhow::anyhow!("bad catalog configuration: {e}"))?;
+    let splits: Vec<Vec<u8>> = t
+        .initial_splits
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    let genesis = Catalog::genesis(t.groups, &splits)
+        .map_err(|e| anyhow::anyhow!("bad catalog configuration: {e}"))?;
     std::fs::create_dir_all(&cfg.data_dir)
         .map_err(|e| anyhow::anyhow!("creating data dir {}: {e}", cfg.data_dir.display()))?;
     let peers = Arc::new(PeerClients::new(cfg.peers.clone()));
@@ -198,11 +203,26 @@ pub async fn start(cfg: &NodeConfig) -> anyhow::Result<(Arc<NodeCore>, Vec<u64>)
             pristine.push(gid);
         }
         let shared = sm.shared.clone();
-        let network = NetworkFactory { group: gid, peers: peers.clone() };
+        let network = NetworkFactory {
+            group: gid,
+            peers: peers.clone(),
+        };
         let raft = Raft::new(cfg.id, config.clone(), network, log, sm).await?;
-        groups.insert(gid, GroupHandle { id: gid, raft, shared });
+        groups.insert(
+            gid,
+            GroupHandle {
+                id: gid,
+                raft,
+                shared,
+            },
+        );
     }
-    let initial_catalog = groups[&CATALOG_GROUP].shared.read().catalog.clone().unwrap_or(genesis);
+    let initial_catalog = groups[&CATALOG_GROUP]
+        .shared
+        .read()
+        .catalog
+        .clone()
+        .unwrap_or(genesis);
     let (catalog_tx, _) = watch::channel(Arc::new(initial_catalog));
     let mut split_cfg = t.auto_split.clone();
     split_cfg.enabled = cfg.auto_split;
@@ -231,8 +251,18 @@ pub async fn start(cfg: &NodeConfig) -> anyhow::Result<(Arc<NodeCore>, Vec<u64>)
 /// First start only: form each pristine group with the full peer list. Every node does
 /// this with the same membership, which openraft documents as safe.
 pub async fn bootstrap(core: &NodeCore, pristine: &[u64]) {
-    let members: BTreeMap<NodeId, BasicNode> =
-        core.peers.ids().map(|id| (id, BasicNode { addr: core.peers.addr(id).unwrap_or_default().to_string() })).collect();
+    let members: BTreeMap<NodeId, BasicNode> = core
+        .peers
+        .ids()
+        .map(|id| {
+            (
+                id,
+                BasicNode {
+                    addr: core.peers.addr(id).unwrap_or_default().to_string(),
+                },
+            )
+        })
+        .collect();
     for gid in pristine {
         if let Some(g) = core.group(*gid) {
             match g.raft.initialize(members.clone()).await {
@@ -245,7 +275,9 @@ pub async fn bootstrap(core: &NodeCore, pristine: &[u64]) {
 
 /// Keeps the routing view up to date with the local replica of the catalog group.
 pub fn spawn_catalog_follower(core: Arc<NodeCore>) {
-    let Some(g) = core.group(CATALOG_GROUP) else { return };
+    let Some(g) = core.group(CATALOG_GROUP) else {
+        return;
+    };
     let mut rx = g.shared.catalog_tx.subscribe();
     tokio::spawn(async move {
         loop {

@@ -43,20 +43,34 @@ impl Ownership {
     pub fn from_catalog(catalog: &Catalog, group: u64) -> Ownership {
         let mut ranges = BTreeMap::new();
         for r in catalog.routes.values().filter(|r| r.group == group) {
-            ranges.insert(r.start.clone(), Owned { end: r.end.clone(), epoch: r.epoch, fenced: false, moved_to: None });
+            ranges.insert(
+                r.start.clone(),
+                Owned {
+                    end: r.end.clone(),
+                    epoch: r.epoch,
+                    fenced: false,
+                    moved_to: None,
+                },
+            );
         }
         Ownership { ranges }
     }
 
     fn entry_for(&self, key: &[u8]) -> Option<(&Key, &Owned)> {
-        self.ranges.range::<[u8], _>((Bound::Unbounded, Bound::Included(key))).next_back().filter(|(_, o)| below_end(key, &o.end))
+        self.ranges
+            .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
+            .next_back()
+            .filter(|(_, o)| below_end(key, &o.end))
     }
 
     /// May a write routed under `epoch` commit here?
     pub fn check_write(&self, key: &[u8], epoch: u64) -> Result<(), Refusal> {
         let owned = self.check_read(key, epoch)?;
         if owned.fenced {
-            return Err(Refusal { current_epoch: owned.epoch, reason: "range is write-fenced (moving)".into() });
+            return Err(Refusal {
+                current_epoch: owned.epoch,
+                reason: "range is write-fenced (moving)".into(),
+            });
         }
         Ok(())
     }
@@ -64,7 +78,10 @@ impl Ownership {
     /// May a read routed under `epoch` be served from this group's state?
     pub fn check_read(&self, key: &[u8], epoch: u64) -> Result<&Owned, Refusal> {
         match self.entry_for(key) {
-            None => Err(Refusal { current_epoch: 0, reason: "key is not owned by this group".into() }),
+            None => Err(Refusal {
+                current_epoch: 0,
+                reason: "key is not owned by this group".into(),
+            }),
             Some((_, o)) if o.moved_to.is_some() => Err(Refusal {
                 current_epoch: o.epoch,
                 reason: format!("range moved to group {}", o.moved_to.unwrap_or_default()),
@@ -79,7 +96,8 @@ impl Ownership {
 
     /// Does this group currently serve `key` (own it, fenced or not)?
     pub fn serves(&self, key: &[u8]) -> bool {
-        self.entry_for(key).is_some_and(|(_, o)| o.moved_to.is_none())
+        self.entry_for(key)
+            .is_some_and(|(_, o)| o.moved_to.is_none())
     }
 
     /// Makes `key` a range boundary (splitting the entry that contains it).
@@ -87,12 +105,23 @@ impl Ownership {
         if key.is_empty() {
             return;
         }
-        let Some((start, owned)) = self.entry_for(key).map(|(s, o)| (s.clone(), o.clone())) else { return };
+        let Some((start, owned)) = self.entry_for(key).map(|(s, o)| (s.clone(), o.clone())) else {
+            return;
+        };
         if start.as_slice() == key {
             return;
         }
-        let right = Owned { end: owned.end.clone(), ..owned.clone() };
-        self.ranges.insert(start, Owned { end: key.to_vec(), ..owned });
+        let right = Owned {
+            end: owned.end.clone(),
+            ..owned.clone()
+        };
+        self.ranges.insert(
+            start,
+            Owned {
+                end: key.to_vec(),
+                ..owned
+            },
+        );
         self.ranges.insert(key.to_vec(), right);
     }
 
@@ -126,11 +155,29 @@ impl Ownership {
     }
 
     pub fn own(&mut self, start: &[u8], end: &[u8], epoch: u64) {
-        self.replace(start, end, Owned { end: end.to_vec(), epoch, fenced: false, moved_to: None });
+        self.replace(
+            start,
+            end,
+            Owned {
+                end: end.to_vec(),
+                epoch,
+                fenced: false,
+                moved_to: None,
+            },
+        );
     }
 
     pub fn disown(&mut self, start: &[u8], end: &[u8], new_epoch: u64, new_group: u64) {
-        self.replace(start, end, Owned { end: end.to_vec(), epoch: new_epoch, fenced: false, moved_to: Some(new_group) });
+        self.replace(
+            start,
+            end,
+            Owned {
+                end: end.to_vec(),
+                epoch: new_epoch,
+                fenced: false,
+                moved_to: Some(new_group),
+            },
+        );
     }
 
     /// (start, entry) pairs in key order, for status output and tests.

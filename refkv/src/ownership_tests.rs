@@ -19,7 +19,10 @@ fn write_needs_exact_epoch_and_no_fence() {
     o.fence(b"m", b"", true);
     assert!(o.check_write(b"a", 1).is_ok());
     assert!(o.check_write(b"m", 1).is_err());
-    assert!(o.check_read(b"m", 1).is_ok(), "a fenced range still serves reads");
+    assert!(
+        o.check_read(b"m", 1).is_ok(),
+        "a fenced range still serves reads"
+    );
     o.fence(b"m", b"", false);
     assert!(o.check_write(b"z", 1).is_ok());
 }
@@ -32,7 +35,10 @@ fn disowned_range_refuses_with_new_epoch() {
     let refusal = o.check_write(b"p", 1).unwrap_err();
     assert_eq!(refusal.current_epoch, 7);
     assert!(refusal.reason.contains("group 2"));
-    assert!(o.check_read(b"p", 7).is_err(), "even the new epoch is not served by the old owner");
+    assert!(
+        o.check_read(b"p", 7).is_err(),
+        "even the new epoch is not served by the old owner"
+    );
     assert!(o.check_write(b"a", 1).is_ok());
     assert!(o.check_write(b"t", 1).is_ok());
     // The range comes back later under a newer epoch.

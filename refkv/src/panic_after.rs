@@ -19,20 +19,33 @@ pub struct PanicAfter {
 
 /// Parses `ID=DURATION` (`2=5s`, `1=500ms`).
 pub fn parse(text: &str) -> Result<PanicAfter, String> {
-    let (id, after) = text.split_once('=').ok_or_else(|| format!("{text:?} is not ID=DURATION (e.g. 2=5s)"))?;
-    let node = id.trim().parse::<u64>().map_err(|_| format!("{text:?}: {id:?} is not a node id"))?;
+    let (id, after) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not ID=DURATION (e.g. 2=5s)"))?;
+    let node = id
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("{text:?}: {id:?} is not a node id"))?;
     let after = crate::autosplit::parse_duration(after).map_err(|e| format!("{text:?}: {e}"))?;
     Ok(PanicAfter { node, after })
 }
 
 /// Starts the timer on a thread of its own when `spec` names node `id`.
 pub fn arm(id: u64, spec: Option<PanicAfter>) {
-    let Some(PanicAfter { node, after }) = spec.filter(|s| s.node == id) else { return };
-    let armed = std::thread::Builder::new().name("panic-after".into()).spawn(move || {
-        std::thread::sleep(after);
-        let _ = std::panic::catch_unwind(|| panic!("refkv: --panic-after: node {node} panics {after:?} after its start, as asked"));
-        std::process::exit(101);
-    });
+    let Some(PanicAfter { node, after }) = spec.filter(|s| s.node == id) else {
+        return;
+    };
+    let armed = std::thread::Builder::new()
+        .name("panic-after".into())
+        .spawn(move || {
+            std::thread::sleep(after);
+            let _ = std::panic::catch_unwind(|| {
+                panic!(
+                    "refkv: --panic-after: node {node} panics {after:?} after its start, as asked"
+                )
+            });
+            std::process::exit(101);
+        });
     if let Err(e) = armed {
         eprintln!("refkv: cannot start the --panic-after timer: {e}");
         std::process::exit(1);
@@ -45,7 +58,13 @@ mod tests {
 
     #[test]
     fn parses_node_and_duration_and_explains_bad_input() {
-        assert_eq!(parse("2=5s"), Ok(PanicAfter { node: 2, after: Duration::from_secs(5) }));
+        assert_eq!(
+            parse("2=5s"),
+            Ok(PanicAfter {
+                node: 2,
+                after: Duration::from_secs(5)
+            })
+        );
         assert_eq!(parse("1=500ms").unwrap().after, Duration::from_millis(500));
         assert!(parse("5s").unwrap_err().contains("ID=DURATION"));
         assert!(parse("x=5s").unwrap_err().contains("not a node id"));

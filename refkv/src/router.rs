@@ -28,7 +28,8 @@ pub struct Routed {
 /// Is a gRPC failure of a forwarded call certainly a failure to deliver it?
 fn never_delivered(status: &tonic::Status) -> bool {
     let msg = status.message();
-    status.code() == tonic::Code::Unavailable && (msg.contains("tcp connect error") || msg.contains("error trying to connect"))
+    status.code() == tonic::Code::Unavailable
+        && (msg.contains("tcp connect error") || msg.contains("error trying to connect"))
 }
 
 impl NodeCore {
@@ -37,7 +38,9 @@ impl NodeCore {
         let deadline = Instant::now() + self.cfg.retry_budget;
         let mut hint: Option<u64> = None;
         loop {
-            let leader = hint.take().or_else(|| self.group(group).and_then(|g| g.leader()));
+            let leader = hint
+                .take()
+                .or_else(|| self.group(group).and_then(|g| g.leader()));
             let reply = match leader {
                 None => ExecReply::NotLeader { leader: None },
                 Some(l) if l == self.id => exec_local(self, group, op.clone()).await,
@@ -71,7 +74,10 @@ impl NodeCore {
             Ok(p) => p,
             Err(e) => return ExecReply::Unavailable(format!("encoding forwarded op: {e}")),
         };
-        let call = client.execute(ExecuteRequest { group_id: group, payload });
+        let call = client.execute(ExecuteRequest {
+            group_id: group,
+            payload,
+        });
         let lost = |why: String| {
             if mutating {
                 ExecReply::Indeterminate(format!("outcome unknown: forwarded to node {to}: {why}"))
@@ -92,7 +98,10 @@ impl NodeCore {
 
     /// Re-reads the catalog from the catalog group's leader into the routing view.
     pub async fn refresh_catalog(&self) -> Option<Arc<Catalog>> {
-        match self.execute(CATALOG_GROUP, ExecOp::ReadCatalog, false).await {
+        match self
+            .execute(CATALOG_GROUP, ExecOp::ReadCatalog, false)
+            .await
+        {
             ExecReply::Catalog { catalog } => {
                 let catalog = Arc::new(catalog);
                 self.offer_catalog(catalog.clone());
@@ -104,7 +113,12 @@ impl NodeCore {
 
     /// Routes a key operation (`make` builds it for a route epoch), refreshing the routing
     /// view and retrying while the fence refuses it, until the budget ends.
-    pub async fn route_key(&self, key: &[u8], mutating: bool, make: impl Fn(u64) -> ExecOp) -> Routed {
+    pub async fn route_key(
+        &self,
+        key: &[u8],
+        mutating: bool,
+        make: impl Fn(u64) -> ExecOp,
+    ) -> Routed {
         let deadline = Instant::now() + self.cfg.retry_budget;
         loop {
             let catalog = self.catalog();
@@ -117,7 +131,9 @@ impl NodeCore {
             };
             let reply = if self.bugs.stale_read && !mutating {
                 self.local_stale(route.group, make(route.epoch))
-            } else if let Some(refused) = self.proxy_admission(mutating, &route, route.group, route.epoch) {
+            } else if let Some(refused) =
+                self.proxy_admission(mutating, &route, route.group, route.epoch)
+            {
                 refused
             } else {
                 self.execute(route.group, make(route.epoch), mutating).await
@@ -129,17 +145,32 @@ impl NodeCore {
                     continue;
                 }
             }
-            return Routed { reply, route, catalog_version: catalog.version };
+            return Routed {
+                reply,
+                route,
+                catalog_version: catalog.version,
+            };
         }
     }
 
     /// Seeded bug `proxy-fence`: the fence is checked here, against this node's routing
     /// view, instead of when the write is applied. `None` = admitted (or the bug is off).
-    fn proxy_admission(&self, mutating: bool, route: &Route, group: u64, epoch: u64) -> Option<ExecReply> {
+    fn proxy_admission(
+        &self,
+        mutating: bool,
+        route: &Route,
+        group: u64,
+        epoch: u64,
+    ) -> Option<ExecReply> {
         if !self.bugs.proxy_fence || !mutating {
             return None;
         }
-        let refuse = |reason: String| Some(ExecReply::Rejected { current_epoch: route.epoch, reason });
+        let refuse = |reason: String| {
+            Some(ExecReply::Rejected {
+                current_epoch: route.epoch,
+                reason,
+            })
+        };
         if route.state == crate::catalog::RouteState::WriteFenced {
             return refuse("range is write-fenced (moving)".into());
         }
@@ -153,33 +184,72 @@ impl NodeCore {
     /// (the stale-client probe of docs/refkv.md). A refusal is returned, never retried.
     pub async fn put_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> Routed {
         let catalog = self.catalog();
-        let viewed = catalog.route_for_key(key).cloned().unwrap_or_else(empty_route);
-        let route = Route { group, epoch, ..viewed.clone() };
-        let cmd = Command::Put { key: key.to_vec(), value: value.to_vec(), epoch, cas: None };
+        let viewed = catalog
+            .route_for_key(key)
+            .cloned()
+            .unwrap_or_else(empty_route);
+        let route = Route {
+            group,
+            epoch,
+            ..viewed.clone()
+        };
+        let cmd = Command::Put {
+            key: key.to_vec(),
+            value: value.to_vec(),
+            epoch,
+            cas: None,
+        };
         let reply = match self.proxy_admission(true, &viewed, group, epoch) {
             Some(refused) => refused,
             None => self.execute(group, ExecOp::Write(cmd), true).await,
         };
-        Routed { reply, route, catalog_version: catalog.version }
+        Routed {
+            reply,
+            route,
+            catalog_version: catalog.version,
+        }
     }
 
     /// Seeded bug `stale-read`: answer a read from this node's replica, unconfirmed.
     fn local_stale(&self, group: u64, op: ExecOp) -> ExecReply {
-        let Some(g) = self.group(group) else { return ExecReply::Unavailable(format!("unknown group {group}")) };
+        let Some(g) = self.group(group) else {
+            return ExecReply::Unavailable(format!("unknown group {group}"));
+        };
         let state = g.shared.read();
         let index = state.last_applied.map(|l| l.index).unwrap_or(0);
         match op {
-            ExecOp::Read { key, .. } => ExecReply::Value { value: state.kv.get(&key).cloned(), term: g.term(), index, node: self.id },
-            ExecOp::Scan { start, end, limit, .. } => {
-                let pairs = state.range(&start, &end).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect();
-                ExecReply::Pairs { pairs, term: g.term(), index, node: self.id }
+            ExecOp::Read { key, .. } => ExecReply::Value {
+                value: state.kv.get(&key).cloned(),
+                term: g.term(),
+                index,
+                node: self.id,
+            },
+            ExecOp::Scan {
+                start, end, limit, ..
+            } => {
+                let pairs = state
+                    .range(&start, &end)
+                    .take(limit)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                ExecReply::Pairs {
+                    pairs,
+                    term: g.term(),
+                    index,
+                    node: self.id,
+                }
             }
             ExecOp::TxnRead { key, ts, .. } => {
                 let read = match crate::mvcc::Cell::decode(state.kv.get(&key).map(Vec::as_slice)) {
                     Ok(cell) => cell.read_at(ts),
                     Err(_) => crate::mvcc::SnapshotRead::NotTxnKey,
                 };
-                ExecReply::TxnRead { read, term: g.term(), index, node: self.id }
+                ExecReply::TxnRead {
+                    read,
+                    term: g.term(),
+                    index,
+                    node: self.id,
+                }
             }
             _ => ExecReply::Unavailable("not a read".into()),
         }
@@ -187,22 +257,42 @@ impl NodeCore {
 
     pub async fn put(&self, key: &[u8], value: &[u8], cas: Option<crate::types::Cas>) -> Routed {
         self.route_key(key, true, |epoch| {
-            ExecOp::Write(Command::Put { key: key.to_vec(), value: value.to_vec(), epoch, cas: cas.clone() })
+            ExecOp::Write(Command::Put {
+                key: key.to_vec(),
+                value: value.to_vec(),
+                epoch,
+                cas: cas.clone(),
+            })
         })
         .await
     }
 
     pub async fn delete(&self, key: &[u8]) -> Routed {
-        self.route_key(key, true, |epoch| ExecOp::Write(Command::Delete { key: key.to_vec(), epoch })).await
+        self.route_key(key, true, |epoch| {
+            ExecOp::Write(Command::Delete {
+                key: key.to_vec(),
+                epoch,
+            })
+        })
+        .await
     }
 
     pub async fn get(&self, key: &[u8]) -> Routed {
-        self.route_key(key, false, |epoch| ExecOp::Read { key: key.to_vec(), epoch }).await
+        self.route_key(key, false, |epoch| ExecOp::Read {
+            key: key.to_vec(),
+            epoch,
+        })
+        .await
     }
 
     /// A scan of `[start, end)` (empty end = unbounded), route by route in key order. Each
     /// route's part is a linearizable read taken between the call's start and its end.
-    pub async fn scan(&self, start: &[u8], end: &[u8], limit: usize) -> Result<Vec<(Routed, Vec<(Key, Vec<u8>)>)>, Routed> {
+    pub async fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Routed, Vec<(Key, Vec<u8>)>)>, Routed> {
         let mut parts = Vec::new();
         let mut cursor = start.to_vec();
         let mut remaining = limit;
@@ -217,7 +307,12 @@ impl NodeCore {
             let seg_end = min_end(&route_end, end);
             let seg_start = cursor.clone();
             let routed = self
-                .route_key(&cursor, false, |epoch| ExecOp::Scan { start: seg_start.clone(), end: seg_end.clone(), limit: remaining, epoch })
+                .route_key(&cursor, false, |epoch| ExecOp::Scan {
+                    start: seg_start.clone(),
+                    end: seg_end.clone(),
+                    limit: remaining,
+                    epoch,
+                })
                 .await;
             let pairs = match &routed.reply {
                 ExecReply::Pairs { pairs, .. } => pairs.clone(),
@@ -226,7 +321,10 @@ impl NodeCore {
             // The route may have split since we computed seg_end; only trust the part the
             // route we were served by covers, and continue from its end.
             let served_end = min_end(&routed.route.end, &seg_end);
-            let pairs: Vec<_> = pairs.into_iter().filter(|(k, _)| crate::catalog::below_end(k, &served_end)).collect();
+            let pairs: Vec<_> = pairs
+                .into_iter()
+                .filter(|(k, _)| crate::catalog::below_end(k, &served_end))
+                .collect();
             remaining -= pairs.len().min(remaining);
             parts.push((routed, pairs));
             // Done when the served part reaches the end of the keyspace or of the request.
@@ -249,5 +347,13 @@ fn min_end(a: &[u8], b: &[u8]) -> Key {
 }
 
 fn empty_route() -> Route {
-    Route { id: 0, start: Vec::new(), end: Vec::new(), group: 0, state: crate::catalog::RouteState::Active, parent: 0, epoch: 0 }
+    Route {
+        id: 0,
+        start: Vec::new(),
+        end: Vec::new(),
+        group: 0,
+        state: crate::catalog::RouteState::Active,
+        parent: 0,
+        epoch: 0,
+    }
 }

@@ -25,15 +25,24 @@ pub struct Internal {
 impl RefkvInternal for Internal {
     async fn raft(&self, req: Request<RaftMessage>) -> Result<Response<RaftReply>, Status> {
         let m = req.into_inner();
-        let g = self.node.group(m.group_id).ok_or_else(|| Status::not_found(format!("unknown raft group {}", m.group_id)))?;
+        let g = self
+            .node
+            .group(m.group_id)
+            .ok_or_else(|| Status::not_found(format!("unknown raft group {}", m.group_id)))?;
         let kind = RaftKind::try_from(m.kind).unwrap_or(RaftKind::Unspecified);
-        let payload = crate::network::handle_raft_message(&g.raft, kind, &m.payload).await.map_err(Status::invalid_argument)?;
+        let payload = crate::network::handle_raft_message(&g.raft, kind, &m.payload)
+            .await
+            .map_err(Status::invalid_argument)?;
         Ok(Response::new(RaftReply { payload }))
     }
 
-    async fn execute(&self, req: Request<ExecuteRequest>) -> Result<Response<ExecuteReply>, Status> {
+    async fn execute(
+        &self,
+        req: Request<ExecuteRequest>,
+    ) -> Result<Response<ExecuteReply>, Status> {
         let r = req.into_inner();
-        let op: ExecOp = serde_json::from_slice(&r.payload).map_err(|e| Status::invalid_argument(format!("bad op: {e}")))?;
+        let op: ExecOp = serde_json::from_slice(&r.payload)
+            .map_err(|e| Status::invalid_argument(format!("bad op: {e}")))?;
         let reply: ExecReply = exec_local(&self.node, r.group_id, op).await;
         let payload = serde_json::to_vec(&reply).map_err(|e| Status::internal(e.to_string()))?;
         Ok(Response::new(ExecuteReply { payload }))
@@ -41,20 +50,36 @@ impl RefkvInternal for Internal {
 
     async fn elect(&self, req: Request<ElectRequest>) -> Result<Response<ElectReply>, Status> {
         let gid = req.into_inner().group_id;
-        let g = self.node.group(gid).ok_or_else(|| Status::not_found(format!("unknown raft group {gid}")))?;
-        g.raft.trigger().elect().await.map_err(|e| Status::unavailable(e.to_string()))?;
+        let g = self
+            .node
+            .group(gid)
+            .ok_or_else(|| Status::not_found(format!("unknown raft group {gid}")))?;
+        g.raft
+            .trigger()
+            .elect()
+            .await
+            .map_err(|e| Status::unavailable(e.to_string()))?;
         Ok(Response::new(ElectReply {}))
     }
 
-    async fn set_auto_split(&self, req: Request<SetAutoSplitRequest>) -> Result<Response<SetAutoSplitReply>, Status> {
+    async fn set_auto_split(
+        &self,
+        req: Request<SetAutoSplitRequest>,
+    ) -> Result<Response<SetAutoSplitReply>, Status> {
         let on = req.into_inner().enabled;
         self.node.set_auto_split(on);
         tracing::info!(enabled = on, "auto-split switched");
         Ok(Response::new(SetAutoSplitReply { enabled: on }))
     }
 
-    async fn pull_stats(&self, _: Request<PullStatsRequest>) -> Result<Response<PullStatsReply>, Status> {
-        let window = self.node.sampler.snapshot_and_reset(std::time::Instant::now());
+    async fn pull_stats(
+        &self,
+        _: Request<PullStatsRequest>,
+    ) -> Result<Response<PullStatsReply>, Status> {
+        let window = self
+            .node
+            .sampler
+            .snapshot_and_reset(std::time::Instant::now());
         let payload = serde_json::to_vec(&window).map_err(|e| Status::internal(e.to_string()))?;
         Ok(Response::new(PullStatsReply { payload }))
     }
@@ -76,8 +101,13 @@ async fn shutdown_signal() {
 }
 
 pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
-    let addr: SocketAddr = cfg.listen.parse().map_err(|e| anyhow::anyhow!("--listen {:?}: {e}", cfg.listen))?;
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
+    let addr: SocketAddr = cfg
+        .listen
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--listen {:?}: {e}", cfg.listen))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
     let (core, pristine) = node::start(&cfg).await?;
     tracing::info!(node = cfg.id, %addr, groups = core.groups.len(), bugs = ?cfg.bugs.names(), pristine = ?pristine, "refkv node starting");
     node::spawn_catalog_follower(core.clone());
@@ -85,7 +115,9 @@ pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
     crate::splitter::spawn(core.clone());
     let api = Api { node: core.clone() };
     let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_service_status("", tonic_health::ServingStatus::Serving).await;
+    health
+        .set_service_status("", tonic_health::ServingStatus::Serving)
+        .await;
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tonic::transport::Server::builder()
@@ -95,7 +127,10 @@ pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
         .add_service(RaftAdminServer::new(api.clone()))
         .add_service(RefkvTxnServer::new(api.clone()))
         .add_service(DistributionServer::new(api))
-        .add_service(RefkvInternalServer::new(Internal { node: core.clone() }).max_decoding_message_size(256 << 20))
+        .add_service(
+            RefkvInternalServer::new(Internal { node: core.clone() })
+                .max_decoding_message_size(256 << 20),
+        )
         .serve_with_incoming_shutdown(incoming, async {
             let _ = stop_rx.await;
         });

@@ -68,7 +68,12 @@ impl GroupState {
 
     pub fn apply(&mut self, cmd: &Command, bugs: &Bugs, dirty: &mut Dirty) -> CommandResult {
         match cmd {
-            Command::Put { key, value, epoch, cas } => {
+            Command::Put {
+                key,
+                value,
+                epoch,
+                cas,
+            } => {
                 let epoch = match self.write_allowed(key, *epoch, bugs) {
                     Ok(epoch) => epoch,
                     Err(r) => return rejected(r),
@@ -88,37 +93,89 @@ impl GroupState {
                 Ok(epoch) => {
                     let existed = self.kv.remove(key).is_some();
                     dirty.keys.insert(key.clone());
-                    CommandResult::Written { applied: existed, epoch }
+                    CommandResult::Written {
+                        applied: existed,
+                        epoch,
+                    }
                 }
                 Err(r) => rejected(r),
             },
-            Command::Split { expected_version, route_id, split_key, target_group, now_ms } => CommandResult::Split(
-                self.catalog_change(dirty, |c| c.split(*expected_version, *route_id, split_key, *target_group, *now_ms)),
+            Command::Split {
+                expected_version,
+                route_id,
+                split_key,
+                target_group,
+                now_ms,
+            } => CommandResult::Split(self.catalog_change(dirty, |c| {
+                c.split(
+                    *expected_version,
+                    *route_id,
+                    split_key,
+                    *target_group,
+                    *now_ms,
+                )
+            })),
+            Command::StartMigration {
+                expected_version,
+                route_id,
+                split_key,
+                target_group,
+                now_ms,
+            } => CommandResult::Split(self.catalog_change(dirty, |c| {
+                c.start_migration(
+                    *expected_version,
+                    *route_id,
+                    split_key,
+                    *target_group,
+                    *now_ms,
+                )
+            })),
+            Command::JobStep {
+                job_id,
+                from,
+                to,
+                error,
+                now_ms,
+            } => CommandResult::Job(self.catalog_change(dirty, |c| {
+                c.step_job(*job_id, *from, *to, error.clone(), *now_ms)
+            })),
+            Command::AbandonJob { job_id, now_ms } => CommandResult::Job(
+                self.catalog_change(dirty, |c| c.abandon_job(*job_id, *now_ms).map(|_| ())),
             ),
-            Command::StartMigration { expected_version, route_id, split_key, target_group, now_ms } => CommandResult::Split(
-                self.catalog_change(dirty, |c| c.start_migration(*expected_version, *route_id, split_key, *target_group, *now_ms)),
-            ),
-            Command::JobStep { job_id, from, to, error, now_ms } => {
-                CommandResult::Job(self.catalog_change(dirty, |c| c.step_job(*job_id, *from, *to, error.clone(), *now_ms)))
-            }
-            Command::AbandonJob { job_id, now_ms } => {
-                CommandResult::Job(self.catalog_change(dirty, |c| c.abandon_job(*job_id, *now_ms).map(|_| ())))
-            }
             Command::RetryJob { job_id, now_ms } => {
                 CommandResult::Job(self.catalog_change(dirty, |c| c.retry_job(*job_id, *now_ms)))
             }
-            Command::Fence { start, end } => self.ownership_change(dirty, |o| o.fence(start, end, true)),
-            Command::Unfence { start, end } => self.ownership_change(dirty, |o| o.fence(start, end, false)),
-            Command::Own { start, end, epoch } => self.ownership_change(dirty, |o| o.own(start, end, *epoch)),
-            Command::Disown { start, end, new_epoch, new_group } => {
-                self.ownership_change(dirty, |o| o.disown(start, end, *new_epoch, *new_group))
+            Command::Fence { start, end } => {
+                self.ownership_change(dirty, |o| o.fence(start, end, true))
             }
+            Command::Unfence { start, end } => {
+                self.ownership_change(dirty, |o| o.fence(start, end, false))
+            }
+            Command::Own { start, end, epoch } => {
+                self.ownership_change(dirty, |o| o.own(start, end, *epoch))
+            }
+            Command::Disown {
+                start,
+                end,
+                new_epoch,
+                new_group,
+            } => self.ownership_change(dirty, |o| o.disown(start, end, *new_epoch, *new_group)),
             Command::Ingest { pairs, deletes } => {
                 // A copy is only for a range this group does not serve yet: a late copy
                 // from a driver that lost leadership must not overwrite live data.
-                if let Some(k) = pairs.iter().map(|(k, _)| k).chain(deletes.iter()).find(|k| self.ownership.serves(k)) {
+                if let Some(k) = pairs
+                    .iter()
+                    .map(|(k, _)| k)
+                    .chain(deletes.iter())
+                    .find(|k| self.ownership.serves(k))
+                {
                     return CommandResult::Rejected {
-                        current_epoch: self.ownership.check_read(k, 0).err().map(|r| r.current_epoch).unwrap_or(0),
+                        current_epoch: self
+                            .ownership
+                            .check_read(k, 0)
+                            .err()
+                            .map(|r| r.current_epoch)
+                            .unwrap_or(0),
                         reason: "copy into a range this group already serves".into(),
                     };
                 }
@@ -140,33 +197,65 @@ impl GroupState {
                 }
                 CommandResult::Done
             }
-            Command::TxnPrewrite { key, epoch, prewrite } => {
+            Command::TxnPrewrite {
+                key,
+                epoch,
+                prewrite,
+            } => {
                 // Seeded bug `no-read-validation`: no write-conflict check.
                 let check_conflicts = !bugs.no_read_validation;
-                self.txn_change(key, *epoch, bugs, dirty, |cell| cell.prewrite(prewrite, check_conflicts))
+                self.txn_change(key, *epoch, bugs, dirty, |cell| {
+                    cell.prewrite(prewrite, check_conflicts)
+                })
             }
-            Command::TxnCommit { key, epoch, start_ts, commit_ts } => {
+            Command::TxnCommit {
+                key,
+                epoch,
+                start_ts,
+                commit_ts,
+            } => {
                 // Seeded bug `commit-to-old-owner`: a lock held here is taken as the
                 // authority to commit it, whoever owns the key now.
                 if bugs.commit_to_old_owner && self.holds_lock_of(key, *start_ts) {
-                    return self.txn_change_unfenced(key, dirty, |cell| cell.commit(key, *start_ts, *commit_ts));
+                    return self.txn_change_unfenced(key, dirty, |cell| {
+                        cell.commit(key, *start_ts, *commit_ts)
+                    });
                 }
                 // Seeded bug `no-post-fence-drain`: the fenced source's lane for the locks it
                 // holds, with no drain before the delta copy.
-                if bugs.no_post_fence_drain && self.fenced_owner_at(key, *epoch) && self.holds_lock_of(key, *start_ts) {
-                    return self.txn_change_unfenced(key, dirty, |cell| cell.commit(key, *start_ts, *commit_ts));
+                if bugs.no_post_fence_drain
+                    && self.fenced_owner_at(key, *epoch)
+                    && self.holds_lock_of(key, *start_ts)
+                {
+                    return self.txn_change_unfenced(key, dirty, |cell| {
+                        cell.commit(key, *start_ts, *commit_ts)
+                    });
                 }
-                self.txn_change(key, *epoch, bugs, dirty, |cell| cell.commit(key, *start_ts, *commit_ts))
+                self.txn_change(key, *epoch, bugs, dirty, |cell| {
+                    cell.commit(key, *start_ts, *commit_ts)
+                })
             }
-            Command::TxnRollback { key, epoch, start_ts } => self.txn_change(key, *epoch, bugs, dirty, |cell| cell.rollback(*start_ts)),
-            Command::TxnCheckPrimary { key, epoch, start_ts, now_ms } => {
-                self.txn_change(key, *epoch, bugs, dirty, |cell| cell.check_primary(*start_ts, *now_ms))
-            }
+            Command::TxnRollback {
+                key,
+                epoch,
+                start_ts,
+            } => self.txn_change(key, *epoch, bugs, dirty, |cell| cell.rollback(*start_ts)),
+            Command::TxnCheckPrimary {
+                key,
+                epoch,
+                start_ts,
+                now_ms,
+            } => self.txn_change(key, *epoch, bugs, dirty, |cell| {
+                cell.check_primary(*start_ts, *now_ms)
+            }),
             Command::AllocTs { count } => {
                 let first = self.ts_ceiling + 1;
                 self.ts_ceiling += (*count).max(1);
                 dirty.meta = true;
-                CommandResult::TsRange { first, last: self.ts_ceiling }
+                CommandResult::TsRange {
+                    first,
+                    last: self.ts_ceiling,
+                }
             }
         }
     }
@@ -188,7 +277,12 @@ impl GroupState {
     }
 
     /// [`Self::txn_change`] once the fence has been passed (or, under a seeded bug, skipped).
-    fn txn_change_unfenced(&mut self, key: &[u8], dirty: &mut Dirty, f: impl FnOnce(&mut Cell) -> TxnOutcome) -> CommandResult {
+    fn txn_change_unfenced(
+        &mut self,
+        key: &[u8],
+        dirty: &mut Dirty,
+        f: impl FnOnce(&mut Cell) -> TxnOutcome,
+    ) -> CommandResult {
         let Ok(mut cell) = Cell::decode(self.kv.get(key).map(Vec::as_slice)) else {
             return CommandResult::Txn(TxnOutcome::NotTxnKey);
         };
@@ -204,12 +298,15 @@ impl GroupState {
     /// Whether this group owns `key` at `epoch` with writes fenced (a move past FENCE, before
     /// its cutover).
     fn fenced_owner_at(&self, key: &[u8], epoch: u64) -> bool {
-        self.ownership.check_read(key, epoch).is_ok_and(|o| o.fenced)
+        self.ownership
+            .check_read(key, epoch)
+            .is_ok_and(|o| o.fenced)
     }
 
     /// Whether `key`'s cell holds the lock of the transaction that started at `start_ts`.
     fn holds_lock_of(&self, key: &[u8], start_ts: u64) -> bool {
-        Cell::decode(self.kv.get(key).map(Vec::as_slice)).is_ok_and(|c| c.lock.is_some_and(|l| l.start_ts == start_ts))
+        Cell::decode(self.kv.get(key).map(Vec::as_slice))
+            .is_ok_and(|c| c.lock.is_some_and(|l| l.start_ts == start_ts))
     }
 
     /// A snapshot read of the transactional key `key` at timestamp `ts`, routed under `epoch`.
@@ -232,7 +329,11 @@ impl GroupState {
         f(catalog)
     }
 
-    fn ownership_change(&mut self, dirty: &mut Dirty, f: impl FnOnce(&mut Ownership)) -> CommandResult {
+    fn ownership_change(
+        &mut self,
+        dirty: &mut Dirty,
+        f: impl FnOnce(&mut Ownership),
+    ) -> CommandResult {
         f(&mut self.ownership);
         dirty.meta = true;
         CommandResult::Done
@@ -254,13 +355,22 @@ impl GroupState {
     }
 
     /// Key/value pairs in `[start, end)`.
-    pub fn range<'a>(&'a self, start: &[u8], end: &'a [u8]) -> impl Iterator<Item = (&'a Key, &'a Vec<u8>)> + 'a {
-        self.kv.range::<[u8], _>((Bound::Included(start), Bound::Unbounded)).take_while(move |(k, _)| below_end(k, end))
+    pub fn range<'a>(
+        &'a self,
+        start: &[u8],
+        end: &'a [u8],
+    ) -> impl Iterator<Item = (&'a Key, &'a Vec<u8>)> + 'a {
+        self.kv
+            .range::<[u8], _>((Bound::Included(start), Bound::Unbounded))
+            .take_while(move |(k, _)| below_end(k, end))
     }
 }
 
 fn rejected(r: Refusal) -> CommandResult {
-    CommandResult::Rejected { current_epoch: r.current_epoch, reason: r.reason }
+    CommandResult::Rejected {
+        current_epoch: r.current_epoch,
+        reason: r.reason,
+    }
 }
 
 #[cfg(test)]

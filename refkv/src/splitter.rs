@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::autosplit::{AutoSplit, CatalogView, RouteInfo, SplitOutcome, SplitRangeCall, WindowStats};
+use crate::autosplit::{
+    AutoSplit, CatalogView, RouteInfo, SplitOutcome, SplitRangeCall, WindowStats,
+};
 use crate::catalog::{Catalog, RouteState};
 use crate::exec::{ExecOp, ExecReply};
 use crate::node::NodeCore;
@@ -36,7 +38,9 @@ pub fn catalog_view(c: &Catalog) -> CatalogView {
 async fn pull_windows(core: &NodeCore) -> Vec<WindowStats> {
     let mut windows = vec![core.sampler.snapshot_and_reset(Instant::now())];
     for peer in core.peers.ids().filter(|p| *p != core.id) {
-        let Ok(mut client) = core.peers.client(peer) else { continue };
+        let Ok(mut client) = core.peers.client(peer) else {
+            continue;
+        };
         let call = client.pull_stats(PullStatsRequest {});
         if let Ok(Ok(reply)) = tokio::time::timeout(Duration::from_millis(500), call).await {
             match serde_json::from_slice::<WindowStats>(&reply.into_inner().payload) {
@@ -52,17 +56,34 @@ async fn pull_windows(core: &NodeCore) -> Vec<WindowStats> {
 /// when the right child moves to another group, a same-group `SplitRange` otherwise.
 fn split_command(catalog: &Catalog, call: &SplitRangeCall, now_ms: i64) -> Command {
     let source = catalog.routes.get(&call.route_id).map(|r| r.group);
-    let (expected_version, route_id, split_key) = (call.expected_catalog_version, call.route_id, call.split_key.clone());
+    let (expected_version, route_id, split_key) = (
+        call.expected_catalog_version,
+        call.route_id,
+        call.split_key.clone(),
+    );
     match call.target_group_id {
-        target if target == 0 || Some(target) == source => {
-            Command::Split { expected_version, route_id, split_key, target_group: 0, now_ms }
-        }
-        target => Command::StartMigration { expected_version, route_id, split_key, target_group: target, now_ms },
+        target if target == 0 || Some(target) == source => Command::Split {
+            expected_version,
+            route_id,
+            split_key,
+            target_group: 0,
+            now_ms,
+        },
+        target => Command::StartMigration {
+            expected_version,
+            route_id,
+            split_key,
+            target_group: target,
+            now_ms,
+        },
     }
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 pub fn spawn(core: Arc<NodeCore>) {
@@ -72,7 +93,9 @@ pub fn spawn(core: Arc<NodeCore>) {
         let mut ticker = tokio::time::interval(cfg.window);
         loop {
             ticker.tick().await;
-            let Some(g) = core.group(CATALOG_GROUP) else { return };
+            let Some(g) = core.group(CATALOG_GROUP) else {
+                return;
+            };
             if !g.is_leader(core.id) {
                 auto = None;
                 continue;
@@ -99,12 +122,17 @@ pub fn spawn(core: Arc<NodeCore>) {
             };
             auto.kill_switch().set_enabled(core.auto_split_enabled());
             let windows = pull_windows(&core).await;
-            let Some(catalog) = g.shared.read().catalog.clone() else { continue };
+            let Some(catalog) = g.shared.read().catalog.clone() else {
+                continue;
+            };
             let report = auto.tick(Instant::now(), &windows, &catalog_view(&catalog));
             for call in report.calls {
                 let cmd = split_command(&catalog, &call, now_ms());
                 let outcome = match core.execute(CATALOG_GROUP, ExecOp::Write(cmd), true).await {
-                    ExecReply::Committed { result: CommandResult::Split(Ok(out)), .. } => {
+                    ExecReply::Committed {
+                        result: CommandResult::Split(Ok(out)),
+                        ..
+                    } => {
                         tracing::info!(
                             route = call.route_id,
                             split_key = %String::from_utf8_lossy(&call.split_key),

@@ -7,8 +7,13 @@ use serde::Serialize;
 
 use crate::types::{NodeId, StorageError};
 
-pub(crate) fn sio(f: fn(AnyError) -> StorageIOError<NodeId>, e: impl std::fmt::Display) -> StorageError {
-    StorageError::IO { source: f(AnyError::error(e.to_string())) }
+pub(crate) fn sio(
+    f: fn(AnyError) -> StorageIOError<NodeId>,
+    e: impl std::fmt::Display,
+) -> StorageError {
+    StorageError::IO {
+        source: f(AnyError::error(e.to_string())),
+    }
 }
 
 /// Every persisted refkv record is JSON; the types involved always serialize.

@@ -27,10 +27,10 @@ use tokio::sync::watch;
 
 use crate::bugs::Bugs;
 use crate::catalog::Catalog;
-use crate::sm::{Dirty, GroupState};
-use crate::types::{CommandResult, Entry, LogId, SnapshotMeta, StorageError, TypeConfig};
 pub use crate::logstore::LogStore;
+use crate::sm::{Dirty, GroupState};
 use crate::storage_io::{json, sio};
+use crate::types::{CommandResult, Entry, LogId, SnapshotMeta, StorageError, TypeConfig};
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 const KV: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
@@ -66,10 +66,16 @@ struct StoredSnapshot {
 
 /// Opens (or creates) the storage of `group` at `path`. `genesis` is the catalog this
 /// cluster was bootstrapped with; a data dir created with a different one is refused.
-pub fn open(dir: &Path, group: u64, genesis: &Catalog, bugs: Bugs) -> anyhow::Result<(LogStore, StateMachineStore)> {
+pub fn open(
+    dir: &Path,
+    group: u64,
+    genesis: &Catalog,
+    bugs: Bugs,
+) -> anyhow::Result<(LogStore, StateMachineStore)> {
     let log = LogStore::open(&dir.join(format!("group-{group}-log.redb")))?;
     let path = &dir.join(format!("group-{group}-sm.redb"));
-    let db = Database::create(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+    let db =
+        Database::create(path).map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
     let db = Arc::new(db);
     let txn = db.begin_write()?;
     {
@@ -93,8 +99,15 @@ pub fn open(dir: &Path, group: u64, genesis: &Catalog, bugs: Bugs) -> anyhow::Re
     let state = load_state(&db, group, genesis)?;
     let catalog = state.catalog.clone().map(Arc::new);
     let (catalog_tx, _) = watch::channel(catalog);
-    let shared = Arc::new(Shared { state: RwLock::new(state), catalog_tx });
-    let mut sm = StateMachineStore { db: db.clone(), shared, bugs };
+    let shared = Arc::new(Shared {
+        state: RwLock::new(state),
+        catalog_tx,
+    });
+    let mut sm = StateMachineStore {
+        db: db.clone(),
+        shared,
+        bugs,
+    };
     sm.restore_snapshot_if_ahead()?;
     Ok((log, sm))
 }
@@ -154,7 +167,9 @@ impl StateMachineStore {
     /// After a crash the (non-fsynced) state machine may be behind the durable snapshot;
     /// the log before the snapshot may be purged, so start from the snapshot.
     fn restore_snapshot_if_ahead(&mut self) -> anyhow::Result<()> {
-        let Some(snap) = self.stored_snapshot().map_err(|e| anyhow::anyhow!("{e}"))? else { return Ok(()) };
+        let Some(snap) = self.stored_snapshot().map_err(|e| anyhow::anyhow!("{e}"))? else {
+            return Ok(());
+        };
         let applied = self.shared.read().last_applied;
         if snap.meta.last_log_id > applied {
             let state: GroupState = serde_json::from_slice(&snap.data)?;
@@ -174,7 +189,11 @@ impl StateMachineStore {
 }
 
 /// Replaces the whole persisted state machine by `state`.
-fn replace_all(db: &Database, state: &GroupState, durability: Durability) -> Result<(), redb::Error> {
+fn replace_all(
+    db: &Database,
+    state: &GroupState,
+    durability: Durability,
+) -> Result<(), redb::Error> {
     let mut txn = db.begin_write()?;
     txn.set_durability(durability)?;
     txn.delete_table(KV)?;
@@ -195,29 +214,45 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachineStore {
             let state = self.shared.read();
             (json(&*state), state.last_applied, state.membership.clone())
         };
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
         let snapshot_id = format!("{}-{nanos}", last_log_id.map(|l| l.index).unwrap_or(0));
-        let meta = SnapshotMeta { last_log_id, last_membership: membership, snapshot_id };
-        let stored = json(&StoredSnapshot { meta: meta.clone(), data: data.clone() });
+        let meta = SnapshotMeta {
+            last_log_id,
+            last_membership: membership,
+            snapshot_id,
+        };
+        let stored = json(&StoredSnapshot {
+            meta: meta.clone(),
+            data: data.clone(),
+        });
         let db = self.db.clone();
         tokio::task::spawn_blocking(move || -> Result<(), redb::Error> {
             let mut txn = db.begin_write()?;
             txn.set_durability(Durability::Immediate)?;
-            txn.open_table(META)?.insert("snapshot", stored.as_slice())?;
+            txn.open_table(META)?
+                .insert("snapshot", stored.as_slice())?;
             txn.commit()?;
             Ok(())
         })
         .await
         .map_err(|e| sio(StorageIOError::write, e))?
         .map_err(|e| sio(StorageIOError::write, e))?;
-        Ok(Snapshot { meta, snapshot: Box::new(Cursor::new(data)) })
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(data)),
+        })
     }
 }
 
 impl RaftStateMachine<TypeConfig> for StateMachineStore {
     type SnapshotBuilder = StateMachineStore;
 
-    async fn applied_state(&mut self) -> Result<(Option<LogId>, crate::types::StoredMembership), StorageError> {
+    async fn applied_state(
+        &mut self,
+    ) -> Result<(Option<LogId>, crate::types::StoredMembership), StorageError> {
         let state = self.shared.read();
         Ok((state.last_applied, state.membership.clone()))
     }
@@ -237,19 +272,25 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
                     EntryPayload::Blank => CommandResult::None,
                     EntryPayload::Normal(cmd) => state.apply(&cmd, &self.bugs, &mut dirty),
                     EntryPayload::Membership(m) => {
-                        state.membership = crate::types::StoredMembership::new(Some(entry.log_id), m);
+                        state.membership =
+                            crate::types::StoredMembership::new(Some(entry.log_id), m);
                         CommandResult::None
                     }
                 };
                 results.push(result);
             }
-            let rows: Vec<(Vec<u8>, Option<Vec<u8>>)> =
-                dirty.keys.iter().map(|k| (k.clone(), state.kv.get(k).cloned())).collect();
+            let rows: Vec<(Vec<u8>, Option<Vec<u8>>)> = dirty
+                .keys
+                .iter()
+                .map(|k| (k.clone(), state.kv.get(k).cloned()))
+                .collect();
             (rows, state.clone_meta())
         };
         if dirty.meta {
             if let Some(c) = &meta_state.catalog {
-                self.shared.catalog_tx.send_replace(Some(Arc::new(c.clone())));
+                self.shared
+                    .catalog_tx
+                    .send_replace(Some(Arc::new(c.clone())));
             }
         }
         let db = self.db.clone();
@@ -276,24 +317,37 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
-        StateMachineStore { db: self.db.clone(), shared: self.shared.clone(), bugs: self.bugs }
+        StateMachineStore {
+            db: self.db.clone(),
+            shared: self.shared.clone(),
+            bugs: self.bugs,
+        }
     }
 
     async fn begin_receiving_snapshot(&mut self) -> Result<Box<Cursor<Vec<u8>>>, StorageError> {
         Ok(Box::new(Cursor::new(Vec::new())))
     }
 
-    async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: Box<Cursor<Vec<u8>>>) -> Result<(), StorageError> {
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> Result<(), StorageError> {
         let data = snapshot.into_inner();
-        let state: GroupState = serde_json::from_slice(&data).map_err(|e| sio(|e| StorageIOError::read_snapshot(None, e), e))?;
-        let stored = json(&StoredSnapshot { meta: meta.clone(), data });
+        let state: GroupState = serde_json::from_slice(&data)
+            .map_err(|e| sio(|e| StorageIOError::read_snapshot(None, e), e))?;
+        let stored = json(&StoredSnapshot {
+            meta: meta.clone(),
+            data,
+        });
         let db = self.db.clone();
         let to_persist = state.clone();
         tokio::task::spawn_blocking(move || -> Result<(), redb::Error> {
             replace_all(&db, &to_persist, Durability::None)?;
             let mut txn = db.begin_write()?;
             txn.set_durability(Durability::Immediate)?;
-            txn.open_table(META)?.insert("snapshot", stored.as_slice())?;
+            txn.open_table(META)?
+                .insert("snapshot", stored.as_slice())?;
             txn.commit()?;
             Ok(())
         })
@@ -305,7 +359,10 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
-        Ok(self.stored_snapshot()?.map(|s| Snapshot { meta: s.meta, snapshot: Box::new(Cursor::new(s.data)) }))
+        Ok(self.stored_snapshot()?.map(|s| Snapshot {
+            meta: s.meta,
+            snapshot: Box::new(Cursor::new(s.data)),
+        }))
     }
 }
 

@@ -57,7 +57,9 @@ impl Oracle {
     /// The next timestamp of the batch, if it was reserved in `term` and is not used up.
     fn take_in_term(&self, term: u64) -> Option<u64> {
         let mut guard = self.lock();
-        let b = guard.as_mut().filter(|b| b.term == term && b.next <= b.last)?;
+        let b = guard
+            .as_mut()
+            .filter(|b| b.term == term && b.next <= b.last)?;
         let ts = b.next;
         b.next += 1;
         Some(ts)
@@ -68,7 +70,11 @@ impl Oracle {
     fn install(&self, term: u64, first: u64, last: u64) {
         let mut guard = self.lock();
         if guard.is_none_or(|b| first > b.last) {
-            *guard = Some(Batch { term, next: first, last });
+            *guard = Some(Batch {
+                term,
+                next: first,
+                last,
+            });
         }
     }
 
@@ -86,7 +92,10 @@ impl Oracle {
 
 /// A timestamp from the oracle (the default group's leader), from any node.
 pub async fn from_oracle(node: &NodeCore) -> Result<u64, String> {
-    match node.execute(CATALOG_GROUP, crate::exec::ExecOp::AllocTs, false).await {
+    match node
+        .execute(CATALOG_GROUP, crate::exec::ExecOp::AllocTs, false)
+        .await
+    {
         ExecReply::Ts { ts } => Ok(ts),
         other => Err(format!("{other:?}")),
     }
@@ -121,14 +130,22 @@ pub async fn next_ts(node: &NodeCore, g: &GroupHandle) -> ExecReply {
 /// Reserves a batch through Raft and installs it under the term it was committed in.
 async fn reserve(node: &NodeCore, g: &GroupHandle) -> Result<(), ExecReply> {
     match write(node, g, Command::AllocTs { count: BATCH }).await {
-        ExecReply::Committed { result: CommandResult::TsRange { first, last }, term, .. } => {
+        ExecReply::Committed {
+            result: CommandResult::TsRange { first, last },
+            term,
+            ..
+        } => {
             node.tso.install(term, first, last);
             Ok(())
         }
         // A reservation whose outcome is unknown only wastes timestamps: nothing was handed out.
-        ExecReply::Indeterminate(m) => Err(ExecReply::Unavailable(format!("timestamp reservation: {m}"))),
+        ExecReply::Indeterminate(m) => Err(ExecReply::Unavailable(format!(
+            "timestamp reservation: {m}"
+        ))),
         other @ (ExecReply::NotLeader { .. } | ExecReply::Unavailable(_)) => Err(other),
-        other => Err(ExecReply::Unavailable(format!("timestamp reservation answered {other:?}"))),
+        other => Err(ExecReply::Unavailable(format!(
+            "timestamp reservation answered {other:?}"
+        ))),
     }
 }
 
@@ -139,8 +156,18 @@ pub async fn next_ts_from_receiver(node: &NodeCore) -> ExecReply {
     if let Some(ts) = node.tso.take_any() {
         return ExecReply::Ts { ts };
     }
-    match node.execute(CATALOG_GROUP, crate::exec::ExecOp::Write(Command::AllocTs { count: BATCH }), true).await {
-        ExecReply::Committed { result: CommandResult::TsRange { first, last }, .. } => {
+    match node
+        .execute(
+            CATALOG_GROUP,
+            crate::exec::ExecOp::Write(Command::AllocTs { count: BATCH }),
+            true,
+        )
+        .await
+    {
+        ExecReply::Committed {
+            result: CommandResult::TsRange { first, last },
+            ..
+        } => {
             node.tso.install(0, first + 1, last);
             ExecReply::Ts { ts: first }
         }
@@ -158,8 +185,15 @@ mod tests {
         assert_eq!(o.take_in_term(3), None);
         o.install(3, 10, 11);
         assert_eq!(o.held_term(), Some(3));
-        assert_eq!(o.take_in_term(4), None, "a batch of another term is never used");
-        assert_eq!((o.take_in_term(3), o.take_in_term(3), o.take_in_term(3)), (Some(10), Some(11), None));
+        assert_eq!(
+            o.take_in_term(4),
+            None,
+            "a batch of another term is never used"
+        );
+        assert_eq!(
+            (o.take_in_term(3), o.take_in_term(3), o.take_in_term(3)),
+            (Some(10), Some(11), None)
+        );
     }
 
     #[test]
@@ -167,7 +201,11 @@ mod tests {
         let o = Oracle::default();
         o.install(3, 100, 199);
         o.install(3, 50, 99);
-        assert_eq!(o.take_in_term(3), Some(100), "the earlier reservation finished later: ignored");
+        assert_eq!(
+            o.take_in_term(3),
+            Some(100),
+            "the earlier reservation finished later: ignored"
+        );
         o.install(4, 200, 299);
         assert_eq!((o.held_term(), o.take_in_term(4)), (Some(4), Some(200)));
     }

@@ -118,7 +118,9 @@ struct Plan {
 impl Plan {
     fn of(mops: &[Mop]) -> Result<Plan, TxnError> {
         if mops.is_empty() {
-            return Err(TxnError::Invalid("a transaction needs at least one micro-op".into()));
+            return Err(TxnError::Invalid(
+                "a transaction needs at least one micro-op".into(),
+            ));
         }
         let mut keys: BTreeMap<Key, KeyPlan> = BTreeMap::new();
         let mut primary = None;
@@ -140,7 +142,11 @@ impl Plan {
 
     /// The keys written besides `primary`.
     fn secondary_writes(&self, primary: &Key) -> Vec<Key> {
-        self.keys.iter().filter(|(k, p)| *k != primary && !p.writes.is_empty()).map(|(k, _)| k.clone()).collect()
+        self.keys
+            .iter()
+            .filter(|(k, p)| *k != primary && !p.writes.is_empty())
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     fn read_keys(&self) -> impl Iterator<Item = &Key> {
@@ -177,8 +183,16 @@ enum Answer {
 
 fn answer(reply: ExecReply) -> Answer {
     match reply {
-        ExecReply::Committed { result: CommandResult::Txn(outcome), .. } => Answer::Did(outcome),
-        ExecReply::Rejected { current_epoch, reason } => Answer::NotDone(format!("stale route epoch: {reason}; current epoch {current_epoch}")),
+        ExecReply::Committed {
+            result: CommandResult::Txn(outcome),
+            ..
+        } => Answer::Did(outcome),
+        ExecReply::Rejected {
+            current_epoch,
+            reason,
+        } => Answer::NotDone(format!(
+            "stale route epoch: {reason}; current epoch {current_epoch}"
+        )),
         ExecReply::Unavailable(m) => Answer::NotDone(m),
         ExecReply::NotLeader { .. } => Answer::NotDone("not leader".into()),
         ExecReply::Indeterminate(m) => Answer::Unknown(m),
@@ -195,7 +209,10 @@ enum Failure {
 
 /// The failure that decides the transaction's report: an unknown one if any.
 fn decisive(failures: Vec<Failure>) -> Option<Failure> {
-    let unknown = failures.iter().find(|f| matches!(f, Failure::Unknown(_))).cloned();
+    let unknown = failures
+        .iter()
+        .find(|f| matches!(f, Failure::Unknown(_)))
+        .cloned();
     unknown.or_else(|| failures.into_iter().next())
 }
 
@@ -204,7 +221,10 @@ fn show(key: &[u8]) -> String {
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// Where a key's prewrite was applied: its group and the route epoch it was sent under.
@@ -225,8 +245,15 @@ impl NodeCore {
     /// Runs `mops` as one transaction (see the module doc).
     pub async fn transact(&self, mops: &[Mop]) -> Result<TxnDone, TxnError> {
         let plan = Plan::of(mops)?;
-        let start_ts = self.timestamp().await.map_err(|e| TxnError::NotStarted(format!("no start timestamp: {e}")))?;
-        let reads = join_all(plan.read_keys().map(|k| async move { (k.clone(), self.snapshot_read(k, start_ts).await) })).await;
+        let start_ts = self
+            .timestamp()
+            .await
+            .map_err(|e| TxnError::NotStarted(format!("no start timestamp: {e}")))?;
+        let reads = join_all(
+            plan.read_keys()
+                .map(|k| async move { (k.clone(), self.snapshot_read(k, start_ts).await) }),
+        )
+        .await;
         let mut snapshot = BTreeMap::new();
         for (key, read) in reads {
             snapshot.insert(key, read.map_err(TxnError::NotStarted)?);
@@ -236,7 +263,11 @@ impl NodeCore {
             None => None,
             Some(primary) => Some(self.two_phase_commit(&plan, primary, start_ts).await?),
         };
-        Ok(TxnDone { results, start_ts, commit_ts })
+        Ok(TxnDone {
+            results,
+            start_ts,
+            commit_ts,
+        })
     }
 
     /// A timestamp from the oracle (the default group's leader).
@@ -257,8 +288,16 @@ impl NodeCore {
 
     /// [`Self::txn_command`], with the group and route epoch it was last sent under.
     async fn txn_command_at(&self, key: &Key, make: impl Fn(u64) -> Command) -> (Answer, Pinned) {
-        let routed = self.route_key(key, true, |epoch| ExecOp::Write(make(epoch))).await;
-        (answer(routed.reply), Pinned { group: routed.route.group, epoch: routed.route.epoch })
+        let routed = self
+            .route_key(key, true, |epoch| ExecOp::Write(make(epoch)))
+            .await;
+        (
+            answer(routed.reply),
+            Pinned {
+                group: routed.route.group,
+                epoch: routed.route.epoch,
+            },
+        )
     }
 
     /// The value of `key` as of `ts`, after resolving any lock that could hide a commit
@@ -266,17 +305,39 @@ impl NodeCore {
     async fn snapshot_read(&self, key: &Key, ts: u64) -> Result<Option<Vec<i64>>, String> {
         let deadline = Instant::now() + self.cfg.retry_budget;
         loop {
-            let routed = self.route_key(key, false, |epoch| ExecOp::TxnRead { key: key.clone(), epoch, ts }).await;
+            let routed = self
+                .route_key(key, false, |epoch| ExecOp::TxnRead {
+                    key: key.clone(),
+                    epoch,
+                    ts,
+                })
+                .await;
             let lock = match routed.reply {
-                ExecReply::TxnRead { read: SnapshotRead::Value(v), .. } => return Ok(v),
-                ExecReply::TxnRead { read: SnapshotRead::Locked(lock), .. } => lock,
-                ExecReply::TxnRead { read: SnapshotRead::NotTxnKey, .. } => {
-                    return Err(format!("key {} holds a plain value, not a transactional one", show(key)))
+                ExecReply::TxnRead {
+                    read: SnapshotRead::Value(v),
+                    ..
+                } => return Ok(v),
+                ExecReply::TxnRead {
+                    read: SnapshotRead::Locked(lock),
+                    ..
+                } => lock,
+                ExecReply::TxnRead {
+                    read: SnapshotRead::NotTxnKey,
+                    ..
+                } => {
+                    return Err(format!(
+                        "key {} holds a plain value, not a transactional one",
+                        show(key)
+                    ))
                 }
                 other => return Err(format!("reading {}: {other:?}", show(key))),
             };
             if Instant::now() >= deadline {
-                return Err(format!("key {} stayed locked by transaction {}", show(key), lock.start_ts));
+                return Err(format!(
+                    "key {} stayed locked by transaction {}",
+                    show(key),
+                    lock.start_ts
+                ));
             }
             if !self.resolve(key, &lock).await {
                 tokio::time::sleep(LOCK_WAIT).await;
@@ -298,8 +359,18 @@ impl NodeCore {
             // Seeded bug `expired-lock-rolled-back`: the primary is never asked.
             Decision::RollBack
         } else {
-            match self.txn_command(primary, |epoch| Command::TxnCheckPrimary { key: primary.clone(), epoch, start_ts, now_ms: now }).await {
-                Answer::Did(TxnOutcome::Committed { commit_ts }) => Decision::RollForward { commit_ts },
+            match self
+                .txn_command(primary, |epoch| Command::TxnCheckPrimary {
+                    key: primary.clone(),
+                    epoch,
+                    start_ts,
+                    now_ms: now,
+                })
+                .await
+            {
+                Answer::Did(TxnOutcome::Committed { commit_ts }) => {
+                    Decision::RollForward { commit_ts }
+                }
                 Answer::Did(TxnOutcome::RolledBack) => Decision::RollBack,
                 _ => return false,
             }
@@ -309,15 +380,29 @@ impl NodeCore {
         }
         let done = self
             .txn_command(key, |epoch| match decision {
-                Decision::RollForward { commit_ts } => Command::TxnCommit { key: key.clone(), epoch, start_ts, commit_ts },
-                Decision::RollBack => Command::TxnRollback { key: key.clone(), epoch, start_ts },
+                Decision::RollForward { commit_ts } => Command::TxnCommit {
+                    key: key.clone(),
+                    epoch,
+                    start_ts,
+                    commit_ts,
+                },
+                Decision::RollBack => Command::TxnRollback {
+                    key: key.clone(),
+                    epoch,
+                    start_ts,
+                },
             })
             .await;
         matches!(done, Answer::Did(_))
     }
 
     /// Steps 4 and 5: prewrite, commit timestamp, commit. Returns the commit timestamp.
-    async fn two_phase_commit(&self, plan: &Plan, primary: &Key, start_ts: u64) -> Result<u64, TxnError> {
+    async fn two_phase_commit(
+        &self,
+        plan: &Plan,
+        primary: &Key,
+        start_ts: u64,
+    ) -> Result<u64, TxnError> {
         let secondary_writes = plan.secondary_writes(primary);
         // Test only: a hold a test armed (`txn_hold.rs`); the locks live that much longer.
         let lengthened = self.txn_hold.peek(!secondary_writes.is_empty());
@@ -326,7 +411,11 @@ impl NodeCore {
         let prewrite_of = |key: &Key| Prewrite {
             start_ts,
             primary: primary.clone(),
-            writes: plan.keys.get(key).map(|p| p.writes.clone()).unwrap_or_default(),
+            writes: plan
+                .keys
+                .get(key)
+                .map(|p| p.writes.clone())
+                .unwrap_or_default(),
             expires_ms,
         };
         let primary_at = match self.prewrite(primary, &prewrite_of(primary)).await {
@@ -334,18 +423,37 @@ impl NodeCore {
             Err(failure) => return Err(self.abort(start_ts, [primary], failure).await),
         };
         let secondaries: Vec<&Key> = plan.keys.keys().filter(|k| *k != primary).collect();
-        let secondary_prewrites: Vec<Prewrite> = secondaries.iter().map(|k| prewrite_of(k)).collect();
-        let prewrites = join_all(secondaries.iter().zip(&secondary_prewrites).map(|(k, p)| self.prewrite(k, p))).await;
+        let secondary_prewrites: Vec<Prewrite> =
+            secondaries.iter().map(|k| prewrite_of(k)).collect();
+        let prewrites = join_all(
+            secondaries
+                .iter()
+                .zip(&secondary_prewrites)
+                .map(|(k, p)| self.prewrite(k, p)),
+        )
+        .await;
         let failures: Vec<Failure> = prewrites.iter().filter_map(|r| r.clone().err()).collect();
         if let Some(failure) = decisive(failures) {
             // Every key whose lock may be in place: the primary, and each secondary whose
             // prewrite did not certainly fail.
-            let placed = secondaries.iter().zip(&prewrites).filter(|(_, r)| !matches!(r, Err(Failure::Definite(_)))).map(|(k, _)| *k);
-            return Err(self.abort(start_ts, std::iter::once(primary).chain(placed), failure).await);
+            let placed = secondaries
+                .iter()
+                .zip(&prewrites)
+                .filter(|(_, r)| !matches!(r, Err(Failure::Definite(_))))
+                .map(|(k, _)| *k);
+            return Err(self
+                .abort(start_ts, std::iter::once(primary).chain(placed), failure)
+                .await);
         }
         let hold = self.txn_hold.take(lengthened);
         let held_now = hold.is_some_and(|h| h.at == HoldPoint::CommitPoint);
-        let in_flight = InFlight { start_ts, commit_ts: None, primary: primary.clone(), secondary_writes, held: held_now };
+        let in_flight = InFlight {
+            start_ts,
+            commit_ts: None,
+            primary: primary.clone(),
+            secondary_writes,
+            held: held_now,
+        };
         let mut listed = self.txn_hold.enter(in_flight);
         let commit_ts = match self.timestamp().await {
             Ok(ts) => ts,
@@ -357,24 +465,49 @@ impl NodeCore {
         listed.set_commit_ts(commit_ts);
         if let Some(hold) = hold.filter(|h| h.at == HoldPoint::CommitPoint) {
             let released = listed.wait(hold.time).await;
-            tracing::info!(start_ts, commit_ts, released, "transaction held at its commit point (TxnHold) goes on");
+            tracing::info!(
+                start_ts,
+                commit_ts,
+                released,
+                "transaction held at its commit point (TxnHold) goes on"
+            );
         }
-        match self.commit_key(primary, primary_at, start_ts, commit_ts).await {
+        match self
+            .commit_key(primary, primary_at, start_ts, commit_ts)
+            .await
+        {
             Answer::Did(TxnOutcome::Committed { .. }) => {}
             Answer::Did(TxnOutcome::LockMissing | TxnOutcome::RolledBack) => {
                 return Err(TxnError::Aborted(format!("a reader rolled transaction {start_ts} back (its locks expired) before its commit")));
             }
             Answer::NotDone(why) => {
-                let why = Failure::Definite(format!("commit of the primary {} refused: {why}", show(primary)));
+                let why = Failure::Definite(format!(
+                    "commit of the primary {} refused: {why}",
+                    show(primary)
+                ));
                 return Err(self.abort(start_ts, plan.keys.keys(), why).await);
             }
-            Answer::Did(other) => return Err(TxnError::Unknown(format!("commit of the primary answered {other:?}"))),
-            Answer::Unknown(why) => return Err(TxnError::Unknown(format!("commit of the primary {}: {why}", show(primary)))),
+            Answer::Did(other) => {
+                return Err(TxnError::Unknown(format!(
+                    "commit of the primary answered {other:?}"
+                )))
+            }
+            Answer::Unknown(why) => {
+                return Err(TxnError::Unknown(format!(
+                    "commit of the primary {}: {why}",
+                    show(primary)
+                )))
+            }
         }
         if let Some(hold) = hold.filter(|h| h.at == HoldPoint::AfterPrimaryCommit) {
             listed.mark_held();
             let released = listed.wait(hold.time).await;
-            tracing::info!(start_ts, commit_ts, released, "transaction held after its primary commit (TxnHold) goes on");
+            tracing::info!(
+                start_ts,
+                commit_ts,
+                released,
+                "transaction held after its primary commit (TxnHold) goes on"
+            );
         }
         // The transaction is committed; a secondary left locked is rolled forward by the
         // next reader that meets it.
@@ -401,13 +534,30 @@ impl NodeCore {
     /// Commits the transaction at `key`, routed like every write — or, under the seeded bug
     /// `commit-to-old-owner`, sent to the group and epoch that took the key's prewrite
     /// (`prewritten_at`), whoever owns the key now.
-    async fn commit_key(&self, key: &Key, prewritten_at: Pinned, start_ts: u64, commit_ts: u64) -> Answer {
+    async fn commit_key(
+        &self,
+        key: &Key,
+        prewritten_at: Pinned,
+        start_ts: u64,
+        commit_ts: u64,
+    ) -> Answer {
         if self.bugs.commit_to_old_owner {
             let Pinned { group, epoch } = prewritten_at;
-            let cmd = Command::TxnCommit { key: key.clone(), epoch, start_ts, commit_ts };
+            let cmd = Command::TxnCommit {
+                key: key.clone(),
+                epoch,
+                start_ts,
+                commit_ts,
+            };
             return answer(self.execute(group, ExecOp::Write(cmd), true).await);
         }
-        self.txn_command(key, |epoch| Command::TxnCommit { key: key.clone(), epoch, start_ts, commit_ts }).await
+        self.txn_command(key, |epoch| Command::TxnCommit {
+            key: key.clone(),
+            epoch,
+            start_ts,
+            commit_ts,
+        })
+        .await
     }
 
     /// Locks `key` for the transaction. A lock of another transaction is resolved when it
@@ -417,7 +567,13 @@ impl NodeCore {
     async fn prewrite(&self, key: &Key, p: &Prewrite) -> Result<Pinned, Failure> {
         let deadline = Instant::now() + PREWRITE_WAIT;
         for _ in 0..PREWRITE_ATTEMPTS {
-            let (answer, at) = self.txn_command_at(key, |epoch| Command::TxnPrewrite { key: key.clone(), epoch, prewrite: p.clone() }).await;
+            let (answer, at) = self
+                .txn_command_at(key, |epoch| Command::TxnPrewrite {
+                    key: key.clone(),
+                    epoch,
+                    prewrite: p.clone(),
+                })
+                .await;
             let lock = match answer {
                 Answer::Did(TxnOutcome::Prewritten) => return Ok(at),
                 Answer::Did(TxnOutcome::Locked(lock)) => lock,
@@ -439,10 +595,17 @@ impl NodeCore {
                 Answer::Unknown(why) => return Err(Failure::Unknown(format!("prewrite of {}: {why}", show(key)))),
             };
             if !self.resolve(key, &lock).await && !self.wait_for_unlock(key, deadline).await {
-                return Err(Failure::Definite(format!("key {} is locked by transaction {}", show(key), lock.start_ts)));
+                return Err(Failure::Definite(format!(
+                    "key {} is locked by transaction {}",
+                    show(key),
+                    lock.start_ts
+                )));
             }
         }
-        Err(Failure::Definite(format!("key {} stayed locked", show(key))))
+        Err(Failure::Definite(format!(
+            "key {} stayed locked",
+            show(key)
+        )))
     }
 
     /// Polls `key` (linearizable reads, no Raft write) until no lock is on it; false at
@@ -450,8 +613,18 @@ impl NodeCore {
     async fn wait_for_unlock(&self, key: &Key, deadline: Instant) -> bool {
         while Instant::now() < deadline {
             tokio::time::sleep(LOCK_WAIT).await;
-            let routed = self.route_key(key, false, |epoch| ExecOp::TxnRead { key: key.clone(), epoch, ts: u64::MAX }).await;
-            if let ExecReply::TxnRead { read: SnapshotRead::Value(_), .. } = routed.reply {
+            let routed = self
+                .route_key(key, false, |epoch| ExecOp::TxnRead {
+                    key: key.clone(),
+                    epoch,
+                    ts: u64::MAX,
+                })
+                .await;
+            if let ExecReply::TxnRead {
+                read: SnapshotRead::Value(_),
+                ..
+            } = routed.reply
+            {
                 return true;
             }
         }
@@ -462,11 +635,27 @@ impl NodeCore {
     /// now, and a lock left behind is rolled back by the next reader after it expires), and
     /// reports `failure`. Should the primary answer that it committed — which only this
     /// coordinator can make happen, so never — the outcome is reported unknown, never failed.
-    async fn abort<'k>(&self, start_ts: u64, keys: impl IntoIterator<Item = &'k Key>, failure: Failure) -> TxnError {
-        let rollbacks = keys.into_iter().map(|k| self.txn_command(k, move |epoch| Command::TxnRollback { key: k.clone(), epoch, start_ts }));
+    async fn abort<'k>(
+        &self,
+        start_ts: u64,
+        keys: impl IntoIterator<Item = &'k Key>,
+        failure: Failure,
+    ) -> TxnError {
+        let rollbacks = keys.into_iter().map(|k| {
+            self.txn_command(k, move |epoch| Command::TxnRollback {
+                key: k.clone(),
+                epoch,
+                start_ts,
+            })
+        });
         let answers = join_all(rollbacks).await;
-        if answers.iter().any(|a| matches!(a, Answer::Did(TxnOutcome::Committed { .. }))) {
-            return TxnError::Unknown(format!("transaction {start_ts} was found committed while aborting it ({failure:?})"));
+        if answers
+            .iter()
+            .any(|a| matches!(a, Answer::Did(TxnOutcome::Committed { .. })))
+        {
+            return TxnError::Unknown(format!(
+                "transaction {start_ts} was found committed while aborting it ({failure:?})"
+            ));
         }
         match failure {
             Failure::Definite(why) => TxnError::Aborted(why),
@@ -480,7 +669,10 @@ mod tests {
     use super::*;
 
     fn append(k: &str, v: i64) -> Mop {
-        Mop::Append { key: k.into(), value: v }
+        Mop::Append {
+            key: k.into(),
+            value: v,
+        }
     }
     fn read(k: &str) -> Mop {
         Mop::Read { key: k.into() }
@@ -491,10 +683,17 @@ mod tests {
         let mops = [read("a"), append("c", 1), append("b", 2), read("c")];
         let plan = Plan::of(&mops).unwrap();
         assert_eq!(plan.primary.as_deref(), Some(b"c".as_slice()));
-        assert_eq!(plan.read_keys().cloned().collect::<Vec<_>>(), [b"a".to_vec(), b"c".to_vec()]);
+        assert_eq!(
+            plan.read_keys().cloned().collect::<Vec<_>>(),
+            [b"a".to_vec(), b"c".to_vec()]
+        );
         assert_eq!(plan.keys[b"c".as_slice()].writes, [Write::Append(1)]);
         assert_eq!(Plan::of(&[read("a")]).unwrap().primary, None, "read-only");
-        assert_eq!(plan.secondary_writes(&b"c".to_vec()), [b"b".to_vec()], "read-only keys hold read locks, not write locks");
+        assert_eq!(
+            plan.secondary_writes(&b"c".to_vec()),
+            [b"b".to_vec()],
+            "read-only keys hold read locks, not write locks"
+        );
     }
 
     #[test]
@@ -505,15 +704,38 @@ mod tests {
 
     #[test]
     fn reads_see_the_snapshot_and_the_transactions_own_earlier_writes() {
-        let mops = [read("a"), append("a", 3), read("a"), Mop::Write { key: b"a".to_vec(), value: 9 }, read("a"), read("b")];
+        let mops = [
+            read("a"),
+            append("a", 3),
+            read("a"),
+            Mop::Write {
+                key: b"a".to_vec(),
+                value: 9,
+            },
+            read("a"),
+            read("b"),
+        ];
         let snapshot = BTreeMap::from([(b"a".to_vec(), Some(vec![1])), (b"b".to_vec(), None)]);
-        assert_eq!(results(&mops, snapshot), [Some(vec![1]), None, Some(vec![1, 3]), None, Some(vec![9]), None]);
+        assert_eq!(
+            results(&mops, snapshot),
+            [
+                Some(vec![1]),
+                None,
+                Some(vec![1, 3]),
+                None,
+                Some(vec![9]),
+                None
+            ]
+        );
     }
 
     #[test]
     fn an_unknown_prewrite_outcome_decides_the_report() {
         let d = |s: &str| Failure::Definite(s.into());
-        assert_eq!(decisive(vec![d("x"), Failure::Unknown("y".into())]), Some(Failure::Unknown("y".into())));
+        assert_eq!(
+            decisive(vec![d("x"), Failure::Unknown("y".into())]),
+            Some(Failure::Unknown("y".into()))
+        );
         assert_eq!(decisive(vec![d("x"), d("z")]), Some(d("x")));
         assert_eq!(decisive(vec![]), None);
     }

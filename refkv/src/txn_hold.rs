@@ -67,7 +67,11 @@ pub struct TxnHold {
 
 impl Default for TxnHold {
     fn default() -> Self {
-        TxnHold { armed: Mutex::new(None), board: Mutex::new(BTreeMap::new()), released: watch::channel(0).0 }
+        TxnHold {
+            armed: Mutex::new(None),
+            board: Mutex::new(BTreeMap::new()),
+            released: watch::channel(0).0,
+        }
     }
 }
 
@@ -82,7 +86,10 @@ impl TxnHold {
     /// Arms a hold of `time` (at most [`MAX_HOLD`]) at `at` for the next transaction that
     /// writes a secondary key; replaces an earlier armed hold.
     pub fn arm(&self, time: Duration, at: HoldPoint) {
-        *lock(&self.armed) = Some(Hold { time: time.min(MAX_HOLD), at });
+        *lock(&self.armed) = Some(Hold {
+            time: time.min(MAX_HOLD),
+            at,
+        });
     }
 
     /// Releases every held transaction and disarms.
@@ -106,7 +113,10 @@ impl TxnHold {
     /// at most that long. `None` when nothing is armed, or the locks were not lengthened.
     pub fn take(&self, lengthened: Option<Duration>) -> Option<Hold> {
         let lengthened = lengthened?;
-        lock(&self.armed).take().map(|h| Hold { time: h.time.min(lengthened), ..h })
+        lock(&self.armed).take().map(|h| Hold {
+            time: h.time.min(lengthened),
+            ..h
+        })
     }
 
     /// The transactions in flight, oldest first.
@@ -119,7 +129,11 @@ impl TxnHold {
         let start_ts = txn.start_ts;
         let released = self.released.subscribe();
         lock(&self.board).insert(start_ts, txn);
-        Listed { hold: self, start_ts, released }
+        Listed {
+            hold: self,
+            start_ts,
+            released,
+        }
     }
 }
 
@@ -140,7 +154,10 @@ impl Listed<'_> {
 
     /// Waits until a release or for `hold`, whichever comes first; whether it was released.
     pub async fn wait(&mut self, hold: Duration) -> bool {
-        let released = matches!(tokio::time::timeout(hold, self.released.changed()).await, Ok(Ok(())));
+        let released = matches!(
+            tokio::time::timeout(hold, self.released.changed()).await,
+            Ok(Ok(()))
+        );
         if let Some(t) = lock(&self.hold.board).get_mut(&self.start_ts) {
             t.held = false;
         }
@@ -165,7 +182,13 @@ mod tests {
     use super::*;
 
     fn txn(start_ts: u64, held: bool) -> InFlight {
-        InFlight { start_ts, commit_ts: None, primary: b"p".to_vec(), secondary_writes: vec![b"s".to_vec()], held }
+        InFlight {
+            start_ts,
+            commit_ts: None,
+            primary: b"p".to_vec(),
+            secondary_writes: vec![b"s".to_vec()],
+            held,
+        }
     }
 
     #[test]
@@ -173,11 +196,26 @@ mod tests {
         let h = TxnHold::default();
         assert_eq!(h.peek(true), None, "nothing armed: nothing held");
         h.arm(Duration::from_secs(60), HoldPoint::AfterPrimaryCommit);
-        assert_eq!(h.peek(false), None, "a transaction without a secondary write does not see it");
-        assert_eq!(h.peek(true), Some(MAX_HOLD), "capped, and peeking leaves it armed");
+        assert_eq!(
+            h.peek(false),
+            None,
+            "a transaction without a secondary write does not see it"
+        );
+        assert_eq!(
+            h.peek(true),
+            Some(MAX_HOLD),
+            "capped, and peeking leaves it armed"
+        );
         assert_eq!(h.take(None), None, "locks not lengthened: not taken");
-        let taken = Hold { time: Duration::from_secs(1), at: HoldPoint::AfterPrimaryCommit };
-        assert_eq!(h.take(Some(Duration::from_secs(1))), Some(taken), "never longer than the locks were lengthened, at the armed point");
+        let taken = Hold {
+            time: Duration::from_secs(1),
+            at: HoldPoint::AfterPrimaryCommit,
+        };
+        assert_eq!(
+            h.take(Some(Duration::from_secs(1))),
+            Some(taken),
+            "never longer than the locks were lengthened, at the armed point"
+        );
         assert_eq!(h.take(Some(MAX_HOLD)), None, "taken once");
         h.arm(Duration::from_millis(5), HoldPoint::CommitPoint);
         h.release_all();
@@ -190,7 +228,13 @@ mod tests {
         {
             let listed = h.enter(txn(7, false));
             listed.set_commit_ts(9);
-            assert_eq!(h.list(), [InFlight { commit_ts: Some(9), ..txn(7, false) }]);
+            assert_eq!(
+                h.list(),
+                [InFlight {
+                    commit_ts: Some(9),
+                    ..txn(7, false)
+                }]
+            );
             listed.mark_held();
             assert!(h.list()[0].held, "held once at its hold point");
         }
@@ -201,9 +245,15 @@ mod tests {
     async fn a_held_transaction_waits_until_released_or_its_time_is_up() {
         let h = TxnHold::default();
         let mut listed = h.enter(txn(1, true));
-        assert!(!listed.wait(Duration::from_millis(10)).await, "not released: the time ran out");
+        assert!(
+            !listed.wait(Duration::from_millis(10)).await,
+            "not released: the time ran out"
+        );
         assert!(!h.list()[0].held, "no longer held");
         h.release_all();
-        assert!(listed.wait(Duration::from_secs(5)).await, "a release that came before the wait still counts");
+        assert!(
+            listed.wait(Duration::from_secs(5)).await,
+            "a release that came before the wait still counts"
+        );
     }
 }

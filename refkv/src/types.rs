@@ -39,20 +39,43 @@ pub enum Cas {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub enum Command {
     /// Client put, routed under route `epoch`.
-    Put { key: Key, value: Vec<u8>, epoch: u64, cas: Option<Cas> },
+    Put {
+        key: Key,
+        value: Vec<u8>,
+        epoch: u64,
+        cas: Option<Cas>,
+    },
     /// Client delete, routed under route `epoch`.
     Delete { key: Key, epoch: u64 },
     /// Catalog (default group only): split a route (`SplitRange`; a cross-group target is
     /// the deprecated alias of `StartMigration`).
-    Split { expected_version: u64, route_id: u64, split_key: Key, target_group: u64, now_ms: i64 },
+    Split {
+        expected_version: u64,
+        route_id: u64,
+        split_key: Key,
+        target_group: u64,
+        now_ms: i64,
+    },
     /// Catalog (default group only): `StartSplitMigration`.
-    StartMigration { expected_version: u64, route_id: u64, split_key: Key, target_group: u64, now_ms: i64 },
+    StartMigration {
+        expected_version: u64,
+        route_id: u64,
+        split_key: Key,
+        target_group: u64,
+        now_ms: i64,
+    },
     /// Catalog (default group only): `AbandonSplitJob`.
     AbandonJob { job_id: u64, now_ms: i64 },
     /// Catalog (default group only): `RetrySplitJob`.
     RetryJob { job_id: u64, now_ms: i64 },
     /// Catalog (default group only): advance a split job from one phase to the next.
-    JobStep { job_id: u64, from: JobPhase, to: JobPhase, error: Option<String>, now_ms: i64 },
+    JobStep {
+        job_id: u64,
+        from: JobPhase,
+        to: JobPhase,
+        error: Option<String>,
+        now_ms: i64,
+    },
     /// Data group: reject writes to `[start, end)` (the range is about to move).
     Fence { start: Key, end: Key },
     /// Data group: accept writes to `[start, end)` again (an abandoned move).
@@ -61,20 +84,42 @@ pub enum Command {
     Own { start: Key, end: Key, epoch: u64 },
     /// Data group: `[start, end)` now belongs to `new_group` under `new_epoch` (the source at
     /// cutover).
-    Disown { start: Key, end: Key, new_epoch: u64, new_group: u64 },
+    Disown {
+        start: Key,
+        end: Key,
+        new_epoch: u64,
+        new_group: u64,
+    },
     /// Data group: copy of moved data (no ownership check: the range is not yet served here).
-    Ingest { pairs: Vec<(Key, Vec<u8>)>, deletes: Vec<Key> },
+    Ingest {
+        pairs: Vec<(Key, Vec<u8>)>,
+        deletes: Vec<Key>,
+    },
     /// Data group: drop every key in `[start, end)` (cleanup of a moved or abandoned copy).
     DeleteRange { start: Key, end: Key },
     /// Transaction (`txn.rs`): lock `key` for a transaction, routed under route `epoch`.
-    TxnPrewrite { key: Key, epoch: u64, prewrite: Prewrite },
+    TxnPrewrite {
+        key: Key,
+        epoch: u64,
+        prewrite: Prewrite,
+    },
     /// Transaction: turn the lock of the transaction `start_ts` at `key` into a version.
-    TxnCommit { key: Key, epoch: u64, start_ts: u64, commit_ts: u64 },
+    TxnCommit {
+        key: Key,
+        epoch: u64,
+        start_ts: u64,
+        commit_ts: u64,
+    },
     /// Transaction: roll the transaction `start_ts` back at `key`.
     TxnRollback { key: Key, epoch: u64, start_ts: u64 },
     /// Transaction: the fate of the transaction `start_ts` whose primary is `key`, rolling it
     /// back if its lock expired by `now_ms` (the caller's clock, so apply stays deterministic).
-    TxnCheckPrimary { key: Key, epoch: u64, start_ts: u64, now_ms: i64 },
+    TxnCheckPrimary {
+        key: Key,
+        epoch: u64,
+        start_ts: u64,
+        now_ms: i64,
+    },
     /// Default group: reserve the next `count` timestamps of the timestamp oracle.
     AllocTs { count: u64 },
 }
@@ -85,14 +130,23 @@ pub enum CommandResult {
     /// Blank and membership entries.
     None,
     /// A put/delete passed the ownership check; `applied` is false for a failed CAS.
-    Written { applied: bool, epoch: u64 },
+    Written {
+        applied: bool,
+        epoch: u64,
+    },
     /// The epoch fence rejected the write: the key is not served here under that epoch.
-    Rejected { current_epoch: u64, reason: String },
+    Rejected {
+        current_epoch: u64,
+        reason: String,
+    },
     Split(Result<SplitOutcome, CatalogError>),
     Job(Result<(), CatalogError>),
     Done,
     /// A transactional command passed the fence; what it found or did at the key.
     Txn(TxnOutcome),
     /// Timestamps `first..=last` are reserved for the oracle's leader.
-    TsRange { first: u64, last: u64 },
+    TsRange {
+        first: u64,
+        last: u64,
+    },
 }

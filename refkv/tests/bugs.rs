@@ -20,7 +20,10 @@ async fn stale_read_after_restart(extra: &[&str], freeze_others: bool) -> bool {
     let cluster = Cluster::start(3, extra).await;
     let mut clients = Clients::new(&cluster);
     let far = Instant::now() + Duration::from_secs(30);
-    assert!(clients.put_until_acked(0, b"x", b"old", far).await.is_some());
+    assert!(clients
+        .put_until_acked(0, b"x", b"old", far)
+        .await
+        .is_some());
     // The state machine is not durable: after its kill node 3 re-applies its log up to the
     // committed index it stored, which is written with a later append. These writes carry
     // that index past "old" to node 3's disk.
@@ -31,11 +34,17 @@ async fn stale_read_after_restart(extra: &[&str], freeze_others: bool) -> bool {
     // Let node 3 apply "old" and store the commit index.
     tokio::time::sleep(Duration::from_millis(500)).await;
     cluster.kill(2);
-    assert!(clients.put_until_acked(0, b"x", b"new", far).await.is_some());
+    assert!(clients
+        .put_until_acked(0, b"x", b"new", far)
+        .await
+        .is_some());
     // Enough missed entries that catching up takes a while after the restart.
     for i in 0..600 {
         let k = format!("filler-{i}").into_bytes();
-        assert!(clients.put_until_acked(i % 2, &k, b"f", far).await.is_some());
+        assert!(clients
+            .put_until_acked(i % 2, &k, b"f", far)
+            .await
+            .is_some());
     }
     if freeze_others {
         cluster.pause(0, true);
@@ -48,7 +57,13 @@ async fn stale_read_after_restart(extra: &[&str], freeze_others: bool) -> bool {
     while Instant::now() < deadline && answered < 50 {
         clients.drop_conn(2);
         if let Some(kv) = clients.kv(2).await {
-            if let Ok(r) = kv.raw_get(RawGetRequest { key: b"x".to_vec(), ..Default::default() }).await {
+            if let Ok(r) = kv
+                .raw_get(RawGetRequest {
+                    key: b"x".to_vec(),
+                    ..Default::default()
+                })
+                .await
+            {
                 answered += 1;
                 if r.into_inner().value == b"old" {
                     stale = true;
@@ -67,8 +82,14 @@ async fn stale_read_after_restart(extra: &[&str], freeze_others: bool) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn stale_read_bug_serves_old_values_and_clean_refkv_does_not() {
-    assert!(!stale_read_after_restart(&[], false).await, "clean refkv served a stale read");
-    assert!(stale_read_after_restart(&["--bug", "stale-read"], true).await, "stale-read bug must be observable");
+    assert!(
+        !stale_read_after_restart(&[], false).await,
+        "clean refkv served a stale read"
+    );
+    assert!(
+        stale_read_after_restart(&["--bug", "stale-read"], true).await,
+        "stale-read bug must be observable"
+    );
 }
 
 /// Both followers of group 1 are paused; writes are sent to the leader, which is then
@@ -84,7 +105,11 @@ async fn acked_writes_lost_with_leader(extra: &[&str]) -> (usize, usize) {
     let mut acked = Vec::new();
     for i in 0..3 {
         let key = format!("abc-{i}").into_bytes();
-        let req = RawPutRequest { key: key.clone(), value: b"v".to_vec(), ..Default::default() };
+        let req = RawPutRequest {
+            key: key.clone(),
+            value: b"v".to_vec(),
+            ..Default::default()
+        };
         if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(5), kv.raw_put(req)).await {
             acked.push(key);
         }
@@ -106,7 +131,13 @@ async fn acked_writes_lost_with_leader(extra: &[&str]) -> (usize, usize) {
     let mut clients = Clients::new(&cluster);
     let mut lost = 0;
     for key in &acked {
-        if clients.get(followers[0], key).await.ok().flatten().is_none() {
+        if clients
+            .get(followers[0], key)
+            .await
+            .ok()
+            .flatten()
+            .is_none()
+        {
             lost += 1;
         }
     }
@@ -116,7 +147,14 @@ async fn acked_writes_lost_with_leader(extra: &[&str]) -> (usize, usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ack_before_commit_bug_loses_acknowledged_writes_and_clean_refkv_does_not() {
     let (acked, lost) = acked_writes_lost_with_leader(&[]).await;
-    assert_eq!((acked, lost), (0, 0), "clean refkv cannot acknowledge without a quorum");
+    assert_eq!(
+        (acked, lost),
+        (0, 0),
+        "clean refkv cannot acknowledge without a quorum"
+    );
     let (acked, lost) = acked_writes_lost_with_leader(&["--bug", "ack-before-commit"]).await;
-    assert!(acked > 0 && lost > 0, "ack-before-commit: acked {acked}, lost {lost}");
+    assert!(
+        acked > 0 && lost > 0,
+        "ack-before-commit: acked {acked}, lost {lost}"
+    );
 }

@@ -40,10 +40,24 @@ async fn pause_write_resume_and_catch_up() {
     let value = vec![b'v'; VALUE_BYTES];
     for i in 0..WRITES {
         let key = format!("big-{i:04}").into_bytes();
-        let acked = clients.put_until_acked(leader, &key, &value, Instant::now() + Duration::from_secs(30)).await;
-        assert!(acked.is_some(), "write {i} not acknowledged with one follower paused");
+        let acked = clients
+            .put_until_acked(
+                leader,
+                &key,
+                &value,
+                Instant::now() + Duration::from_secs(30),
+            )
+            .await;
+        assert!(
+            acked.is_some(),
+            "write {i} not acknowledged with one follower paused"
+        );
     }
-    let target = cluster.status(leader, 1).await.expect("leader status").last_log_index;
+    let target = cluster
+        .status(leader, 1)
+        .await
+        .expect("leader status")
+        .last_log_index;
     cluster.pause(follower, false);
 
     let deadline = Instant::now() + CATCH_UP;

@@ -57,7 +57,15 @@ async fn run_move_scenario(extra: &[&str], fault: Fault) -> Outcome {
 async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome {
     let mut args = vec!["--copy-bytes-per-sec", "200000"];
     if trigger == Trigger::Auto {
-        args.extend_from_slice(&["--auto-split", "--split-window", "1s", "--split-hysteresis", "2", "--split-threshold", "20000"]);
+        args.extend_from_slice(&[
+            "--auto-split",
+            "--split-window",
+            "1s",
+            "--split-hysteresis",
+            "2",
+            "--split-threshold",
+            "20000",
+        ]);
     }
     args.extend_from_slice(extra);
     let cluster = Arc::new(Cluster::start(3, &args).await);
@@ -67,7 +75,10 @@ async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome
     let big = vec![b'p'; 1000];
     for i in 0..300 {
         let k = format!("{SPLIT_KEY}-pre-{i:04}").into_bytes();
-        assert!(clients.put_until_acked(i % 3, &k, &big, Instant::now() + Duration::from_secs(30)).await.is_some());
+        assert!(clients
+            .put_until_acked(i % 3, &k, &big, Instant::now() + Duration::from_secs(30))
+            .await
+            .is_some());
     }
 
     // Writers: unique keys on both sides of the split point, through all nodes.
@@ -89,11 +100,22 @@ async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
-                let req = RawPutRequest { key: key.clone(), value: key.clone(), ..Default::default() };
+                let req = RawPutRequest {
+                    key: key.clone(),
+                    value: key.clone(),
+                    ..Default::default()
+                };
                 match tokio::time::timeout(Duration::from_secs(10), kv.raw_put(req)).await {
                     Ok(Ok(r)) => {
                         let meta = r.into_inner().meta.unwrap_or_default();
-                        acks.lock().unwrap().insert(key.clone(), Ack { invoked, meta, value: key });
+                        acks.lock().unwrap().insert(
+                            key.clone(),
+                            Ack {
+                                invoked,
+                                meta,
+                                value: key,
+                            },
+                        );
                     }
                     _ => clients.drop_conn(node),
                 }
@@ -121,8 +143,19 @@ async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome
                 .expect("StartSplitMigration")
                 .into_inner();
             assert!(started.job_id > 0, "a cross-group split opens a job");
-            let moving = cluster.list_routes(1).await.routes.into_iter().find(|r| r.start == SPLIT_KEY.as_bytes()).expect("moving child");
-            (started.job_id, moving.route_id, SPLIT_KEY.as_bytes().to_vec(), 2)
+            let moving = cluster
+                .list_routes(1)
+                .await
+                .routes
+                .into_iter()
+                .find(|r| r.start == SPLIT_KEY.as_bytes())
+                .expect("moving child");
+            (
+                started.job_id,
+                moving.route_id,
+                SPLIT_KEY.as_bytes().to_vec(),
+                2,
+            )
         }
         Trigger::Auto => {
             // Wait for the auto-splitter to split the hot route and start moving a child.
@@ -130,16 +163,32 @@ async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome
             loop {
                 let r = cluster.list_routes(0).await;
                 if let Some(job) = r.jobs.first() {
-                    let moved = r.routes.iter().find(|x| x.start == job.split_key).expect("moving child");
-                    break (job.job_id, moved.route_id, job.split_key.clone(), job.target_group_id);
+                    let moved = r
+                        .routes
+                        .iter()
+                        .find(|x| x.start == job.split_key)
+                        .expect("moving child");
+                    break (
+                        job.job_id,
+                        moved.route_id,
+                        job.split_key.clone(),
+                        job.target_group_id,
+                    );
                 }
-                assert!(Instant::now() < deadline, "no auto-split within 60s; logs:\n{}", cluster.grep_logs("auto-split"));
+                assert!(
+                    Instant::now() < deadline,
+                    "no auto-split within 60s; logs:\n{}",
+                    cluster.grep_logs("auto-split")
+                );
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
     };
     assert_ne!(target, parent.raft_group_id);
-    let split = SplitRangeResponse { job_id, ..Default::default() };
+    let split = SplitRangeResponse {
+        job_id,
+        ..Default::default()
+    };
 
     // Kill the source group's leader (group 1: also the catalog group and job driver)
     // while the job is in its first phases, restart it a little later.
@@ -171,15 +220,29 @@ async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome
         };
         if let Ok(r) = d.list_routes(ListRoutesRequest {}).await {
             let r = r.into_inner();
-            let job = r.jobs.iter().find(|j| j.job_id == split.job_id).cloned().expect("job listed");
-            if cutover_seen.is_none() && job.phase >= SplitJobPhase::Cutover as i32 && job.phase <= SplitJobPhase::Done as i32 {
+            let job = r
+                .jobs
+                .iter()
+                .find(|j| j.job_id == split.job_id)
+                .cloned()
+                .expect("job listed");
+            if cutover_seen.is_none()
+                && job.phase >= SplitJobPhase::Cutover as i32
+                && job.phase <= SplitJobPhase::Done as i32
+            {
                 cutover_seen = Some(Instant::now());
             }
-            if job.phase == SplitJobPhase::Done as i32 || job.phase == SplitJobPhase::Abandoned as i32 {
+            if job.phase == SplitJobPhase::Done as i32
+                || job.phase == SplitJobPhase::Abandoned as i32
+            {
                 break job.phase;
             }
         }
-        assert!(Instant::now() < deadline, "split job did not finish; job logs:\n{}", cluster.grep_logs("job"));
+        assert!(
+            Instant::now() < deadline,
+            "split job did not finish; job logs:\n{}",
+            cluster.grep_logs("job")
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     tokio::time::sleep(Duration::from_millis(1000)).await;
@@ -192,10 +255,30 @@ async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome
     // The route now holding the split key (the moved child, or — with auto-split — one of
     // its own children if it was split again since).
     let final_routes = cluster.list_routes(0).await;
-    eprintln!("final catalog v{}: {:?}", final_routes.catalog_version,
-        final_routes.routes.iter().map(|r| (r.route_id, String::from_utf8_lossy(&r.start).to_string(), r.raft_group_id, r.epoch, r.parent_route_id)).collect::<Vec<_>>());
-    let moved_route = final_routes.routes.iter().find(|r| r.route_id == moved_id || (r.start <= split_key && (r.end.is_empty() || split_key < r.end)))
-        .cloned().expect("a route holds the split key");
+    eprintln!(
+        "final catalog v{}: {:?}",
+        final_routes.catalog_version,
+        final_routes
+            .routes
+            .iter()
+            .map(|r| (
+                r.route_id,
+                String::from_utf8_lossy(&r.start).to_string(),
+                r.raft_group_id,
+                r.epoch,
+                r.parent_route_id
+            ))
+            .collect::<Vec<_>>()
+    );
+    let moved_route = final_routes
+        .routes
+        .iter()
+        .find(|r| {
+            r.route_id == moved_id
+                || (r.start <= split_key && (r.end.is_empty() || split_key < r.end))
+        })
+        .cloned()
+        .expect("a route holds the split key");
     let _ = moved_id;
     let acks = std::mem::take(&mut *acks.lock().unwrap());
     let lost = read_back(&cluster, &acks).await;
@@ -208,13 +291,24 @@ async fn run_scenario(extra: &[&str], fault: Fault, trigger: Trigger) -> Outcome
         })
         .map(|(k, _)| String::from_utf8_lossy(k).to_string())
         .collect();
-    Outcome { lost, stale_owner_acks, final_phase, moved_route, target, acked: acks.len() }
+    Outcome {
+        lost,
+        stale_owner_acks,
+        final_phase,
+        moved_route,
+        target,
+        acked: acks.len(),
+    }
 }
 
 /// Keys whose acknowledged value cannot be read back (8 readers in parallel).
 async fn read_back(cluster: &Arc<Cluster>, acks: &BTreeMap<Vec<u8>, Ack>) -> Vec<String> {
-    let all: Vec<(Vec<u8>, Vec<u8>)> = acks.iter().map(|(k, a)| (k.clone(), a.value.clone())).collect();
-    let chunks: Vec<Vec<(Vec<u8>, Vec<u8>)>> = all.chunks(all.len() / 8 + 1).map(|c| c.to_vec()).collect();
+    let all: Vec<(Vec<u8>, Vec<u8>)> = acks
+        .iter()
+        .map(|(k, a)| (k.clone(), a.value.clone()))
+        .collect();
+    let chunks: Vec<Vec<(Vec<u8>, Vec<u8>)>> =
+        all.chunks(all.len() / 8 + 1).map(|c| c.to_vec()).collect();
     let mut tasks = Vec::new();
     for (n, chunk) in chunks.into_iter().enumerate() {
         let c = cluster.clone();
@@ -240,50 +334,108 @@ async fn read_back(cluster: &Arc<Cluster>, acks: &BTreeMap<Vec<u8>, Ack>) -> Vec
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn move_with_source_leader_kill_loses_nothing_and_fences_the_old_owner() {
     let out = run_move_scenario(&[], Fault::Kill).await;
-    eprintln!("acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
+    eprintln!(
+        "acked {} writes, lost {}, stale-owner acks {}",
+        out.acked,
+        out.lost.len(),
+        out.stale_owner_acks.len()
+    );
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
-    assert_eq!(out.moved_route.raft_group_id, 2, "the right child now lives in group 2");
+    assert_eq!(
+        out.moved_route.raft_group_id, 2,
+        "the right child now lives in group 2"
+    );
     assert_eq!(out.target, 2);
     assert!(out.moved_route.epoch > 1, "under a new epoch");
     assert!(out.acked > 200, "the writers made progress ({})", out.acked);
-    assert!(out.lost.is_empty(), "lost acknowledged writes: {:?}", &out.lost[..out.lost.len().min(10)]);
-    assert!(out.stale_owner_acks.is_empty(), "old owner committed after cutover: {:?}", out.stale_owner_acks);
+    assert!(
+        out.lost.is_empty(),
+        "lost acknowledged writes: {:?}",
+        &out.lost[..out.lost.len().min(10)]
+    );
+    assert!(
+        out.stale_owner_acks.is_empty(),
+        "old owner committed after cutover: {:?}",
+        out.stale_owner_acks
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_fence_bug_loses_acknowledged_writes() {
     let out = run_move_scenario(&["--bug", "no-fence"], Fault::None).await;
-    eprintln!("no-fence: acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
+    eprintln!(
+        "no-fence: acked {} writes, lost {}, stale-owner acks {}",
+        out.acked,
+        out.lost.len(),
+        out.stale_owner_acks.len()
+    );
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
-    assert!(!out.lost.is_empty() || !out.stale_owner_acks.is_empty(), "the seeded bug must be observable");
+    assert!(
+        !out.lost.is_empty() || !out.stale_owner_acks.is_empty(),
+        "the seeded bug must be observable"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn early_cutover_bug_loses_writes_accepted_during_the_move() {
     let out = run_move_scenario(&["--bug", "early-cutover"], Fault::None).await;
-    eprintln!("early-cutover: acked {} writes, lost {}", out.acked, out.lost.len());
+    eprintln!(
+        "early-cutover: acked {} writes, lost {}",
+        out.acked,
+        out.lost.len()
+    );
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
-    assert!(!out.lost.is_empty(), "writes accepted by the source during the move must be lost");
+    assert!(
+        !out.lost.is_empty(),
+        "writes accepted by the source during the move must be lost"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn hot_range_is_auto_split_and_moved_while_source_leader_is_killed() {
     let out = run_scenario(&[], Fault::Kill, Trigger::Auto).await;
-    eprintln!("auto: acked {} writes, lost {}, stale-owner acks {}, moved to group {}", out.acked, out.lost.len(), out.stale_owner_acks.len(), out.target);
+    eprintln!(
+        "auto: acked {} writes, lost {}, stale-owner acks {}, moved to group {}",
+        out.acked,
+        out.lost.len(),
+        out.stale_owner_acks.len(),
+        out.target
+    );
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert_eq!(out.moved_route.raft_group_id, out.target);
     assert!(out.moved_route.epoch > 1);
-    assert!(out.lost.is_empty(), "lost acknowledged writes: {:?}", &out.lost[..out.lost.len().min(10)]);
-    assert!(out.stale_owner_acks.is_empty(), "old owner committed after cutover: {:?}", out.stale_owner_acks);
+    assert!(
+        out.lost.is_empty(),
+        "lost acknowledged writes: {:?}",
+        &out.lost[..out.lost.len().min(10)]
+    );
+    assert!(
+        out.stale_owner_acks.is_empty(),
+        "old owner committed after cutover: {:?}",
+        out.stale_owner_acks
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn move_with_source_leader_paused_across_it_loses_nothing() {
     let out = run_move_scenario(&[], Fault::Pause).await;
-    eprintln!("pause: acked {} writes, lost {}, stale-owner acks {}", out.acked, out.lost.len(), out.stale_owner_acks.len());
+    eprintln!(
+        "pause: acked {} writes, lost {}, stale-owner acks {}",
+        out.acked,
+        out.lost.len(),
+        out.stale_owner_acks.len()
+    );
     assert_eq!(out.final_phase, SplitJobPhase::Done as i32);
     assert_eq!(out.moved_route.raft_group_id, 2);
     assert!(out.acked > 200, "the writers made progress ({})", out.acked);
-    assert!(out.lost.is_empty(), "lost acknowledged writes: {:?}", &out.lost[..out.lost.len().min(10)]);
-    assert!(out.stale_owner_acks.is_empty(), "old owner committed after cutover: {:?}", out.stale_owner_acks);
+    assert!(
+        out.lost.is_empty(),
+        "lost acknowledged writes: {:?}",
+        &out.lost[..out.lost.len().min(10)]
+    );
+    assert!(
+        out.stale_owner_acks.is_empty(),
+        "old owner committed after cutover: {:?}",
+        out.stale_owner_acks
+    );
 }

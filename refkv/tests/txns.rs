@@ -23,18 +23,29 @@ use tonic::transport::Channel;
 use tonic::Code;
 
 fn append(key: &str, value: i64) -> TxnMop {
-    TxnMop { kind: TxnMopKind::Append as i32, key: key.as_bytes().to_vec(), value }
+    TxnMop {
+        kind: TxnMopKind::Append as i32,
+        key: key.as_bytes().to_vec(),
+        value,
+    }
 }
 
 fn read(key: &str) -> TxnMop {
-    TxnMop { kind: TxnMopKind::Read as i32, key: key.as_bytes().to_vec(), value: 0 }
+    TxnMop {
+        kind: TxnMopKind::Read as i32,
+        key: key.as_bytes().to_vec(),
+        value: 0,
+    }
 }
 
 async fn client(cluster: &Cluster, i: usize) -> Option<RefkvTxnClient<Channel>> {
     cluster.channel(i).await.map(RefkvTxnClient::new)
 }
 
-async fn txn(c: &mut RefkvTxnClient<Channel>, mops: Vec<TxnMop>) -> Result<TxnResponse, tonic::Status> {
+async fn txn(
+    c: &mut RefkvTxnClient<Channel>,
+    mops: Vec<TxnMop>,
+) -> Result<TxnResponse, tonic::Status> {
     let mut req = tonic::Request::new(TxnRequest { mops });
     req.set_timeout(Duration::from_secs(10));
     c.txn(req).await.map(|r| r.into_inner())
@@ -45,9 +56,15 @@ async fn read_all(cluster: &Cluster, keys: &[String]) -> BTreeMap<String, Vec<i6
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         for i in 0..cluster.addrs.len() {
-            let Some(mut c) = client(cluster, i).await else { continue };
+            let Some(mut c) = client(cluster, i).await else {
+                continue;
+            };
             if let Ok(resp) = txn(&mut c, keys.iter().map(|k| read(k)).collect()).await {
-                return keys.iter().cloned().zip(resp.results.into_iter().map(|r| r.values)).collect();
+                return keys
+                    .iter()
+                    .cloned()
+                    .zip(resp.results.into_iter().map(|r| r.values))
+                    .collect();
             }
         }
         assert!(Instant::now() < deadline, "no final read within 30 s");
@@ -59,19 +76,75 @@ async fn read_all(cluster: &Cluster, keys: &[String]) -> BTreeMap<String, Vec<i6
 async fn a_transaction_across_three_groups_commits_atomically_and_reads_its_own_writes() {
     let cluster = Cluster::start(3, &["--initial-splits", "b,c"]).await;
     let mut c = client(&cluster, 0).await.expect("connect");
-    let first = txn(&mut c, vec![append("a1", 1), append("b1", 2), append("c1", 3), read("b1")]).await.expect("commits");
+    let first = txn(
+        &mut c,
+        vec![
+            append("a1", 1),
+            append("b1", 2),
+            append("c1", 3),
+            read("b1"),
+        ],
+    )
+    .await
+    .expect("commits");
     assert!(first.commit_ts > first.start_ts, "{first:?}");
-    assert_eq!(first.results[3], TxnMopResult { exists: true, values: vec![2] }, "reads its own append");
+    assert_eq!(
+        first.results[3],
+        TxnMopResult {
+            exists: true,
+            values: vec![2]
+        },
+        "reads its own append"
+    );
     let mut other = client(&cluster, 2).await.expect("connect");
-    let after = txn(&mut other, vec![read("a1"), read("b1"), read("c1"), read("never")]).await.expect("reads");
-    assert!(after.start_ts > first.commit_ts, "a later transaction gets a later timestamp: {after:?}");
+    let after = txn(
+        &mut other,
+        vec![read("a1"), read("b1"), read("c1"), read("never")],
+    )
+    .await
+    .expect("reads");
+    assert!(
+        after.start_ts > first.commit_ts,
+        "a later transaction gets a later timestamp: {after:?}"
+    );
     assert_eq!(after.commit_ts, 0, "read-only");
-    let lists: Vec<(bool, Vec<i64>)> = after.results.into_iter().map(|r| (r.exists, r.values)).collect();
-    assert_eq!(lists, [(true, vec![1]), (true, vec![2]), (true, vec![3]), (false, vec![])]);
-    let register = TxnMop { kind: TxnMopKind::Write as i32, key: b"b1".to_vec(), value: 9 };
-    let replaced = txn(&mut other, vec![register, read("b1")]).await.expect("commits");
-    assert_eq!(replaced.results[1].values, [9], "a register write replaces the list");
-    let err = txn(&mut c, vec![TxnMop { kind: 0, key: b"a".to_vec(), value: 0 }]).await.unwrap_err();
+    let lists: Vec<(bool, Vec<i64>)> = after
+        .results
+        .into_iter()
+        .map(|r| (r.exists, r.values))
+        .collect();
+    assert_eq!(
+        lists,
+        [
+            (true, vec![1]),
+            (true, vec![2]),
+            (true, vec![3]),
+            (false, vec![])
+        ]
+    );
+    let register = TxnMop {
+        kind: TxnMopKind::Write as i32,
+        key: b"b1".to_vec(),
+        value: 9,
+    };
+    let replaced = txn(&mut other, vec![register, read("b1")])
+        .await
+        .expect("commits");
+    assert_eq!(
+        replaced.results[1].values,
+        [9],
+        "a register write replaces the list"
+    );
+    let err = txn(
+        &mut c,
+        vec![TxnMop {
+            kind: 0,
+            key: b"a".to_vec(),
+            value: 0,
+        }],
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     let err = txn(&mut c, vec![]).await.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
@@ -117,8 +190,11 @@ async fn worker(cluster: Arc<Cluster>, w: usize, run_for: Duration, log: Arc<Mut
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        let appends: Vec<(String, i64)> =
-            mops.iter().filter(|m| m.kind == TxnMopKind::Append as i32).map(|m| (String::from_utf8_lossy(&m.key).into_owned(), m.value)).collect();
+        let appends: Vec<(String, i64)> = mops
+            .iter()
+            .filter(|m| m.kind == TxnMopKind::Append as i32)
+            .map(|m| (String::from_utf8_lossy(&m.key).into_owned(), m.value))
+            .collect();
         let record = match txn(&mut c, mops.clone()).await {
             Ok(resp) => {
                 let reads = mops
@@ -127,9 +203,17 @@ async fn worker(cluster: Arc<Cluster>, w: usize, run_for: Duration, log: Arc<Mut
                     .filter(|(m, _)| m.kind == TxnMopKind::Read as i32)
                     .map(|(m, r)| (String::from_utf8_lossy(&m.key).into_owned(), r.values))
                     .collect();
-                Record { appends, reads, outcome: Outcome::Ok }
+                Record {
+                    appends,
+                    reads,
+                    outcome: Outcome::Ok,
+                }
             }
-            Err(status) => Record { appends, reads: vec![], outcome: outcome_of(&status) },
+            Err(status) => Record {
+                appends,
+                reads: vec![],
+                outcome: outcome_of(&status),
+            },
         };
         log.lock().unwrap().push(record);
     }
@@ -144,15 +228,31 @@ fn check(records: &[Record], finals: &BTreeMap<String, Vec<i64>>) -> (usize, usi
         match r.outcome {
             Outcome::Ok => {
                 committed += 1;
-                assert!(present.iter().all(|c| *c == 1), "an acknowledged append is lost or doubled: {:?} {present:?}", r.appends);
+                assert!(
+                    present.iter().all(|c| *c == 1),
+                    "an acknowledged append is lost or doubled: {:?} {present:?}",
+                    r.appends
+                );
                 for (key, seen) in &r.reads {
-                    assert!(finals[key].starts_with(seen), "read of {key} {seen:?} is not a prefix of the final {:?}", finals[key]);
+                    assert!(
+                        finals[key].starts_with(seen),
+                        "read of {key} {seen:?} is not a prefix of the final {:?}",
+                        finals[key]
+                    );
                 }
             }
-            Outcome::Definite => assert!(present.iter().all(|c| *c == 0), "a refused transaction left appends: {:?} {present:?}", r.appends),
+            Outcome::Definite => assert!(
+                present.iter().all(|c| *c == 0),
+                "a refused transaction left appends: {:?} {present:?}",
+                r.appends
+            ),
             Outcome::Unknown => {
                 unknown += 1;
-                assert!(present.iter().all(|c| *c == present[0]) && present[0] <= 1, "partly visible: {:?} {present:?}", r.appends);
+                assert!(
+                    present.iter().all(|c| *c == present[0]) && present[0] <= 1,
+                    "partly visible: {:?} {present:?}",
+                    r.appends
+                );
             }
         }
     }
@@ -161,13 +261,33 @@ fn check(records: &[Record], finals: &BTreeMap<String, Vec<i64>>) -> (usize, usi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_transactions_stay_atomic_and_ordered_while_a_range_moves_and_a_leader_dies() {
-    let cluster = Arc::new(Cluster::start(3, &["--initial-splits", "b,c", "--copy-bytes-per-sec", "20000"]).await);
+    let cluster = Arc::new(
+        Cluster::start(
+            3,
+            &["--initial-splits", "b,c", "--copy-bytes-per-sec", "20000"],
+        )
+        .await,
+    );
     let log = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..6).map(|w| tokio::spawn(worker(cluster.clone(), w, Duration::from_secs(10), log.clone()))).collect();
+    let workers: Vec<_> = (0..6)
+        .map(|w| {
+            tokio::spawn(worker(
+                cluster.clone(),
+                w,
+                Duration::from_secs(10),
+                log.clone(),
+            ))
+        })
+        .collect();
     tokio::time::sleep(Duration::from_secs(2)).await;
     // Move the upper half of group 2's route to group 3 while the workers run.
     let routes = cluster.list_routes(0).await;
-    let b_route = routes.routes.iter().find(|r| r.start == b"b").expect("route [b, c)").clone();
+    let b_route = routes
+        .routes
+        .iter()
+        .find(|r| r.start == b"b")
+        .expect("route [b, c)")
+        .clone();
     let mut dist = cluster.dist(0).await.expect("connect");
     let req = StartSplitMigrationRequest {
         expected_catalog_version: routes.catalog_version,
@@ -176,7 +296,9 @@ async fn concurrent_transactions_stay_atomic_and_ordered_while_a_range_moves_and
         target_group_id: 3,
         options: Default::default(),
     };
-    dist.start_split_migration(req).await.expect("StartSplitMigration");
+    dist.start_split_migration(req)
+        .await
+        .expect("StartSplitMigration");
     tokio::time::sleep(Duration::from_secs(2)).await;
     // Kill the leader of group 1 (the timestamp oracle and the catalog), restart it later.
     let leader = cluster.leader_of(1).await.expect("group 1 has a leader");
@@ -191,8 +313,22 @@ async fn concurrent_transactions_stay_atomic_and_ordered_while_a_range_moves_and
     let finals = read_all(&cluster, &keys).await;
     let records = std::mem::take(&mut *log.lock().unwrap());
     let (committed, unknown) = check(&records, &finals);
-    eprintln!("{} transactions: {committed} committed, {unknown} unknown", records.len());
-    assert!(committed > 50, "too few transactions committed: {committed} of {}", records.len());
+    eprintln!(
+        "{} transactions: {committed} committed, {unknown} unknown",
+        records.len()
+    );
+    assert!(
+        committed > 50,
+        "too few transactions committed: {committed} of {}",
+        records.len()
+    );
     let after = cluster.list_routes(0).await;
-    assert!(after.routes.iter().any(|r| r.start == b"b1" && r.raft_group_id == 3), "the range moved: {:?}", after.routes);
+    assert!(
+        after
+            .routes
+            .iter()
+            .any(|r| r.start == b"b1" && r.raft_group_id == 3),
+        "the range moved: {:?}",
+        after.routes
+    );
 }

@@ -59,10 +59,21 @@ impl DockerCluster {
         let nodes = (1..=spec.nodes as u64)
             .map(|id| {
                 let ip = subnet.host(10 + id as u32);
-                NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:{SERVER_PORT}") }
+                NodeInfo {
+                    name: format!("n{id}"),
+                    id,
+                    ip,
+                    addr: format!("{ip}:{SERVER_PORT}"),
+                }
             })
             .collect();
-        let cluster = DockerCluster { spec, network, subnet, nodes, exits: ExitBook::default() };
+        let cluster = DockerCluster {
+            spec,
+            network,
+            subnet,
+            nodes,
+            exits: ExitBook::default(),
+        };
         if let Err(e) = cluster.start_nodes().await {
             let _ = cluster.teardown().await;
             return Err(e);
@@ -102,26 +113,48 @@ impl DockerCluster {
     }
 
     async fn start_sandbox(&self, node: &NodeInfo) -> Result<()> {
-        let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--name".into(), self.sandbox_name(&node.name)];
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "-d".into(),
+            "--name".into(),
+            self.sandbox_name(&node.name),
+        ];
         args.extend(self.label_args(&node.name, "sandbox"));
-        args.extend(["--network".into(), self.network.clone(), "--ip".into(), node.ip.to_string()]);
+        args.extend([
+            "--network".into(),
+            self.network.clone(),
+            "--ip".into(),
+            node.ip.to_string(),
+        ]);
         args.extend(["--hostname".into(), node.name.clone()]);
         args.extend([self.spec.image.clone(), "/pause".into()]);
-        docker_owned(&args).await.with_context(|| format!("starting the sandbox of {}", node.name))?;
+        docker_owned(&args)
+            .await
+            .with_context(|| format!("starting the sandbox of {}", node.name))?;
         Ok(())
     }
 
     async fn start_server(&self, node: &NodeInfo) -> Result<()> {
         let data = self.spec.run_dir.join("data").join(&node.name);
         std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
-        let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--name".into(), self.server_name(&node.name)];
+        let mut args: Vec<String> = vec![
+            "run".into(),
+            "-d".into(),
+            "--name".into(),
+            self.server_name(&node.name),
+        ];
         args.extend(self.label_args(&node.name, "server"));
-        args.extend(["--network".into(), format!("container:{}", self.sandbox_name(&node.name))]);
+        args.extend([
+            "--network".into(),
+            format!("container:{}", self.sandbox_name(&node.name)),
+        ]);
         args.extend(["-v".into(), format!("{}:/data", data.display())]);
         args.push(self.spec.image.clone());
         args.extend(self.command_of(node));
         self.exits.starting(&node.name);
-        docker_owned(&args).await.with_context(|| format!("starting the server of {}", node.name))?;
+        docker_owned(&args)
+            .await
+            .with_context(|| format!("starting the server of {}", node.name))?;
         self.exits.started(&node.name);
         Ok(())
     }
@@ -129,7 +162,9 @@ impl DockerCluster {
     /// The target's server command line of `node`, as the node image lays it out.
     fn command_of(&self, node: &NodeInfo) -> Vec<String> {
         let layout = crate::db::NodeLayout::image(self.spec.db.kind().name());
-        self.spec.db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
+        self.spec
+            .db
+            .node_command(node, &self.nodes, &layout, &self.spec.server_args)
     }
 }
 
@@ -142,7 +177,8 @@ struct ServerState {
 }
 
 /// The format of one `docker inspect` line: status, exit code, OOM flag, last start.
-const STATE_FORMAT: &str = "{{.State.Status}}|{{.State.ExitCode}}|{{.State.OOMKilled}}|{{.State.StartedAt}}";
+const STATE_FORMAT: &str =
+    "{{.State.Status}}|{{.State.ExitCode}}|{{.State.OOMKilled}}|{{.State.StartedAt}}";
 
 fn parse_state(line: &str) -> Result<ServerState> {
     let parts: Vec<&str> = line.trim().split('|').collect();
@@ -161,14 +197,32 @@ fn parse_state(line: &str) -> Result<ServerState> {
 impl DockerCluster {
     /// Exits not reported yet, from one `docker inspect` of every server container.
     async fn exits_now(&self) -> Result<Vec<NodeExit>> {
-        let incarnations: Vec<u64> = self.nodes.iter().map(|n| self.exits.incarnation(&n.name)).collect();
-        let names: Vec<String> = self.nodes.iter().map(|n| self.server_name(&n.name)).collect();
-        let mut args = vec!["inspect".to_string(), "--format".into(), STATE_FORMAT.into()];
+        let incarnations: Vec<u64> = self
+            .nodes
+            .iter()
+            .map(|n| self.exits.incarnation(&n.name))
+            .collect();
+        let names: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|n| self.server_name(&n.name))
+            .collect();
+        let mut args = vec![
+            "inspect".to_string(),
+            "--format".into(),
+            STATE_FORMAT.into(),
+        ];
         args.extend(names.iter().cloned());
-        let out = docker_owned(&args).await.context("looking at the server containers")?;
+        let out = docker_owned(&args)
+            .await
+            .context("looking at the server containers")?;
         let lines: Vec<&str> = out.lines().collect();
         if lines.len() != self.nodes.len() {
-            bail!("docker inspect described {} containers, expected {}", lines.len(), self.nodes.len());
+            bail!(
+                "docker inspect described {} containers, expected {}",
+                lines.len(),
+                self.nodes.len()
+            );
         }
         let mut exits = Vec::new();
         for ((node, incarnation), line) in self.nodes.iter().zip(incarnations).zip(lines) {
@@ -176,10 +230,20 @@ impl DockerCluster {
             if state.running {
                 continue;
             }
-            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else { continue };
+            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else {
+                continue;
+            };
             let log = self.log_since(&node.name, &state.started_at).await;
-            let signal = state.oom_killed.then(|| "SIGKILL (out of memory)".to_string());
-            exits.push(NodeExit::new(&node.name, expected, state.exit_code, signal, &log));
+            let signal = state
+                .oom_killed
+                .then(|| "SIGKILL (out of memory)".to_string());
+            exits.push(NodeExit::new(
+                &node.name,
+                expected,
+                state.exit_code,
+                signal,
+                &log,
+            ));
         }
         Ok(exits)
     }
@@ -188,13 +252,23 @@ impl DockerCluster {
     async fn log_since(&self, node: &str, since: &str) -> Vec<String> {
         let tail = CRASH_SEARCH_LINES.to_string();
         let out = tokio::process::Command::new("sh")
-            .args(["-c", "exec docker logs --since \"$1\" --tail \"$2\" \"$3\" 2>&1", "sh", since, &tail, &self.server_name(node)])
+            .args([
+                "-c",
+                "exec docker logs --since \"$1\" --tail \"$2\" \"$3\" 2>&1",
+                "sh",
+                since,
+                &tail,
+                &self.server_name(node),
+            ])
             .stdin(Stdio::null())
             .kill_on_drop(true)
             .output()
             .await;
         match out {
-            Ok(o) => String::from_utf8_lossy(&o.stdout).lines().map(str::to_string).collect(),
+            Ok(o) => String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect(),
             Err(e) => vec![format!("(faultline could not read the log of {node}: {e})")],
         }
     }
@@ -211,8 +285,9 @@ async fn create_network(spec: &DockerSpec) -> Result<(String, Cidr)> {
             Some(c) => c,
             None => {
                 let taken = subnet::taken_subnets().await?;
-                subnet::pick(seed.wrapping_add(attempt * 17), &taken)
-                    .context("no free 10.77.x.0/24 subnet for the test network; run `faultline cleanup`")?
+                subnet::pick(seed.wrapping_add(attempt * 17), &taken).context(
+                    "no free 10.77.x.0/24 subnet for the test network; run `faultline cleanup`",
+                )?
             }
         };
         let args = [
@@ -234,11 +309,14 @@ async fn create_network(spec: &DockerSpec) -> Result<(String, Cidr)> {
         ];
         match docker_owned(&args).await {
             Ok(_) => return Ok((name, cidr)),
-            Err(e) if spec.subnet.is_none() && e.to_string().contains("overlap") => last_err = Some(e),
+            Err(e) if spec.subnet.is_none() && e.to_string().contains("overlap") => {
+                last_err = Some(e)
+            }
             Err(e) => return Err(e).context("creating the test network"),
         }
     }
-    Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no attempt made"))).context("creating the test network")
+    Err(last_err.unwrap_or_else(|| anyhow::anyhow!("no attempt made")))
+        .context("creating the test network")
 }
 
 impl NodeControl for DockerCluster {
@@ -281,7 +359,9 @@ impl NodeControl for DockerCluster {
     fn resume<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<()>> {
         async move {
             NodeInfo::find(&self.nodes, node)?;
-            docker(&["unpause", &self.server_name(node)]).await.map(drop)
+            docker(&["unpause", &self.server_name(node)])
+                .await
+                .map(drop)
         }
         .boxed()
     }
@@ -320,7 +400,8 @@ impl Cluster for DockerCluster {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             for node in &self.nodes {
                 let path = dir.join(format!("{}.log", node.name));
-                let file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+                let file = std::fs::File::create(&path)
+                    .with_context(|| format!("creating {}", path.display()))?;
                 let status = tokio::process::Command::new("docker")
                     .args(["logs", &self.server_name(&node.name)])
                     .stdin(Stdio::null())
@@ -364,13 +445,22 @@ mod tests {
 
     async fn sleeper_image() -> String {
         let root = crate::image::workspace_root().expect("workspace sources");
-        let pause = crate::image::build_pause(&root).await.expect("building the sandbox binary");
+        let pause = crate::image::build_pause(&root)
+            .await
+            .expect("building the sandbox binary");
         // Its own repository, so the refkv image's `:latest` tag is never moved by a test.
-        crate::image::ensure_content_image("faultline-sleeper", "refkv", &pause, &pause).await.expect("building the image").tag
+        crate::image::ensure_content_image("faultline-sleeper", "refkv", &pause, &pause)
+            .await
+            .expect("building the image")
+            .tag
     }
 
     async fn host_rules() -> String {
-        let out = tokio::process::Command::new("iptables").arg("-S").output().await.expect("iptables -S");
+        let out = tokio::process::Command::new("iptables")
+            .arg("-S")
+            .output()
+            .await
+            .expect("iptables -S");
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter(|l| !l.contains("br-") && !l.contains("DOCKER"))
@@ -380,15 +470,26 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sandbox_keeps_rules_and_address_across_kill_restart_and_pause() {
-        crate::docker::check_engine().await.expect("a running Docker engine");
+        crate::docker::check_engine()
+            .await
+            .expect("a running Docker engine");
         let image = sleeper_image().await;
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltest{}", std::process::id());
         let host_before = host_rules().await;
-        let spec = DockerSpec { run_id: run_id.clone(), nodes: 3, image, run_dir: dir.path().to_path_buf(), server_args: vec![], subnet: None, db: crate::db::DbKind::Refkv.build(1) };
+        let spec = DockerSpec {
+            run_id: run_id.clone(),
+            nodes: 3,
+            image,
+            run_dir: dir.path().to_path_buf(),
+            server_args: vec![],
+            subnet: None,
+            db: crate::db::DbKind::Refkv.build(1),
+        };
         let cluster = DockerCluster::start(spec).await.expect("cluster start");
         let result = async {
-            let labelled = crate::docker::containers_with(&[LABEL, &format!("{RUN_LABEL}={run_id}")]).await?;
+            let labelled =
+                crate::docker::containers_with(&[LABEL, &format!("{RUN_LABEL}={run_id}")]).await?;
             assert_eq!(labelled.len(), 6, "a sandbox and a server per node");
             assert!(dir.path().join("data/n2").is_dir());
 
@@ -396,11 +497,25 @@ mod tests {
             nemesis::net::ensure_chain(&ns).await?;
             nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
             cluster.kill("n1").await?;
-            assert_eq!(crate::docker::container_state(&cluster.server_name("n1")).await?, "exited");
+            assert_eq!(
+                crate::docker::container_state(&cluster.server_name("n1")).await?,
+                "exited"
+            );
             cluster.restart("n1").await?;
-            assert_eq!(crate::docker::container_state(&cluster.server_name("n1")).await?, "running");
-            assert_eq!(cluster.netns("n1").await?, ns, "the namespace outlives the server");
-            assert_eq!(nemesis::net::rules(&ns).await?.len(), 1, "the rule survived the kill");
+            assert_eq!(
+                crate::docker::container_state(&cluster.server_name("n1")).await?,
+                "running"
+            );
+            assert_eq!(
+                cluster.netns("n1").await?,
+                ns,
+                "the namespace outlives the server"
+            );
+            assert_eq!(
+                nemesis::net::rules(&ns).await?.len(),
+                1,
+                "the rule survived the kill"
+            );
             // The server shares the sandbox's namespace: same address.
             let server_pid = crate::docker::container_pid(&cluster.server_name("n1")).await?;
             let a = std::fs::read_link(format!("/proc/{server_pid}/ns/net"))?;
@@ -408,9 +523,15 @@ mod tests {
             assert_eq!(a, b);
 
             cluster.pause("n2").await?;
-            assert_eq!(crate::docker::container_state(&cluster.server_name("n2")).await?, "paused");
+            assert_eq!(
+                crate::docker::container_state(&cluster.server_name("n2")).await?,
+                "paused"
+            );
             cluster.resume("n2").await?;
-            assert_eq!(crate::docker::container_state(&cluster.server_name("n2")).await?, "running");
+            assert_eq!(
+                crate::docker::container_state(&cluster.server_name("n2")).await?,
+                "running"
+            );
             nemesis::net::flush(&ns).await?;
             assert!(nemesis::net::rules(&ns).await?.is_empty());
             cluster.pause("n3").await?; // teardown must cope with a frozen container
@@ -418,14 +539,27 @@ mod tests {
         }
         .await;
         let logs = tempfile::tempdir().unwrap();
-        cluster.collect_logs(logs.path()).await.expect("collecting logs");
+        cluster
+            .collect_logs(logs.path())
+            .await
+            .expect("collecting logs");
         assert!(logs.path().join("n3.log").exists());
         cluster.teardown().await.expect("teardown");
         result.expect("lifecycle");
         let filter = format!("{RUN_LABEL}={run_id}");
-        assert!(crate::docker::containers_with(&[LABEL, &filter]).await.unwrap().is_empty());
-        assert!(crate::docker::networks_with(&[LABEL, &filter]).await.unwrap().is_empty());
-        assert_eq!(host_rules().await, host_before, "the host's firewall must not change");
+        assert!(crate::docker::containers_with(&[LABEL, &filter])
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(crate::docker::networks_with(&[LABEL, &filter])
+            .await
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            host_rules().await,
+            host_before,
+            "the host's firewall must not change"
+        );
         // Nothing of ours is stale now.
         let swept = sweep::sweep_stale().await.unwrap();
         assert!(!swept.runs.contains(&run_id));

@@ -33,10 +33,19 @@ pub const IN_PROCESS_ADDR: &str = "in-process";
 /// once, now; the IPv4 address is what partitions would need, kept for the history).
 pub fn parse_endpoints(list: &str) -> Result<Vec<NodeInfo>> {
     let mut nodes = Vec::new();
-    for (i, raw) in list.split(',').map(str::trim).filter(|s| !s.is_empty()).enumerate() {
+    for (i, raw) in list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .enumerate()
+    {
         let id = i as u64 + 1;
-        let (host, port) = raw.rsplit_once(':').with_context(|| format!("endpoint {raw:?}: expected host:port"))?;
-        let port: u16 = port.parse().with_context(|| format!("endpoint {raw:?}: bad port {port:?}"))?;
+        let (host, port) = raw
+            .rsplit_once(':')
+            .with_context(|| format!("endpoint {raw:?}: expected host:port"))?;
+        let port: u16 = port
+            .parse()
+            .with_context(|| format!("endpoint {raw:?}: bad port {port:?}"))?;
         let ip = (host, port)
             .to_socket_addrs()
             .with_context(|| format!("endpoint {raw:?}: cannot resolve {host:?}"))?
@@ -45,7 +54,12 @@ pub fn parse_endpoints(list: &str) -> Result<Vec<NodeInfo>> {
                 std::net::IpAddr::V6(_) => None,
             })
             .unwrap_or(Ipv4Addr::UNSPECIFIED);
-        nodes.push(NodeInfo { name: format!("n{id}"), id, ip, addr: raw.to_string() });
+        nodes.push(NodeInfo {
+            name: format!("n{id}"),
+            id,
+            ip,
+            addr: raw.to_string(),
+        });
     }
     if nodes.is_empty() {
         bail!("--endpoints is empty: give the nodes' client addresses, host:port,...");
@@ -55,18 +69,33 @@ pub fn parse_endpoints(list: &str) -> Result<Vec<NodeInfo>> {
 
 impl ExternalCluster {
     pub fn new(endpoints: &str) -> Result<ExternalCluster> {
-        Ok(ExternalCluster { nodes: parse_endpoints(endpoints)?, kind: ClusterKind::External })
+        Ok(ExternalCluster {
+            nodes: parse_endpoints(endpoints)?,
+            kind: ClusterKind::External,
+        })
     }
 
     /// `nodes` named nodes `n1`, ... of an in-process store.
     pub fn in_process(nodes: usize) -> ExternalCluster {
         let nodes = (1..=nodes as u64)
-            .map(|id| NodeInfo { name: format!("n{id}"), id, ip: Ipv4Addr::LOCALHOST, addr: IN_PROCESS_ADDR.into() })
+            .map(|id| NodeInfo {
+                name: format!("n{id}"),
+                id,
+                ip: Ipv4Addr::LOCALHOST,
+                addr: IN_PROCESS_ADDR.into(),
+            })
             .collect();
-        ExternalCluster { nodes, kind: ClusterKind::InProcess }
+        ExternalCluster {
+            nodes,
+            kind: ClusterKind::InProcess,
+        }
     }
 
-    fn refuse<'a, T: Send + 'a>(&self, what: &'static str, node: &'a str) -> BoxFuture<'a, Result<T>> {
+    fn refuse<'a, T: Send + 'a>(
+        &self,
+        what: &'static str,
+        node: &'a str,
+    ) -> BoxFuture<'a, Result<T>> {
         let why = match self.kind {
             ClusterKind::InProcess => "the store runs inside faultline: there is no node process",
             _ => "--cluster external gives faultline no control over the nodes",
@@ -130,13 +159,20 @@ mod tests {
     fn endpoints_become_named_nodes() {
         let nodes = parse_endpoints("127.0.0.1:2379, 127.0.0.2:2379").unwrap();
         assert_eq!(nodes.len(), 2);
-        assert_eq!((nodes[1].name.as_str(), nodes[1].id, nodes[1].addr.as_str()), ("n2", 2, "127.0.0.2:2379"));
+        assert_eq!(
+            (nodes[1].name.as_str(), nodes[1].id, nodes[1].addr.as_str()),
+            ("n2", 2, "127.0.0.2:2379")
+        );
         assert_eq!(nodes[1].ip, Ipv4Addr::new(127, 0, 0, 2));
     }
 
     #[test]
     fn bad_endpoints_are_explained() {
-        for (bad, says) in [("", "empty"), ("localhost", "host:port"), ("127.0.0.1:http", "bad port")] {
+        for (bad, says) in [
+            ("", "empty"),
+            ("localhost", "host:port"),
+            ("127.0.0.1:http", "bad port"),
+        ] {
             let e = format!("{:#}", parse_endpoints(bad).unwrap_err());
             assert!(e.contains(says), "{bad:?}: {e}");
         }
@@ -157,7 +193,10 @@ mod tests {
         let names: Vec<&str> = c.nodes().iter().map(|n| n.name.as_str()).collect();
         assert_eq!(names, ["n1", "n2", "n3"]);
         let e = c.pause("n2").await.unwrap_err().to_string();
-        assert!(e.contains("cannot pause n2") && e.contains("inside faultline"), "{e}");
+        assert!(
+            e.contains("cannot pause n2") && e.contains("inside faultline"),
+            "{e}"
+        );
         assert_eq!(c.describe()["kind"], "in-process");
         assert!(!c.watches_lifecycle());
     }

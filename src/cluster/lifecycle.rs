@@ -41,7 +41,13 @@ pub struct NodeExit {
 impl NodeExit {
     /// The exit of `node` with this status, described from the lines of its log since it
     /// started.
-    pub fn new(node: &str, expected: bool, exit_code: Option<i32>, signal: Option<String>, log: &[String]) -> NodeExit {
+    pub fn new(
+        node: &str,
+        expected: bool,
+        exit_code: Option<i32>,
+        signal: Option<String>,
+        log: &[String],
+    ) -> NodeExit {
         let search = &log[log.len().saturating_sub(CRASH_SEARCH_LINES)..];
         NodeExit {
             node: node.to_string(),
@@ -55,7 +61,10 @@ impl NodeExit {
 
     /// `exit code 101`, `signal SIGSEGV` or `unknown status`.
     pub fn status(&self) -> String {
-        analysis::checkers::crashes::status_text(self.signal.as_deref(), self.exit_code.map(i64::from))
+        analysis::checkers::crashes::status_text(
+            self.signal.as_deref(),
+            self.exit_code.map(i64::from),
+        )
     }
 }
 
@@ -82,7 +91,14 @@ impl ExitBook {
 
     /// A new process of `node` is about to start.
     pub fn starting(&self, node: &str) {
-        self.with(node, |b| *b = NodeBook { incarnation: b.incarnation + 1, starting: true, exit_expected: false, reported: false });
+        self.with(node, |b| {
+            *b = NodeBook {
+                incarnation: b.incarnation + 1,
+                starting: true,
+                exit_expected: false,
+                reported: false,
+            }
+        });
     }
 
     /// The new process of `node` runs.
@@ -100,7 +116,8 @@ impl ExitBook {
 
     /// Every exit from now on is expected (the cluster is being torn down).
     pub fn tearing_down(&self) {
-        self.tearing_down.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.tearing_down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The current incarnation of `node`, read before looking at its process.
@@ -111,7 +128,11 @@ impl ExitBook {
     /// Nodes whose exit was reported and that have not been started since, by name.
     pub fn down_nodes(&self) -> Vec<String> {
         let nodes = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
-        let mut down: Vec<String> = nodes.iter().filter(|(_, b)| b.reported && !b.starting).map(|(n, _)| n.clone()).collect();
+        let mut down: Vec<String> = nodes
+            .iter()
+            .filter(|(_, b)| b.reported && !b.starting)
+            .map(|(n, _)| n.clone())
+            .collect();
         down.sort();
         down
     }
@@ -145,7 +166,11 @@ mod tests {
         let book = ExitBook::default();
         start(&book, "n1");
         let inc = book.incarnation("n1");
-        assert_eq!(book.claim_exit("n1", inc), Some(false), "nobody asked for it");
+        assert_eq!(
+            book.claim_exit("n1", inc),
+            Some(false),
+            "nobody asked for it"
+        );
         assert_eq!(book.claim_exit("n1", inc), None, "reported once");
         assert_eq!(book.down_nodes(), ["n1"], "down until started again");
         start(&book, "n1");
@@ -163,10 +188,22 @@ mod tests {
         book.starting("n2"); // the nemesis restarts it after the poll looked
         let seen_while_starting = book.incarnation("n2");
         assert_eq!(book.claim_exit("n2", seen_under), None);
-        assert_eq!(book.claim_exit("n2", seen_while_starting), None, "nothing is claimed while a start is under way");
+        assert_eq!(
+            book.claim_exit("n2", seen_while_starting),
+            None,
+            "nothing is claimed while a start is under way"
+        );
         book.started("n2");
-        assert_eq!(book.claim_exit("n2", seen_while_starting), None, "seen before the new process ran");
-        assert_eq!(book.claim_exit("n2", book.incarnation("n2")), Some(false), "the new process's own exit still counts");
+        assert_eq!(
+            book.claim_exit("n2", seen_while_starting),
+            None,
+            "seen before the new process ran"
+        );
+        assert_eq!(
+            book.claim_exit("n2", book.incarnation("n2")),
+            Some(false),
+            "the new process's own exit still counts"
+        );
     }
 
     #[test]
@@ -180,11 +217,18 @@ mod tests {
     #[test]
     fn an_exit_carries_its_tail_and_crash_line() {
         let mut log: Vec<String> = (0..100).map(|i| format!("line {i}")).collect();
-        log.insert(10, "panic: runtime error: makeslice: cap out of range".into());
+        log.insert(
+            10,
+            "panic: runtime error: makeslice: cap out of range".into(),
+        );
         let exit = NodeExit::new("n1", false, Some(2), None, &log);
         assert_eq!(exit.log_tail.len(), LOG_TAIL_LINES);
         assert_eq!(exit.log_tail.last().map(String::as_str), Some("line 99"));
-        assert_eq!(exit.crash_line.as_deref(), Some("panic: runtime error: makeslice: cap out of range"), "found above the tail");
+        assert_eq!(
+            exit.crash_line.as_deref(),
+            Some("panic: runtime error: makeslice: cap out of range"),
+            "found above the tail"
+        );
         assert_eq!(exit.status(), "exit code 2");
     }
 }

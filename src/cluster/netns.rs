@@ -94,12 +94,20 @@ impl NetnsCluster {
         if !spec.binary.is_file() {
             bail!("server binary {} does not exist", spec.binary.display());
         }
-        let spec = NetnsSpec { run_dir: std::path::absolute(&spec.run_dir)?, ..spec };
+        let spec = NetnsSpec {
+            run_dir: std::path::absolute(&spec.run_dir)?,
+            ..spec
+        };
         let octet = net::free_octet(&spec.run_id).await?;
         let nodes = (1..=spec.nodes as u64)
             .map(|id| {
                 let ip = Ipv4Addr::new(10, 79, octet, 10 + id as u8);
-                NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:{SERVER_PORT}") }
+                NodeInfo {
+                    name: format!("n{id}"),
+                    id,
+                    ip,
+                    addr: format!("{ip}:{SERVER_PORT}"),
+                }
             })
             .collect();
         let cluster = NetnsCluster {
@@ -141,7 +149,9 @@ impl NetnsCluster {
             binary: self.spec.binary.display().to_string(),
             data_dir: self.data_dir(&node.name).display().to_string(),
         };
-        self.spec.db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
+        self.spec
+            .db
+            .node_command(node, &self.nodes, &layout, &self.spec.server_args)
     }
 
     /// Starts the server of `node` inside its namespace (output appended to its log).
@@ -154,18 +164,30 @@ impl NetnsCluster {
             .open(self.log_path(&node.name))
             .with_context(|| format!("opening the log of {}", node.name))?;
         let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
-        self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).insert(node.name.clone(), log_start);
+        self.log_starts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(node.name.clone(), log_start);
         self.exits.starting(&node.name);
         let cmd = self.command_of(node);
         let child = Command::new("nsenter")
-            .arg(format!("--net={}", net::ns_path(&self.spec.run_id, &node.name).display()))
+            .arg(format!(
+                "--net={}",
+                net::ns_path(&self.spec.run_id, &node.name).display()
+            ))
             .arg("--")
             .args(&cmd)
             .stdin(Stdio::null())
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))
             .spawn()
-            .with_context(|| format!("starting {} in its namespace (nsenter {})", node.name, cmd.join(" ")))?;
+            .with_context(|| {
+                format!(
+                    "starting {} in its namespace (nsenter {})",
+                    node.name,
+                    cmd.join(" ")
+                )
+            })?;
         self.servers.lock().await.insert(node.name.clone(), child);
         self.exits.started(&node.name);
         Ok(())
@@ -174,19 +196,32 @@ impl NetnsCluster {
     async fn signal(&self, node: &str, sig: Signal) -> Result<()> {
         NodeInfo::find(&self.nodes, node)?;
         let servers = self.servers.lock().await;
-        let child = servers.get(node).with_context(|| format!("{node} has no server process"))?;
-        let pid = child.id().with_context(|| format!("the server of {node} has already exited"))?;
-        kill(Pid::from_raw(pid as i32), sig).with_context(|| format!("sending {sig} to {node} (pid {pid})"))
+        let child = servers
+            .get(node)
+            .with_context(|| format!("{node} has no server process"))?;
+        let pid = child
+            .id()
+            .with_context(|| format!("the server of {node} has already exited"))?;
+        kill(Pid::from_raw(pid as i32), sig)
+            .with_context(|| format!("sending {sig} to {node} (pid {pid})"))
     }
 
     /// The lines `node`'s current process wrote to its log (at most [`EXIT_LOG_BYTES`]).
     fn log_since_start(&self, node: &str) -> Vec<String> {
         use std::io::{Read, Seek, SeekFrom};
-        let start = self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).get(node).copied().unwrap_or(0);
+        let start = self
+            .log_starts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(node)
+            .copied()
+            .unwrap_or(0);
         let read = || -> std::io::Result<String> {
             let mut file = std::fs::File::open(self.log_path(node))?;
             let len = file.metadata()?.len();
-            file.seek(SeekFrom::Start(start.max(len.saturating_sub(EXIT_LOG_BYTES))))?;
+            file.seek(SeekFrom::Start(
+                start.max(len.saturating_sub(EXIT_LOG_BYTES)),
+            ))?;
             let mut bytes = Vec::new();
             file.read_to_end(&mut bytes)?;
             Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -203,13 +238,30 @@ impl NetnsCluster {
         let mut servers = self.servers.lock().await;
         for node in &self.nodes {
             let incarnation = self.exits.incarnation(&node.name);
-            let Some(child) = servers.get_mut(&node.name) else { continue };
-            let Some(status) = child.try_wait().with_context(|| format!("checking whether the server of {} exited", node.name))? else {
+            let Some(child) = servers.get_mut(&node.name) else {
                 continue;
             };
-            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else { continue };
-            let signal = status.signal().map(|s| Signal::try_from(s).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {s}")));
-            out.push(NodeExit::new(&node.name, expected, status.code(), signal, &self.log_since_start(&node.name)));
+            let Some(status) = child
+                .try_wait()
+                .with_context(|| format!("checking whether the server of {} exited", node.name))?
+            else {
+                continue;
+            };
+            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else {
+                continue;
+            };
+            let signal = status.signal().map(|s| {
+                Signal::try_from(s)
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_else(|_| format!("signal {s}"))
+            });
+            out.push(NodeExit::new(
+                &node.name,
+                expected,
+                status.code(),
+                signal,
+                &self.log_since_start(&node.name),
+            ));
         }
         Ok(out)
     }
@@ -236,13 +288,24 @@ impl NodeControl for NetnsCluster {
         async move {
             NodeInfo::find(&self.nodes, node)?;
             let mut servers = self.servers.lock().await;
-            let child = servers.get_mut(node).with_context(|| format!("{node} has no server process"))?;
+            let child = servers
+                .get_mut(node)
+                .with_context(|| format!("{node} has no server process"))?;
             self.exits.expect_exit(node);
-            if child.try_wait().with_context(|| format!("checking {node}"))?.is_some() {
+            if child
+                .try_wait()
+                .with_context(|| format!("checking {node}"))?
+                .is_some()
+            {
                 return Ok(()); // already dead (it crashed): killing it again is done
             }
-            child.start_kill().with_context(|| format!("killing {node}"))?;
-            child.wait().await.with_context(|| format!("reaping {node}"))?;
+            child
+                .start_kill()
+                .with_context(|| format!("killing {node}"))?;
+            child
+                .wait()
+                .await
+                .with_context(|| format!("reaping {node}"))?;
             Ok(())
         }
         .boxed()
@@ -338,14 +401,18 @@ fn owner_file(run_id: &str) -> PathBuf {
 
 fn write_owner(run_id: &str) -> Result<()> {
     std::fs::create_dir_all(OWNER_DIR).with_context(|| format!("creating {OWNER_DIR}"))?;
-    std::fs::write(owner_file(run_id), owner::current_owner()).with_context(|| format!("writing the owner of {run_id}"))
+    std::fs::write(owner_file(run_id), owner::current_owner())
+        .with_context(|| format!("writing the owner of {run_id}"))
 }
 
 /// Namespaces linked as a cluster's are (the switch, one per name, the host's link), with
 /// no server in them and owned by this process (so no sweep removes them while it lives),
 /// for tests that run their own daemons at the nodes' addresses (e.g. an sshd per "host").
 /// Returns each name's address and namespace path; remove them with [`remove_run`].
-pub async fn create_bare_network(run_id: &str, names: &[String]) -> Result<Vec<(Ipv4Addr, PathBuf)>> {
+pub async fn create_bare_network(
+    run_id: &str,
+    names: &[String],
+) -> Result<Vec<(Ipv4Addr, PathBuf)>> {
     require_root()?;
     write_owner(run_id)?;
     let octet = net::free_octet(run_id).await?;
@@ -353,7 +420,14 @@ pub async fn create_bare_network(run_id: &str, names: &[String]) -> Result<Vec<(
         let _ = remove_run(run_id).await;
         return Err(e);
     }
-    Ok((0..names.len()).map(|i| (Ipv4Addr::new(10, 79, octet, 11 + i as u8), net::ns_path(run_id, &names[i]))).collect())
+    Ok((0..names.len())
+        .map(|i| {
+            (
+                Ipv4Addr::new(10, 79, octet, 11 + i as u8),
+                net::ns_path(run_id, &names[i]),
+            )
+        })
+        .collect())
 }
 
 /// Kills every process left in the run's namespaces and deletes them (the veth pairs go
@@ -407,7 +481,9 @@ pub async fn sweep_stale() -> Result<Vec<String>> {
     let mut runs: Vec<String> = Vec::new();
     for ns in net::list_namespaces().await.unwrap_or_default() {
         if let Some(run) = net::run_of(&ns) {
-            let alive = std::fs::read_to_string(owner_file(run)).map(|o| owner::owner_alive(o.trim())).unwrap_or(false);
+            let alive = std::fs::read_to_string(owner_file(run))
+                .map(|o| owner::owner_alive(o.trim()))
+                .unwrap_or(false);
             if !alive && !runs.iter().any(|r| r == run) {
                 runs.push(run.to_string());
             }
@@ -439,7 +515,9 @@ mod tests {
 
     fn state_of(pid: u32) -> char {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.rfind(')').and_then(|i| stat[i + 1..].trim().chars().next()).unwrap_or('?')
+        stat.rfind(')')
+            .and_then(|i| stat[i + 1..].trim().chars().next())
+            .unwrap_or('?')
     }
 
     /// Whether `ip` answers a TCP connection to a closed port (a reset = reachable; silence
@@ -449,7 +527,8 @@ mod tests {
         let mut cmd = match ns {
             Some(ns) => {
                 let mut c = Command::new("nsenter");
-                c.arg(format!("--net={}", ns.display())).args(["timeout", "2", "bash", "-c", &probe]);
+                c.arg(format!("--net={}", ns.display()))
+                    .args(["timeout", "2", "bash", "-c", &probe]);
                 c
             }
             None => {
@@ -464,11 +543,23 @@ mod tests {
 
     /// A 3-node cluster of `binary` (a script standing in for refkv) under `dir`.
     fn three_nodes(run_id: &str, binary: PathBuf, dir: &Path) -> NetnsSpec {
-        NetnsSpec { run_id: run_id.into(), nodes: 3, binary, run_dir: dir.to_path_buf(), server_args: vec![], db: DbKind::Refkv.build(1) }
+        NetnsSpec {
+            run_id: run_id.into(),
+            nodes: 3,
+            binary,
+            run_dir: dir.to_path_buf(),
+            server_args: vec![],
+            db: DbKind::Refkv.build(1),
+        }
     }
 
     async fn server_pid(c: &NetnsCluster, node: &str) -> u32 {
-        c.servers.lock().await.get(node).and_then(|ch| ch.id()).expect("a running server")
+        c.servers
+            .lock()
+            .await
+            .get(node)
+            .and_then(|ch| ch.id())
+            .expect("a running server")
     }
 
     #[tokio::test]
@@ -477,25 +568,52 @@ mod tests {
         require_root().expect("this test needs root");
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltestns{}", std::process::id());
-        let cluster = NetnsCluster::start(three_nodes(&run_id, sleeper(dir.path()), dir.path())).await.expect("cluster start");
+        let cluster = NetnsCluster::start(three_nodes(&run_id, sleeper(dir.path()), dir.path()))
+            .await
+            .expect("cluster start");
         let result = async {
-            assert_eq!(net::list_namespaces().await?.iter().filter(|n| n.contains(&run_id)).count(), 4, "3 nodes + switch");
+            assert_eq!(
+                net::list_namespaces()
+                    .await?
+                    .iter()
+                    .filter(|n| n.contains(&run_id))
+                    .count(),
+                4,
+                "3 nodes + switch"
+            );
             let ns = cluster.netns("n1").await?;
-            let addrs = nemesis::net::in_netns(&ns, "ip", &["-4", "-o", "addr", "show", "eth0"]).await?;
-            assert!(addrs.contains(&cluster.nodes()[0].ip.to_string()), "{addrs}");
+            let addrs =
+                nemesis::net::in_netns(&ns, "ip", &["-4", "-o", "addr", "show", "eth0"]).await?;
+            assert!(
+                addrs.contains(&cluster.nodes()[0].ip.to_string()),
+                "{addrs}"
+            );
             // The host reaches a node over the run's private link; nodes reach each other.
-            assert!(reachable(None, cluster.nodes()[2].ip).await, "the host reaches n3");
-            assert!(reachable(Some(&ns), cluster.nodes()[1].ip).await, "n1 reaches n2 over the bridge");
+            assert!(
+                reachable(None, cluster.nodes()[2].ip).await,
+                "the host reaches n3"
+            );
+            assert!(
+                reachable(Some(&ns), cluster.nodes()[1].ip).await,
+                "n1 reaches n2 over the bridge"
+            );
             let ping = |ns: PathBuf, ip: Ipv4Addr| async move { reachable(Some(&ns), ip).await };
 
             nemesis::net::ensure_chain(&ns).await?;
             nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
-            assert!(!ping(ns.clone(), cluster.nodes()[1].ip).await, "the rule cuts n1 off from n2");
+            assert!(
+                !ping(ns.clone(), cluster.nodes()[1].ip).await,
+                "the rule cuts n1 off from n2"
+            );
             let before = server_pid(&cluster, "n1").await;
             cluster.kill("n1").await?;
             cluster.restart("n1").await?;
             assert_ne!(server_pid(&cluster, "n1").await, before, "a fresh process");
-            assert_eq!(nemesis::net::rules(&ns).await?.len(), 1, "the rule survived the kill");
+            assert_eq!(
+                nemesis::net::rules(&ns).await?.len(),
+                1,
+                "the rule survived the kill"
+            );
 
             let pid = server_pid(&cluster, "n2").await;
             cluster.pause("n2").await?;
@@ -510,9 +628,23 @@ mod tests {
         .await;
         cluster.teardown().await.expect("teardown");
         result.expect("lifecycle");
-        assert!(net::list_namespaces().await.unwrap().iter().all(|n| !n.contains(&run_id)), "namespaces left");
-        let links = Command::new("ip").args(["-br", "link"]).output().await.unwrap();
-        assert!(!String::from_utf8_lossy(&links.stdout).contains(&net::host_link(&run_id)), "host link left");
+        assert!(
+            net::list_namespaces()
+                .await
+                .unwrap()
+                .iter()
+                .all(|n| !n.contains(&run_id)),
+            "namespaces left"
+        );
+        let links = Command::new("ip")
+            .args(["-br", "link"])
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            !String::from_utf8_lossy(&links.stdout).contains(&net::host_link(&run_id)),
+            "host link left"
+        );
     }
 
     /// A server script: node 2 prints a Go-style panic and exits 2 after 300 ms; the others sleep.
@@ -542,13 +674,21 @@ mod tests {
         require_root().expect("this test needs root");
         let dir = tempfile::tempdir().unwrap();
         let run_id = format!("fltestcr{}", std::process::id());
-        let cluster = NetnsCluster::start(three_nodes(&run_id, crasher(dir.path()), dir.path())).await.expect("cluster start");
+        let cluster = NetnsCluster::start(three_nodes(&run_id, crasher(dir.path()), dir.path()))
+            .await
+            .expect("cluster start");
         let result = async {
             let exits = exits_within(&cluster, std::time::Duration::from_secs(5)).await;
             assert_eq!(exits.len(), 1, "{exits:?}");
             let crash = &exits[0];
-            assert_eq!((crash.node.as_str(), crash.expected, crash.exit_code), ("n2", false, Some(2)));
-            assert_eq!(crash.crash_line.as_deref(), Some("panic: runtime error: makeslice: cap out of range"));
+            assert_eq!(
+                (crash.node.as_str(), crash.expected, crash.exit_code),
+                ("n2", false, Some(2))
+            );
+            assert_eq!(
+                crash.crash_line.as_deref(),
+                Some("panic: runtime error: makeslice: cap out of range")
+            );
             assert_eq!(crash.log_tail.first().map(String::as_str), Some("serving"));
             assert!(cluster.poll_exits().await?.is_empty(), "reported once");
             assert_eq!(cluster.down_nodes(), ["n2"]);
@@ -556,12 +696,30 @@ mod tests {
             cluster.kill("n1").await?;
             let killed = cluster.poll_exits().await?;
             assert_eq!(killed.len(), 1);
-            assert_eq!((killed[0].node.as_str(), killed[0].expected, killed[0].signal.as_deref()), ("n1", true, Some("SIGKILL")));
-            cluster.kill("n2").await.expect("killing a crashed node is done at once");
+            assert_eq!(
+                (
+                    killed[0].node.as_str(),
+                    killed[0].expected,
+                    killed[0].signal.as_deref()
+                ),
+                ("n1", true, Some("SIGKILL"))
+            );
+            cluster
+                .kill("n2")
+                .await
+                .expect("killing a crashed node is done at once");
             cluster.restart("n2").await?;
             let again = exits_within(&cluster, std::time::Duration::from_secs(5)).await;
             assert_eq!(again.len(), 1, "the restarted n2 crashes again: {again:?}");
-            assert_eq!(again[0].log_tail.iter().filter(|l| l.starts_with("panic:")).count(), 1, "only its own process's log lines");
+            assert_eq!(
+                again[0]
+                    .log_tail
+                    .iter()
+                    .filter(|l| l.starts_with("panic:"))
+                    .count(),
+                1,
+                "only its own process's log lines"
+            );
             anyhow::Ok(())
         }
         .await;
@@ -576,7 +734,13 @@ mod tests {
         let run_id = format!("fltestsw{}", std::process::id());
         std::fs::create_dir_all(OWNER_DIR).unwrap();
         std::fs::write(owner_file(&run_id), "4194304999:1").unwrap(); // a pid that cannot exist
-        net::create_network(&run_id, net::free_octet(&run_id).await.unwrap(), &["n1".to_string()]).await.unwrap();
+        net::create_network(
+            &run_id,
+            net::free_octet(&run_id).await.unwrap(),
+            &["n1".to_string()],
+        )
+        .await
+        .unwrap();
         let mut orphan = Command::new("nsenter")
             .arg(format!("--net={}", net::ns_path(&run_id, "n1").display()))
             .args(["sleep", "1000"])
@@ -584,8 +748,14 @@ mod tests {
             .unwrap();
         let swept = sweep_stale().await.unwrap();
         assert!(swept.contains(&run_id), "{swept:?}");
-        assert!(net::list_namespaces().await.unwrap().iter().all(|n| !n.contains(&run_id)));
-        let status = tokio::time::timeout(std::time::Duration::from_secs(5), orphan.wait()).await.expect("the orphan was killed");
+        assert!(net::list_namespaces()
+            .await
+            .unwrap()
+            .iter()
+            .all(|n| !n.contains(&run_id)));
+        let status = tokio::time::timeout(std::time::Duration::from_secs(5), orphan.wait())
+            .await
+            .expect("the orphan was killed");
         assert!(!status.unwrap().success());
         assert!(!owner_file(&run_id).exists());
     }
@@ -596,10 +766,19 @@ mod tests {
         require_root().expect("this test needs root");
         let run_id = format!("fltestlive{}", std::process::id());
         write_owner(&run_id).unwrap();
-        net::create_network(&run_id, net::free_octet(&run_id).await.unwrap(), &[]).await.unwrap();
+        net::create_network(&run_id, net::free_octet(&run_id).await.unwrap(), &[])
+            .await
+            .unwrap();
         let swept = sweep_stale().await.unwrap();
-        let still_there = net::list_namespaces().await.unwrap().iter().any(|n| n.contains(&run_id));
+        let still_there = net::list_namespaces()
+            .await
+            .unwrap()
+            .iter()
+            .any(|n| n.contains(&run_id));
         remove_run(&run_id).await.unwrap();
-        assert!(!swept.contains(&run_id) && still_there, "a run whose harness lives must stay");
+        assert!(
+            !swept.contains(&run_id) && still_there,
+            "a run whose harness lives must stay"
+        );
     }
 }

@@ -10,8 +10,12 @@ pub fn current_owner() -> String {
 
 /// Whether the process named by an owner tag is still running.
 pub fn owner_alive(owner: &str) -> bool {
-    let Some((pid, ticks)) = owner.split_once(':') else { return false };
-    let (Ok(pid), Ok(ticks)) = (pid.parse::<u32>(), ticks.parse::<u64>()) else { return false };
+    let Some((pid, ticks)) = owner.split_once(':') else {
+        return false;
+    };
+    let (Ok(pid), Ok(ticks)) = (pid.parse::<u32>(), ticks.parse::<u64>()) else {
+        return false;
+    };
     match start_ticks(pid) {
         Some(now) => ticks == 0 || now == ticks,
         None => false,
@@ -36,6 +40,9 @@ mod tests {
         assert!(!owner_alive("garbage"));
         assert!(!owner_alive("4194304999:1"));
         let me = std::process::id();
-        assert!(!owner_alive(&format!("{me}:1")), "a recycled pid with another start time is dead");
+        assert!(
+            !owner_alive(&format!("{me}:1")),
+            "a recycled pid with another start time is dead"
+        );
     }
 }

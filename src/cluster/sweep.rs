@@ -33,12 +33,20 @@ pub async fn sweep_stale() -> Result<Swept> {
     let mut stale_runs = BTreeSet::new();
     for id in docker::containers_with(&[LABEL]).await? {
         if is_stale("container", &id).await {
-            stale_runs.insert(docker::label_of("container", &id, RUN_LABEL).await.unwrap_or_default());
+            stale_runs.insert(
+                docker::label_of("container", &id, RUN_LABEL)
+                    .await
+                    .unwrap_or_default(),
+            );
         }
     }
     for id in docker::networks_with(&[LABEL]).await? {
         if is_stale("network", &id).await {
-            stale_runs.insert(docker::label_of("network", &id, RUN_LABEL).await.unwrap_or_default());
+            stale_runs.insert(
+                docker::label_of("network", &id, RUN_LABEL)
+                    .await
+                    .unwrap_or_default(),
+            );
         }
     }
     for run in stale_runs.into_iter().filter(|r| !r.is_empty()) {
@@ -48,7 +56,11 @@ pub async fn sweep_stale() -> Result<Swept> {
         unpause_all(&containers).await;
         docker::remove_containers(&containers).await?;
         docker::remove_networks(&networks).await?;
-        tracing::info!("swept stale run {run}: {} containers, {} networks", containers.len(), networks.len());
+        tracing::info!(
+            "swept stale run {run}: {} containers, {} networks",
+            containers.len(),
+            networks.len()
+        );
         swept.containers += containers.len();
         swept.networks += networks.len();
         swept.runs.insert(run);
@@ -70,13 +82,21 @@ pub async fn remove_all() -> Result<Swept> {
     docker::remove_containers(&containers).await?;
     let networks = docker::networks_with(&[LABEL]).await?;
     docker::remove_networks(&networks).await?;
-    Ok(Swept { containers: containers.len(), networks: networks.len(), runs: BTreeSet::new() })
+    Ok(Swept {
+        containers: containers.len(),
+        networks: networks.len(),
+        runs: BTreeSet::new(),
+    })
 }
 
 /// A frozen container cannot always be killed; thaw any paused ones first.
 async fn unpause_all(ids: &[String]) {
     for id in ids {
-        if docker::container_state(id).await.map(|s| s == "paused").unwrap_or(false) {
+        if docker::container_state(id)
+            .await
+            .map(|s| s == "paused")
+            .unwrap_or(false)
+        {
             let _ = docker::docker(&["unpause", id]).await;
         }
     }

@@ -31,9 +31,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
-#[command(after_help = "Exit code: the worst verdict over all inputs — 0 valid, 1 invalid, 2 unknown; \
+#[command(
+    after_help = "Exit code: the worst verdict over all inputs — 0 valid, 1 invalid, 2 unknown; \
 254 bad arguments or an unreadable input; 255 internal error.\n\
-The history format is described in docs/history-format.md.")]
+The history format is described in docs/history-format.md."
+)]
 pub struct AnalyzeArgs {
     /// History format; `auto` detects it from the content (file extension as a hint).
     #[arg(long, default_value = "auto", value_parser = ["auto", "jsonl", "jepsen-log", "edn", "porcupine-kv"])]
@@ -99,7 +101,11 @@ fn parse_positive_secs(s: &str) -> Result<Duration, String> {
 
 /// The result of one input.
 pub(crate) enum Outcome {
-    Checked { loaded: Box<LoadedHistory>, verdict: Verdict, initial: serde_json::Value },
+    Checked {
+        loaded: Box<LoadedHistory>,
+        verdict: Verdict,
+        initial: serde_json::Value,
+    },
     /// Unreadable or unusable input (exit 254).
     BadInput(String),
     /// A bug in faultline (exit 255).
@@ -118,12 +124,17 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         problems.push("no history files found in the given paths".to_string());
     }
     let Ok(consistency) = args.consistency_model.parse::<ConsistencyModel>() else {
-        eprintln!("faultline analyze: unknown consistency model {:?}", args.consistency_model);
+        eprintln!(
+            "faultline analyze: unknown consistency model {:?}",
+            args.consistency_model
+        );
         return ExitCode::from(exit::BAD_ARGS);
     };
     let opts = analyze_options(&args, model, consistency);
-    let outcomes: Vec<(PathBuf, Outcome)> =
-        files.par_iter().map(|path| (path.clone(), check_one(path, format, &opts))).collect();
+    let outcomes: Vec<(PathBuf, Outcome)> = files
+        .par_iter()
+        .map(|path| (path.clone(), check_one(path, format, &opts)))
+        .collect();
 
     for p in &problems {
         eprintln!("faultline analyze: {p}");
@@ -135,7 +146,10 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     }
     if let Some(dir) = &args.out {
         if let Err(e) = output::write_results(dir, &outcomes) {
-            eprintln!("faultline analyze: cannot write {}: {e}", dir.join("results.json").display());
+            eprintln!(
+                "faultline analyze: cannot write {}: {e}",
+                dir.join("results.json").display()
+            );
             return ExitCode::from(exit::BAD_ARGS);
         }
     }
@@ -146,7 +160,11 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn analyze_options(args: &AnalyzeArgs, model: ModelChoice, consistency: ConsistencyModel) -> AnalyzeOptions {
+fn analyze_options(
+    args: &AnalyzeArgs,
+    model: ModelChoice,
+    consistency: ConsistencyModel,
+) -> AnalyzeOptions {
     let mut linearizable = LinearizableOptions::default();
     if let Some(t) = args.time_budget {
         linearizable.per_key_time = t;
@@ -161,7 +179,9 @@ fn analyze_options(args: &AnalyzeArgs, model: ModelChoice, consistency: Consiste
         model: Some(model),
         initial: args.initial.clone(),
         linearizable,
-        set_full: analysis::checkers::set_full::SetFullOptions { linearizable: args.linearizable_set },
+        set_full: analysis::checkers::set_full::SetFullOptions {
+            linearizable: args.linearizable_set,
+        },
         consistency: Some(consistency),
         isolation_time_budget: args.time_budget,
     }
@@ -178,13 +198,21 @@ fn check_one(path: &Path, format: Option<Format>, opts: &AnalyzeOptions) -> Outc
         if opts.model == Some(ModelChoice::Auto) && opts.initial.is_none() {
             if let Some(judged) = run_dir::run_verdict(path, &loaded.history) {
                 let verdict = judged.map_err(|e| FormatError::new(&source, 0, e))?;
-                return Ok(Outcome::Checked { loaded: Box::new(loaded), verdict, initial });
+                return Ok(Outcome::Checked {
+                    loaded: Box::new(loaded),
+                    verdict,
+                    initial,
+                });
             }
         }
         match analyze(&loaded.history, default_initial, opts) {
             Ok(verdict) => {
                 let verdict = run_checkers::add_evidence_checkers(&loaded.history, verdict);
-                Ok(Outcome::Checked { loaded: Box::new(loaded), verdict, initial })
+                Ok(Outcome::Checked {
+                    loaded: Box::new(loaded),
+                    verdict,
+                    initial,
+                })
             }
             Err(e) => {
                 let line = loaded.report.line_of(e.position).unwrap_or(0);
@@ -201,17 +229,27 @@ fn check_one(path: &Path, format: Option<Format>, opts: &AnalyzeOptions) -> Outc
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Outcome::Internal(format!("{}: internal error while checking: {what}", path.display()))
+            Outcome::Internal(format!(
+                "{}: internal error while checking: {what}",
+                path.display()
+            ))
         }
     }
 }
 
 /// Internal errors beat bad input, which beats the worst verdict.
 fn exit_code(outcomes: &[(PathBuf, Outcome)], bad_paths: bool) -> u8 {
-    if outcomes.iter().any(|(_, o)| matches!(o, Outcome::Internal(_))) {
+    if outcomes
+        .iter()
+        .any(|(_, o)| matches!(o, Outcome::Internal(_)))
+    {
         return exit::INTERNAL;
     }
-    if bad_paths || outcomes.iter().any(|(_, o)| matches!(o, Outcome::BadInput(_))) {
+    if bad_paths
+        || outcomes
+            .iter()
+            .any(|(_, o)| matches!(o, Outcome::BadInput(_)))
+    {
         return exit::BAD_ARGS;
     }
     outcomes

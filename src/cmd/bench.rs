@@ -61,7 +61,12 @@ pub struct BenchArgs {
     #[arg(long)]
     pub harness: bool,
     /// `--harness`: client-process counts, one run each.
-    #[arg(long, value_delimiter = ',', default_value = "16,256,1024", value_name = "N,...")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "16,256,1024",
+        value_name = "N,..."
+    )]
     pub harness_processes: Vec<u32>,
     /// `--harness`: seconds of workload per process count.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
@@ -92,7 +97,11 @@ pub fn run(args: BenchArgs) -> ExitCode {
             if args.json {
                 println!("{report:#}");
             }
-            exit::of(if all_good { Validity::Valid } else { Validity::Invalid })
+            exit::of(if all_good {
+                Validity::Valid
+            } else {
+                Validity::Invalid
+            })
         }
         Err(e) => {
             eprintln!("faultline bench: {e}");
@@ -128,7 +137,8 @@ fn bench(args: &BenchArgs) -> Result<(Value, bool), String> {
         return Ok((report, true));
     }
     if args.txn {
-        let (txn, passed) = super::bench_txn::bench_txn(args.txn_runs as usize, args.seed, args.txn_scale, &say)?;
+        let (txn, passed) =
+            super::bench_txn::bench_txn(args.txn_runs as usize, args.seed, args.txn_scale, &say)?;
         report["txn"] = txn;
         return Ok((report, passed));
     }
@@ -175,16 +185,27 @@ type Label = (PathBuf, Model, Value, bool);
 
 fn read_labels(dir: &Path) -> Result<Vec<Label>, String> {
     let path = dir.join("labels.tsv");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut labels = Vec::new();
-    for (n, line) in text.lines().enumerate().skip(1).filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let bad = |what: &str| format!("{}:{}: {what}", path.display(), n + 1);
         let f: Vec<&str> = line.split('\t').collect();
-        let [file, model, initial, expected] = f[..] else { return Err(bad("expected 4 tab-separated fields")) };
-        let model = Model::from_name(model).ok_or_else(|| bad(&format!("unknown model {model:?}")))?;
+        let [file, model, initial, expected] = f[..] else {
+            return Err(bad("expected 4 tab-separated fields"));
+        };
+        let model =
+            Model::from_name(model).ok_or_else(|| bad(&format!("unknown model {model:?}")))?;
         let initial = match initial {
             "nil" => Value::Null,
-            other => serde_json::from_str(other).map_err(|e| bad(&format!("initial value: {e}")))?,
+            other => {
+                serde_json::from_str(other).map_err(|e| bad(&format!("initial value: {e}")))?
+            }
         };
         let linearizable = match expected {
             "linearizable" => true,
@@ -206,16 +227,34 @@ fn bench_folder(dir: &Path, runs: usize) -> Result<FolderFigures, String> {
             .par_iter()
             .map(|(path, model, initial, linearizable)| {
                 let loaded = analysis::formats::load_file(path, None).map_err(|e| e.to_string())?;
-                let opts = LinearizableOptions { model: *model, initial: initial.clone(), ..Default::default() };
-                let expected = if *linearizable { Validity::Valid } else { Validity::Invalid };
+                let opts = LinearizableOptions {
+                    model: *model,
+                    initial: initial.clone(),
+                    ..Default::default()
+                };
+                let expected = if *linearizable {
+                    Validity::Valid
+                } else {
+                    Validity::Invalid
+                };
                 Ok(check(&loaded.history, &opts).valid == expected)
             })
             .collect();
         times.push(started.elapsed());
-        agree = verdicts.into_iter().collect::<Result<Vec<bool>, String>>()?.into_iter().filter(|ok| *ok).count();
+        agree = verdicts
+            .into_iter()
+            .collect::<Result<Vec<bool>, String>>()?
+            .into_iter()
+            .filter(|ok| *ok)
+            .count();
     }
     times.sort();
-    Ok(FolderFigures { files: labels.len(), agree, min: times[0], median: times[times.len() / 2] })
+    Ok(FolderFigures {
+        files: labels.len(),
+        agree,
+        min: times[0],
+        median: times[times.len() / 2],
+    })
 }
 
 fn bench_synthetic(args: &BenchArgs, say: &dyn Fn(String)) -> Result<(Value, bool), String> {
@@ -253,7 +292,11 @@ fn bench_synthetic(args: &BenchArgs, say: &dyn Fn(String)) -> Result<(Value, boo
         checked.as_secs_f64(),
         result.valid.as_str(),
         mb(peak_in_memory),
-        if peak_reset { "" } else { " (since process start)" }
+        if peak_reset {
+            ""
+        } else {
+            " (since process start)"
+        }
     ));
     let mut figures = json!({
         "ops": cfg.ops, "entries": synth.history.len(), "keys": cfg.keys,
@@ -294,10 +337,14 @@ struct FileFigures {
 
 /// Writes the history as JSON Lines to a temporary file, frees it, then reads it back
 /// and checks it, measuring peak memory of the read+check phase alone.
-fn bench_file_round_trip(history: analysis::history::History, opts: &LinearizableOptions) -> Result<FileFigures, String> {
+fn bench_file_round_trip(
+    history: analysis::history::History,
+    opts: &LinearizableOptions,
+) -> Result<FileFigures, String> {
     let path = std::env::temp_dir().join(format!("faultline-bench-{}.jsonl", std::process::id()));
     let started = Instant::now();
-    analysis::formats::jsonl::write_history(&path, &history).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    analysis::formats::jsonl::write_history(&path, &history)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let write = started.elapsed();
     drop(history);
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
@@ -310,7 +357,14 @@ fn bench_file_round_trip(history: analysis::history::History, opts: &Linearizabl
     let started = Instant::now();
     let result = check(&loaded.history, opts);
     let check_time = started.elapsed();
-    Ok(FileFigures { bytes, write, read, check: check_time, valid: result.valid, peak: peak_memory_bytes() })
+    Ok(FileFigures {
+        bytes,
+        write,
+        read,
+        check: check_time,
+        valid: result.valid,
+        peak: peak_memory_bytes(),
+    })
 }
 
 /// Resets the kernel's peak-RSS mark of this process; false if the kernel refused.
@@ -328,7 +382,10 @@ pub fn memory_status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix(field).and_then(|rest| rest.strip_prefix(':')))
+        .find_map(|l| {
+            l.strip_prefix(field)
+                .and_then(|rest| rest.strip_prefix(':'))
+        })
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }

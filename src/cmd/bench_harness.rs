@@ -24,7 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use workloads::null::NullConnector;
-use workloads::{run_workload_with, Concurrency, Connector, NodeEndpoint, Stats, WorkloadConfig, WorkloadKind};
+use workloads::{
+    run_workload_with, Concurrency, Connector, NodeEndpoint, Stats, WorkloadConfig, WorkloadKind,
+};
 
 /// What `--harness` runs; the figures are printed as text unless `json`.
 #[derive(Debug, Clone)]
@@ -56,19 +58,29 @@ struct Figures {
 
 /// Runs every process count; returns the report and whether every count passed.
 pub fn bench_harness(bench: &HarnessBench, say: &dyn Fn(String)) -> Result<(Value, bool), String> {
-    let rt =
-        tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let mut rows = Vec::new();
     let mut passed = true;
     say(format!(
         "harness      null store, {} workload, {} s per count, rate {}, {} runtime threads",
         bench.workload,
         bench.seconds,
-        if bench.rate > 0.0 { format!("{} ops/s", bench.rate) } else { "unlimited".into() },
+        if bench.rate > 0.0 {
+            format!("{} ops/s", bench.rate)
+        } else {
+            "unlimited".into()
+        },
         rt.metrics().num_workers()
     ));
     for &processes in &bench.processes {
-        let f = if bench.processes.len() == 1 { rt.block_on(one_count(bench, processes))? } else { in_child(bench, processes)? };
+        let f = if bench.processes.len() == 1 {
+            rt.block_on(one_count(bench, processes))?
+        } else {
+            in_child(bench, processes)?
+        };
         say(format!(
             "  {:>5} processes: {:>9.0} ops/s  {:>5.2} CPU µs/op ({:.1} s CPU in {:.1} s)  {:>4.0} MB RSS per 1M ops  {} ops, {} entries ({:.0} MB JSONL), check {:.1} s: {}{}",
             f.processes,
@@ -87,26 +99,51 @@ pub fn bench_harness(bench: &HarnessBench, say: &dyn Fn(String)) -> Result<(Valu
         passed &= f.losses.is_empty() && f.verdict == Validity::Valid;
         rows.push(f);
     }
-    Ok((json!({ "workload": bench.workload.to_string(), "seconds": bench.seconds, "rate": bench.rate, "counts": rows }), passed))
+    Ok((
+        json!({ "workload": bench.workload.to_string(), "seconds": bench.seconds, "rate": bench.rate, "counts": rows }),
+        passed,
+    ))
 }
 
 /// Runs one count in a child process and reads its figures from the child's `--json`.
 fn in_child(bench: &HarnessBench, processes: u32) -> Result<Figures, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable to run a child bench: {e}"))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find this executable to run a child bench: {e}"))?;
     let output = std::process::Command::new(&exe)
-        .args(["bench", "--harness", "--json", "--harness-processes", &processes.to_string()])
-        .args(["--harness-seconds", &bench.seconds.to_string(), "--harness-workload", &bench.workload.to_string()])
-        .args(["--harness-rate", &bench.rate.to_string(), "--seed", &bench.seed.to_string()])
+        .args([
+            "bench",
+            "--harness",
+            "--json",
+            "--harness-processes",
+            &processes.to_string(),
+        ])
+        .args([
+            "--harness-seconds",
+            &bench.seconds.to_string(),
+            "--harness-workload",
+            &bench.workload.to_string(),
+        ])
+        .args([
+            "--harness-rate",
+            &bench.rate.to_string(),
+            "--seed",
+            &bench.seed.to_string(),
+        ])
         .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    let report: Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("the child bench of {processes} processes ({}) printed no figures: {e}", output.status))?;
+    let report: Value = serde_json::from_slice(&output.stdout).map_err(|e| {
+        format!(
+            "the child bench of {processes} processes ({}) printed no figures: {e}",
+            output.status
+        )
+    })?;
     let row = report
         .pointer("/harness/counts/0")
         .cloned()
         .ok_or_else(|| format!("the child bench of {processes} processes reported no count"))?;
-    serde_json::from_value(row).map_err(|e| format!("the child bench of {processes} processes: unreadable figures: {e}"))
+    serde_json::from_value(row)
+        .map_err(|e| format!("the child bench of {processes} processes: unreadable figures: {e}"))
 }
 
 fn config(bench: &HarnessBench, processes: u32) -> WorkloadConfig {
@@ -123,20 +160,38 @@ fn config(bench: &HarnessBench, processes: u32) -> WorkloadConfig {
 }
 
 async fn one_count(bench: &HarnessBench, processes: u32) -> Result<Figures, String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let dir =
+        tempfile::tempdir().map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let path = dir.path().join("history.jsonl");
-    let sink = Arc::new(JsonlSink::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?);
-    let nodes: Vec<NodeEndpoint> = (1..=3).map(|i| NodeEndpoint { name: format!("n{i}"), addr: "in-process".into() }).collect();
+    let sink = Arc::new(
+        JsonlSink::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+    );
+    let nodes: Vec<NodeEndpoint> = (1..=3)
+        .map(|i| NodeEndpoint {
+            name: format!("n{i}"),
+            addr: "in-process".into(),
+        })
+        .collect();
     let connector: Arc<dyn Connector> = Arc::new(NullConnector::new());
     let cfg = config(bench, processes);
     let rss_before = resident_bytes();
     let cpu_before = process_cpu();
     let started = Instant::now();
-    let summary = run_workload_with(&cfg, connector, &nodes, sink.clone(), Arc::new(Stats::new()), CancellationToken::new())
-        .await
-        .map_err(|e| format!("{processes} processes: {e:#}"))?;
+    let summary = run_workload_with(
+        &cfg,
+        connector,
+        &nodes,
+        sink.clone(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+    )
+    .await
+    .map_err(|e| format!("{processes} processes: {e:#}"))?;
     if let Some(e) = sink.finish() {
-        return Err(format!("{processes} processes: writing {} failed: {e}", path.display()));
+        return Err(format!(
+            "{processes} processes: writing {} failed: {e}",
+            path.display()
+        ));
     }
     let wall = started.elapsed();
     let cpu = process_cpu().saturating_sub(cpu_before);
@@ -146,10 +201,13 @@ async fn one_count(bench: &HarnessBench, processes: u32) -> Result<Figures, Stri
     let history_bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
     let ops = summary.stats.ok + summary.stats.fail + summary.stats.info;
     let check_started = Instant::now();
-    let loaded =
-        load_file(&path, Some(Format::Jsonl)).map_err(|e| format!("{processes} processes: the written history does not read back: {e}"))?;
+    let loaded = load_file(&path, Some(Format::Jsonl)).map_err(|e| {
+        format!("{processes} processes: the written history does not read back: {e}")
+    })?;
     let losses = losses(&loaded.history, recorded, summary.stats.invoked);
-    let verdict = analyze(&loaded.history, Value::Null, &AnalyzeOptions::default()).map_err(|e| e.to_string())?.valid;
+    let verdict = analyze(&loaded.history, Value::Null, &AnalyzeOptions::default())
+        .map_err(|e| e.to_string())?
+        .valid;
     let per_op = |x: f64| if ops == 0 { 0.0 } else { x / ops as f64 };
     Ok(Figures {
         processes,
@@ -176,17 +234,34 @@ fn losses(history: &History, recorded: u64, invoked: u64) -> Vec<String> {
     if written != recorded {
         out.push(format!("{written} entries written of {recorded} recorded"));
     }
-    if let Some((i, op)) = history.ops.iter().enumerate().find(|(i, op)| op.index != *i as u64) {
-        out.push(format!("entry {i} has index {} (indices must be 0, 1, 2, ...)", op.index));
+    if let Some((i, op)) = history
+        .ops
+        .iter()
+        .enumerate()
+        .find(|(i, op)| op.index != *i as u64)
+    {
+        out.push(format!(
+            "entry {i} has index {} (indices must be 0, 1, 2, ...)",
+            op.index
+        ));
     }
-    let client = || history.ops.iter().filter(|op| op.process.client().is_some());
+    let client = || {
+        history
+            .ops
+            .iter()
+            .filter(|op| op.process.client().is_some())
+    };
     let invokes = client().filter(|op| op.kind == OpType::Invoke).count() as u64;
     let completions = client().filter(|op| op.kind != OpType::Invoke).count() as u64;
     if invokes != invoked {
-        out.push(format!("{invokes} invocations written of {invoked} invoked"));
+        out.push(format!(
+            "{invokes} invocations written of {invoked} invoked"
+        ));
     }
     if completions != invokes {
-        out.push(format!("{completions} completions for {invokes} invocations"));
+        out.push(format!(
+            "{completions} completions for {invokes} invocations"
+        ));
     }
     out
 }
@@ -198,7 +273,12 @@ fn process_cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     // After the name, field 3 (state) is at 0, so utime (14) is at 11 and stime (15) at 12.
     Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
@@ -227,12 +307,24 @@ mod tests {
 
     #[test]
     fn a_missing_completion_or_entry_is_reported() {
-        let h = History::new(vec![op(0, OpType::Invoke, 0), op(1, OpType::Ok, 0), op(2, OpType::Invoke, 1)]);
+        let h = History::new(vec![
+            op(0, OpType::Invoke, 0),
+            op(1, OpType::Ok, 0),
+            op(2, OpType::Invoke, 1),
+        ]);
         let l = losses(&h, 4, 2);
-        assert!(l.iter().any(|s| s == "3 entries written of 4 recorded"), "{l:?}");
-        assert!(l.iter().any(|s| s == "1 completions for 2 invocations"), "{l:?}");
+        assert!(
+            l.iter().any(|s| s == "3 entries written of 4 recorded"),
+            "{l:?}"
+        );
+        assert!(
+            l.iter().any(|s| s == "1 completions for 2 invocations"),
+            "{l:?}"
+        );
         let gap = History::new(vec![op(0, OpType::Invoke, 0), op(2, OpType::Ok, 0)]);
-        assert!(losses(&gap, 2, 1).iter().any(|s| s.starts_with("entry 1 has index 2")));
+        assert!(losses(&gap, 2, 1)
+            .iter()
+            .any(|s| s.starts_with("entry 1 has index 2")));
     }
 
     #[test]
@@ -244,6 +336,9 @@ mod tests {
             x = x.wrapping_add(std::hint::black_box(1));
         }
         assert!(x > 0);
-        assert!(process_cpu() > before, "60 ms of spinning must show in utime");
+        assert!(
+            process_cpu() > before,
+            "60 ms of spinning must show in utime"
+        );
     }
 }

@@ -73,16 +73,27 @@ pub fn bench_hot(seed: u64, say: &dyn Fn(String)) -> Result<(Value, bool), Strin
         let started = Instant::now();
         let synth = generate(&t.cfg)?;
         let generated = started.elapsed().as_secs_f64();
-        let opts = LinearizableOptions { model: t.model, ..Default::default() };
+        let opts = LinearizableOptions {
+            model: t.model,
+            ..Default::default()
+        };
         let started = Instant::now();
         let result = check(&synth.history, &opts);
         let checked = started.elapsed().as_secs_f64();
         let peak = peak_memory_bytes() / 1_000_000;
-        let expected = if synth.anomaly_index.is_some() { Validity::Invalid } else { Validity::Valid };
-        let named = result.anomalies.first().and_then(|w| w["op"]["index"].as_u64());
+        let expected = if synth.anomaly_index.is_some() {
+            Validity::Invalid
+        } else {
+            Validity::Valid
+        };
+        let named = result
+            .anomalies
+            .first()
+            .and_then(|w| w["op"]["index"].as_u64());
         let witness_ok = synth.anomaly_index.is_none_or(|at| named == Some(at));
         let fast_keys = result.counts.get("keys-fast-path").copied().unwrap_or(0);
-        let good = result.valid == expected && witness_ok && result.counts.get("keys-wgl") == Some(&0);
+        let good =
+            result.valid == expected && witness_ok && result.counts.get("keys-wgl") == Some(&0);
         all_good &= good;
         say(format!(
             "hot          {:<38} generate {generated:.2} s, check {checked:.3} s [limit {} s] ({}, {fast_keys} key(s) fast path{}), peak RSS {peak} MB{}",

@@ -12,16 +12,34 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The key counts reported per file, as the checker names them.
-const KEY_COUNTS: [&str; 6] =
-    ["keys", "keys-fast-path", "keys-wgl", "keys-invalid", "keys-unknown", "keys-not-checked"];
+const KEY_COUNTS: [&str; 6] = [
+    "keys",
+    "keys-fast-path",
+    "keys-wgl",
+    "keys-invalid",
+    "keys-unknown",
+    "keys-not-checked",
+];
 
 /// Times every file of `files` (or of `<histories>/kv/` when empty) `runs` times.
-pub fn bench_kv(files: &[PathBuf], histories: &Path, runs: usize, say: &dyn Fn(String)) -> Result<Value, String> {
-    let files = if files.is_empty() { kv_folder(&histories.join("kv"))? } else { files.to_vec() };
+pub fn bench_kv(
+    files: &[PathBuf],
+    histories: &Path,
+    runs: usize,
+    say: &dyn Fn(String),
+) -> Result<Value, String> {
+    let files = if files.is_empty() {
+        kv_folder(&histories.join("kv"))?
+    } else {
+        files.to_vec()
+    };
     let mut figures = Vec::new();
     for path in &files {
         let (times, verdict, counts) = time_file(path, runs)?;
-        let counts_text: Vec<String> = KEY_COUNTS.iter().map(|c| format!("{c}={}", counts[*c])).collect();
+        let counts_text: Vec<String> = KEY_COUNTS
+            .iter()
+            .map(|c| format!("{c}={}", counts[*c]))
+            .collect();
         say(format!(
             "kv {:<14} {:<8} to verdict: min {:.2} ms, median {:.2} ms ({runs} runs, in-process)  {}",
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -44,7 +62,8 @@ pub fn bench_kv(files: &[PathBuf], histories: &Path, runs: usize, say: &dyn Fn(S
 
 /// The `*.txt` histories of a folder, by name.
 fn kv_folder(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "txt"))
@@ -55,7 +74,10 @@ fn kv_folder(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// (min, median) wall time of load + check, the verdict, and the linearizable key counts.
 fn time_file(path: &Path, runs: usize) -> Result<((Duration, Duration), Validity, Value), String> {
-    let opts = AnalyzeOptions { model: Some(ModelChoice::Auto), ..Default::default() };
+    let opts = AnalyzeOptions {
+        model: Some(ModelChoice::Auto),
+        ..Default::default()
+    };
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
     for _ in 0..runs {
@@ -71,9 +93,18 @@ fn time_file(path: &Path, runs: usize) -> Result<((Duration, Duration), Validity
     let lin = verdict.checkers.get("linearizable");
     let counts: serde_json::Map<String, Value> = KEY_COUNTS
         .iter()
-        .map(|c| (c.to_string(), json!(lin.and_then(|r| r.counts.get(*c)).copied().unwrap_or(0))))
+        .map(|c| {
+            (
+                c.to_string(),
+                json!(lin.and_then(|r| r.counts.get(*c)).copied().unwrap_or(0)),
+            )
+        })
         .collect();
-    Ok(((times[0], times[times.len() / 2]), verdict.valid, Value::Object(counts)))
+    Ok((
+        (times[0], times[times.len() / 2]),
+        verdict.valid,
+        Value::Object(counts),
+    ))
 }
 
 fn ms(d: Duration) -> f64 {

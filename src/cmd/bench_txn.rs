@@ -39,11 +39,31 @@ struct Measured {
 
 /// Runs the cases (`runs` times each, best wall time kept); `scale` divides every size
 /// (1 = the sizes).
-pub fn bench_txn(runs: usize, seed: u64, scale: u64, say: &dyn Fn(String)) -> Result<(Value, bool), String> {
+pub fn bench_txn(
+    runs: usize,
+    seed: u64,
+    scale: u64,
+    say: &dyn Fn(String),
+) -> Result<(Value, bool), String> {
     let cases = [
-        Case { name: "valid-100k", txns: 100_000 / scale, anomaly: TxnAnomaly::None, expect: None },
-        Case { name: "g-single-100k", txns: 100_000 / scale, anomaly: TxnAnomaly::GSingle, expect: Some("G-single") },
-        Case { name: "valid-1m", txns: 1_000_000 / scale, anomaly: TxnAnomaly::None, expect: None },
+        Case {
+            name: "valid-100k",
+            txns: 100_000 / scale,
+            anomaly: TxnAnomaly::None,
+            expect: None,
+        },
+        Case {
+            name: "g-single-100k",
+            txns: 100_000 / scale,
+            anomaly: TxnAnomaly::GSingle,
+            expect: Some("G-single"),
+        },
+        Case {
+            name: "valid-1m",
+            txns: 1_000_000 / scale,
+            anomaly: TxnAnomaly::None,
+            expect: None,
+        },
     ];
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let mut report = serde_json::Map::new();
@@ -56,7 +76,13 @@ pub fn bench_txn(runs: usize, seed: u64, scale: u64, say: &dyn Fn(String)) -> Re
     Ok((Value::Object(report), all_good))
 }
 
-fn bench_case(case: &Case, runs: usize, seed: u64, dir: &Path, say: &dyn Fn(String)) -> Result<(Value, bool), String> {
+fn bench_case(
+    case: &Case,
+    runs: usize,
+    seed: u64,
+    dir: &Path,
+    say: &dyn Fn(String),
+) -> Result<(Value, bool), String> {
     let cfg = TxnSynthConfig {
         model: TxnModel::ListAppend,
         txns: case.txns,
@@ -85,7 +111,9 @@ fn bench_case(case: &Case, runs: usize, seed: u64, dir: &Path, say: &dyn Fn(Stri
     let best = best.ok_or("--txn-runs must be at least 1")?;
     let good = match case.expect {
         None => best.valid == "valid",
-        Some(kind) => best.valid == "invalid" && best.anomaly_types.iter().any(|t| t.starts_with(kind)),
+        Some(kind) => {
+            best.valid == "invalid" && best.anomaly_types.iter().any(|t| t.starts_with(kind))
+        }
     };
     say(format!(
         "txn {:<14} {:>8} txns {:>6.1} MB  analyze (whole process, best of {runs}): {:>7.3} s, peak RSS {:>7.1} MB  verdict {} {}{}",
@@ -110,7 +138,8 @@ fn bench_case(case: &Case, runs: usize, seed: u64, dir: &Path, say: &dyn Fn(Stri
 /// Generates the history of `cfg` into `file` and frees it; returns what was injected.
 fn write_case(cfg: &TxnSynthConfig, file: &Path) -> Result<Value, String> {
     let synth = generate_txn(cfg)?;
-    analysis::formats::jsonl::write_history(file, &synth.history).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    analysis::formats::jsonl::write_history(file, &synth.history)
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     let injected = serde_json::to_value(&synth.injected).map_err(|e| e.to_string())?;
     drop(synth);
     // SAFETY: malloc_trim only returns free heap memory to the system.
@@ -126,7 +155,15 @@ fn analyze_child(file: &Path, dir: &Path) -> Result<Measured, String> {
     let started = Instant::now();
     let mut command = Command::new(exe);
     command
-        .args(["analyze", "--model", "list-append", "--consistency-model", "strict-serializable", "--summary", "--out"])
+        .args([
+            "analyze",
+            "--model",
+            "list-append",
+            "--consistency-model",
+            "strict-serializable",
+            "--summary",
+            "--out",
+        ])
         .arg(&out)
         .arg(file)
         .stdout(Stdio::null());
@@ -135,23 +172,41 @@ fn analyze_child(file: &Path, dir: &Path) -> Result<Measured, String> {
     // process's current RSS, small once the history is freed.
     // SAFETY: the closure does nothing, so nothing unsafe runs between fork and exec.
     unsafe { command.pre_exec(|| Ok(())) };
-    let child = command.spawn().map_err(|e| format!("cannot start faultline analyze: {e}"))?;
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start faultline analyze: {e}"))?;
     let (status, max_rss_bytes) = wait_with_rusage(child.id())?;
     let wall = started.elapsed();
     if !matches!(status, 0..=2) {
-        return Err(format!("faultline analyze {} exited with {status}", file.display()));
+        return Err(format!(
+            "faultline analyze {} exited with {status}",
+            file.display()
+        ));
     }
-    let results = std::fs::read_to_string(out.join("results.json")).map_err(|e| format!("no results.json: {e}"))?;
+    let results = std::fs::read_to_string(out.join("results.json"))
+        .map_err(|e| format!("no results.json: {e}"))?;
     let doc: Value = serde_json::from_str(&results).map_err(|e| format!("results.json: {e}"))?;
     let iso = &doc["checkers"][analysis::checkers::isolation::NAME];
-    let anomaly_types = iso["details"]["anomaly_types"].as_array().map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect()).unwrap_or_default();
+    let anomaly_types = iso["details"]["anomaly_types"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
     let valid = match &iso["valid"] {
         Value::Bool(true) => "valid".to_string(),
         Value::Bool(false) => "invalid".to_string(),
         Value::String(s) => s.clone(),
         _ => "missing".to_string(),
     };
-    Ok(Measured { wall, max_rss_bytes, valid, anomaly_types })
+    Ok(Measured {
+        wall,
+        max_rss_bytes,
+        valid,
+        anomaly_types,
+    })
 }
 
 /// Waits for `pid`, returning its exit code and its peak resident set in bytes.
@@ -161,9 +216,16 @@ fn wait_with_rusage(pid: u32) -> Result<(i32, u64), String> {
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let reaped = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
     if reaped < 0 {
-        return Err(format!("waiting for faultline analyze: {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "waiting for faultline analyze: {}",
+            std::io::Error::last_os_error()
+        ));
     }
-    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
     // Linux reports ru_maxrss in KiB.
     Ok((code, usage.ru_maxrss.max(0) as u64 * 1024))
 }

@@ -49,16 +49,28 @@ pub fn run(args: CleanupArgs) -> ExitCode {
 
 async fn sweep_ssh_hosts(hosts: Vec<String>, options: SshOptions) -> anyhow::Result<()> {
     crate::cluster::ssh::sweep_hosts(&hosts, &options).await?;
-    println!("swept {} SSH hosts ({}) under {}", hosts.len(), hosts.join(", "), options.dir);
+    println!(
+        "swept {} SSH hosts ({}) under {}",
+        hosts.len(),
+        hosts.join(", "),
+        options.dir
+    );
     Ok(())
 }
 
 /// Docker containers and networks, and netns namespaces, on this machine.
 async fn cleanup_here(stale: bool) -> anyhow::Result<()> {
     // `--cluster netns` runs: network namespaces named faultline-<run>-* (root only).
-    let netns_runs = if stale { crate::cluster::netns::sweep_stale().await? } else { crate::cluster::netns::remove_all().await? };
+    let netns_runs = if stale {
+        crate::cluster::netns::sweep_stale().await?
+    } else {
+        crate::cluster::netns::remove_all().await?
+    };
     if !netns_runs.is_empty() {
-        println!("removed the network namespaces of {} netns runs", netns_runs.len());
+        println!(
+            "removed the network namespaces of {} netns runs",
+            netns_runs.len()
+        );
     }
     crate::docker::check_engine().await?;
     let swept = if stale {
@@ -66,6 +78,9 @@ async fn cleanup_here(stale: bool) -> anyhow::Result<()> {
     } else {
         crate::cluster::sweep::remove_all().await?
     };
-    println!("removed {} containers and {} networks", swept.containers, swept.networks);
+    println!(
+        "removed {} containers and {} networks",
+        swept.containers, swept.networks
+    );
     Ok(())
 }

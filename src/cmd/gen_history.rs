@@ -72,7 +72,10 @@ impl std::str::FromStr for GenMode {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.parse::<TxnModel>() {
             Ok(m) => Ok(GenMode::Txn(m)),
-            Err(_) => s.parse::<Mode>().map(GenMode::Register).map_err(|e| format!("{e}; or list-append, rw-register")),
+            Err(_) => s
+                .parse::<Mode>()
+                .map(GenMode::Register)
+                .map_err(|e| format!("{e}; or list-append, rw-register")),
         }
     }
 }
@@ -81,7 +84,10 @@ impl std::str::FromStr for GenMode {
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
     let bad = || format!("{s:?} is not MIN..MAX with 1 <= MIN <= MAX (e.g. 1..4)");
     let (lo, hi) = s.split_once("..").ok_or_else(bad)?;
-    let (lo, hi) = (lo.trim().parse::<usize>().map_err(|_| bad())?, hi.trim().parse::<usize>().map_err(|_| bad())?);
+    let (lo, hi) = (
+        lo.trim().parse::<usize>().map_err(|_| bad())?,
+        hi.trim().parse::<usize>().map_err(|_| bad())?,
+    );
     match 1 <= lo && lo <= hi {
         true => Ok((lo, hi)),
         false => Err(bad()),
@@ -125,7 +131,10 @@ fn run_txn(args: &GenHistoryArgs, model: TxnModel) -> ExitCode {
         return code;
     }
     match &synth.injected {
-        Some(what) => eprintln!("gen-history: {} entries; injected: {what}", synth.history.len()),
+        Some(what) => eprintln!(
+            "gen-history: {} entries; injected: {what}",
+            synth.history.len()
+        ),
         None => eprintln!("gen-history: {} entries; no anomaly", synth.history.len()),
     }
     exit::ok()
@@ -138,7 +147,10 @@ fn refused(why: &str) -> ExitCode {
 }
 
 /// Writes the history where asked; a failure is said and becomes exit 255.
-fn write_or_exit(args: &GenHistoryArgs, history: &analysis::history::History) -> Result<(), ExitCode> {
+fn write_or_exit(
+    args: &GenHistoryArgs,
+    history: &analysis::history::History,
+) -> Result<(), ExitCode> {
     write(args, history).map_err(|e| {
         eprintln!("faultline gen-history: {e}");
         ExitCode::from(exit::INTERNAL)
@@ -147,7 +159,8 @@ fn write_or_exit(args: &GenHistoryArgs, history: &analysis::history::History) ->
 
 fn write(args: &GenHistoryArgs, history: &analysis::history::History) -> Result<(), String> {
     match &args.out {
-        Some(path) => analysis::formats::jsonl::write_history(path, history).map_err(|e| format!("cannot write {}: {e}", path.display())),
+        Some(path) => analysis::formats::jsonl::write_history(path, history)
+            .map_err(|e| format!("cannot write {}: {e}", path.display())),
         None => write_stdout(history).map_err(|e| format!("cannot write to standard output: {e}")),
     }
 }
@@ -180,7 +193,11 @@ fn run_register(args: &GenHistoryArgs, mode: Mode) -> ExitCode {
     }
     match (&synth.anomaly_key, synth.anomaly_index) {
         (Some(key), Some(index)) => {
-            eprintln!("gen-history: {} entries; {} injected on key {key} at index {index}", synth.history.len(), cfg.anomaly)
+            eprintln!(
+                "gen-history: {} entries; {} injected on key {key} at index {index}",
+                synth.history.len(),
+                cfg.anomaly
+            )
         }
         _ => eprintln!("gen-history: {} entries; no anomaly", synth.history.len()),
     }

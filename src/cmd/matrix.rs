@@ -3,8 +3,8 @@
 //! docs/detection-matrix.md).
 
 use crate::exit;
-use analysis::verdict::Validity;
 use crate::matrix::{self, configs, MatrixPlan};
+use analysis::verdict::Validity;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,14 +83,30 @@ fn parse_clean(text: &str) -> Result<Vec<&'static str>, String> {
     if text.trim() == "all" {
         return Ok(configs::CLEAN.to_vec());
     }
-    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|name| {
-        configs::CLEAN.iter().copied().find(|c| *c == name).ok_or_else(|| format!("unknown --clean {name:?}: expected all or a list of {}", configs::CLEAN.join(", ")))
-    }).collect()
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|name| {
+            configs::CLEAN
+                .iter()
+                .copied()
+                .find(|c| *c == name)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown --clean {name:?}: expected all or a list of {}",
+                        configs::CLEAN.join(", ")
+                    )
+                })
+        })
+        .collect()
 }
 
 /// The `--bugs` help: every bug of [`configs::BUGS`].
 fn bugs_help() -> String {
-    format!("Seeded bugs to run: `all`, `none`, or a comma-separated list of: {}", configs::BUGS.join(", "))
+    format!(
+        "Seeded bugs to run: `all`, `none`, or a comma-separated list of: {}",
+        configs::BUGS.join(", ")
+    )
 }
 
 pub fn run(args: MatrixArgs) -> ExitCode {
@@ -105,7 +121,10 @@ pub fn run(args: MatrixArgs) -> ExitCode {
         }
     };
     if !(args.nemesis_interval.is_finite() && args.nemesis_interval >= 0.5) {
-        eprintln!("faultline matrix: --nemesis-interval {} must be at least 0.5 seconds", args.nemesis_interval);
+        eprintln!(
+            "faultline matrix: --nemesis-interval {} must be at least 0.5 seconds",
+            args.nemesis_interval
+        );
         return ExitCode::from(exit::BAD_ARGS);
     }
     let cleans = match parse_clean(&args.clean) {
@@ -116,7 +135,11 @@ pub fn run(args: MatrixArgs) -> ExitCode {
             return ExitCode::from(exit::BAD_ARGS);
         }
     };
-    let configs: Vec<configs::Config> = cleans.into_iter().chain(bugs.iter().copied()).filter_map(configs::config_named).collect();
+    let configs: Vec<configs::Config> = cleans
+        .into_iter()
+        .chain(bugs.iter().copied())
+        .filter_map(configs::config_named)
+        .collect();
     if configs.is_empty() {
         eprintln!("faultline matrix: nothing to run (--no-clean with --bugs none)");
         return ExitCode::from(exit::BAD_ARGS);
@@ -133,8 +156,13 @@ pub fn run(args: MatrixArgs) -> ExitCode {
         dir: args.store.join("matrix").join(stamp),
     };
     let command = command_line();
-    if let Err(e) = std::fs::create_dir_all(&plan.dir).and_then(|_| std::fs::write(plan.dir.join("command.txt"), format!("{command}\n"))) {
-        eprintln!("faultline matrix: cannot write {}: {e}", plan.dir.join("command.txt").display());
+    if let Err(e) = std::fs::create_dir_all(&plan.dir)
+        .and_then(|_| std::fs::write(plan.dir.join("command.txt"), format!("{command}\n")))
+    {
+        eprintln!(
+            "faultline matrix: cannot write {}: {e}",
+            plan.dir.join("command.txt").display()
+        );
         return ExitCode::from(exit::INTERNAL);
     }
     let outcome = match matrix::run_matrix(&plan) {
@@ -153,16 +181,40 @@ pub fn run(args: MatrixArgs) -> ExitCode {
     if outcome.interrupted {
         return exit::of(Validity::Unknown);
     }
-    let all_good = outcome.rows.iter().all(|r| if r.bug.is_none() { r.verdict == "valid" } else { r.caught() });
-    exit::of(if all_good { Validity::Valid } else { Validity::Invalid })
+    let all_good = outcome.rows.iter().all(|r| {
+        if r.bug.is_none() {
+            r.verdict == "valid"
+        } else {
+            r.caught()
+        }
+    });
+    exit::of(if all_good {
+        Validity::Valid
+    } else {
+        Validity::Invalid
+    })
 }
 
-fn write_results(plan: &MatrixPlan, args: &MatrixArgs, outcome: &matrix::MatrixOutcome, command: &str) -> anyhow::Result<()> {
+fn write_results(
+    plan: &MatrixPlan,
+    args: &MatrixArgs,
+    outcome: &matrix::MatrixOutcome,
+    command: &str,
+) -> anyhow::Result<()> {
     use anyhow::Context;
     let rows_json = plan.dir.join("rows.json");
-    std::fs::write(&rows_json, serde_json::to_string_pretty(&outcome.rows)? + "\n")
-        .with_context(|| format!("writing {}", rows_json.display()))?;
-    matrix::write_out(&plan.dir.join("table.md"), &outcome.rows, command, outcome.interrupted, None)?;
+    std::fs::write(
+        &rows_json,
+        serde_json::to_string_pretty(&outcome.rows)? + "\n",
+    )
+    .with_context(|| format!("writing {}", rows_json.display()))?;
+    matrix::write_out(
+        &plan.dir.join("table.md"),
+        &outcome.rows,
+        command,
+        outcome.interrupted,
+        None,
+    )?;
     if let Some(out) = &args.out {
         matrix::write_out(out, &outcome.rows, command, outcome.interrupted, None)?;
         eprintln!("matrix: table written to {}", out.display());
@@ -206,7 +258,13 @@ fn render_rows(path: &std::path::Path, out: Option<&std::path::Path>) -> ExitCod
     let rows: Vec<matrix::table::RunRow> = rows.into_iter().map(refresh_row).collect();
     let command = rows_command(path).unwrap_or_else(command_line);
     if let Some(out) = out {
-        if let Err(e) = matrix::write_out(out, &rows, &command, false, measured_from_dir(path).as_deref()) {
+        if let Err(e) = matrix::write_out(
+            out,
+            &rows,
+            &command,
+            false,
+            measured_from_dir(path).as_deref(),
+        ) {
             eprintln!("faultline matrix: {e:#}");
             return ExitCode::from(exit::INTERNAL);
         }
@@ -218,9 +276,16 @@ fn render_rows(path: &std::path::Path, out: Option<&std::path::Path>) -> ExitCod
 /// The row re-read from its run directory when that still exists.
 fn refresh_row(row: matrix::table::RunRow) -> matrix::table::RunRow {
     let config = configs::config_named(&row.config);
-    match (config, row.run_dir.as_deref().map(std::path::Path::new).filter(|d| d.join("results.json").is_file())) {
+    match (
+        config,
+        row.run_dir
+            .as_deref()
+            .map(std::path::Path::new)
+            .filter(|d| d.join("results.json").is_file()),
+    ) {
         (Some(config), Some(dir)) => {
-            let mut fresh = matrix::read_row(&config, row.run, Some(dir), row.exit_code, row.wall_s);
+            let mut fresh =
+                matrix::read_row(&config, row.run, Some(dir), row.exit_code, row.wall_s);
             fresh.interrupted = row.interrupted;
             fresh.error = fresh.error.or(row.error);
             fresh
@@ -231,14 +296,19 @@ fn refresh_row(row: matrix::table::RunRow) -> matrix::table::RunRow {
 
 /// Rows from `rows.json` (an array) or `rows.jsonl` (one row a line); errors name the line.
 fn read_rows(path: &std::path::Path) -> Result<Vec<matrix::table::RunRow>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     if text.trim_start().starts_with('[') {
-        return serde_json::from_str(&text).map_err(|e| format!("{}: not a list of matrix rows: {e}", path.display()));
+        return serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a list of matrix rows: {e}", path.display()));
     }
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: not a matrix row: {e}", path.display(), i + 1)))
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .map_err(|e| format!("{}:{}: not a matrix row: {e}", path.display(), i + 1))
+        })
         .collect()
 }
 
@@ -251,7 +321,8 @@ fn rows_command(path: &std::path::Path) -> Option<String> {
 /// "started <timestamp>" from a matrix directory named by its UTC start time.
 fn measured_from_dir(rows: &std::path::Path) -> Option<String> {
     let name = rows.parent()?.file_name()?.to_str()?;
-    name.ends_with('Z').then(|| format!("runs started {name} (UTC)"))
+    name.ends_with('Z')
+        .then(|| format!("runs started {name} (UTC)"))
 }
 
 #[cfg(test)]
@@ -262,20 +333,39 @@ mod tests {
     #[test]
     fn matrix_help_names_every_bug_the_matrix_runs() {
         let mut cli = crate::cmd::Cli::command().term_width(10_000);
-        let matrix = cli.find_subcommand_mut("matrix").expect("the matrix subcommand");
+        let matrix = cli
+            .find_subcommand_mut("matrix")
+            .expect("the matrix subcommand");
         let help = matrix.render_long_help().to_string();
         let mut from_bugs = help.lines().skip_while(|l| !l.contains("--bugs"));
         let first = from_bugs.next().unwrap_or_default();
         let rest = from_bugs.take_while(|l| !l.trim_start().starts_with("--"));
-        let bugs_line = std::iter::once(first).chain(rest).collect::<Vec<_>>().join(" ");
+        let bugs_line = std::iter::once(first)
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join(" ");
         for bug in configs::BUGS {
-            assert!(bugs_line.contains(bug), "`faultline matrix --help` does not name {bug}:\n{bugs_line}");
+            assert!(
+                bugs_line.contains(bug),
+                "`faultline matrix --help` does not name {bug}:\n{bugs_line}"
+            );
         }
     }
 
     #[test]
     fn the_shown_command_leaves_out_the_store_folder() {
-        let args = ["matrix", "--runs", "10", "--store", "/var/runs/x", "--test-arg=--image=a b", "--store=/y"];
-        assert_eq!(shown_command(args.iter().map(|a| a.to_string())), "faultline matrix --runs 10 '--test-arg=--image=a b'");
+        let args = [
+            "matrix",
+            "--runs",
+            "10",
+            "--store",
+            "/var/runs/x",
+            "--test-arg=--image=a b",
+            "--store=/y",
+        ];
+        assert_eq!(
+            shown_command(args.iter().map(|a| a.to_string())),
+            "faultline matrix --runs 10 '--test-arg=--image=a b'"
+        );
     }
 }

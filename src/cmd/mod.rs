@@ -7,8 +7,8 @@ pub mod bench_hot;
 pub mod bench_kv;
 pub mod bench_txn;
 pub mod cleanup;
-pub mod image;
 pub mod gen_history;
+pub mod image;
 pub mod matrix;
 pub mod report;
 pub mod serve;
@@ -18,7 +18,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "faultline", version, about = "Jepsen-style fault injection for range-sharded Raft KV stores that split hot ranges")]
+#[command(
+    name = "faultline",
+    version,
+    about = "Jepsen-style fault injection for range-sharded Raft KV stores that split hot ranges"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -64,8 +68,14 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 /// Runs a small command on a one-thread runtime: exit 0 or 255 with the error.
-pub(crate) fn run_simple(name: &str, fut: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+pub(crate) fn run_simple(
+    name: &str,
+    fut: impl std::future::Future<Output = anyhow::Result<()>>,
+) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("faultline {name}: cannot start the async runtime: {e}");

@@ -37,7 +37,11 @@ pub fn run(args: ReportArgs) -> ExitCode {
             eprintln!("faultline report: {e:#}");
             // An unreadable run directory is the caller's problem; a drawing failure is ours.
             let internal = e.downcast_ref::<crate::report::RenderError>().is_some();
-            ExitCode::from(if internal { exit::INTERNAL } else { exit::BAD_ARGS })
+            ExitCode::from(if internal {
+                exit::INTERNAL
+            } else {
+                exit::BAD_ARGS
+            })
         }
     }
 }

@@ -17,10 +17,17 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> ExitCode {
     if !args.store.is_dir() {
-        eprintln!("faultline serve: store {} is not a directory (run a test first, or pass --store)", args.store.display());
+        eprintln!(
+            "faultline serve: store {} is not a directory (run a test first, or pass --store)",
+            args.store.display()
+        );
         return ExitCode::from(exit::BAD_ARGS);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("faultline serve: cannot start the async runtime: {e}");
@@ -31,12 +38,18 @@ pub fn run(args: ServeArgs) -> ExitCode {
         let listener = match tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await {
             Ok(l) => l,
             Err(e) => {
-                eprintln!("faultline serve: cannot listen on 127.0.0.1:{}: {e}", args.port);
+                eprintln!(
+                    "faultline serve: cannot listen on 127.0.0.1:{}: {e}",
+                    args.port
+                );
                 return ExitCode::from(exit::BAD_ARGS);
             }
         };
         match listener.local_addr() {
-            Ok(addr) => println!("serving {} at http://{addr}/ (Ctrl-C to stop)", args.store.display()),
+            Ok(addr) => println!(
+                "serving {} at http://{addr}/ (Ctrl-C to stop)",
+                args.store.display()
+            ),
             Err(e) => eprintln!("faultline serve: {e}"),
         }
         tokio::select! {

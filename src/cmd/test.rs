@@ -4,8 +4,8 @@
 use crate::exit;
 use crate::runner::{self, RunError, TestSpec};
 use clap::Args;
-use std::process::ExitCode;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 const TEST_LONG_ABOUT: &str = "\
 Runs one test: builds the refkv node image (static binary, FROM scratch, never pulled), starts \
@@ -72,7 +72,12 @@ pub struct TestArgs {
     pub db_binary: Option<PathBuf>,
 
     /// Use this existing local image (must hold /refkv and /pause) instead of building one.
-    #[arg(long, value_name = "TAG", conflicts_with = "db_binary", help_heading = "Cluster")]
+    #[arg(
+        long,
+        value_name = "TAG",
+        conflicts_with = "db_binary",
+        help_heading = "Cluster"
+    )]
     pub image: Option<String>,
 
     /// Run refkv without its automatic splitter (`--auto-split` is passed by default).
@@ -81,7 +86,12 @@ pub struct TestArgs {
 
     /// Extra flag passed to every server, verbatim; repeat for several (e.g.
     /// `--server-arg=--copy-bytes-per-sec=1000000`).
-    #[arg(long = "server-arg", value_name = "ARG", allow_hyphen_values = true, help_heading = "Cluster")]
+    #[arg(
+        long = "server-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        help_heading = "Cluster"
+    )]
     pub server_args: Vec<String>,
 
     /// Subnet of the test network (default: a free 10.77.x.0/24).
@@ -150,7 +160,12 @@ pub struct TestArgs {
     /// Where single-key reads go: `node` (through the process's own node, as the store's
     /// clients read) or `leader` (to the leader of the key's group, found through RaftAdmin
     /// Status). elastickv and refkv honour it; etcd has no such choice (see docs/etcd.md).
-    #[arg(long, value_name = "node|leader", default_value = "node", help_heading = "Workload")]
+    #[arg(
+        long,
+        value_name = "node|leader",
+        default_value = "node",
+        help_heading = "Workload"
+    )]
     pub read_path: workloads::ReadPath,
 
     /// The protocol of the data operations: `grpc` (RawKV) or `redis` (GET/SET, cas as a Lua
@@ -161,7 +176,12 @@ pub struct TestArgs {
 
     /// How the Redis client reads a set: `scan` (SCAN MATCH, paging to cursor 0) or `mget`
     /// (MGET of every key the run attempted to write, in batches).
-    #[arg(long, value_name = "scan|mget", default_value = "scan", help_heading = "Workload")]
+    #[arg(
+        long,
+        value_name = "scan|mget",
+        default_value = "scan",
+        help_heading = "Workload"
+    )]
     pub set_read: workloads::SetRead,
 
     /// Seconds of workload (the main phase).
@@ -293,14 +313,19 @@ impl Default for TestSpec {
             #[command(flatten)]
             args: TestArgs,
         }
-        <Defaults as clap::Parser>::try_parse_from(["test"]).map(|d| d.args.into_spec()).expect("every flag of `faultline test` has a default")
+        <Defaults as clap::Parser>::try_parse_from(["test"])
+            .map(|d| d.args.into_spec())
+            .expect("every flag of `faultline test` has a default")
     }
 }
 
 /// Entry point of `faultline test`: exit code of the verdict, 254 for bad arguments, 255
 /// for an internal error.
 pub fn run(args: TestArgs) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("faultline test: cannot start the async runtime: {e}");

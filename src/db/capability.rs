@@ -59,12 +59,18 @@ impl Capabilities {
 
     /// Whether the client speaking `protocol` has every capability of `needs`.
     pub fn client_has_all(&self, protocol: Protocol, needs: &[ClientCapability]) -> bool {
-        needs.iter().all(|c| self.has(Capability::Client(protocol, *c)))
+        needs
+            .iter()
+            .all(|c| self.has(Capability::Client(protocol, *c)))
     }
 
     /// The protocols among `spoken`, in order, whose client has every capability of `needs`.
     pub fn protocols_with(&self, spoken: &[Protocol], needs: &[ClientCapability]) -> Vec<Protocol> {
-        spoken.iter().copied().filter(|p| self.client_has_all(*p, needs)).collect()
+        spoken
+            .iter()
+            .copied()
+            .filter(|p| self.client_has_all(*p, needs))
+            .collect()
     }
 }
 
@@ -86,13 +92,25 @@ mod tests {
 
     #[test]
     fn a_set_answers_only_for_what_it_holds_and_counts_repeats_once() {
-        let caps = Capabilities::of(&[Capability::SeededBugs, Capability::SeededBugs, Capability::Client(Protocol::Redis, ClientCapability::Txn)]);
+        let caps = Capabilities::of(&[
+            Capability::SeededBugs,
+            Capability::SeededBugs,
+            Capability::Client(Protocol::Redis, ClientCapability::Txn),
+        ]);
         assert_eq!(caps.0.len(), 2);
         assert!(caps.has(Capability::SeededBugs) && !caps.has(Capability::InProcess));
         assert!(caps.client_has_all(Protocol::Redis, &[ClientCapability::Txn]));
         assert!(!caps.client_has_all(Protocol::Grpc, &[ClientCapability::Txn]));
-        assert!(caps.client_has_all(Protocol::Grpc, &[]), "nothing needed: every protocol serves");
-        assert_eq!(caps.protocols_with(&[Protocol::Grpc, Protocol::Redis], &[ClientCapability::Txn]), [Protocol::Redis]);
-        assert!(Capabilities::default().protocols_with(&[Protocol::Grpc], &[ClientCapability::Cas]).is_empty());
+        assert!(
+            caps.client_has_all(Protocol::Grpc, &[]),
+            "nothing needed: every protocol serves"
+        );
+        assert_eq!(
+            caps.protocols_with(&[Protocol::Grpc, Protocol::Redis], &[ClientCapability::Txn]),
+            [Protocol::Redis]
+        );
+        assert!(Capabilities::default()
+            .protocols_with(&[Protocol::Grpc], &[ClientCapability::Cas])
+            .is_empty());
     }
 }

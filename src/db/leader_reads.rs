@@ -12,14 +12,14 @@
 use analysis::catalog::route_contains;
 use analysis::history::{CommitMeta, RouteRecord};
 use futures::future::join_all;
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use workloads::client::{
-    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
-    SplitRequest, WriteReply,
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply,
+    ScanReply, SplitReply, SplitRequest, WriteReply,
 };
 use workloads::{CallError, Certainty};
 
@@ -41,7 +41,10 @@ pub struct LeaderDirectory {
 impl LeaderDirectory {
     /// A directory over one client per node.
     pub fn new(nodes: Vec<Arc<dyn KvTarget>>) -> LeaderDirectory {
-        LeaderDirectory { nodes, cache: Mutex::new(Cache::default()) }
+        LeaderDirectory {
+            nodes,
+            cache: Mutex::new(Cache::default()),
+        }
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
@@ -67,7 +70,11 @@ impl LeaderDirectory {
     pub async fn group_of(&self, key: &[u8]) -> u64 {
         let key = String::from_utf8_lossy(key);
         match self.routes().await {
-            Some(routes) => routes.iter().find(|r| route_contains(r, &key)).map(|r| r.group).unwrap_or(1),
+            Some(routes) => routes
+                .iter()
+                .find(|r| route_contains(r, &key))
+                .map(|r| r.group)
+                .unwrap_or(1),
             None => 1,
         }
     }
@@ -80,8 +87,13 @@ impl LeaderDirectory {
             }
         }
         let views = join_all(self.nodes.iter().map(|n| n.status(group))).await;
-        let answered: Vec<(usize, &GroupStatus)> = views.iter().enumerate().filter_map(|(i, v)| v.as_ref().ok().map(|s| (i, s))).collect();
-        let leader = answered[workloads::cluster::current_leader(answered.iter().map(|(_, s)| *s))?].0;
+        let answered: Vec<(usize, &GroupStatus)> = views
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.as_ref().ok().map(|s| (i, s)))
+            .collect();
+        let leader =
+            answered[workloads::cluster::current_leader(answered.iter().map(|(_, s)| *s))?].0;
         self.cache().leaders.insert(group, (Instant::now(), leader));
         Some(leader)
     }
@@ -103,9 +115,16 @@ impl LeaderDirectory {
     pub async fn read(&self, key: &[u8]) -> CallResult<ReadReply> {
         let group = self.group_of(key).await;
         let Some(i) = self.leader(group).await else {
-            return Err(CallError::new(Certainty::Definite, "leader-not-found", format!("no node leads group {group}")));
+            return Err(CallError::new(
+                Certainty::Definite,
+                "leader-not-found",
+                format!("no node leads group {group}"),
+            ));
         };
-        let result = self.nodes[i].read(key).await.map(|r| served_by(r, self.nodes[i].node()));
+        let result = self.nodes[i]
+            .read(key)
+            .await
+            .map(|r| served_by(r, self.nodes[i].node()));
         if result.is_err() {
             self.forget(group);
         }
@@ -116,7 +135,11 @@ impl LeaderDirectory {
 /// Names the node that answered in the reply's metadata (the history's `node` is the
 /// process's own node, not the leader the read went to), unless the store named one.
 fn served_by(mut reply: ReadReply, node: &str) -> ReadReply {
-    reply.meta.get_or_insert_with(CommitMeta::default).node.get_or_insert_with(|| node.to_string());
+    reply
+        .meta
+        .get_or_insert_with(CommitMeta::default)
+        .node
+        .get_or_insert_with(|| node.to_string());
     reply
 }
 
@@ -145,7 +168,13 @@ impl KvTarget for LeaderReadClient {
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.delete(key)
     }
-    fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
+    fn write_pinned(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        group: u64,
+        epoch: u64,
+    ) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.write_pinned(key, value, group, epoch)
     }
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
@@ -163,10 +192,16 @@ impl KvTarget for LeaderReadClient {
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         self.inner.split(request)
     }
-    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+    fn start_split_migration(
+        &self,
+        request: SplitRequest,
+    ) -> BoxFuture<'_, CallResult<SplitReply>> {
         self.inner.start_split_migration(request)
     }
-    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
+    fn split_job(
+        &self,
+        job_id: u64,
+    ) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
         self.inner.split_job(job_id)
     }
     fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<analysis::history::SplitJobRecord>>> {
@@ -196,21 +231,27 @@ impl LeaderReadConnector {
     /// A directory over one client per node of `nodes`, made by `inner`.
     pub fn new(inner: Arc<dyn Connector>, nodes: &[NodeEndpoint]) -> LeaderReadConnector {
         let clients = nodes.iter().filter_map(|n| inner.connect(n).ok()).collect();
-        LeaderReadConnector { inner, leaders: Arc::new(LeaderDirectory::new(clients)) }
+        LeaderReadConnector {
+            inner,
+            leaders: Arc::new(LeaderDirectory::new(clients)),
+        }
     }
 }
 
 impl Connector for LeaderReadConnector {
     fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
-        Ok(Arc::new(LeaderReadClient { inner: self.inner.connect(node)?, leaders: self.leaders.clone() }))
+        Ok(Arc::new(LeaderReadClient {
+            inner: self.inner.connect(node)?,
+            leaders: self.leaders.clone(),
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analysis::history::CatalogSnapshot;
     use crate::fake_target::{down, unserved_data_ops};
+    use analysis::history::CatalogSnapshot;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
     /// A node that leads the groups it is told to and answers reads with its own name.
@@ -223,10 +264,14 @@ mod tests {
 
     impl FakeNode {
         fn new(name: &'static str, leads: &[u64]) -> Arc<FakeNode> {
-            Arc::new(FakeNode { name, leads: Mutex::new(leads.to_vec()), up: AtomicBool::new(true), reads: AtomicU64::new(0) })
+            Arc::new(FakeNode {
+                name,
+                leads: Mutex::new(leads.to_vec()),
+                up: AtomicBool::new(true),
+                reads: AtomicU64::new(0),
+            })
         }
     }
-
 
     impl KvTarget for FakeNode {
         fn node(&self) -> &str {
@@ -235,14 +280,34 @@ mod tests {
         fn read(&self, _key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
             let up = self.up.load(Ordering::SeqCst);
             self.reads.fetch_add(1, Ordering::SeqCst);
-            async move { if up { Ok(ReadReply { value: Some(self.name.as_bytes().to_vec()), meta: None }) } else { Err(down()) } }.boxed()
+            async move {
+                if up {
+                    Ok(ReadReply {
+                        value: Some(self.name.as_bytes().to_vec()),
+                        meta: None,
+                    })
+                } else {
+                    Err(down())
+                }
+            }
+            .boxed()
         }
         unserved_data_ops!();
         fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
             let route = |id, start: &str, end: &str, group| RouteRecord {
-                id, start: start.into(), end: end.into(), group, state: "ACTIVE".into(), epoch: 1, parent: None,
+                id,
+                start: start.into(),
+                end: end.into(),
+                group,
+                state: "ACTIVE".into(),
+                epoch: 1,
+                parent: None,
             };
-            let snapshot = CatalogSnapshot { version: 1, routes: vec![route(1, "", "m", 1), route(2, "m", "", 2)], jobs: vec![] };
+            let snapshot = CatalogSnapshot {
+                version: 1,
+                routes: vec![route(1, "", "m", 1), route(2, "m", "", 2)],
+                jobs: vec![],
+            };
             async move { Ok(snapshot) }.boxed()
         }
         fn split(&self, _: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
@@ -255,39 +320,80 @@ mod tests {
                 if !up {
                     return Err(down());
                 }
-                Ok(GroupStatus { group, is_leader: leads, term: 1, ..Default::default() })
+                Ok(GroupStatus {
+                    group,
+                    is_leader: leads,
+                    term: 1,
+                    ..Default::default()
+                })
             }
             .boxed()
         }
     }
 
     fn directory(nodes: &[Arc<FakeNode>]) -> LeaderDirectory {
-        LeaderDirectory::new(nodes.iter().map(|n| n.clone() as Arc<dyn KvTarget>).collect())
+        LeaderDirectory::new(
+            nodes
+                .iter()
+                .map(|n| n.clone() as Arc<dyn KvTarget>)
+                .collect(),
+        )
     }
 
     #[tokio::test]
     async fn reads_go_to_the_leader_of_the_keys_group() {
-        let nodes = [FakeNode::new("n1", &[1]), FakeNode::new("n2", &[2]), FakeNode::new("n3", &[])];
+        let nodes = [
+            FakeNode::new("n1", &[1]),
+            FakeNode::new("n2", &[2]),
+            FakeNode::new("n3", &[]),
+        ];
         let dir = directory(&nodes);
-        assert_eq!(dir.read(b"a").await.unwrap().value.as_deref(), Some(&b"n1"[..]), "group 1 is led by n1");
-        assert_eq!(dir.read(b"x").await.unwrap().value.as_deref(), Some(&b"n2"[..]), "group 2 is led by n2");
+        assert_eq!(
+            dir.read(b"a").await.unwrap().value.as_deref(),
+            Some(&b"n1"[..]),
+            "group 1 is led by n1"
+        );
+        assert_eq!(
+            dir.read(b"x").await.unwrap().value.as_deref(),
+            Some(&b"n2"[..]),
+            "group 2 is led by n2"
+        );
         let served = dir.read(b"x").await.unwrap().meta.and_then(|m| m.node);
-        assert_eq!(served.as_deref(), Some("n2"), "the reply names the node that served it");
-        assert_eq!(nodes[2].reads.load(Ordering::SeqCst), 0, "the follower never serves a read");
+        assert_eq!(
+            served.as_deref(),
+            Some("n2"),
+            "the reply names the node that served it"
+        );
+        assert_eq!(
+            nodes[2].reads.load(Ordering::SeqCst),
+            0,
+            "the follower never serves a read"
+        );
     }
 
     #[tokio::test]
     async fn a_failed_read_forgets_the_leader_and_no_leader_is_a_definite_failure() {
-        let nodes = [FakeNode::new("n1", &[1]), FakeNode::new("n2", &[]), FakeNode::new("n3", &[])];
+        let nodes = [
+            FakeNode::new("n1", &[1]),
+            FakeNode::new("n2", &[]),
+            FakeNode::new("n3", &[]),
+        ];
         let dir = directory(&nodes);
         dir.read(b"a").await.unwrap();
         nodes[0].up.store(false, Ordering::SeqCst);
         assert!(dir.read(b"a").await.is_err(), "the cached leader is down");
         *nodes[1].leads.lock().unwrap() = vec![1];
-        assert_eq!(dir.read(b"a").await.unwrap().value.as_deref(), Some(&b"n2"[..]), "the new leader is found");
+        assert_eq!(
+            dir.read(b"a").await.unwrap().value.as_deref(),
+            Some(&b"n2"[..]),
+            "the new leader is found"
+        );
         *nodes[1].leads.lock().unwrap() = vec![];
         dir.forget(1);
         let err = dir.read(b"a").await.unwrap_err();
-        assert_eq!((err.tag, err.certainty), ("leader-not-found", Certainty::Definite));
+        assert_eq!(
+            (err.tag, err.certainty),
+            ("leader-not-found", Certainty::Definite)
+        );
     }
 }

@@ -73,7 +73,17 @@ targets! {
 }
 
 /// The `--cluster` choice: how the nodes run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ClusterKind {
     /// Containers on a labelled Docker bridge network.
@@ -137,7 +147,10 @@ pub struct NodeLayout {
 impl NodeLayout {
     /// Inside a faultline node image: the binary at `/<name>`, data bind-mounted at `/data`.
     pub fn image(binary_name: &str) -> NodeLayout {
-        NodeLayout { binary: format!("/{binary_name}"), data_dir: "/data".into() }
+        NodeLayout {
+            binary: format!("/{binary_name}"),
+            data_dir: "/data".into(),
+        }
     }
 }
 
@@ -156,7 +169,13 @@ pub struct Reports {
 pub trait Db: Send + Sync + fmt::Debug {
     fn kind(&self) -> DbKind;
     /// The command line of `node` (argv, binary first). `extra` are `--server-arg`s etc.
-    fn node_command(&self, node: &NodeInfo, all: &[NodeInfo], layout: &NodeLayout, extra: &[String]) -> Vec<String>;
+    fn node_command(
+        &self,
+        node: &NodeInfo,
+        all: &[NodeInfo],
+        layout: &NodeLayout,
+        extra: &[String],
+    ) -> Vec<String>;
     /// The Raft groups readiness and recovery wait for (each must have a leader).
     fn groups(&self) -> Vec<u64>;
     /// The client factory for the workloads, the final reads and leader discovery, for a
@@ -200,23 +219,46 @@ pub enum Unsupported {
     #[error("--db {db} starts its own node; --cluster external is not supported")]
     ExternalCluster { db: &'static str },
     #[error("--db {db} runs in this process; it has no nodes, so --{flag} has no meaning")]
-    NoNodes { db: &'static str, flag: &'static str },
+    NoNodes {
+        db: &'static str,
+        flag: &'static str,
+    },
     #[error("--cluster {cluster} is chosen by the target; --db {db} runs its own nodes")]
-    ClusterOfTarget { cluster: &'static str, db: &'static str },
+    ClusterOfTarget {
+        cluster: &'static str,
+        db: &'static str,
+    },
     #[error("{0}")]
     UnknownWorkload(String),
     #[error("--workload {workload} is not supported with --db {db} (supported: {supported})")]
-    Workload { workload: String, db: &'static str, supported: String },
+    Workload {
+        workload: String,
+        db: &'static str,
+        supported: String,
+    },
     #[error("--nemesis {fault} is not supported with --db {db}")]
-    Fault { fault: &'static str, db: &'static str },
+    Fault {
+        fault: &'static str,
+        db: &'static str,
+    },
     #[error("--nemesis {fault} is not supported with --db {db}: it runs inside faultline, with no node to fault (use --nemesis none)")]
-    InProcessFault { fault: &'static str, db: &'static str },
+    InProcessFault {
+        fault: &'static str,
+        db: &'static str,
+    },
     #[error("--nemesis {fault} needs control over the nodes; --cluster {cluster} allows only `split` (or none)")]
-    NodeFault { fault: &'static str, cluster: &'static str },
+    NodeFault {
+        fault: &'static str,
+        cluster: &'static str,
+    },
     #[error("--bug seeds bugs into refkv only, not --db {db}")]
     Bug { db: &'static str },
     #[error("--client {client} is not supported with --db {db} (supported: {supported})")]
-    Client { client: &'static str, db: &'static str, supported: String },
+    Client {
+        client: &'static str,
+        db: &'static str,
+        supported: String,
+    },
 }
 
 /// Whether `workload` makes sense against `db`: a workload that loads a hot range for the
@@ -226,38 +268,73 @@ pub enum Unsupported {
 pub fn supports_workload(db: &dyn Db, workload: WorkloadKind) -> bool {
     let spec = workload.spec();
     let caps = db.capabilities();
-    let hot_range_ok = !spec.hot_range || db.reports().splits || caps.has(Capability::HotRangeWithoutSplits);
+    let hot_range_ok =
+        !spec.hot_range || db.reports().splits || caps.has(Capability::HotRangeWithoutSplits);
     hot_range_ok && !caps.protocols_with(db.protocols(), spec.needs).is_empty()
 }
 
 /// The workloads `db` supports, in table order.
 pub fn supported_workloads(db: &dyn Db) -> Vec<WorkloadKind> {
-    WorkloadKind::ALL.iter().copied().filter(|w| supports_workload(db, *w)).collect()
+    WorkloadKind::ALL
+        .iter()
+        .copied()
+        .filter(|w| supports_workload(db, *w))
+        .collect()
 }
 
 /// Checks the run's options against what the target supports.
-pub fn validate(db: &dyn Db, cluster: ClusterKind, workload: &str, faults: &[FaultKind], bug: Option<&str>) -> Result<(), Unsupported> {
+pub fn validate(
+    db: &dyn Db,
+    cluster: ClusterKind,
+    workload: &str,
+    faults: &[FaultKind],
+    bug: Option<&str>,
+) -> Result<(), Unsupported> {
     let name = db.kind().name();
     if db.nodes().is_some() && cluster == ClusterKind::External {
         return Err(Unsupported::ExternalCluster { db: name });
     }
     let caps = db.capabilities();
     if cluster == ClusterKind::InProcess && !caps.has(Capability::InProcess) {
-        return Err(Unsupported::ClusterOfTarget { cluster: cluster.name(), db: name });
+        return Err(Unsupported::ClusterOfTarget {
+            cluster: cluster.name(),
+            db: name,
+        });
     }
-    let kind = WorkloadKind::from_name(workload).ok_or_else(|| Unsupported::UnknownWorkload(format!("--workload: {}", workload.parse::<WorkloadKind>().unwrap_err())))?;
+    let kind = WorkloadKind::from_name(workload).ok_or_else(|| {
+        Unsupported::UnknownWorkload(format!(
+            "--workload: {}",
+            workload.parse::<WorkloadKind>().unwrap_err()
+        ))
+    })?;
     if !supports_workload(db, kind) {
-        let supported: Vec<&str> = supported_workloads(db).into_iter().map(WorkloadKind::name).collect();
-        return Err(Unsupported::Workload { workload: workload.to_string(), db: name, supported: supported.join(", ") });
+        let supported: Vec<&str> = supported_workloads(db)
+            .into_iter()
+            .map(WorkloadKind::name)
+            .collect();
+        return Err(Unsupported::Workload {
+            workload: workload.to_string(),
+            db: name,
+            supported: supported.join(", "),
+        });
     }
     if let Some(kind) = faults.iter().find(|k| !db.faults().contains(k)) {
         return Err(match caps.has(Capability::InProcess) {
-            true => Unsupported::InProcessFault { fault: kind.name(), db: name },
-            false => Unsupported::Fault { fault: kind.name(), db: name },
+            true => Unsupported::InProcessFault {
+                fault: kind.name(),
+                db: name,
+            },
+            false => Unsupported::Fault {
+                fault: kind.name(),
+                db: name,
+            },
         });
     }
     if let Some(kind) = faults.iter().find(|k| !cluster.allows(**k)) {
-        return Err(Unsupported::NodeFault { fault: kind.name(), cluster: cluster.name() });
+        return Err(Unsupported::NodeFault {
+            fault: kind.name(),
+            cluster: cluster.name(),
+        });
     }
     if bug.is_some() && !caps.has(Capability::SeededBugs) {
         return Err(Unsupported::Bug { db: name });
@@ -281,7 +358,11 @@ pub fn protocol(db: &dyn Db, asked: Option<Protocol>) -> Result<Protocol, Unsupp
         Some(p) if spoken.contains(&p) => Ok(p),
         Some(p) => {
             let names: Vec<&str> = spoken.iter().map(|p| p.name()).collect();
-            Err(Unsupported::Client { client: p.name(), db: db.kind().name(), supported: names.join(", ") })
+            Err(Unsupported::Client {
+                client: p.name(),
+                db: db.kind().name(),
+                supported: names.join(", "),
+            })
         }
     }
 }

@@ -9,7 +9,12 @@ fn nodes(n: u64) -> Vec<NodeInfo> {
     (1..=n)
         .map(|id| {
             let ip = Ipv4Addr::new(10, 77, 5, 10 + id as u8);
-            NodeInfo { name: format!("n{id}"), id, ip, addr: format!("{ip}:50051") }
+            NodeInfo {
+                name: format!("n{id}"),
+                id,
+                ip,
+                addr: format!("{ip}:50051"),
+            }
         })
         .collect()
 }
@@ -21,19 +26,38 @@ fn refkv_command_in_the_image_and_on_the_host() {
     let db = DbKind::Refkv.build(3);
     let cmd = db.node_command(&all[1], &all, &NodeLayout::image("refkv"), &extra);
     let peers = "1=10.77.5.11:50051,2=10.77.5.12:50051,3=10.77.5.13:50051";
-    let expected =
-        ["/refkv", "serve", "--id", "2", "--listen", "10.77.5.12:50051", "--peers", peers, "--data-dir", "/data", "--groups", "3"];
+    let expected = [
+        "/refkv",
+        "serve",
+        "--id",
+        "2",
+        "--listen",
+        "10.77.5.12:50051",
+        "--peers",
+        peers,
+        "--data-dir",
+        "/data",
+        "--groups",
+        "3",
+    ];
     assert_eq!(cmd, expected);
-    let host = NodeLayout { binary: "/opt/refkv".into(), data_dir: "/store/run/data/n2".into() };
+    let host = NodeLayout {
+        binary: "/opt/refkv".into(),
+        data_dir: "/store/run/data/n2".into(),
+    };
     let cmd = db.node_command(&all[1], &all, &host, &[]);
     assert_eq!(cmd[0], "/opt/refkv");
-    assert!(cmd.windows(2).any(|w| w == ["--data-dir", "/store/run/data/n2"]));
+    assert!(cmd
+        .windows(2)
+        .any(|w| w == ["--data-dir", "/store/run/data/n2"]));
 }
 
 #[test]
 fn etcd_members_bootstrap_statically_with_ip_peer_urls() {
     let all = nodes(3);
-    let cmd = DbKind::Etcd.build(3).node_command(&all[0], &all, &NodeLayout::image("etcd"), &[]);
+    let cmd = DbKind::Etcd
+        .build(3)
+        .node_command(&all[0], &all, &NodeLayout::image("etcd"), &[]);
     assert_eq!(cmd[0], "/etcd");
     for expected in [
         "--name=n1",
@@ -52,7 +76,8 @@ fn etcd_members_bootstrap_statically_with_ip_peer_urls() {
 #[test]
 fn elastickv_single_group_uses_bootstrap_members() {
     let all = nodes(3);
-    let cmd = Elastickv { groups: 1 }.node_command(&all[2], &all, &NodeLayout::image("elastickv"), &[]);
+    let cmd =
+        Elastickv { groups: 1 }.node_command(&all[2], &all, &NodeLayout::image("elastickv"), &[]);
     assert_eq!(
         cmd,
         vec![
@@ -73,16 +98,34 @@ fn elastickv_single_group_uses_bootstrap_members() {
 #[test]
 fn elastickv_multi_group_uses_group_peers_and_shard_ranges() {
     let all = nodes(3);
-    let cmd = Elastickv { groups: 3 }.node_command(&all[0], &all, &NodeLayout::image("elastickv"), &[]);
-    let get = |flag: &str| cmd.iter().find_map(|a| a.strip_prefix(&format!("--{flag}="))).map(str::to_string);
-    assert_eq!(get("raftGroups").as_deref(), Some("1=10.77.5.11:50051,2=10.77.5.11:50052,3=10.77.5.11:50053"));
+    let cmd =
+        Elastickv { groups: 3 }.node_command(&all[0], &all, &NodeLayout::image("elastickv"), &[]);
+    let get = |flag: &str| {
+        cmd.iter()
+            .find_map(|a| a.strip_prefix(&format!("--{flag}=")))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        get("raftGroups").as_deref(),
+        Some("1=10.77.5.11:50051,2=10.77.5.11:50052,3=10.77.5.11:50053")
+    );
     let peers = get("raftGroupPeers").unwrap();
     let groups: Vec<&str> = peers.split(';').collect();
     assert_eq!(groups.len(), 3);
-    assert_eq!(groups[1], "2=n1@10.77.5.11:50052,n2@10.77.5.12:50052,n3@10.77.5.13:50052");
+    assert_eq!(
+        groups[1],
+        "2=n1@10.77.5.11:50052,n2@10.77.5.12:50052,n3@10.77.5.13:50052"
+    );
     assert_eq!(get("shardRanges").as_deref(), Some(":i=1,i:r=2,r:=3"));
-    assert!(get("raftBootstrapMembers").is_none(), "the two bootstrap forms are mutually exclusive");
-    assert_eq!(get("raftRedisMap").unwrap().split(',').count(), 9, "every group address of every node");
+    assert!(
+        get("raftBootstrapMembers").is_none(),
+        "the two bootstrap forms are mutually exclusive"
+    );
+    assert_eq!(
+        get("raftRedisMap").unwrap().split(',').count(),
+        9,
+        "every group address of every node"
+    );
 }
 
 #[test]
@@ -94,38 +137,128 @@ fn shard_ranges_tile_the_keyspace() {
 #[test]
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
-    assert!(validate(etcd.as_ref(), ClusterKind::Docker, "register", &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE], None).is_ok());
-    assert!(etcd.capabilities().has(Capability::Client(workloads::Protocol::Grpc, workloads::ClientCapability::Txn)), "etcd's transactions go over its gRPC API");
+    assert!(validate(
+        etcd.as_ref(),
+        ClusterKind::Docker,
+        "register",
+        &[FaultKind::PARTITION, FaultKind::KILL, FaultKind::PAUSE],
+        None
+    )
+    .is_ok());
+    assert!(
+        etcd.capabilities().has(Capability::Client(
+            workloads::Protocol::Grpc,
+            workloads::ClientCapability::Txn
+        )),
+        "etcd's transactions go over its gRPC API"
+    );
     for txn in ["append", "rw-register"] {
-        assert!(validate(etcd.as_ref(), ClusterKind::Docker, txn, &[FaultKind::PARTITION, FaultKind::KILL], None).is_ok(), "{txn}");
+        assert!(
+            validate(
+                etcd.as_ref(),
+                ClusterKind::Docker,
+                txn,
+                &[FaultKind::PARTITION, FaultKind::KILL],
+                None
+            )
+            .is_ok(),
+            "{txn}"
+        );
     }
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None).unwrap_err().to_string();
-    assert!(e.contains("--workload hotspot") && e.contains("register, set"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[FaultKind::SPLIT], None).unwrap_err().to_string();
+    let e = validate(etcd.as_ref(), ClusterKind::Docker, "hotspot", &[], None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--workload hotspot") && e.contains("register, set"),
+        "{e}"
+    );
+    let e = validate(
+        etcd.as_ref(),
+        ClusterKind::Docker,
+        "set",
+        &[FaultKind::SPLIT],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("--nemesis split"), "{e}");
-    let e = validate(etcd.as_ref(), ClusterKind::Docker, "set", &[], Some("no-fence")).unwrap_err().to_string();
+    let e = validate(
+        etcd.as_ref(),
+        ClusterKind::Docker,
+        "set",
+        &[],
+        Some("no-fence"),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("--bug"), "{e}");
-    assert!(validate(DbKind::Refkv.build(3).as_ref(), ClusterKind::Docker, "hotspot", FaultKind::ALL, Some("no-fence")).is_ok());
+    assert!(validate(
+        DbKind::Refkv.build(3).as_ref(),
+        ClusterKind::Docker,
+        "hotspot",
+        FaultKind::ALL,
+        Some("no-fence")
+    )
+    .is_ok());
 }
 
 #[test]
 fn external_clusters_allow_only_the_split_nemesis() {
     let refkv = DbKind::Refkv.build(3);
-    assert!(validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::SPLIT], None).is_ok());
-    let e = validate(refkv.as_ref(), ClusterKind::External, "hotspot", &[FaultKind::KILL], None).unwrap_err().to_string();
-    assert!(e.contains("--nemesis kill") && e.contains("--cluster external"), "{e}");
-    assert!(validate(refkv.as_ref(), ClusterKind::Netns, "hotspot", FaultKind::ALL, None).is_ok());
+    assert!(validate(
+        refkv.as_ref(),
+        ClusterKind::External,
+        "hotspot",
+        &[FaultKind::SPLIT],
+        None
+    )
+    .is_ok());
+    let e = validate(
+        refkv.as_ref(),
+        ClusterKind::External,
+        "hotspot",
+        &[FaultKind::KILL],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--nemesis kill") && e.contains("--cluster external"),
+        "{e}"
+    );
+    assert!(validate(
+        refkv.as_ref(),
+        ClusterKind::Netns,
+        "hotspot",
+        FaultKind::ALL,
+        None
+    )
+    .is_ok());
 }
 
 #[tokio::test]
 async fn elastickv_never_sends_a_cas() {
-    let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
+    let nodes = [NodeEndpoint {
+        name: "n1".into(),
+        addr: "127.0.0.1:1".into(),
+    }];
     let connector = Elastickv { groups: 3 }.connector(workloads::ClientOptions::default(), &nodes);
     let client = connector.connect(&nodes[0]).unwrap();
-    assert!(client.as_cas().is_none(), "elastickv's gRPC client has no compare-and-set");
-    let cas = workloads::generators::OpSpec::new(workloads::kv_ops::Cas { key: "k".into(), expected: 1, new: 2 });
+    assert!(
+        client.as_cas().is_none(),
+        "elastickv's gRPC client has no compare-and-set"
+    );
+    let cas = workloads::generators::OpSpec::new(workloads::kv_ops::Cas {
+        key: "k".into(),
+        expected: 1,
+        new: 2,
+    });
     let err = cas.run(client.as_ref()).await.unwrap_err();
-    assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite), "cas is never sent to elastickv");
+    assert_eq!(
+        (err.tag, err.certainty),
+        ("unimplemented", Certainty::Definite),
+        "cas is never sent to elastickv"
+    );
 }
 
 #[test]
@@ -139,27 +272,83 @@ fn every_target_is_found_by_its_name() {
 
 #[test]
 fn every_cluster_kind_is_read_back_from_its_recorded_name_and_ssh_runs_nodes() {
-    for kind in [ClusterKind::Docker, ClusterKind::Netns, ClusterKind::External, ClusterKind::InProcess, ClusterKind::Ssh] {
-        assert_eq!(ClusterKind::from_name(kind.name()), Some(kind), "{} as test.json records it", kind.name());
-        assert_eq!(serde_json::to_value(kind).unwrap(), kind.name(), "name() is the recorded name");
+    for kind in [
+        ClusterKind::Docker,
+        ClusterKind::Netns,
+        ClusterKind::External,
+        ClusterKind::InProcess,
+        ClusterKind::Ssh,
+    ] {
+        assert_eq!(
+            ClusterKind::from_name(kind.name()),
+            Some(kind),
+            "{} as test.json records it",
+            kind.name()
+        );
+        assert_eq!(
+            serde_json::to_value(kind).unwrap(),
+            kind.name(),
+            "name() is the recorded name"
+        );
     }
     assert_eq!(ClusterKind::from_name("vm"), None);
-    assert!(ClusterKind::Ssh.runs_nodes(), "faultline starts, watches and faults the servers on ssh hosts");
-    assert!(ClusterKind::Ssh.allows(FaultKind::PARTITION) && ClusterKind::Ssh.allows(FaultKind::KILL));
+    assert!(
+        ClusterKind::Ssh.runs_nodes(),
+        "faultline starts, watches and faults the servers on ssh hosts"
+    );
+    assert!(
+        ClusterKind::Ssh.allows(FaultKind::PARTITION) && ClusterKind::Ssh.allows(FaultKind::KILL)
+    );
     assert!(!ClusterKind::External.allows(FaultKind::KILL) && !ClusterKind::InProcess.runs_nodes());
 }
 
 #[test]
 fn workload_support_follows_from_what_each_target_declares() {
-    let names = |kind: DbKind| -> Vec<&'static str> { supported_workloads(kind.build(3).as_ref()).into_iter().map(|w| w.name()).collect() };
+    let names = |kind: DbKind| -> Vec<&'static str> {
+        supported_workloads(kind.build(3).as_ref())
+            .into_iter()
+            .map(|w| w.name())
+            .collect()
+    };
     // A workload that loads a hot range for the splitter needs a store that splits.
     // A transactional workload needs a client that runs transactions (refkv's RefkvTxn,
     // etcd Txn, Redis MULTI/EXEC).
-    assert_eq!(names(DbKind::Refkv), ["hotspot", "register", "set", "read-heavy", "append", "rw-register"]);
-    assert_eq!(names(DbKind::Elastickv), ["hotspot", "register", "set", "read-heavy", "append", "rw-register"]);
-    assert_eq!(names(DbKind::Etcd), ["register", "set", "read-heavy", "append", "rw-register"], "etcd's client runs Txns");
-    assert_eq!(names(DbKind::Redis), ["register", "set", "read-heavy", "append", "rw-register"]);
-    assert_eq!(names(DbKind::Null), ["hotspot", "register", "set", "read-heavy"], "the harness's own target drives every key-value workload, no transactions");
+    assert_eq!(
+        names(DbKind::Refkv),
+        [
+            "hotspot",
+            "register",
+            "set",
+            "read-heavy",
+            "append",
+            "rw-register"
+        ]
+    );
+    assert_eq!(
+        names(DbKind::Elastickv),
+        [
+            "hotspot",
+            "register",
+            "set",
+            "read-heavy",
+            "append",
+            "rw-register"
+        ]
+    );
+    assert_eq!(
+        names(DbKind::Etcd),
+        ["register", "set", "read-heavy", "append", "rw-register"],
+        "etcd's client runs Txns"
+    );
+    assert_eq!(
+        names(DbKind::Redis),
+        ["register", "set", "read-heavy", "append", "rw-register"]
+    );
+    assert_eq!(
+        names(DbKind::Null),
+        ["hotspot", "register", "set", "read-heavy"],
+        "the harness's own target drives every key-value workload, no transactions"
+    );
 }
 
 #[test]
@@ -167,11 +356,33 @@ fn the_null_target_runs_in_process_and_refuses_every_fault() {
     let null = DbKind::Null.build(3);
     assert!(null.capabilities().has(Capability::InProcess));
     assert!(validate(null.as_ref(), ClusterKind::InProcess, "register", &[], None).is_ok());
-    let e = validate(null.as_ref(), ClusterKind::InProcess, "register", &[FaultKind::PAUSE], None).unwrap_err().to_string();
-    assert!(e.contains("--nemesis pause") && e.contains("no node to fault"), "{e}");
+    let e = validate(
+        null.as_ref(),
+        ClusterKind::InProcess,
+        "register",
+        &[FaultKind::PAUSE],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--nemesis pause") && e.contains("no node to fault"),
+        "{e}"
+    );
     let refkv = DbKind::Refkv.build(3);
-    let e = validate(refkv.as_ref(), ClusterKind::InProcess, "register", &[], None).unwrap_err().to_string();
-    assert!(e.contains("--cluster in-process"), "only an in-process target gets an in-process cluster: {e}");
+    let e = validate(
+        refkv.as_ref(),
+        ClusterKind::InProcess,
+        "register",
+        &[],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--cluster in-process"),
+        "only an in-process target gets an in-process cluster: {e}"
+    );
 }
 
 #[test]
@@ -188,18 +399,38 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
         Capability::LinearizableReads,
     ];
     let row = |kind: DbKind| flags.map(|f| kind.build(3).capabilities().has(f));
-    assert_eq!(row(DbKind::Refkv), [false, true, true, true, false, false, true]);
-    assert_eq!(row(DbKind::Etcd), [false, false, false, false, false, false, true]);
-    assert_eq!(row(DbKind::Elastickv), [false, false, false, true, true, true, false]);
-    assert_eq!(row(DbKind::Redis), [false, false, false, false, false, false, true]);
-    assert_eq!(row(DbKind::Null), [true, false, false, false, false, false, true]);
+    assert_eq!(
+        row(DbKind::Refkv),
+        [false, true, true, true, false, false, true]
+    );
+    assert_eq!(
+        row(DbKind::Etcd),
+        [false, false, false, false, false, false, true]
+    );
+    assert_eq!(
+        row(DbKind::Elastickv),
+        [false, false, false, true, true, true, false]
+    );
+    assert_eq!(
+        row(DbKind::Redis),
+        [false, false, false, false, false, false, true]
+    );
+    assert_eq!(
+        row(DbKind::Null),
+        [true, false, false, false, false, false, true]
+    );
     let client = |kind: DbKind| {
         let caps = kind.build(3).capabilities();
-        [(Grpc, Cas), (Grpc, Txn), (Redis, Cas), (Redis, Txn)].map(|(p, c)| caps.has(Capability::Client(p, c)))
+        [(Grpc, Cas), (Grpc, Txn), (Redis, Cas), (Redis, Txn)]
+            .map(|(p, c)| caps.has(Capability::Client(p, c)))
     };
     assert_eq!(client(DbKind::Refkv), [true, true, false, false]);
     assert_eq!(client(DbKind::Etcd), [true, true, false, false]);
-    assert_eq!(client(DbKind::Elastickv), [false, false, true, true], "cas and transactions only through the Redis adapter");
+    assert_eq!(
+        client(DbKind::Elastickv),
+        [false, false, true, true],
+        "cas and transactions only through the Redis adapter"
+    );
     assert_eq!(client(DbKind::Redis), [false, false, true, true]);
     assert_eq!(client(DbKind::Null), [true, false, false, false]);
 }
@@ -208,18 +439,49 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
 async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
     use workloads::ClientCapability::{Cas, Txn};
     use workloads::ReadPath;
-    let nodes = [NodeEndpoint { name: "n1".into(), addr: "127.0.0.1:1".into() }];
+    let nodes = [NodeEndpoint {
+        name: "n1".into(),
+        addr: "127.0.0.1:1".into(),
+    }];
     for kind in DbKind::ALL {
         let db = kind.build(3);
         let caps = db.capabilities();
-        let read_paths: &[ReadPath] = if caps.has(Capability::LeaderReadPath) { &[ReadPath::Node, ReadPath::Leader] } else { &[ReadPath::Node] };
-        for (protocol, read_path) in db.protocols().iter().flat_map(|p| read_paths.iter().map(move |r| (*p, *r))) {
+        let read_paths: &[ReadPath] = if caps.has(Capability::LeaderReadPath) {
+            &[ReadPath::Node, ReadPath::Leader]
+        } else {
+            &[ReadPath::Node]
+        };
+        for (protocol, read_path) in db
+            .protocols()
+            .iter()
+            .flat_map(|p| read_paths.iter().map(move |r| (*p, *r)))
+        {
             // The leader read path wraps the node's client; a wrapper has its capabilities.
-            let options = ClientOptions { protocol, read_path, ..ClientOptions::default() };
-            let client = db.connector(options, &nodes).connect(&nodes[0]).expect("clients connect lazily");
-            let what = format!("--db {} --client {} --read-path {}", kind.name(), protocol.name(), read_path.name());
-            assert_eq!(client.as_cas().is_some(), caps.has(Capability::Client(protocol, Cas)), "cas: {what}");
-            assert_eq!(client.as_txn().is_some(), caps.has(Capability::Client(protocol, Txn)), "txn: {what}");
+            let options = ClientOptions {
+                protocol,
+                read_path,
+                ..ClientOptions::default()
+            };
+            let client = db
+                .connector(options, &nodes)
+                .connect(&nodes[0])
+                .expect("clients connect lazily");
+            let what = format!(
+                "--db {} --client {} --read-path {}",
+                kind.name(),
+                protocol.name(),
+                read_path.name()
+            );
+            assert_eq!(
+                client.as_cas().is_some(),
+                caps.has(Capability::Client(protocol, Cas)),
+                "cas: {what}"
+            );
+            assert_eq!(
+                client.as_txn().is_some(),
+                caps.has(Capability::Client(protocol, Txn)),
+                "txn: {what}"
+            );
         }
     }
 }

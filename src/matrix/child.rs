@@ -4,8 +4,8 @@
 
 use super::configs::Config;
 use super::table::RunRow;
-use anyhow::{Context, Result};
 use analysis::verdict::{Validity, Verdict};
+use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -45,14 +45,19 @@ const BAD_ARGS: i32 = crate::exit::BAD_ARGS as i32;
 
 /// Runs every configuration `runs` times, appending each row to `dir/rows.jsonl`.
 pub fn run_matrix(plan: &MatrixPlan) -> Result<MatrixOutcome> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the tokio runtime")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
     rt.block_on(run_all(plan))
 }
 
 async fn run_all(plan: &MatrixPlan) -> Result<MatrixOutcome> {
-    std::fs::create_dir_all(&plan.dir).with_context(|| format!("creating {}", plan.dir.display()))?;
+    std::fs::create_dir_all(&plan.dir)
+        .with_context(|| format!("creating {}", plan.dir.display()))?;
     let rows_path = plan.dir.join("rows.jsonl");
-    let mut rows_file = std::fs::File::create(&rows_path).with_context(|| format!("creating {}", rows_path.display()))?;
+    let mut rows_file = std::fs::File::create(&rows_path)
+        .with_context(|| format!("creating {}", rows_path.display()))?;
     let total = plan.configs.len() * plan.runs as usize;
     let mut rows = Vec::new();
     let mut k = 0;
@@ -62,18 +67,34 @@ async fn run_all(plan: &MatrixPlan) -> Result<MatrixOutcome> {
             let (row, interrupted) = run_one(plan, config, i, k, total).await?;
             if row.exit_code == Some(BAD_ARGS) && row.run_dir.is_none() {
                 // Every further run would be refused the same way.
-                let log = std::fs::read_to_string(plan.dir.join(format!("{}-{i}.log", config.name))).unwrap_or_default();
-                anyhow::bail!("`faultline test` refused its arguments for {}: {}", config.name, log.trim());
+                let log =
+                    std::fs::read_to_string(plan.dir.join(format!("{}-{i}.log", config.name)))
+                        .unwrap_or_default();
+                anyhow::bail!(
+                    "`faultline test` refused its arguments for {}: {}",
+                    config.name,
+                    log.trim()
+                );
             }
-            writeln!(rows_file, "{}", serde_json::to_string(&row)?).with_context(|| format!("writing {}", rows_path.display()))?;
+            writeln!(rows_file, "{}", serde_json::to_string(&row)?)
+                .with_context(|| format!("writing {}", rows_path.display()))?;
             rows.push(row);
             if interrupted {
-                eprintln!("matrix: interrupted — {k} of {total} runs recorded in {}", rows_path.display());
-                return Ok(MatrixOutcome { rows, interrupted: true });
+                eprintln!(
+                    "matrix: interrupted — {k} of {total} runs recorded in {}",
+                    rows_path.display()
+                );
+                return Ok(MatrixOutcome {
+                    rows,
+                    interrupted: true,
+                });
             }
         }
     }
-    Ok(MatrixOutcome { rows, interrupted: false })
+    Ok(MatrixOutcome {
+        rows,
+        interrupted: false,
+    })
 }
 
 fn test_name(config: &Config) -> String {
@@ -81,14 +102,25 @@ fn test_name(config: &Config) -> String {
 }
 
 fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
-    let mut args: Vec<String> = vec!["test".into(), "--store".into(), plan.store.display().to_string()];
-    args.extend(["--test-name".into(), test_name(config), "--no-progress".into()]);
+    let mut args: Vec<String> = vec![
+        "test".into(),
+        "--store".into(),
+        plan.store.display().to_string(),
+    ];
+    args.extend([
+        "--test-name".into(),
+        test_name(config),
+        "--no-progress".into(),
+    ]);
     // A configuration that needs its own length or fault pace says so in its extra flags.
     if !config.extra.contains(&"--time-limit") {
         args.extend(["--time-limit".into(), plan.time_limit.to_string()]);
     }
     if !config.extra.contains(&"--nemesis-interval") {
-        args.extend(["--nemesis-interval".into(), plan.nemesis_interval.to_string()]);
+        args.extend([
+            "--nemesis-interval".into(),
+            plan.nemesis_interval.to_string(),
+        ]);
     }
     if let Some(s) = plan.seed {
         args.extend(["--seed".into(), s.wrapping_add(u64::from(run)).to_string()]);
@@ -100,7 +132,9 @@ fn child_args(plan: &MatrixPlan, config: &Config, run: u32) -> Vec<String> {
 
 /// Run directories of a test name that exist now.
 fn run_dirs(store: &Path, name: &str) -> BTreeSet<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(store.join(name)) else { return BTreeSet::new() };
+    let Ok(entries) = std::fs::read_dir(store.join(name)) else {
+        return BTreeSet::new();
+    };
     entries
         .flatten()
         .filter(|e| e.file_name() != "latest" && e.file_type().is_ok_and(|t| t.is_dir()))
@@ -108,12 +142,19 @@ fn run_dirs(store: &Path, name: &str) -> BTreeSet<PathBuf> {
         .collect()
 }
 
-async fn run_one(plan: &MatrixPlan, config: &Config, run: u32, k: usize, total: usize) -> Result<(RunRow, bool)> {
+async fn run_one(
+    plan: &MatrixPlan,
+    config: &Config,
+    run: u32,
+    k: usize,
+    total: usize,
+) -> Result<(RunRow, bool)> {
     let exe = std::env::current_exe().context("locating the faultline binary")?;
     let args = child_args(plan, config, run);
     let before = run_dirs(&plan.store, &test_name(config));
     let log_path = plan.dir.join(format!("{}-{run}.log", config.name));
-    let log = std::fs::File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+    let log = std::fs::File::create(&log_path)
+        .with_context(|| format!("creating {}", log_path.display()))?;
     let label = format!("[{k}/{total}] {} run {run}/{}", config.name, plan.runs);
     eprintln!("matrix: {label}: faultline {}", args.join(" "));
     let started = Instant::now();
@@ -141,23 +182,38 @@ async fn run_one(plan: &MatrixPlan, config: &Config, run: u32, k: usize, total: 
     };
     let wall_s = started.elapsed().as_secs_f64();
     let exit_code = status.as_ref().ok().and_then(|s| s.code());
-    let new_dir = run_dirs(&plan.store, &test_name(config)).difference(&before).last().cloned();
+    let new_dir = run_dirs(&plan.store, &test_name(config))
+        .difference(&before)
+        .last()
+        .cloned();
     let mut row = read_row(config, run, new_dir.as_deref(), exit_code, wall_s);
     row.interrupted = interrupted;
     if timed_out {
-        row.error.get_or_insert_with(|| format!("interrupted after the {} s deadline", deadline.as_secs()));
+        row.error.get_or_insert_with(|| {
+            format!("interrupted after the {} s deadline", deadline.as_secs())
+        });
     }
     if let Err(e) = status {
         row.error = Some(format!("waiting for the child: {e}"));
     }
-    eprintln!("matrix: {label}: {} in {wall_s:.0} s{} (log {})", summary(&row), where_(&row), log_path.display());
+    eprintln!(
+        "matrix: {label}: {} in {wall_s:.0} s{} (log {})",
+        summary(&row),
+        where_(&row),
+        log_path.display()
+    );
     Ok((row, interrupted))
 }
 
 /// SIGINT, then wait (a second Ctrl-C or the grace period escalates to SIGKILL).
-async fn stop_child(child: &mut tokio::process::Child) -> std::io::Result<std::process::ExitStatus> {
+async fn stop_child(
+    child: &mut tokio::process::Child,
+) -> std::io::Result<std::process::ExitStatus> {
     if let Some(pid) = child.id() {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGINT,
+        );
     }
     tokio::select! {
         s = child.wait() => s,
@@ -175,17 +231,29 @@ async fn stop_child(child: &mut tokio::process::Child) -> std::io::Result<std::p
 }
 
 fn where_(row: &RunRow) -> String {
-    row.run_dir.as_ref().map(|d| format!(" — {d}")).unwrap_or_default()
+    row.run_dir
+        .as_ref()
+        .map(|d| format!(" — {d}"))
+        .unwrap_or_default()
 }
 
 fn summary(row: &RunRow) -> String {
     let mut s = row.verdict.to_uppercase();
-    let invalid: Vec<&str> = row.checkers.iter().filter(|(_, v)| v.as_str() == "invalid").map(|(c, _)| c.as_str()).collect();
+    let invalid: Vec<&str> = row
+        .checkers
+        .iter()
+        .filter(|(_, v)| v.as_str() == "invalid")
+        .map(|(c, _)| c.as_str())
+        .collect();
     if !invalid.is_empty() {
         s.push_str(&format!(" ({} invalid)", invalid.join(", ")));
     }
     if row.bug.is_some() {
-        s.push_str(if row.caught() { " — caught" } else { " — NOT caught" });
+        s.push_str(if row.caught() {
+            " — caught"
+        } else {
+            " — NOT caught"
+        });
     }
     if let Some(e) = &row.error {
         s.push_str(&format!(" — {e}"));
@@ -194,7 +262,13 @@ fn summary(row: &RunRow) -> String {
 }
 
 /// The row of a finished run, from its results.json and test.json.
-pub fn read_row(config: &Config, run: u32, dir: Option<&Path>, exit_code: Option<i32>, wall_s: f64) -> RunRow {
+pub fn read_row(
+    config: &Config,
+    run: u32,
+    dir: Option<&Path>,
+    exit_code: Option<i32>,
+    wall_s: f64,
+) -> RunRow {
     let mut row = RunRow {
         config: config.name.to_string(),
         bug: config.bug.map(str::to_string),
@@ -202,7 +276,11 @@ pub fn read_row(config: &Config, run: u32, dir: Option<&Path>, exit_code: Option
         workload: config.workload.to_string(),
         nemesis: config.nemesis.to_string(),
         expected: config.expected.iter().map(|s| s.to_string()).collect(),
-        expected_kinds: config.expected_kinds.iter().map(|(c, k)| (c.to_string(), k.iter().map(|s| s.to_string()).collect())).collect(),
+        expected_kinds: config
+            .expected_kinds
+            .iter()
+            .map(|(c, k)| (c.to_string(), k.iter().map(|s| s.to_string()).collect()))
+            .collect(),
         anomaly_kinds: BTreeMap::new(),
         seed: None,
         exit_code,
@@ -215,7 +293,9 @@ pub fn read_row(config: &Config, run: u32, dir: Option<&Path>, exit_code: Option
         error: None,
     };
     let Some(dir) = dir else {
-        row.error = Some(format!("no run directory was created (exit code {exit_code:?})"));
+        row.error = Some(format!(
+            "no run directory was created (exit code {exit_code:?})"
+        ));
         return row;
     };
     if let Ok(text) = std::fs::read_to_string(dir.join("test.json")) {
@@ -231,9 +311,14 @@ pub fn read_row(config: &Config, run: u32, dir: Option<&Path>, exit_code: Option
         Ok(v) => {
             row.verdict = v.valid.as_str().into();
             for (name, r) in v.checkers {
-                let kinds: BTreeSet<String> = r.anomalies.iter().filter_map(|a| a["kind"].as_str().map(str::to_string)).collect();
+                let kinds: BTreeSet<String> = r
+                    .anomalies
+                    .iter()
+                    .filter_map(|a| a["kind"].as_str().map(str::to_string))
+                    .collect();
                 if !kinds.is_empty() {
-                    row.anomaly_kinds.insert(name.clone(), kinds.into_iter().collect());
+                    row.anomaly_kinds
+                        .insert(name.clone(), kinds.into_iter().collect());
                 }
                 if let Some(reason) = r.reason {
                     row.reasons.insert(name.clone(), reason);
@@ -267,7 +352,10 @@ mod tests {
     }
 
     fn flag_values<'a>(args: &'a [String], flag: &str) -> Vec<&'a str> {
-        args.windows(2).filter(|w| w[0] == flag).map(|w| w[1].as_str()).collect()
+        args.windows(2)
+            .filter(|w| w[0] == flag)
+            .map(|w| w[1].as_str())
+            .collect()
     }
 
     #[test]
@@ -284,13 +372,23 @@ mod tests {
 
     #[test]
     fn a_slow_copy_row_gets_the_throttle_and_no_auto_split_and_others_neither() {
-        let slow = super::super::configs::config_for(Some("resume-skips-delta")).expect("configured");
+        let slow =
+            super::super::configs::config_for(Some("resume-skips-delta")).expect("configured");
         let args = child_args(&plan(), &slow, 1);
         for flag in super::super::configs::SLOW_COPIES {
-            assert_eq!(args.iter().filter(|a| *a == flag).count(), 1, "{flag} once in {args:?}");
+            assert_eq!(
+                args.iter().filter(|a| *a == flag).count(),
+                1,
+                "{flag} once in {args:?}"
+            );
         }
         let plain = super::super::configs::config_for(Some("stale-read")).expect("configured");
         let args = child_args(&plan(), &plain, 1);
-        assert!(super::super::configs::SLOW_COPIES.iter().all(|f| !args.iter().any(|a| a == f)), "{args:?}");
+        assert!(
+            super::super::configs::SLOW_COPIES
+                .iter()
+                .all(|f| !args.iter().any(|a| a == f)),
+            "{args:?}"
+        );
     }
 }

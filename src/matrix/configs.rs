@@ -41,10 +41,16 @@ impl Config {
 
 /// Epoch-authority witnesses of a write committed by the wrong owner (rules (a), (b), (f)),
 /// including the target of an abandoned move.
-pub const WRONG_OWNER_KINDS: &[&str] =
-    &["two-groups-one-epoch", "committed-by-non-owner", "stale-epoch-write", "write-after-fence", "committed-under-abandoned-epoch"];
+pub const WRONG_OWNER_KINDS: &[&str] = &[
+    "two-groups-one-epoch",
+    "committed-by-non-owner",
+    "stale-epoch-write",
+    "write-after-fence",
+    "committed-under-abandoned-epoch",
+];
 /// Epoch-authority witnesses of an acknowledged write that was not committed (rule (c)).
-pub const UNCOMMITTED_ACK_KINDS: &[&str] = &["duplicate-commit-slot", "log-index-reused-across-terms"];
+pub const UNCOMMITTED_ACK_KINDS: &[&str] =
+    &["duplicate-commit-slot", "log-index-reused-across-terms"];
 
 /// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs; a test checks
 /// that the two lists agree, so a new bug cannot be left out of the matrix).
@@ -125,7 +131,14 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             // slowing the cluster) and gives split and move a second turn. No auto-split: at
             // slow copies the store's own split of a large hot range would not settle in time.
             nemesis: "partition,kill,split,move,abort-move",
-            extra: &["--time-limit", "60", "--nemesis-interval", "4", "--move-phase", "BACKFILL"],
+            extra: &[
+                "--time-limit",
+                "60",
+                "--nemesis-interval",
+                "4",
+                "--move-phase",
+                "BACKFILL",
+            ],
             slow_copies: true,
             expected: &[],
             expected_kinds: &[],
@@ -142,7 +155,16 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("no-fence"),
             workload: "hotspot",
             nemesis: "move",
-            extra: &["--time-limit", "20", "--nemesis-interval", "5", "--move-phase", "BACKFILL", "--move-action", "pause-source-leader"],
+            extra: &[
+                "--time-limit",
+                "20",
+                "--nemesis-interval",
+                "5",
+                "--move-phase",
+                "BACKFILL",
+                "--move-action",
+                "pause-source-leader",
+            ],
             slow_copies: true,
             expected: &["epoch-authority"],
             expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
@@ -202,7 +224,14 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("proxy-fence"),
             workload: "hotspot",
             nemesis: "move",
-            extra: &["--nemesis-interval", "6", "--move-phase", "BACKFILL", "--move-action", "pause-source-leader"],
+            extra: &[
+                "--nemesis-interval",
+                "6",
+                "--move-phase",
+                "BACKFILL",
+                "--move-action",
+                "pause-source-leader",
+            ],
             slow_copies: true,
             expected: &["epoch-authority"],
             expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
@@ -216,7 +245,14 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             workload: "hotspot",
             nemesis: "abort-move",
             // Later jobs of the range keep failing under the bug: a short recovery wait.
-            extra: &["--nemesis-interval", "6", "--abort-phase", "DELTA_COPY", "--recovery-timeout", "20"],
+            extra: &[
+                "--nemesis-interval",
+                "6",
+                "--abort-phase",
+                "DELTA_COPY",
+                "--recovery-timeout",
+                "20",
+            ],
             slow_copies: true,
             expected: &["epoch-authority"],
             expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
@@ -231,7 +267,16 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("resume-skips-delta"),
             workload: "hotspot",
             nemesis: "move",
-            extra: &["--nemesis-interval", "6", "--move-phase", "DELTA_COPY", "--move-action", "kill-migrator", "--read-fraction", "0.8"],
+            extra: &[
+                "--nemesis-interval",
+                "6",
+                "--move-phase",
+                "DELTA_COPY",
+                "--move-action",
+                "kill-migrator",
+                "--read-fraction",
+                "0.8",
+            ],
             slow_copies: true,
             expected: &["linearizable", "set-full"],
             expected_kinds: &[],
@@ -261,7 +306,14 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("lock-dropped-on-move"),
             workload: "append",
             nemesis: "txn-move",
-            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "secondary"],
+            extra: &[
+                "--nemesis-interval",
+                "3",
+                "--time-limit",
+                "60",
+                "--txn-move-aim",
+                "secondary",
+            ],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],
@@ -290,7 +342,14 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("commit-to-old-owner"),
             workload: "append",
             nemesis: "txn-move",
-            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-cutover"],
+            extra: &[
+                "--nemesis-interval",
+                "3",
+                "--time-limit",
+                "60",
+                "--txn-move-aim",
+                "primary-cutover",
+            ],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],
@@ -305,7 +364,15 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("low-ts-commit-escapes-delta"),
             workload: "append",
             nemesis: "txn-move",
-            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-backfill", TXN_COPIES],
+            extra: &[
+                "--nemesis-interval",
+                "3",
+                "--time-limit",
+                "60",
+                "--txn-move-aim",
+                "primary-backfill",
+                TXN_COPIES,
+            ],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],
@@ -320,7 +387,15 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("no-post-fence-drain"),
             workload: "append",
             nemesis: "txn-move",
-            extra: &["--nemesis-interval", "3", "--time-limit", "60", "--txn-move-aim", "primary-delta", TXN_COPIES],
+            extra: &[
+                "--nemesis-interval",
+                "3",
+                "--time-limit",
+                "60",
+                "--txn-move-aim",
+                "primary-delta",
+                TXN_COPIES,
+            ],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],
@@ -335,7 +410,14 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
             bug: Some("expired-lock-rolled-back"),
             workload: "append",
             nemesis: "txn-move",
-            extra: &["--nemesis-interval", "5", "--time-limit", "60", "--txn-move-aim", "coordinator-kill"],
+            extra: &[
+                "--nemesis-interval",
+                "5",
+                "--time-limit",
+                "60",
+                "--txn-move-aim",
+                "coordinator-kill",
+            ],
             slow_copies: false,
             expected: &["isolation"],
             expected_kinds: &[],
@@ -355,7 +437,10 @@ pub fn parse_bugs(s: &str) -> Result<Vec<&'static str>, String> {
     let mut out = Vec::new();
     for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let Some(&known) = BUGS.iter().find(|b| **b == name) else {
-            return Err(format!("--bugs: unknown bug {name:?} (known: {}, or all, none)", BUGS.join(", ")));
+            return Err(format!(
+                "--bugs: unknown bug {name:?} (known: {}, or all, none)",
+                BUGS.join(", ")
+            ));
         };
         if !out.contains(&known) {
             out.push(known);
@@ -373,7 +458,10 @@ mod tests {
         for bug in BUGS {
             let c = config_for(Some(bug)).expect("configured");
             assert_eq!(c.bug, Some(bug));
-            assert!(!c.expected.is_empty(), "{bug} names the checker that must catch it");
+            assert!(
+                !c.expected.is_empty(),
+                "{bug} names the checker that must catch it"
+            );
         }
         assert!(config_for(None).expect("clean").expected.is_empty());
         assert!(config_for(Some("typo")).is_none());
@@ -387,7 +475,8 @@ mod tests {
     #[test]
     fn every_matrix_bug_is_a_refkv_bug_name_switching_on_that_bug_alone() {
         for bug in BUGS {
-            let bugs = refkv::bugs::Bugs::from_names(&[bug]).unwrap_or_else(|e| panic!("refkv refuses --bug {bug}: {e}"));
+            let bugs = refkv::bugs::Bugs::from_names(&[bug])
+                .unwrap_or_else(|e| panic!("refkv refuses --bug {bug}: {e}"));
             assert_eq!(bugs.names(), [bug], "--bug {bug} switches on exactly {bug}");
         }
     }
@@ -396,9 +485,14 @@ mod tests {
     fn every_bug_refkv_has_is_in_the_matrix() {
         // Each field of refkv's `Bugs` is one seeded bug, `no_fence` for `--bug no-fence`.
         let fields = serde_json::to_value(refkv::bugs::Bugs::default()).expect("Bugs serializes");
-        let refkv_bugs: std::collections::BTreeSet<String> =
-            fields.as_object().expect("a struct of flags").keys().map(|k| k.replace('_', "-")).collect();
-        let matrix_bugs: std::collections::BTreeSet<String> = BUGS.iter().map(|b| b.to_string()).collect();
+        let refkv_bugs: std::collections::BTreeSet<String> = fields
+            .as_object()
+            .expect("a struct of flags")
+            .keys()
+            .map(|k| k.replace('_', "-"))
+            .collect();
+        let matrix_bugs: std::collections::BTreeSet<String> =
+            BUGS.iter().map(|b| b.to_string()).collect();
         assert_eq!(matrix_bugs, refkv_bugs);
     }
 
@@ -406,7 +500,12 @@ mod tests {
     fn bug_lists_parse_and_unknown_names_are_refused() {
         assert_eq!(parse_bugs("all").unwrap(), BUGS.to_vec());
         assert!(parse_bugs("none").unwrap().is_empty());
-        assert_eq!(parse_bugs("stale-read, no-fence,stale-read").unwrap(), vec!["stale-read", "no-fence"]);
-        assert!(parse_bugs("no-fence,nofence").unwrap_err().contains("nofence"));
+        assert_eq!(
+            parse_bugs("stale-read, no-fence,stale-read").unwrap(),
+            vec!["stale-read", "no-fence"]
+        );
+        assert!(parse_bugs("no-fence,nofence")
+            .unwrap_err()
+            .contains("nofence"));
     }
 }

@@ -12,13 +12,22 @@ pub const END: &str = "<!-- matrix:end -->";
 
 /// The generated section.
 /// `measured`: when the runs ran (default: now).
-pub fn section(rows: &[RunRow], command: &str, interrupted: bool, measured: Option<&str>) -> String {
+pub fn section(
+    rows: &[RunRow],
+    command: &str,
+    interrupted: bool,
+    measured: Option<&str>,
+) -> String {
     let total_s: f64 = rows.iter().map(|r| r.wall_s).sum();
     let mut s = String::new();
     s.push_str(&format!("Command: `{command}`\n\n"));
     let when = measured.map(str::to_string).unwrap_or_else(utc_now);
     s.push_str(&format!("Measured: {when} — machine: {}.\n", machine()));
-    s.push_str(&format!("{} runs, {:.1} min of wall time in all", rows.len(), total_s / 60.0));
+    s.push_str(&format!(
+        "{} runs, {:.1} min of wall time in all",
+        rows.len(),
+        total_s / 60.0
+    ));
     if interrupted {
         s.push_str(" (interrupted: the last configuration is incomplete)");
     }
@@ -41,7 +50,13 @@ pub fn section(rows: &[RunRow], command: &str, interrupted: bool, measured: Opti
 }
 
 /// Writes the section into `out` (between the markers if present).
-pub fn write_out(out: &Path, rows: &[RunRow], command: &str, interrupted: bool, measured: Option<&str>) -> Result<()> {
+pub fn write_out(
+    out: &Path,
+    rows: &[RunRow],
+    command: &str,
+    interrupted: bool,
+    measured: Option<&str>,
+) -> Result<()> {
     let generated = section(rows, command, interrupted, measured);
     let existing = std::fs::read_to_string(out).ok();
     let text = match existing.as_deref().and_then(|t| splice(t, &generated)) {
@@ -49,7 +64,8 @@ pub fn write_out(out: &Path, rows: &[RunRow], command: &str, interrupted: bool, 
         None => format!("# Detection matrix\n\n{BEGIN}\n{generated}{END}\n"),
     };
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
     }
     std::fs::write(out, text).with_context(|| format!("writing {}", out.display()))
 }
@@ -73,7 +89,9 @@ fn utc_now() -> String {
 
 /// Cores, CPU model, memory and kernel, from /proc.
 fn machine() -> String {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -89,7 +107,9 @@ fn machine() -> String {
         .and_then(|kb| kb.parse::<f64>().ok())
         .map(|kb| kb / (1024.0 * 1024.0));
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let mem = mem_gib.map(|g| format!("{g:.1} GiB RAM")).unwrap_or_else(|| "unknown RAM".into());
+    let mem = mem_gib
+        .map(|g| format!("{g:.1} GiB RAM"))
+        .unwrap_or_else(|| "unknown RAM".into());
     format!("{cores} cores ({model}), {mem}, Linux {}", kernel.trim())
 }
 
@@ -101,7 +121,10 @@ mod tests {
     fn splice_replaces_only_between_the_markers() {
         let text = format!("# Title\n\nprose before\n{BEGIN}\nold table\n{END}\nprose after\n");
         let out = splice(&text, "new table\n").expect("markers found");
-        assert_eq!(out, format!("# Title\n\nprose before\n{BEGIN}\nnew table\n{END}\nprose after\n"));
+        assert_eq!(
+            out,
+            format!("# Title\n\nprose before\n{BEGIN}\nnew table\n{END}\nprose after\n")
+        );
         assert!(splice("no markers here", "x").is_none());
     }
 }

@@ -62,12 +62,18 @@ impl RunRow {
     /// An expected checker said invalid, with an anomaly of the bug's kind where kinds are
     /// named.
     pub fn caught(&self) -> bool {
-        self.expected.iter().any(|c| self.checker_is(c, "invalid") && self.symptom_kind_found(c))
+        self.expected
+            .iter()
+            .any(|c| self.checker_is(c, "invalid") && self.symptom_kind_found(c))
     }
 
     fn symptom_kind_found(&self, checker: &str) -> bool {
-        let Some(wanted) = self.expected_kinds.get(checker) else { return true };
-        self.anomaly_kinds.get(checker).is_some_and(|found| found.iter().any(|k| wanted.contains(k)))
+        let Some(wanted) = self.expected_kinds.get(checker) else {
+            return true;
+        };
+        self.anomaly_kinds
+            .get(checker)
+            .is_some_and(|found| found.iter().any(|k| wanted.contains(k)))
     }
 
     /// Checkers that said invalid although they are not expected to catch this
@@ -108,9 +114,22 @@ fn columns(rows: &[RunRow]) -> Vec<String> {
 /// One checker's cell: `invalid/runs`, with unknowns noted; `n/a` when it never applied.
 fn cell(runs: &[&RunRow], checker: &str, expected: bool) -> String {
     let n = runs.len();
-    let invalid = runs.iter().filter(|r| r.checker_is(checker, "invalid")).count();
-    let unknown = runs.iter().filter(|r| r.checker_is(checker, "unknown")).count();
-    let judged = runs.iter().filter(|r| r.checkers.get(checker).is_some_and(|v| v != "not-applicable")).count();
+    let invalid = runs
+        .iter()
+        .filter(|r| r.checker_is(checker, "invalid"))
+        .count();
+    let unknown = runs
+        .iter()
+        .filter(|r| r.checker_is(checker, "unknown"))
+        .count();
+    let judged = runs
+        .iter()
+        .filter(|r| {
+            r.checkers
+                .get(checker)
+                .is_some_and(|v| v != "not-applicable")
+        })
+        .count();
     if judged == 0 {
         return "n/a".into();
     }
@@ -132,7 +151,11 @@ fn caught_cell(runs: &[&RunRow]) -> String {
         return format!("{valid}/{n} valid{mark}");
     }
     let caught = runs.iter().filter(|r| r.caught()).count();
-    let mark = if (caught as f64) < TARGET_SHARE * n as f64 { " ⚠" } else { "" };
+    let mark = if (caught as f64) < TARGET_SHARE * n as f64 {
+        " ⚠"
+    } else {
+        ""
+    };
     format!("{caught}/{n}{mark}")
 }
 
@@ -146,7 +169,11 @@ fn others_cell(runs: &[&RunRow]) -> String {
     if counts.is_empty() {
         return "none".into();
     }
-    counts.iter().map(|(c, k)| format!("{c} {k}/{}", runs.len())).collect::<Vec<_>>().join(", ")
+    counts
+        .iter()
+        .map(|(c, k)| format!("{c} {k}/{}", runs.len()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `a or b (kind1, kind2)`: the expected checkers, with the anomaly kinds that count.
@@ -175,7 +202,10 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 pub fn render(rows: &[RunRow]) -> String {
     let cols = columns(rows);
     let mut out = String::new();
-    let _ = write!(out, "| configuration | workload | nemesis | expected checker | caught | any checker invalid |");
+    let _ = write!(
+        out,
+        "| configuration | workload | nemesis | expected checker | caught | any checker invalid |"
+    );
     for c in &cols {
         let _ = write!(out, " {c} |");
     }
@@ -186,16 +216,35 @@ pub fn render(rows: &[RunRow]) -> String {
     out.push('\n');
     for (config, runs) in group(rows) {
         let first = runs[0];
-        let expected = if first.expected.is_empty() { "— (all valid)".to_string() } else { expected_label(first) };
-        let any = runs.iter().filter(|r| r.checkers.values().any(|v| v == "invalid")).count();
-        let _ = write!(out, "| {config} | {} | {} | {expected} | {} | {any}/{} |", first.workload, first.nemesis, caught_cell(&runs), runs.len());
+        let expected = if first.expected.is_empty() {
+            "— (all valid)".to_string()
+        } else {
+            expected_label(first)
+        };
+        let any = runs
+            .iter()
+            .filter(|r| r.checkers.values().any(|v| v == "invalid"))
+            .count();
+        let _ = write!(
+            out,
+            "| {config} | {} | {} | {expected} | {} | {any}/{} |",
+            first.workload,
+            first.nemesis,
+            caught_cell(&runs),
+            runs.len()
+        );
         for c in &cols {
             let _ = write!(out, " {} |", cell(&runs, c, first.expected.contains(c)));
         }
         let unknown = runs.iter().filter(|r| r.verdict == "unknown").count();
         let errors = runs.iter().filter(|r| r.verdict == "error").count();
         let wall = mean(runs.iter().map(|r| r.wall_s));
-        let _ = writeln!(out, " {} | {unknown}/{} | {errors} | {wall:.0} |", others_cell(&runs), runs.len());
+        let _ = writeln!(
+            out,
+            " {} | {unknown}/{} | {errors} | {wall:.0} |",
+            others_cell(&runs),
+            runs.len()
+        );
     }
     out
 }
@@ -208,17 +257,38 @@ pub fn render_reasons(rows: &[RunRow]) -> String {
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
         for r in &runs {
             for (checker, validity) in &r.checkers {
-                if validity == "unknown" || (validity == "invalid" && !r.expected.contains(checker)) {
-                    let why = r.reasons.get(checker).map(String::as_str).unwrap_or("no reason given");
-                    *reasons.entry(format!("{checker} {validity}: {}", truncate(why, 160))).or_default() += 1;
+                if validity == "unknown" || (validity == "invalid" && !r.expected.contains(checker))
+                {
+                    let why = r
+                        .reasons
+                        .get(checker)
+                        .map(String::as_str)
+                        .unwrap_or("no reason given");
+                    *reasons
+                        .entry(format!("{checker} {validity}: {}", truncate(why, 160)))
+                        .or_default() += 1;
                 }
             }
-            for c in r.expected.iter().filter(|c| r.checker_is(c, "invalid") && !r.symptom_kind_found(c)) {
-                let kinds = r.anomaly_kinds.get(c).map(|k| k.join(", ")).unwrap_or_default();
-                *reasons.entry(format!("{c} invalid, but not with the bug's symptom: {kinds}")).or_default() += 1;
+            for c in r
+                .expected
+                .iter()
+                .filter(|c| r.checker_is(c, "invalid") && !r.symptom_kind_found(c))
+            {
+                let kinds = r
+                    .anomaly_kinds
+                    .get(c)
+                    .map(|k| k.join(", "))
+                    .unwrap_or_default();
+                *reasons
+                    .entry(format!(
+                        "{c} invalid, but not with the bug's symptom: {kinds}"
+                    ))
+                    .or_default() += 1;
             }
             if let Some(e) = &r.error {
-                *reasons.entry(format!("run error: {}", truncate(e, 160))).or_default() += 1;
+                *reasons
+                    .entry(format!("run error: {}", truncate(e, 160)))
+                    .or_default() += 1;
             }
         }
         if reasons.is_empty() {

@@ -27,8 +27,12 @@ pub fn op_refs(anomaly: &Value) -> Vec<u64> {
 
 fn is_ref_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase().replace('-', "_");
-    matches!(key.as_str(), "op" | "ops" | "index" | "indices" | "witness" | "op_index" | "op_indices")
-        || ["_op", "_ops", "_index", "_indices"].iter().any(|s| key.ends_with(s))
+    matches!(
+        key.as_str(),
+        "op" | "ops" | "index" | "indices" | "witness" | "op_index" | "op_indices"
+    ) || ["_op", "_ops", "_index", "_indices"]
+        .iter()
+        .any(|s| key.ends_with(s))
 }
 
 fn looks_like_op(map: &serde_json::Map<String, Value>) -> bool {
@@ -128,7 +132,11 @@ mod tests {
         assert_eq!(refs, vec![100, 101, 5000, 5003]);
         let w = window_ending_at_last(&refs).unwrap();
         assert_eq!((*w.start(), *w.end()), (5033 - (WINDOW_MAX - 1), 5033));
-        assert_eq!(window_ending_at_last(&[100, 120]), window_for(&[100, 120]), "a short one is the usual window");
+        assert_eq!(
+            window_ending_at_last(&[100, 120]),
+            window_for(&[100, 120]),
+            "a short one is the usual window"
+        );
         assert_eq!(stale_read_refs(&json!({"op": 3})), None);
     }
 

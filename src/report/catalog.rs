@@ -59,7 +59,12 @@ impl RouteResolver {
         }
         let mut sorted = snapshot.routes.clone();
         sorted.sort_by(|a, b| a.start.cmp(&b.start));
-        let mut layout = Layout { time, starts: Vec::new(), ends: Vec::new(), route_slots: Vec::new() };
+        let mut layout = Layout {
+            time,
+            starts: Vec::new(),
+            ends: Vec::new(),
+            route_slots: Vec::new(),
+        };
         for record in &sorted {
             let slot = self.slot_for(record, time);
             layout.starts.push(record.start.clone());
@@ -67,7 +72,11 @@ impl RouteResolver {
             layout.route_slots.push(slot);
         }
         self.layouts.push(layout);
-        self.events.push(CatalogEvent { time, index, snapshot });
+        self.events.push(CatalogEvent {
+            time,
+            index,
+            snapshot,
+        });
     }
 
     fn slot_for(&mut self, record: &analysis::history::RouteRecord, time: u64) -> u32 {
@@ -203,7 +212,12 @@ pub fn lineage_order(routes: &[RouteInfo]) -> Vec<usize> {
             _ => roots.push(slot),
         }
     }
-    let by_start = |a: &usize, b: &usize| routes[*a].start.cmp(&routes[*b].start).then(routes[*a].id.cmp(&routes[*b].id));
+    let by_start = |a: &usize, b: &usize| {
+        routes[*a]
+            .start
+            .cmp(&routes[*b].start)
+            .then(routes[*a].id.cmp(&routes[*b].id))
+    };
     roots.sort_by(by_start);
     let mut order = Vec::with_capacity(routes.len());
     let mut stack: Vec<usize> = roots.into_iter().rev().collect();
@@ -229,11 +243,23 @@ mod tests {
     use analysis::history::RouteRecord;
 
     fn route(id: u64, start: &str, end: &str, group: u64, parent: Option<u64>) -> RouteRecord {
-        RouteRecord { id, start: start.into(), end: end.into(), group, state: "ACTIVE".into(), epoch: 1, parent }
+        RouteRecord {
+            id,
+            start: start.into(),
+            end: end.into(),
+            group,
+            state: "ACTIVE".into(),
+            epoch: 1,
+            parent,
+        }
     }
 
     fn snapshot(version: u64, routes: Vec<RouteRecord>) -> CatalogSnapshot {
-        CatalogSnapshot { version, routes, jobs: vec![] }
+        CatalogSnapshot {
+            version,
+            routes,
+            jobs: vec![],
+        }
     }
 
     #[test]
@@ -241,10 +267,21 @@ mod tests {
         let mut r = RouteResolver::default();
         assert_eq!(r.resolve(0, 5, "k1"), NO_ROUTE, "no snapshot yet: deferred");
         r.add_snapshot(10, 1, snapshot(1, vec![route(1, "", "", 1, None)]));
-        r.add_snapshot(100, 2, snapshot(2, vec![route(2, "", "m", 1, Some(1)), route(3, "m", "", 2, Some(1))]));
+        r.add_snapshot(
+            100,
+            2,
+            snapshot(
+                2,
+                vec![route(2, "", "m", 1, Some(1)), route(3, "m", "", 2, Some(1))],
+            ),
+        );
         assert_eq!(r.resolve(1, 50, "z"), 0, "before the split: parent r1");
         assert_eq!(r.resolve(2, 150, "a"), 1, "after: left child r2");
-        assert_eq!(r.resolve(3, 150, "m"), 2, "split key belongs to the right child");
+        assert_eq!(
+            r.resolve(3, 150, "m"),
+            2,
+            "split key belongs to the right child"
+        );
         let mut deferred = Vec::new();
         let (routes, events) = r.finish(|span, slot| deferred.push((span, slot)));
         assert_eq!(deferred, vec![(0, 0)]);
@@ -256,8 +293,14 @@ mod tests {
     #[test]
     fn labels_splits_and_moves_and_orders_by_lineage() {
         let a = snapshot(1, vec![route(1, "", "", 1, None)]);
-        let b = snapshot(2, vec![route(3, "m", "", 1, Some(1)), route(2, "", "m", 1, Some(1))]);
-        let c = snapshot(3, vec![route(3, "m", "", 2, Some(1)), route(2, "", "m", 1, Some(1))]);
+        let b = snapshot(
+            2,
+            vec![route(3, "m", "", 1, Some(1)), route(2, "", "m", 1, Some(1))],
+        );
+        let c = snapshot(
+            3,
+            vec![route(3, "m", "", 2, Some(1)), route(2, "", "m", 1, Some(1))],
+        );
         let mut r = RouteResolver::default();
         for (i, s) in [a, b, c].into_iter().enumerate() {
             r.add_snapshot(i as u64 * 10, i as u64, s);
@@ -265,7 +308,10 @@ mod tests {
         let (routes, events) = r.finish(|_, _| {});
         let labels: Vec<String> = changes(&events).into_iter().map(|c| c.label).collect();
         assert_eq!(labels, vec!["v2: split r1 → r3, r2", "v3: move r3 g1→g2"]);
-        let ids: Vec<u64> = lineage_order(&routes).into_iter().map(|s| routes[s].id).collect();
+        let ids: Vec<u64> = lineage_order(&routes)
+            .into_iter()
+            .map(|s| routes[s].id)
+            .collect();
         assert_eq!(ids, vec![1, 2, 3]);
     }
 }

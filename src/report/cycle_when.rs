@@ -41,7 +41,10 @@ pub struct CycleWhen {
 
 /// The history indices naming the transactions of `witness`'s cycle, in cycle order.
 pub fn cycle_txns(witness: &Value) -> Vec<u64> {
-    witness["cycle"].as_array().map(|c| c.iter().filter_map(|t| t["txn"].as_u64()).collect()).unwrap_or_default()
+    witness["cycle"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|t| t["txn"].as_u64()).collect())
+        .unwrap_or_default()
 }
 
 /// For each index of `wanted`, the client op span it names (by its invoke or completion
@@ -63,57 +66,139 @@ pub fn spans_named(model: &RunModel, wanted: &HashSet<u64>) -> HashMap<u64, OpSp
 
 /// `witness`'s cycle placed in time, or `None` when it has no cycle of two transactions or
 /// none of them is in the history.
-pub fn place(model: &RunModel, spans: &HashMap<u64, OpSpan>, changes: &[CatalogChange], witness: &Value) -> Option<CycleWhen> {
+pub fn place(
+    model: &RunModel,
+    spans: &HashMap<u64, OpSpan>,
+    changes: &[CatalogChange],
+    witness: &Value,
+) -> Option<CycleWhen> {
     let names = cycle_txns(witness);
     if names.len() < 2 {
         return None;
     }
-    let txns: Vec<(u64, OpSpan)> = names.iter().filter_map(|n| spans.get(n).map(|s| (*n, *s))).collect();
+    let txns: Vec<(u64, OpSpan)> = names
+        .iter()
+        .filter_map(|n| spans.get(n).map(|s| (*n, *s)))
+        .collect();
     let first = txns.iter().map(|(_, s)| s.start).min()?;
-    let last = txns.iter().map(|(_, s)| if s.complete_index == PENDING { s.start } else { s.end }).max()?;
+    let last = txns
+        .iter()
+        .map(|(_, s)| {
+            if s.complete_index == PENDING {
+                s.start
+            } else {
+                s.end
+            }
+        })
+        .max()?;
     let context = CONTEXT_MIN_NS.max((last - first) / 2);
     let t0 = first.saturating_sub(context);
     let t1 = (last + context).min(model.end_time.max(last)).max(t0 + 1);
-    let pending: Vec<u64> = txns.iter().filter(|(_, s)| s.complete_index == PENDING).map(|(n, _)| *n).collect();
-    Some(CycleWhen { sentence: sentence(model, changes, (first, last), txns.len(), &pending), svg: strip(model, changes, &txns, (first, last), (t0, t1)) })
+    let pending: Vec<u64> = txns
+        .iter()
+        .filter(|(_, s)| s.complete_index == PENDING)
+        .map(|(n, _)| *n)
+        .collect();
+    Some(CycleWhen {
+        sentence: sentence(model, changes, (first, last), txns.len(), &pending),
+        svg: strip(model, changes, &txns, (first, last), (t0, t1)),
+    })
 }
 
 /// Where the cycle `first..=last` sits: its span, the faults active during it (else the
 /// last one before it), catalog changes during it (else the last one before it).
-fn sentence(model: &RunModel, changes: &[CatalogChange], (first, last): (u64, u64), n: usize, pending: &[u64]) -> String {
-    let mut text = format!("The cycle's {n} transactions ran {}–{} s ({} s)", secs(first), secs(last), secs(last - first));
+fn sentence(
+    model: &RunModel,
+    changes: &[CatalogChange],
+    (first, last): (u64, u64),
+    n: usize,
+    pending: &[u64],
+) -> String {
+    let mut text = format!(
+        "The cycle's {n} transactions ran {}–{} s ({} s)",
+        secs(first),
+        secs(last),
+        secs(last - first)
+    );
     if !pending.is_empty() {
         let names: Vec<String> = pending.iter().map(|p| format!("T{p}")).collect();
         let _ = write!(text, "; {} never completed", names.join(", "));
     }
     text.push('.');
     let fault = |f: &super::model::NemesisInterval| {
-        let targets = if f.targets.is_empty() { String::new() } else { format!(" of {}", f.targets.join(", ")) };
-        let end = if f.healed { format!("{} s", secs(f.end)) } else { "not healed".into() };
+        let targets = if f.targets.is_empty() {
+            String::new()
+        } else {
+            format!(" of {}", f.targets.join(", "))
+        };
+        let end = if f.healed {
+            format!("{} s", secs(f.end))
+        } else {
+            "not healed".into()
+        };
         format!("{}{targets} ({}–{end})", f.kind, secs(f.start))
     };
-    let during: Vec<String> = model.nemesis.iter().filter(|f| f.start <= last && f.end >= first).map(fault).collect();
+    let during: Vec<String> = model
+        .nemesis
+        .iter()
+        .filter(|f| f.start <= last && f.end >= first)
+        .map(fault)
+        .collect();
     if !during.is_empty() {
         let _ = write!(text, " During it: {}.", during.join("; "));
-    } else if let Some(f) = model.nemesis.iter().filter(|f| f.end < first).max_by_key(|f| f.end) {
-        let _ = write!(text, " No fault was active; the last one, {}, was healed {} s before it.", fault(f), secs(first - f.end));
+    } else if let Some(f) = model
+        .nemesis
+        .iter()
+        .filter(|f| f.end < first)
+        .max_by_key(|f| f.end)
+    {
+        let _ = write!(
+            text,
+            " No fault was active; the last one, {}, was healed {} s before it.",
+            fault(f),
+            secs(first - f.end)
+        );
     } else if model.nemesis.is_empty() {
         text.push_str(" No fault in the run.");
     } else {
         text.push_str(" No fault was active, nor any before it.");
     }
-    let inside: Vec<&str> = changes.iter().filter(|c| c.time >= first && c.time <= last).map(|c| c.label.as_str()).collect();
+    let inside: Vec<&str> = changes
+        .iter()
+        .filter(|c| c.time >= first && c.time <= last)
+        .map(|c| c.label.as_str())
+        .collect();
     if !inside.is_empty() {
-        let _ = write!(text, " The catalog changed during it: {}.", inside.join("; "));
-    } else if let Some(c) = changes.iter().filter(|c| c.time < first).max_by_key(|c| c.time) {
-        let _ = write!(text, " It began {} s after the last catalog change, {} (at {} s).", secs(first - c.time), c.label, secs(c.time));
+        let _ = write!(
+            text,
+            " The catalog changed during it: {}.",
+            inside.join("; ")
+        );
+    } else if let Some(c) = changes
+        .iter()
+        .filter(|c| c.time < first)
+        .max_by_key(|c| c.time)
+    {
+        let _ = write!(
+            text,
+            " It began {} s after the last catalog change, {} (at {} s).",
+            secs(first - c.time),
+            c.label,
+            secs(c.time)
+        );
     }
     text
 }
 
 /// The strip: a lane per transaction, the cycle's span shaded, faults, catalog changes and
 /// node exits behind, a time axis below.
-fn strip(model: &RunModel, changes: &[CatalogChange], txns: &[(u64, OpSpan)], (first, last): (u64, u64), (t0, t1): (u64, u64)) -> String {
+fn strip(
+    model: &RunModel,
+    changes: &[CatalogChange],
+    txns: &[(u64, OpSpan)],
+    (first, last): (u64, u64),
+    (t0, t1): (u64, u64),
+) -> String {
     let lanes = &txns[..txns.len().min(MAX_LANES)];
     let plot_w = WIDTH - LABEL_W - 20.0;
     let x_of = |t: u64| LABEL_W + (t.clamp(t0, t1) - t0) as f64 / (t1 - t0) as f64 * plot_w;
@@ -138,9 +223,20 @@ fn strip(model: &RunModel, changes: &[CatalogChange], txns: &[(u64, OpSpan)], (f
     for (lane, (name, span)) in lanes.iter().enumerate() {
         let y = TOP + lane as f64 * LANE_H;
         let pending = span.complete_index == PENDING;
-        let (bx0, bx1) = (x_of(span.start), if pending { x_of(t1) } else { x_of(span.end) });
-        let fill = if pending { "#bbbbbb".to_string() } else { span.outcome.css() };
-        let outcome = if pending { "never completed" } else { span.outcome.name() };
+        let (bx0, bx1) = (
+            x_of(span.start),
+            if pending { x_of(t1) } else { x_of(span.end) },
+        );
+        let fill = if pending {
+            "#bbbbbb".to_string()
+        } else {
+            span.outcome.css()
+        };
+        let outcome = if pending {
+            "never completed"
+        } else {
+            span.outcome.name()
+        };
         let _ = write!(
             svg,
             r##"<text x="{}" y="{:.1}" text-anchor="end">T{name} p{}</text><rect class="txn-span" x="{bx0:.1}" y="{:.1}" width="{:.1}" height="{}" fill="{fill}" stroke="#000" stroke-width="1"><title>T{name} (p{}): {} s → {} ({})</title></rect>"##,
@@ -152,7 +248,11 @@ fn strip(model: &RunModel, changes: &[CatalogChange], txns: &[(u64, OpSpan)], (f
             LANE_H - 4.0,
             span.process,
             secs(span.start),
-            if pending { "—".into() } else { format!("{} s", secs(span.end)) },
+            if pending {
+                "—".into()
+            } else {
+                format!("{} s", secs(span.end))
+            },
             escape(outcome)
         );
     }
@@ -160,7 +260,12 @@ fn strip(model: &RunModel, changes: &[CatalogChange], txns: &[(u64, OpSpan)], (f
     node_exit_marks(&mut svg, model, (t0, t1), &x_of, (TOP, bottom));
     seconds_axis(&mut svg, (t0, t1), &x_of, bottom);
     if txns.len() > lanes.len() {
-        let _ = write!(svg, r##"<text x="4" y="{:.1}" fill="#666">+{} more</text>"##, bottom + 30.0, txns.len() - lanes.len());
+        let _ = write!(
+            svg,
+            r##"<text x="4" y="{:.1}" fill="#666">+{} more</text>"##,
+            bottom + 30.0,
+            txns.len() - lanes.len()
+        );
     }
     svg.push_str("</svg>");
     svg
@@ -169,7 +274,11 @@ fn strip(model: &RunModel, changes: &[CatalogChange], txns: &[(u64, OpSpan)], (f
 /// A time axis in seconds since the test start (the strip spans seconds, unlike a
 /// timeline window's milliseconds): round ticks inside `t0..=t1`.
 fn seconds_axis(svg: &mut String, (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f64, y: f64) {
-    let _ = write!(svg, r##"<line x1="{LABEL_W}" x2="{:.1}" y1="{y}" y2="{y}" stroke="#444"/>"##, x_of(t1));
+    let _ = write!(
+        svg,
+        r##"<line x1="{LABEL_W}" x2="{:.1}" y1="{y}" y2="{y}" stroke="#444"/>"##,
+        x_of(t1)
+    );
     let span_s = (t1 - t0) as f64 / 1e9;
     let ticks = nice_ticks(span_s, 8);
     let step = ticks.get(1).copied().unwrap_or(span_s.max(1e-3));
@@ -185,7 +294,12 @@ fn seconds_axis(svg: &mut String, (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f6
         );
         tick += step;
     }
-    let _ = write!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">time since test start (s)</text>"#, (LABEL_W + x_of(t1)) / 2.0, y + 30.0);
+    let _ = write!(
+        svg,
+        r#"<text x="{:.1}" y="{}" text-anchor="middle">time since test start (s)</text>"#,
+        (LABEL_W + x_of(t1)) / 2.0,
+        y + 30.0
+    );
 }
 
 #[cfg(test)]
@@ -197,15 +311,42 @@ mod tests {
     const S: u64 = 1_000_000_000;
 
     fn span(process: u64, invoke_index: u64, complete_index: u64, start: u64, end: u64) -> OpSpan {
-        OpSpan { process, invoke_index, complete_index, start, end, outcome: Outcome::Ok, f: 0, route: NO_ROUTE }
+        OpSpan {
+            process,
+            invoke_index,
+            complete_index,
+            start,
+            end,
+            outcome: Outcome::Ok,
+            f: 0,
+            route: NO_ROUTE,
+        }
     }
 
     fn model() -> RunModel {
         RunModel {
-            spans: vec![span(0, 10, 12, 10 * S, 10 * S + S / 10), span(1, 11, 13, 10 * S + S / 20, 10 * S + S / 5), span(2, 14, PENDING, 11 * S, 30 * S)],
+            spans: vec![
+                span(0, 10, 12, 10 * S, 10 * S + S / 10),
+                span(1, 11, 13, 10 * S + S / 20, 10 * S + S / 5),
+                span(2, 14, PENDING, 11 * S, 30 * S),
+            ],
             nemesis: vec![
-                NemesisInterval { kind: "kill".into(), start: 9 * S, end: 12 * S, healed: true, targets: vec!["n2".into()], effective: Some(true) },
-                NemesisInterval { kind: "partition".into(), start: 2 * S, end: 4 * S, healed: true, targets: vec![], effective: None },
+                NemesisInterval {
+                    kind: "kill".into(),
+                    start: 9 * S,
+                    end: 12 * S,
+                    healed: true,
+                    targets: vec!["n2".into()],
+                    effective: Some(true),
+                },
+                NemesisInterval {
+                    kind: "partition".into(),
+                    start: 2 * S,
+                    end: 4 * S,
+                    healed: true,
+                    targets: vec![],
+                    effective: None,
+                },
             ],
             end_time: 30 * S,
             ..Default::default()
@@ -219,14 +360,42 @@ mod tests {
         let wanted: HashSet<u64> = cycle_txns(&witness).into_iter().collect();
         let spans = spans_named(&m, &wanted);
         assert_eq!(spans.len(), 2, "named by their completions");
-        let changes = vec![CatalogChange { time: 9 * S + S / 2, index: 5, version: 2, label: "v2: split r1 → r2, r3".into() }];
+        let changes = vec![CatalogChange {
+            time: 9 * S + S / 2,
+            index: 5,
+            version: 2,
+            label: "v2: split r1 → r2, r3".into(),
+        }];
         let when = place(&m, &spans, &changes, &witness).unwrap();
-        assert!(when.sentence.contains("ran 10.000–10.200 s (0.200 s)"), "{}", when.sentence);
-        assert!(when.sentence.contains("During it: kill of n2 (9.000–12.000 s)."), "{}", when.sentence);
-        assert!(!when.sentence.contains("partition"), "a fault long before is not named: {}", when.sentence);
-        assert!(when.sentence.contains("began 0.500 s after the last catalog change, v2: split r1 → r2, r3"), "{}", when.sentence);
+        assert!(
+            when.sentence.contains("ran 10.000–10.200 s (0.200 s)"),
+            "{}",
+            when.sentence
+        );
+        assert!(
+            when.sentence
+                .contains("During it: kill of n2 (9.000–12.000 s)."),
+            "{}",
+            when.sentence
+        );
+        assert!(
+            !when.sentence.contains("partition"),
+            "a fault long before is not named: {}",
+            when.sentence
+        );
+        assert!(
+            when.sentence
+                .contains("began 0.500 s after the last catalog change, v2: split r1 → r2, r3"),
+            "{}",
+            when.sentence
+        );
         assert_eq!(when.svg.matches(r#"class="txn-span""#).count(), 2);
-        assert_eq!(when.svg.matches(r#"class="fault""#).count(), 1, "the partition at 2–4 s is outside 8–12.2 s: {}", when.svg);
+        assert_eq!(
+            when.svg.matches(r#"class="fault""#).count(),
+            1,
+            "the partition at 2–4 s is outside 8–12.2 s: {}",
+            when.svg
+        );
         assert_eq!(when.svg.matches(r#"class="catalog-change""#).count(), 1);
         assert!(when.svg.contains(">T12 p0<") && when.svg.contains(r#"class="cycle-span""#));
     }
@@ -237,9 +406,20 @@ mod tests {
         let witness = json!({"cycle": [{"txn": 12}, {"txn": 14}]});
         let spans = spans_named(&m, &cycle_txns(&witness).into_iter().collect());
         let when = place(&m, &spans, &[], &witness).unwrap();
-        assert!(when.sentence.contains("ran 10.000–11.000 s") && when.sentence.contains("T14 never completed"), "{}", when.sentence);
+        assert!(
+            when.sentence.contains("ran 10.000–11.000 s")
+                && when.sentence.contains("T14 never completed"),
+            "{}",
+            when.sentence
+        );
         let outside = json!({"cycle": [{"txn": 3}, {"txn": 4}]});
-        assert!(place(&m, &spans_named(&m, &cycle_txns(&outside).into_iter().collect()), &[], &outside).is_none());
+        assert!(place(
+            &m,
+            &spans_named(&m, &cycle_txns(&outside).into_iter().collect()),
+            &[],
+            &outside
+        )
+        .is_none());
         assert!(place(&m, &spans, &[], &json!({"type": "G1a", "op": 12})).is_none());
     }
 

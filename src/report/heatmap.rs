@@ -17,8 +17,13 @@ const COLUMNS: usize = 120;
 const MAX_ROWS: usize = 48;
 
 /// YlOrRd-like ramp from pale yellow (cold) to dark red (hot).
-const RAMP: [(f64, f64, f64); 5] =
-    [(255.0, 255.0, 204.0), (254.0, 217.0, 118.0), (253.0, 141.0, 60.0), (227.0, 26.0, 28.0), (128.0, 0.0, 38.0)];
+const RAMP: [(f64, f64, f64); 5] = [
+    (255.0, 255.0, 204.0),
+    (254.0, 217.0, 118.0),
+    (253.0, 141.0, 60.0),
+    (227.0, 26.0, 28.0),
+    (128.0, 0.0, 38.0),
+];
 
 fn ramp(v: f64) -> String {
     let v = v.clamp(0.0, 1.0) * (RAMP.len() - 1) as f64;
@@ -26,7 +31,12 @@ fn ramp(v: f64) -> String {
     let t = v - i as f64;
     let (a, b) = (RAMP[i], RAMP[i + 1]);
     let mix = |x: f64, y: f64| (x + (y - x) * t).round() as u8;
-    format!("#{:02x}{:02x}{:02x}", mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        mix(a.0, b.0),
+        mix(a.1, b.1),
+        mix(a.2, b.2)
+    )
 }
 
 /// Ops per (route slot, time column), and the column width in ns.
@@ -59,7 +69,15 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
     let counts = count(model);
     let rows = chosen_rows(model, &counts);
     let col_s = counts.col_ns as f64 / 1e9;
-    let max_rate = counts.per_route.iter().flatten().copied().max().unwrap_or(0).max(1) as f64 / col_s;
+    let max_rate = counts
+        .per_route
+        .iter()
+        .flatten()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64
+        / col_s;
     let first_snapshot = model.catalog.first().map(|c| c.time).unwrap_or(0);
     let col_w = PLOT_W / COLUMNS as f64;
     let height = TOP + rows.len() as f64 * ROW_H + 72.0;
@@ -72,10 +90,17 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
     for (row, &slot) in rows.iter().enumerate() {
         let route = &model.routes[slot];
         let y = TOP + row as f64 * ROW_H;
-        let alive_from = if route.first_seen == first_snapshot { 0 } else { route.first_seen };
+        let alive_from = if route.first_seen == first_snapshot {
+            0
+        } else {
+            route.first_seen
+        };
         let alive_to = route.gone_at.unwrap_or(u64::MAX);
         let groups: Vec<String> = route.groups.iter().map(|g| format!("g{g}")).collect();
-        let parent = route.parent.map(|p| format!(", split from r{p}")).unwrap_or_default();
+        let parent = route
+            .parent
+            .map(|p| format!(", split from r{p}"))
+            .unwrap_or_default();
         let _ = write!(
             out,
             r#"<text x="{}" y="{:.1}" text-anchor="end"><title>route {} [{}, {}) on {}{}</title>{}</text>"#,
@@ -95,7 +120,11 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
             }
             let n = counts.per_route[slot][col];
             let rate = n as f64 / col_s;
-            let fill = if n == 0 { "#f1f1f1".to_string() } else { ramp((rate / max_rate).sqrt()) };
+            let fill = if n == 0 {
+                "#f1f1f1".to_string()
+            } else {
+                ramp((rate / max_rate).sqrt())
+            };
             let _ = write!(
                 out,
                 r#"<rect x="{:.1}" y="{y}" width="{:.1}" height="{}" fill="{fill}"><title>r{} {:.1}–{:.1}s: {:.0} ops/s</title></rect>"#,
@@ -143,7 +172,12 @@ fn chosen_rows(model: &RunModel, counts: &Counts) -> Vec<usize> {
     if order.len() <= MAX_ROWS {
         return order;
     }
-    let total = |slot: usize| counts.per_route[slot].iter().map(|&c| c as u64).sum::<u64>();
+    let total = |slot: usize| {
+        counts.per_route[slot]
+            .iter()
+            .map(|&c| c as u64)
+            .sum::<u64>()
+    };
     let mut busiest: Vec<usize> = order.clone();
     busiest.sort_by_key(|&s| std::cmp::Reverse(total(s)));
     busiest.truncate(MAX_ROWS);
@@ -152,7 +186,11 @@ fn chosen_rows(model: &RunModel, counts: &Counts) -> Vec<usize> {
 
 fn axis(out: &mut String, counts: &Counts, y: f64, x_of: impl Fn(u64) -> f64) {
     let span_s = (counts.col_ns * COLUMNS as u64) as f64 / 1e9;
-    let _ = write!(out, r##"<line x1="{LABEL_W}" x2="{}" y1="{y}" y2="{y}" stroke="#444"/>"##, LABEL_W + PLOT_W);
+    let _ = write!(
+        out,
+        r##"<line x1="{LABEL_W}" x2="{}" y1="{y}" y2="{y}" stroke="#444"/>"##,
+        LABEL_W + PLOT_W
+    );
     for t in nice_ticks(span_s, 10) {
         let x = x_of((t * 1e9) as u64);
         let _ = write!(
@@ -163,14 +201,24 @@ fn axis(out: &mut String, counts: &Counts, y: f64, x_of: impl Fn(u64) -> f64) {
             tick_label(t)
         );
     }
-    let _ = write!(out, r#"<text x="{}" y="{}" text-anchor="middle">time since test start (s)</text>"#, LABEL_W + PLOT_W / 2.0, y + 30.0);
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">time since test start (s)</text>"#,
+        LABEL_W + PLOT_W / 2.0,
+        y + 30.0
+    );
 }
 
 fn legend(out: &mut String, max_rate: f64, y: f64) {
     let steps = 10;
     for i in 0..steps {
         let v = i as f64 / (steps - 1) as f64;
-        let _ = write!(out, r#"<rect x="{}" y="{y}" width="14" height="10" fill="{}"/>"#, 40.0 + i as f64 * 14.0, ramp(v));
+        let _ = write!(
+            out,
+            r#"<rect x="{}" y="{y}" width="14" height="10" fill="{}"/>"#,
+            40.0 + i as f64 * 14.0,
+            ramp(v)
+        );
     }
     let _ = write!(
         out,

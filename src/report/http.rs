@@ -18,7 +18,11 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves `store` on `listener` until the task is dropped.
 pub async fn serve(store: PathBuf, listener: TcpListener) -> Result<()> {
-    let root = Arc::new(store.canonicalize().with_context(|| format!("store {} does not exist", store.display()))?);
+    let root = Arc::new(
+        store
+            .canonicalize()
+            .with_context(|| format!("store {} does not exist", store.display()))?,
+    );
     loop {
         let (stream, _) = listener.accept().await.context("accepting a connection")?;
         let root = Arc::clone(&root);
@@ -44,27 +48,63 @@ enum Body {
 
 impl Response {
     fn text(status: &'static str, message: impl Into<String>) -> Self {
-        Response { status, content_type: "text/plain; charset=utf-8", body: Body::Text(message.into() + "\n"), location: None }
+        Response {
+            status,
+            content_type: "text/plain; charset=utf-8",
+            body: Body::Text(message.into() + "\n"),
+            location: None,
+        }
     }
     fn html(body: String) -> Self {
-        Response { status: "200 OK", content_type: "text/html; charset=utf-8", body: Body::Text(body), location: None }
+        Response {
+            status: "200 OK",
+            content_type: "text/html; charset=utf-8",
+            body: Body::Text(body),
+            location: None,
+        }
     }
 }
 
 async fn handle(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     let head = match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
         Ok(Ok(Some(head))) => head,
-        Ok(Ok(None)) => return write(&mut stream, Response::text("400 Bad Request", "request head too large or incomplete"), false).await,
+        Ok(Ok(None)) => {
+            return write(
+                &mut stream,
+                Response::text("400 Bad Request", "request head too large or incomplete"),
+                false,
+            )
+            .await
+        }
         Ok(Err(e)) => return Err(e),
-        Err(_) => return write(&mut stream, Response::text("408 Request Timeout", "request timed out"), false).await,
+        Err(_) => {
+            return write(
+                &mut stream,
+                Response::text("408 Request Timeout", "request timed out"),
+                false,
+            )
+            .await
+        }
     };
     let (method, target) = match parse_request_line(&head) {
         Some(parts) => parts,
-        None => return write(&mut stream, Response::text("400 Bad Request", "malformed request line"), false).await,
+        None => {
+            return write(
+                &mut stream,
+                Response::text("400 Bad Request", "malformed request line"),
+                false,
+            )
+            .await
+        }
     };
     let head_only = method == "HEAD";
     if method != "GET" && !head_only {
-        return write(&mut stream, Response::text("405 Method Not Allowed", "only GET and HEAD"), false).await;
+        return write(
+            &mut stream,
+            Response::text("405 Method Not Allowed", "only GET and HEAD"),
+            false,
+        )
+        .await;
     }
     let root = root.to_path_buf();
     let response = tokio::task::spawn_blocking(move || route(&root, &target))
@@ -129,7 +169,11 @@ pub fn safe_segments(target: &str) -> Option<Vec<String>> {
     let decoded = percent_decode(path)?;
     let mut segments = Vec::new();
     for segment in decoded.split('/').filter(|s| !s.is_empty()) {
-        if segment == "." || segment == ".." || segment.starts_with('.') || segment.contains(['\\', '\0']) {
+        if segment == "."
+            || segment == ".."
+            || segment.starts_with('.')
+            || segment.contains(['\\', '\0'])
+        {
             return None;
         }
         segments.push(segment.to_string());
@@ -153,7 +197,10 @@ fn route(root: &Path, target: &str) -> Response {
         if let Some(run_dir) = path.parent().filter(|d| d.join("history.jsonl").is_file()) {
             if inside(root, run_dir).is_some() {
                 if let Err(e) = super::generate(run_dir, None) {
-                    return Response::text("500 Internal Server Error", format!("cannot generate the report: {e:#}"));
+                    return Response::text(
+                        "500 Internal Server Error",
+                        format!("cannot generate the report: {e:#}"),
+                    );
                 }
             }
         }
@@ -173,7 +220,12 @@ fn route(root: &Path, target: &str) -> Response {
         };
     }
     match real.metadata() {
-        Ok(meta) => Response { status: "200 OK", content_type: content_type(&real), body: Body::File(real, meta.len()), location: None },
+        Ok(meta) => Response {
+            status: "200 OK",
+            content_type: content_type(&real),
+            body: Body::File(real, meta.len()),
+            location: None,
+        },
         Err(_) => Response::text("404 Not Found", "not found"),
     }
 }
@@ -210,7 +262,10 @@ fn listing(dir: &Path, segments: &[String]) -> Result<String> {
     for (name, is_dir) in names {
         let shown = super::svg::escape(&name);
         let href = format!("{}{}", encode_segment(&name), if is_dir { "/" } else { "" });
-        html.push_str(&format!("<li><a href=\"{href}\">{shown}{}</a></li>", if is_dir { "/" } else { "" }));
+        html.push_str(&format!(
+            "<li><a href=\"{href}\">{shown}{}</a></li>",
+            if is_dir { "/" } else { "" }
+        ));
     }
     html.push_str("</ul></body></html>");
     Ok(html)
@@ -219,7 +274,9 @@ fn listing(dir: &Path, segments: &[String]) -> Result<String> {
 fn encode_segment(name: &str) -> String {
     name.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -257,16 +314,30 @@ mod tests {
 
     #[test]
     fn refuses_paths_that_leave_the_store() {
-        assert_eq!(safe_segments("/a/b/report.html"), Some(vec!["a".into(), "b".into(), "report.html".into()]));
+        assert_eq!(
+            safe_segments("/a/b/report.html"),
+            Some(vec!["a".into(), "b".into(), "report.html".into()])
+        );
         assert_eq!(safe_segments("/?x=1"), Some(vec![]));
-        for bad in ["/../etc/passwd", "/a/%2e%2e/%2E%2E/x", "/a/..%2fb", "/.git/config", "/a%5c..%5cb", "/%zz", "/%ff%fe"] {
+        for bad in [
+            "/../etc/passwd",
+            "/a/%2e%2e/%2E%2E/x",
+            "/a/..%2fb",
+            "/.git/config",
+            "/a%5c..%5cb",
+            "/%zz",
+            "/%ff%fe",
+        ] {
             assert_eq!(safe_segments(bad), None, "{bad}");
         }
     }
 
     #[test]
     fn parses_only_well_formed_request_lines() {
-        assert_eq!(parse_request_line("GET / HTTP/1.1\r\nHost: x"), Some(("GET".into(), "/".into())));
+        assert_eq!(
+            parse_request_line("GET / HTTP/1.1\r\nHost: x"),
+            Some(("GET".into(), "/".into()))
+        );
         assert_eq!(parse_request_line("GET http://evil/ HTTP/1.1"), None);
         assert_eq!(parse_request_line("GET / SPDY"), None);
     }

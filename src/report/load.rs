@@ -2,8 +2,8 @@
 //! `history.jsonl`, streamed into a [`RunModel`].
 
 use super::catalog::RouteResolver;
-use super::txn_summary::TxnSummaryBuilder;
 use super::model::{NemesisInterval, NodeExitMark, OpSpan, Outcome, RunModel, NO_ROUTE, PENDING};
+use super::txn_summary::TxnSummaryBuilder;
 use analysis::formats::jsonl::JsonlReader;
 use analysis::history::{events, CatalogSnapshot, FaultEdge, FaultEvent, Op, OpType, Process};
 use analysis::verdict::Verdict;
@@ -19,8 +19,10 @@ pub fn read_verdict(run_dir: &Path) -> Result<Option<Verdict>> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let verdict = serde_json::from_str(&text).with_context(|| format!("{}: not a faultline verdict", path.display()))?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let verdict = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a faultline verdict", path.display()))?;
     Ok(Some(verdict))
 }
 
@@ -30,8 +32,10 @@ pub fn read_options(run_dir: &Path) -> Result<Option<serde_json::Value>> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let value = serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", path.display()))?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let value =
+        serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", path.display()))?;
     Ok(Some(value))
 }
 
@@ -39,7 +43,8 @@ pub fn read_options(run_dir: &Path) -> Result<Option<serde_json::Value>> {
 /// lies in one of `keep` (the timeline windows).
 pub fn read_history(run_dir: &Path, keep: &[RangeInclusive<u64>]) -> Result<RunModel> {
     let path = run_dir.join("history.jsonl");
-    let file = std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file =
+        std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     let source = path.display().to_string();
     let mut reader = JsonlReader::new(BufReader::with_capacity(1 << 20, file), &source);
     let mut builder = Builder::new(keep);
@@ -126,7 +131,9 @@ impl<'k> Builder<'k> {
             return;
         }
         // The reader validated that every completion follows an invoke of its process.
-        let Some((pos, invoke)) = self.open.remove(&process) else { return };
+        let Some((pos, invoke)) = self.open.remove(&process) else {
+            return;
+        };
         if self.kept(op.index) && !self.kept(invoke.index) {
             self.model.kept_ops.insert(invoke.index, invoke.clone());
         }
@@ -147,7 +154,9 @@ impl<'k> Builder<'k> {
     }
 
     fn nemesis_event(&mut self, op: Op) {
-        let Some(FaultEvent { edge, fault, value }) = FaultEvent::from_op(&op) else { return };
+        let Some(FaultEvent { edge, fault, value }) = FaultEvent::from_op(&op) else {
+            return;
+        };
         if edge == FaultEdge::Start {
             self.open_faults.push(NemesisInterval {
                 kind: fault,
@@ -181,7 +190,10 @@ impl<'k> Builder<'k> {
             Err(e) => {
                 const MAX_CATALOG_WARNINGS: usize = 5;
                 if self.model.warnings.len() < MAX_CATALOG_WARNINGS {
-                    self.model.warnings.push(format!("history entry {}: catalog event ignored: {e}", op.index));
+                    self.model.warnings.push(format!(
+                        "history entry {}: catalog event ignored: {e}",
+                        op.index
+                    ));
                 }
             }
         }
@@ -210,12 +222,28 @@ impl<'k> Builder<'k> {
 /// The timeline mark of a `node-exit` event: who, whether it was asked for, and why.
 fn node_exit_mark(op: &Op) -> NodeExitMark {
     let v = &op.value;
-    let node = analysis::checkers::crashes::exit_node(op).unwrap_or("?").to_string();
+    let node = analysis::checkers::crashes::exit_node(op)
+        .unwrap_or("?")
+        .to_string();
     let expected = v.get("expected").and_then(|e| e.as_bool()).unwrap_or(false);
     let status = analysis::checkers::crashes::exit_status(op);
-    let what = if expected { "exited as asked" } else { "exited on its own" };
-    let why = v.get("crash_line").and_then(|l| l.as_str()).map(|l| format!(": {l}")).unwrap_or_default();
-    NodeExitMark { time: op.time, index: op.index, label: format!("{node} {what} ({status}){why}"), node, expected }
+    let what = if expected {
+        "exited as asked"
+    } else {
+        "exited on its own"
+    };
+    let why = v
+        .get("crash_line")
+        .and_then(|l| l.as_str())
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    NodeExitMark {
+        time: op.time,
+        index: op.index,
+        label: format!("{node} {what} ({status}){why}"),
+        node,
+        expected,
+    }
 }
 
 #[cfg(test)]
@@ -223,8 +251,27 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn op(index: u64, time: u64, kind: OpType, process: Process, f: &str, key: Option<&str>, value: serde_json::Value) -> Op {
-        Op { index, kind, process, f: f.into(), key: key.map(str::to_string), value, time, node: None, error: None, meta: None }
+    fn op(
+        index: u64,
+        time: u64,
+        kind: OpType,
+        process: Process,
+        f: &str,
+        key: Option<&str>,
+        value: serde_json::Value,
+    ) -> Op {
+        Op {
+            index,
+            kind,
+            process,
+            f: f.into(),
+            key: key.map(str::to_string),
+            value,
+            time,
+            node: None,
+            error: None,
+            meta: None,
+        }
     }
 
     #[test]
@@ -232,14 +279,62 @@ mod tests {
         use OpType::*;
         let catalog = json!({"version": 1, "routes": [{"id": 1, "start": "", "end": "", "group": 1, "state": "ACTIVE"}]});
         let ops = vec![
-            op(0, 0, Invoke, Process::Client(0), "write", Some("k"), json!(5)),
+            op(
+                0,
+                0,
+                Invoke,
+                Process::Client(0),
+                "write",
+                Some("k"),
+                json!(5),
+            ),
             op(1, 5, Info, Process::Watcher, "catalog", None, catalog),
-            op(2, 10, Info, Process::Nemesis, "start-partition", None, json!({"targets": ["n1"], "effective": true})),
+            op(
+                2,
+                10,
+                Info,
+                Process::Nemesis,
+                "start-partition",
+                None,
+                json!({"targets": ["n1"], "effective": true}),
+            ),
             op(3, 20, Ok, Process::Client(0), "write", Some("k"), json!(5)),
-            op(4, 30, Invoke, Process::Client(1), "read", Some("k"), json!(null)),
-            op(5, 40, Info, Process::Nemesis, "stop-partition", None, json!({"targets": ["n1"]})),
-            op(6, 50, Invoke, Process::Client(0), "read", Some("k"), json!(null)),
-            op(7, 60, Fail, Process::Client(0), "read", Some("k"), json!(null)),
+            op(
+                4,
+                30,
+                Invoke,
+                Process::Client(1),
+                "read",
+                Some("k"),
+                json!(null),
+            ),
+            op(
+                5,
+                40,
+                Info,
+                Process::Nemesis,
+                "stop-partition",
+                None,
+                json!({"targets": ["n1"]}),
+            ),
+            op(
+                6,
+                50,
+                Invoke,
+                Process::Client(0),
+                "read",
+                Some("k"),
+                json!(null),
+            ),
+            op(
+                7,
+                60,
+                Fail,
+                Process::Client(0),
+                "read",
+                Some("k"),
+                json!(null),
+            ),
         ];
         let keep = [3..=3];
         let mut builder = Builder::new(&keep);
@@ -247,11 +342,24 @@ mod tests {
         let model = builder.finish();
         assert_eq!(model.spans.len(), 3);
         let (write, pending, failed) = (&model.spans[0], &model.spans[1], &model.spans[2]);
-        assert_eq!((write.outcome, write.latency_ns(), write.route), (Outcome::Ok, 20, 0));
-        assert_eq!((pending.complete_index, pending.outcome, pending.end), (PENDING, Outcome::Info, 60));
+        assert_eq!(
+            (write.outcome, write.latency_ns(), write.route),
+            (Outcome::Ok, 20, 0)
+        );
+        assert_eq!(
+            (pending.complete_index, pending.outcome, pending.end),
+            (PENDING, Outcome::Info, 60)
+        );
         assert_eq!(failed.outcome, Outcome::Fail);
         assert_eq!(model.nemesis.len(), 1);
-        assert_eq!((model.nemesis[0].start, model.nemesis[0].end, model.nemesis[0].healed), (10, 40, true));
+        assert_eq!(
+            (
+                model.nemesis[0].start,
+                model.nemesis[0].end,
+                model.nemesis[0].healed
+            ),
+            (10, 40, true)
+        );
         assert_eq!(model.routes.len(), 1);
         // The completion at index 3 is in a window: its invocation (index 0) is kept too.
         let mut kept: Vec<u64> = model.kept_ops.keys().copied().collect();

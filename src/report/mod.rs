@@ -64,7 +64,10 @@ pub fn generate(run_dir: &Path, out: Option<&Path>) -> Result<Generated> {
     }
     let history = run_dir.join("history.jsonl");
     if !history.is_file() {
-        anyhow::bail!("{}: no history.jsonl — is this a faultline run directory (store/<test>/<timestamp>/)?", run_dir.display());
+        anyhow::bail!(
+            "{}: no history.jsonl — is this a faultline run directory (store/<test>/<timestamp>/)?",
+            run_dir.display()
+        );
     }
     let started = Instant::now();
     let verdict = load::read_verdict(run_dir)?;
@@ -72,9 +75,15 @@ pub fn generate(run_dir: &Path, out: Option<&Path>) -> Result<Generated> {
     let plan = page::Plan::from_verdict(verdict.as_ref());
     let model = load::read_history(run_dir, &plan.keep_ranges())?;
     let read_time = started.elapsed();
-    let inputs = page::Inputs { run_name: run_name(run_dir), verdict: verdict.as_ref(), options: options.as_ref() };
+    let inputs = page::Inputs {
+        run_name: run_name(run_dir),
+        verdict: verdict.as_ref(),
+        options: options.as_ref(),
+    };
     let html = page::render(&inputs, &model, &plan).map_err(|e| RenderError(format!("{e:#}")))?;
-    let path = out.map(Path::to_path_buf).unwrap_or_else(|| run_dir.join(REPORT_FILE));
+    let path = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| run_dir.join(REPORT_FILE));
     std::fs::write(&path, &html).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(Generated {
         path,
@@ -87,7 +96,9 @@ pub fn generate(run_dir: &Path, out: Option<&Path>) -> Result<Generated> {
 
 /// `<test>/<timestamp>` from a run directory path (whatever its last two components are).
 fn run_name(run_dir: &Path) -> String {
-    let canonical = run_dir.canonicalize().unwrap_or_else(|_| run_dir.to_path_buf());
+    let canonical = run_dir
+        .canonicalize()
+        .unwrap_or_else(|_| run_dir.to_path_buf());
     let parts: Vec<String> = canonical
         .components()
         .rev()

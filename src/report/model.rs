@@ -150,10 +150,24 @@ pub struct RouteInfo {
 
 impl RouteInfo {
     pub fn label(&self) -> String {
-        let end = if self.end.is_empty() { "∞" } else { self.end.as_str() };
-        let start = if self.start.is_empty() { "−∞" } else { self.start.as_str() };
+        let end = if self.end.is_empty() {
+            "∞"
+        } else {
+            self.end.as_str()
+        };
+        let start = if self.start.is_empty() {
+            "−∞"
+        } else {
+            self.start.as_str()
+        };
         let groups: Vec<String> = self.groups.iter().map(|g| format!("g{g}")).collect();
-        format!("r{} [{}, {}) {}", self.id, short(start), short(end), groups.join("→"))
+        format!(
+            "r{} [{}, {}) {}",
+            self.id,
+            short(start),
+            short(end),
+            groups.join("→")
+        )
     }
 }
 
@@ -163,7 +177,13 @@ pub fn short(key: &str) -> String {
     const MAX: usize = 18;
     let visible: String = key
         .chars()
-        .map(|c| if c.is_control() { format!("\\x{:02x}", c as u32) } else { c.to_string() })
+        .map(|c| {
+            if c.is_control() {
+                format!("\\x{:02x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
         .collect();
     let chars: Vec<char> = visible.chars().collect();
     if chars.len() <= MAX {
@@ -180,7 +200,10 @@ impl RunModel {
     }
 
     pub fn function_name(&self, f: u16) -> &str {
-        self.functions.get(f as usize).map(String::as_str).unwrap_or("?")
+        self.functions
+            .get(f as usize)
+            .map(String::as_str)
+            .unwrap_or("?")
     }
 }
 

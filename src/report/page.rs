@@ -1,7 +1,9 @@
 //! Assembles the page: the verdict, plots, heat map, transactions and timelines rendered
 //! into the minijinja template `templates/report.html`.
 
-use super::anomaly::{kind_of, op_refs, stale_read_refs, window_ending_at_last, window_for, DEFAULT_WINDOW};
+use super::anomaly::{
+    kind_of, op_refs, stale_read_refs, window_ending_at_last, window_for, DEFAULT_WINDOW,
+};
 use super::catalog::{changes, CatalogChange};
 use super::cycle_when::{self, CycleWhen};
 use super::model::{OpSpan, Outcome, RunModel, PENDING};
@@ -56,17 +58,34 @@ impl Plan {
                 let window = match range {
                     Some(range) if windows.len() < MAX_WINDOWS => {
                         let id = format!("w{}", windows.len());
-                        let title = format!("{name} — anomaly {} ({})", position + 1, kind_of(anomaly));
-                        windows.push((Window { id, range, highlight }, title));
+                        let title =
+                            format!("{name} — anomaly {} ({})", position + 1, kind_of(anomaly));
+                        windows.push((
+                            Window {
+                                id,
+                                range,
+                                highlight,
+                            },
+                            title,
+                        ));
                         Some(windows.len() - 1)
                     }
                     _ => None,
                 };
-                anomalies.push(PlannedAnomaly { checker: name.clone(), position, refs, window });
+                anomalies.push(PlannedAnomaly {
+                    checker: name.clone(),
+                    position,
+                    refs,
+                    window,
+                });
             }
         }
         if windows.is_empty() {
-            let window = Window { id: "w0".into(), range: 0..=DEFAULT_WINDOW - 1, highlight: vec![] };
+            let window = Window {
+                id: "w0".into(),
+                range: 0..=DEFAULT_WINDOW - 1,
+                highlight: vec![],
+            };
             windows.push((window, "the first operations of the run".into()));
         }
         Plan { windows, anomalies }
@@ -148,7 +167,10 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
     let rendered: Vec<TimelineView> = plan
         .windows
         .iter()
-        .map(|(w, title)| TimelineView { title: title.clone(), rendered: timeline::render(model, w, &catalog_changes) })
+        .map(|(w, title)| TimelineView {
+            title: title.clone(),
+            rendered: timeline::render(model, w, &catalog_changes),
+        })
         .collect();
     let anchors: HashSet<String> = rendered
         .iter()
@@ -156,7 +178,11 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
         .flat_map(|r| [r.anchor.clone(), r.alt_anchor.clone()])
         .filter(|a| !a.is_empty())
         .collect();
-    let when = WhenContext { model, spans: cycle_when::spans_named(model, &cycle_indices(inputs.verdict, plan)), changes: &catalog_changes };
+    let when = WhenContext {
+        model,
+        spans: cycle_when::spans_named(model, &cycle_indices(inputs.verdict, plan)),
+        changes: &catalog_changes,
+    };
     let checkers = checker_views(inputs.verdict, plan, &anchors, &when);
     let latency = plots::latency_svg(model, &catalog_changes).context("latency plot")?;
     let throughput = plots::throughput_svg(model, &catalog_changes).context("throughput plot")?;
@@ -166,7 +192,8 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
         None => "no verdict",
     };
     let mut env = Environment::new();
-    env.add_template("report.html", TEMPLATE).context("report template")?;
+    env.add_template("report.html", TEMPLATE)
+        .context("report template")?;
     let template = env.get_template("report.html").context("report template")?;
     template
         .render(minijinja::context! {
@@ -192,7 +219,9 @@ pub fn render(inputs: &Inputs, model: &RunModel, plan: &Plan) -> Result<String> 
 
 /// The history indices of the transactions of every listed anomaly's cycle.
 fn cycle_indices(verdict: Option<&Verdict>, plan: &Plan) -> HashSet<u64> {
-    let Some(verdict) = verdict else { return HashSet::new() };
+    let Some(verdict) = verdict else {
+        return HashSet::new();
+    };
     plan.anomalies
         .iter()
         .filter_map(|a| verdict.checkers.get(&a.checker)?.anomalies.get(a.position))
@@ -200,8 +229,15 @@ fn cycle_indices(verdict: Option<&Verdict>, plan: &Plan) -> HashSet<u64> {
         .collect()
 }
 
-fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<String>, when: &WhenContext) -> Vec<CheckerView> {
-    let Some(verdict) = verdict else { return vec![] };
+fn checker_views(
+    verdict: Option<&Verdict>,
+    plan: &Plan,
+    anchors: &HashSet<String>,
+    when: &WhenContext,
+) -> Vec<CheckerView> {
+    let Some(verdict) = verdict else {
+        return vec![];
+    };
     let mut views: Vec<CheckerView> = verdict
         .checkers
         .iter()
@@ -233,25 +269,48 @@ fn checker_views(verdict: Option<&Verdict>, plan: &Plan, anchors: &HashSet<Strin
     views
 }
 
-fn anomaly_view(anomaly: &serde_json::Value, planned: &PlannedAnomaly, plan: &Plan, anchors: &HashSet<String>, when: &WhenContext) -> AnomalyView {
+fn anomaly_view(
+    anomaly: &serde_json::Value,
+    planned: &PlannedAnomaly,
+    plan: &Plan,
+    anchors: &HashSet<String>,
+    when: &WhenContext,
+) -> AnomalyView {
     let window_id = planned.window.map(|w| plan.windows[w].0.id.clone());
     let refs = planned
         .refs
         .iter()
         .map(|&index| {
-            let href = window_id.as_ref().map(|w| format!("{w}-op{index}")).filter(|a| anchors.contains(a));
+            let href = window_id
+                .as_ref()
+                .map(|w| format!("{w}-op{index}"))
+                .filter(|a| anchors.contains(a));
             RefView { index, href }
         })
         .collect();
     let mut json = serde_json::to_string_pretty(anomaly).unwrap_or_else(|_| anomaly.to_string());
     if json.len() > ANOMALY_CHARS {
-        let cut = (0..=ANOMALY_CHARS).rev().find(|&i| json.is_char_boundary(i)).unwrap_or(0);
+        let cut = (0..=ANOMALY_CHARS)
+            .rev()
+            .find(|&i| json.is_char_boundary(i))
+            .unwrap_or(0);
         json.truncate(cut);
         json.push_str("\n…");
     }
     let cycle_svg = super::txn_cycle::cycle_svg(anomaly);
-    let cycle_when = cycle_svg.as_ref().and_then(|_| cycle_when::place(when.model, &when.spans, when.changes, anomaly));
-    AnomalyView { kind: kind_of(anomaly), headline: headline(anomaly), versions: versions(anomaly), json, refs, window: window_id, cycle_svg, cycle_when }
+    let cycle_when = cycle_svg
+        .as_ref()
+        .and_then(|_| cycle_when::place(when.model, &when.spans, when.changes, anomaly));
+    AnomalyView {
+        kind: kind_of(anomaly),
+        headline: headline(anomaly),
+        versions: versions(anomaly),
+        json,
+        refs,
+        window: window_id,
+        cycle_svg,
+        cycle_when,
+    }
 }
 
 fn headline(anomaly: &serde_json::Value) -> Option<String> {
@@ -265,10 +324,21 @@ fn versions(anomaly: &serde_json::Value) -> Vec<String> {
     let probe = &anomaly["store_versions"];
     let mut lines: Vec<String> = probe["versions"]
         .as_array()
-        .map(|vs| vs.iter().map(|v| format!("value {} — commit ts {} (HLC {} ms + {})", v["value"], v["commit_ts"], v["hlc_ms"], v["hlc_logical"])).collect())
+        .map(|vs| {
+            vs.iter()
+                .map(|v| {
+                    format!(
+                        "value {} — commit ts {} (HLC {} ms + {})",
+                        v["value"], v["commit_ts"], v["hlc_ms"], v["hlc_logical"]
+                    )
+                })
+                .collect()
+        })
         .unwrap_or_default();
     for missing in probe["not_found"].as_array().into_iter().flatten() {
-        lines.push(format!("value {missing}: no version of it among those around it"));
+        lines.push(format!(
+            "value {missing}: no version of it among those around it"
+        ));
     }
     if let Some(note) = probe["note"].as_str() {
         lines.push(note.to_string());
@@ -277,16 +347,34 @@ fn versions(anomaly: &serde_json::Value) -> Vec<String> {
 }
 
 fn stats(model: &RunModel, catalog_changes: &[CatalogChange]) -> Vec<(String, String)> {
-    let pending = model.spans.iter().filter(|s| s.complete_index == PENDING).count();
-    let splits = catalog_changes.iter().filter(|c| c.label.contains("split")).count();
+    let pending = model
+        .spans
+        .iter()
+        .filter(|s| s.complete_index == PENDING)
+        .count();
+    let splits = catalog_changes
+        .iter()
+        .filter(|c| c.label.contains("split"))
+        .count();
     vec![
         ("history entries".into(), model.entries.to_string()),
         ("client operations".into(), model.spans.len().to_string()),
-        ("ok / fail / info".into(), format!("{} / {} / {}", model.count(Outcome::Ok), model.count(Outcome::Fail), model.count(Outcome::Info) - pending)),
+        (
+            "ok / fail / info".into(),
+            format!(
+                "{} / {} / {}",
+                model.count(Outcome::Ok),
+                model.count(Outcome::Fail),
+                model.count(Outcome::Info) - pending
+            ),
+        ),
         ("never completed".into(), pending.to_string()),
         ("duration".into(), format!("{} s", secs(model.end_time))),
         ("faults".into(), model.nemesis.len().to_string()),
-        ("catalog versions seen".into(), (catalog_changes.len() + usize::from(!model.catalog.is_empty())).to_string()),
+        (
+            "catalog versions seen".into(),
+            (catalog_changes.len() + usize::from(!model.catalog.is_empty())).to_string(),
+        ),
         ("splits observed".into(), splits.to_string()),
         ("routes".into(), model.routes.len().to_string()),
     ]
@@ -329,16 +417,34 @@ fn txn_view(summary: &TxnSummary, verdict: Option<&Verdict>) -> TxnView {
         .and_then(|m| m.parse::<TxnModel>().ok())
         .or(summary.model)
         .unwrap_or(TxnModel::ListAppend);
-    let (counts_from, committed, aborted, info) = match (checker_count("committed"), checker_count("aborted"), checker_count("info")) {
+    let (counts_from, committed, aborted, info) = match (
+        checker_count("committed"),
+        checker_count("aborted"),
+        checker_count("info"),
+    ) {
         (Some(c), Some(a), Some(i)) => ("the isolation checker", c, a, i),
-        _ => ("the history", summary.committed, summary.aborted, summary.info),
+        _ => (
+            "the history",
+            summary.committed,
+            summary.aborted,
+            summary.info,
+        ),
     };
     let lengths = summary
         .by_length
         .iter()
         .enumerate()
         .filter(|&(len, &n)| (1..=LENGTHS).contains(&len) || n > 0)
-        .map(|(len, &n)| (if len > LENGTHS { format!("{}+", LENGTHS + 1) } else { len.to_string() }, n))
+        .map(|(len, &n)| {
+            (
+                if len > LENGTHS {
+                    format!("{}+", LENGTHS + 1)
+                } else {
+                    len.to_string()
+                },
+                n,
+            )
+        })
         .collect();
     let list_append = model == TxnModel::ListAppend;
     let key_rows = summary
@@ -349,7 +455,9 @@ fn txn_view(summary: &TxnSummary, verdict: Option<&Verdict>) -> TxnView {
             acknowledged: k.acknowledged,
             indeterminate: k.indeterminate,
             read: if list_append {
-                k.longest_read.map(|n| n.to_string()).unwrap_or_else(|| "never read".into())
+                k.longest_read
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "never read".into())
             } else {
                 match &k.last_read {
                     None => "never read".into(),
@@ -383,7 +491,11 @@ fn fault_views(model: &RunModel) -> Vec<FaultView> {
         .map(|f| FaultView {
             kind: f.kind.clone(),
             start_s: secs(f.start),
-            end_s: if f.healed { secs(f.end) } else { "not healed".into() },
+            end_s: if f.healed {
+                secs(f.end)
+            } else {
+                "not healed".into()
+            },
             healed: f.healed,
             targets: f.targets.join(", "),
             effective: match f.effective {
@@ -404,12 +516,16 @@ fn nemesis_legend(model: &RunModel) -> Vec<(String, String)> {
     let mut kinds: Vec<String> = model.nemesis.iter().map(|f| f.kind.clone()).collect();
     kinds.sort();
     kinds.dedup();
-    kinds.into_iter().map(|k| (fault_label(&k), css_rgb(nemesis_rgb(&k)))).collect()
+    kinds
+        .into_iter()
+        .map(|k| (fault_label(&k), css_rgb(nemesis_rgb(&k))))
+        .collect()
 }
 
 /// The legend word of a fault: the registry's label, else the name the history gives.
 fn fault_label(kind: &str) -> String {
-    nemesis::FaultKind::named(kind).map_or_else(|| kind.to_string(), |f| f.fault().style().label.to_string())
+    nemesis::FaultKind::named(kind)
+        .map_or_else(|| kind.to_string(), |f| f.fault().style().label.to_string())
 }
 
 /// What the run tested, for the page's subtitle: store and client protocol (runs from before
@@ -417,9 +533,17 @@ fn fault_label(kind: &str) -> String {
 fn tested_through(options: Option<&serde_json::Value>) -> Option<String> {
     let test = options?.get("test")?;
     let db = test["db"].as_str()?;
-    let protocol = test["client"].as_str().unwrap_or(if db == "redis" { "redis" } else { "grpc" });
-    let set_read = test["set_read"].as_str().map(|r| format!(", sets read by {}", r.to_uppercase())).unwrap_or_default();
-    Some(format!("{db} through the {} protocol{set_read}", if protocol == "redis" { "Redis" } else { "gRPC" }))
+    let protocol = test["client"]
+        .as_str()
+        .unwrap_or(if db == "redis" { "redis" } else { "grpc" });
+    let set_read = test["set_read"]
+        .as_str()
+        .map(|r| format!(", sets read by {}", r.to_uppercase()))
+        .unwrap_or_default();
+    Some(format!(
+        "{db} through the {} protocol{set_read}",
+        if protocol == "redis" { "Redis" } else { "gRPC" }
+    ))
 }
 
 fn option_rows(options: Option<&serde_json::Value>) -> Vec<(String, String)> {
@@ -431,7 +555,12 @@ fn option_rows(options: Option<&serde_json::Value>) -> Vec<(String, String)> {
 
 /// `test.json` as dotted keys (`test.concurrency`), nested objects flattened two levels
 /// deep; long values shortened; at most [`MAX_OPTION_ROWS`] rows.
-fn flatten_options(prefix: &str, value: &serde_json::Value, depth: usize, rows: &mut Vec<(String, String)>) {
+fn flatten_options(
+    prefix: &str,
+    value: &serde_json::Value,
+    depth: usize,
+    rows: &mut Vec<(String, String)>,
+) {
     const MAX_CHARS: usize = 160;
     const MAX_OPTION_ROWS: usize = 120;
     if rows.len() >= MAX_OPTION_ROWS {
@@ -440,7 +569,11 @@ fn flatten_options(prefix: &str, value: &serde_json::Value, depth: usize, rows: 
     match value {
         serde_json::Value::Object(map) if depth < 3 && !map.is_empty() => {
             for (k, v) in map {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten_options(&key, v, depth + 1, rows);
             }
         }
@@ -480,9 +613,19 @@ mod tests {
     #[test]
     fn the_subtitle_says_which_protocol_was_tested() {
         let through = |test: serde_json::Value| tested_through(Some(&json!({ "test": test })));
-        assert_eq!(through(json!({"db": "elastickv", "client": "redis", "set_read": "mget"})).unwrap(), "elastickv through the Redis protocol, sets read by MGET");
-        assert_eq!(through(json!({"db": "elastickv", "client": "grpc"})).unwrap(), "elastickv through the gRPC protocol");
-        assert_eq!(through(json!({"db": "refkv"})).unwrap(), "refkv through the gRPC protocol", "runs from before --client");
+        assert_eq!(
+            through(json!({"db": "elastickv", "client": "redis", "set_read": "mget"})).unwrap(),
+            "elastickv through the Redis protocol, sets read by MGET"
+        );
+        assert_eq!(
+            through(json!({"db": "elastickv", "client": "grpc"})).unwrap(),
+            "elastickv through the gRPC protocol"
+        );
+        assert_eq!(
+            through(json!({"db": "refkv"})).unwrap(),
+            "refkv through the gRPC protocol",
+            "runs from before --client"
+        );
         assert_eq!(tested_through(None), None);
     }
 
@@ -515,7 +658,16 @@ mod tests {
     fn page(text: &str, verdict: Option<&Verdict>) -> String {
         let plan = Plan::from_verdict(verdict);
         let model = model_of(text, &plan);
-        render(&Inputs { run_name: "t/1".into(), verdict, options: None }, &model, &plan).unwrap()
+        render(
+            &Inputs {
+                run_name: "t/1".into(),
+                verdict,
+                options: None,
+            },
+            &model,
+            &plan,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -531,10 +683,19 @@ mod tests {
 "#;
         let html = page(txns, None);
         assert!(html.contains(r#"<h2 id="transactions">Transactions</h2>"#));
-        assert!(html.contains("counts from the history"), "no isolation checker");
-        assert!(html.contains("<td>committed / aborted / info</td><td>3 / 0 / 0</td>"), "{html}");
+        assert!(
+            html.contains("counts from the history"),
+            "no isolation checker"
+        );
+        assert!(
+            html.contains("<td>committed / aborted / info</td><td>3 / 0 / 0</td>"),
+            "{html}"
+        );
         assert!(html.contains("<td>read-only / writing</td><td>1 / 2</td>"));
-        assert!(html.contains("<td><code>1</code></td><td>1</td><td>0</td><td>1</td>"), "key 1: one append, a list of one read");
+        assert!(
+            html.contains("<td><code>1</code></td><td>1</td><td>0</td><td>1</td>"),
+            "key 1: one append, a list of one read"
+        );
 
         // With the isolation checker's counts and a cycle: its numbers, and the cycle placed in the kill.
         let verdict: Verdict = serde_json::from_value(json!({"valid": false, "checkers": {"isolation": {
@@ -543,8 +704,16 @@ mod tests {
             "anomalies": [{"type": "G-single-item", "cycle": [{"txn": 4, "process": 1, "value": [["r", 1, []]]}, {"txn": 3, "process": 0, "value": [["append", 1, 1]]}],
                 "steps": [{"from": 4, "to": 3, "kind": "rw", "key": 1, "why": "rw"}, {"from": 3, "to": 4, "kind": "realtime", "why": "rt"}]}]}}})).unwrap();
         let html = page(txns, Some(&verdict));
-        assert!(html.contains("counts from the isolation checker") && html.contains("<td>7 / 1 / 2</td>"), "{html}");
-        assert!(html.contains(r#"class="sub cycle-when""#) && html.contains("During it: kill of n2 (1.150–3.000 s)."), "{html}");
+        assert!(
+            html.contains("counts from the isolation checker")
+                && html.contains("<td>7 / 1 / 2</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"class="sub cycle-when""#)
+                && html.contains("During it: kill of n2 (1.150–3.000 s)."),
+            "{html}"
+        );
         assert!(html.contains(r#"class="cycle-when""#));
 
         let register = r#"{"index": 0, "type": "invoke", "process": 0, "f": "write", "key": "k", "value": 1}
@@ -562,8 +731,18 @@ mod tests {
 {"index": 3, "type": "ok", "process": 0, "f": "txn", "value": [["r", "x", 5], ["r", "y", null]]}
 "#;
         let html = page(txns, None);
-        assert!(html.contains("rw-register: counts from the history") && html.contains("last value read</th>"), "{html}");
-        assert!(html.contains("<td><code>&quot;x&quot;</code></td><td>1</td><td>0</td><td>5</td>"), "{html}");
-        assert!(html.contains("<td><code>&quot;y&quot;</code></td><td>0</td><td>0</td><td>nil</td>"), "{html}");
+        assert!(
+            html.contains("rw-register: counts from the history")
+                && html.contains("last value read</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td><code>&quot;x&quot;</code></td><td>1</td><td>0</td><td>5</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td><code>&quot;y&quot;</code></td><td>0</td><td>0</td><td>nil</td>"),
+            "{html}"
+        );
     }
 }

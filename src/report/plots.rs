@@ -69,7 +69,11 @@ fn rgb(c: (u8, u8, u8)) -> RGBColor {
 
 /// Draws nemesis bands and catalog marks over the y range `y0..y1` of a chart.
 fn draw_context<Y: Ranged<ValueType = f64>>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    chart: &mut ChartContext<
+        '_,
+        SVGBackend<'_>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, Y>,
+    >,
     nemesis: &[NemesisInterval],
     changes: &[CatalogChange],
     y0: f64,
@@ -78,18 +82,30 @@ fn draw_context<Y: Ranged<ValueType = f64>>(
     chart
         .draw_series(nemesis.iter().map(|f| {
             let end = if f.end > f.start { f.end } else { f.start + 1 };
-            Rectangle::new([(seconds(f.start), y0), (seconds(end), y1)], rgb(nemesis_rgb(&f.kind)).mix(0.16).filled())
+            Rectangle::new(
+                [(seconds(f.start), y0), (seconds(end), y1)],
+                rgb(nemesis_rgb(&f.kind)).mix(0.16).filled(),
+            )
         }))
         .map_err(plot_err)?;
     chart
         .draw_series(changes.iter().map(|c| {
             let x = seconds(c.time);
-            PathElement::new(vec![(x, y0), (x, y1)], CATALOG_MARK.mix(0.7).stroke_width(1))
+            PathElement::new(
+                vec![(x, y0), (x, y1)],
+                CATALOG_MARK.mix(0.7).stroke_width(1),
+            )
         }))
         .map_err(plot_err)?;
     let label_style = TextStyle::from(("sans-serif", 11).into_font()).color(&CATALOG_MARK);
     chart
-        .draw_series(changes.iter().map(|c| Text::new(format!(" v{}", c.version), (seconds(c.time), y1), label_style.clone())))
+        .draw_series(changes.iter().map(|c| {
+            Text::new(
+                format!(" v{}", c.version),
+                (seconds(c.time), y1),
+                label_style.clone(),
+            )
+        }))
         .map_err(plot_err)?;
     Ok(())
 }
@@ -109,7 +125,17 @@ pub fn latency_svg(model: &RunModel, changes: &[CatalogChange]) -> Result<String
     }
     let (lo, hi) = (lo / 1.5, (hi * 1.5).max(lo * 10.0));
     let dur = duration_s(model);
-    let grid = LatencyGrid::build(completed().map(|s| (seconds(s.start) / dur, (s.latency_ns() as f64 / 1e6).max(0.001), s.outcome)), lo, hi);
+    let grid = LatencyGrid::build(
+        completed().map(|s| {
+            (
+                seconds(s.start) / dur,
+                (s.latency_ns() as f64 / 1e6).max(0.001),
+                s.outcome,
+            )
+        }),
+        lo,
+        hi,
+    );
 
     let mut svg = String::new();
     let marks;
@@ -133,7 +159,9 @@ pub fn latency_svg(model: &RunModel, changes: &[CatalogChange]) -> Result<String
         root.present().map_err(plot_err)?;
     }
     // One <path> per outcome instead of one element per mark keeps a dense plot small.
-    let at = svg.rfind("</svg>").ok_or_else(|| anyhow!("plotters wrote no closing </svg>"))?;
+    let at = svg
+        .rfind("</svg>")
+        .ok_or_else(|| anyhow!("plotters wrote no closing </svg>"))?;
     svg.insert_str(at, &marks);
     Ok(svg)
 }
@@ -151,15 +179,25 @@ fn latency_marks(grid: &LatencyGrid, to_px: impl Fn(f64, f64) -> (i32, i32)) -> 
             let _ = write!(d, "M{} {}h{side}v{side}h-{side}z", px - half, py - half);
         }
         if !d.is_empty() {
-            let _ = write!(out, r#"<path class="lat-{}" fill="{}" fill-opacity="0.75" d="{d}"/>"#, outcome.name(), outcome.css());
+            let _ = write!(
+                out,
+                r#"<path class="lat-{}" fill="{}" fill-opacity="0.75" d="{d}"/>"#,
+                outcome.name(),
+                outcome.css()
+            );
         }
     }
     out
 }
 
-fn base_chart<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+fn base_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
     let mut builder = ChartBuilder::on(root);
-    builder.margin(12).x_label_area_size(38).y_label_area_size(64);
+    builder
+        .margin(12)
+        .x_label_area_size(38)
+        .y_label_area_size(64);
     builder
 }
 
@@ -184,11 +222,18 @@ impl LatencyGrid {
             let cell = &mut cells[row * GRID_COLS + col][outcome as usize];
             *cell = cell.saturating_add(1);
         }
-        LatencyGrid { cells, log_lo, log_hi }
+        LatencyGrid {
+            cells,
+            log_lo,
+            log_hi,
+        }
     }
 
     fn occupied(&self) -> usize {
-        self.cells.iter().filter(|c| c.iter().any(|&n| n > 0)).count()
+        self.cells
+            .iter()
+            .filter(|c| c.iter().any(|&n| n > 0))
+            .count()
     }
 
     fn dominant(counts: &[u32; 3]) -> Option<Outcome> {
@@ -212,11 +257,15 @@ impl LatencyGrid {
     /// Centres of the cells whose dominant outcome is `outcome`: (time fraction, latency ms).
     fn marks(&self, outcome: Outcome) -> impl Iterator<Item = (f64, f64)> + '_ {
         let (cols, rows) = (GRID_COLS as f64, GRID_ROWS as f64);
-        self.cells.iter().enumerate().filter(move |(_, c)| Self::dominant(c) == Some(outcome)).map(move |(i, _)| {
-            let (row, col) = ((i / GRID_COLS) as f64, (i % GRID_COLS) as f64);
-            let log = self.log_lo + (row + 0.5) / rows * (self.log_hi - self.log_lo);
-            ((col + 0.5) / cols, 10f64.powf(log))
-        })
+        self.cells
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| Self::dominant(c) == Some(outcome))
+            .map(move |(i, _)| {
+                let (row, col) = ((i / GRID_COLS) as f64, (i % GRID_COLS) as f64);
+                let log = self.log_lo + (row + 0.5) / rows * (self.log_hi - self.log_lo);
+                ((col + 0.5) / cols, 10f64.powf(log))
+            })
     }
 }
 
@@ -225,12 +274,18 @@ pub fn throughput_svg(model: &RunModel, changes: &[CatalogChange]) -> Result<Str
     ensure_font();
     let dur = duration_s(model);
     let series = throughput_series(model);
-    let peak = series.iter().flat_map(|(_, points)| points.iter().map(|p| p.1)).fold(1.0f64, f64::max) * 1.1;
+    let peak = series
+        .iter()
+        .flat_map(|(_, points)| points.iter().map(|p| p.1))
+        .fold(1.0f64, f64::max)
+        * 1.1;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
-        let mut chart = base_chart(&root).build_cartesian_2d(0f64..dur, 0f64..peak).map_err(plot_err)?;
+        let mut chart = base_chart(&root)
+            .build_cartesian_2d(0f64..dur, 0f64..peak)
+            .map_err(plot_err)?;
         chart
             .configure_mesh()
             .x_desc("time since test start (s)")
@@ -247,7 +302,9 @@ pub fn throughput_svg(model: &RunModel, changes: &[CatalogChange]) -> Result<Str
                 .draw_series(LineSeries::new(points, color.stroke_width(2)))
                 .map_err(plot_err)?
                 .label(outcome.name())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                });
         }
         chart
             .configure_series_labels()
@@ -267,17 +324,30 @@ pub fn throughput_series(model: &RunModel) -> Vec<(Outcome, Vec<(f64, f64)>)> {
     let end = model.end_time.max(1);
     // At most THROUGHPUT_BUCKETS buckets, and at least 20 ops-worth of time for short runs
     // (buckets no narrower than a second unless the run is shorter than 20 s).
-    let width = end.div_ceil(THROUGHPUT_BUCKETS).max((end / 20).min(1_000_000_000)).max(1);
+    let width = end
+        .div_ceil(THROUGHPUT_BUCKETS)
+        .max((end / 20).min(1_000_000_000))
+        .max(1);
     // The last bucket absorbs the remainder, so no bucket is narrower than `width`.
     let buckets = ((end / width) as usize).max(1);
-    let mut counts = [vec![0u64; buckets], vec![0u64; buckets], vec![0u64; buckets]];
+    let mut counts = [
+        vec![0u64; buckets],
+        vec![0u64; buckets],
+        vec![0u64; buckets],
+    ];
     for s in model.spans.iter().filter(|s| s.complete_index != PENDING) {
         let b = ((s.end / width) as usize).min(buckets - 1);
         counts[s.outcome as usize][b] += 1;
     }
     let width_s = seconds(width);
     let last = buckets - 1;
-    let covered_s = |b: usize| if b == last { seconds(end - last as u64 * width).max(1e-9) } else { width_s };
+    let covered_s = |b: usize| {
+        if b == last {
+            seconds(end - last as u64 * width).max(1e-9)
+        } else {
+            width_s
+        }
+    };
     Outcome::ALL
         .into_iter()
         .map(|o| {
@@ -298,21 +368,59 @@ mod tests {
     #[test]
     fn latency_grid_marks_each_cell_once_with_its_dominant_outcome() {
         // 200k ops spread over the whole grid: at most one mark per cell.
-        let points = (0..200_000u64).map(|i| ((i % 1000) as f64 / 1000.0, 0.01 + (i % 977) as f64, Outcome::Ok));
+        let points = (0..200_000u64).map(|i| {
+            (
+                (i % 1000) as f64 / 1000.0,
+                0.01 + (i % 977) as f64,
+                Outcome::Ok,
+            )
+        });
         let grid = LatencyGrid::build(points, 0.005, 2000.0);
         let marks: usize = Outcome::ALL.iter().map(|&o| grid.marks(o).count()).sum();
-        assert!(marks <= GRID_COLS * GRID_ROWS && marks == grid.occupied(), "{marks} marks");
+        assert!(
+            marks <= GRID_COLS * GRID_ROWS && marks == grid.occupied(),
+            "{marks} marks"
+        );
         // One cell with 3 ok and 1 fail is ok; with 1 ok and 1 fail it is fail.
         let cell = |o| (0.5, 10.0, o);
-        let grid = LatencyGrid::build([cell(Outcome::Ok), cell(Outcome::Ok), cell(Outcome::Ok), cell(Outcome::Fail)].into_iter(), 1.0, 100.0);
-        assert_eq!((grid.marks(Outcome::Ok).count(), grid.marks(Outcome::Fail).count()), (1, 0));
-        let grid = LatencyGrid::build([cell(Outcome::Ok), cell(Outcome::Fail)].into_iter(), 1.0, 100.0);
-        assert_eq!((grid.marks(Outcome::Ok).count(), grid.marks(Outcome::Fail).count()), (0, 1));
+        let grid = LatencyGrid::build(
+            [
+                cell(Outcome::Ok),
+                cell(Outcome::Ok),
+                cell(Outcome::Ok),
+                cell(Outcome::Fail),
+            ]
+            .into_iter(),
+            1.0,
+            100.0,
+        );
+        assert_eq!(
+            (
+                grid.marks(Outcome::Ok).count(),
+                grid.marks(Outcome::Fail).count()
+            ),
+            (1, 0)
+        );
+        let grid = LatencyGrid::build(
+            [cell(Outcome::Ok), cell(Outcome::Fail)].into_iter(),
+            1.0,
+            100.0,
+        );
+        assert_eq!(
+            (
+                grid.marks(Outcome::Ok).count(),
+                grid.marks(Outcome::Fail).count()
+            ),
+            (0, 1)
+        );
     }
 
     #[test]
     fn throughput_counts_completions_per_second() {
-        let mut model = RunModel { end_time: 10_000_000_000, ..Default::default() };
+        let mut model = RunModel {
+            end_time: 10_000_000_000,
+            ..Default::default()
+        };
         for i in 0..100u64 {
             model.spans.push(super::super::model::OpSpan {
                 process: 0,
@@ -330,7 +438,10 @@ mod tests {
         // A 10 s run gets 0.5 s buckets.
         assert_eq!(ok.len(), 20);
         let total: f64 = ok.iter().map(|p| p.1 * 0.5).sum();
-        assert!((total - 100.0).abs() < 1e-6, "ops recovered from rates: {total}");
+        assert!(
+            (total - 100.0).abs() < 1e-6,
+            "ops recovered from rates: {total}"
+        );
         assert!(ok.iter().all(|p| (p.1 - 10.0).abs() < 1e-9), "{ok:?}");
 
         // A run whose length is not a whole number of buckets: no sliver bucket at the end

@@ -33,7 +33,9 @@ struct VerdictOnly {
 
 /// True if `dir` looks like a run directory.
 pub fn is_run_dir(dir: &Path) -> bool {
-    ["history.jsonl", "results.json", "test.json"].iter().any(|f| dir.join(f).is_file())
+    ["history.jsonl", "results.json", "test.json"]
+        .iter()
+        .any(|f| dir.join(f).is_file())
 }
 
 /// Lists the runs of `store`, newest first (by timestamp directory name, which the runner
@@ -41,12 +43,21 @@ pub fn is_run_dir(dir: &Path) -> bool {
 pub fn list_runs(store: &Path) -> Result<Vec<RunEntry>> {
     let mut runs = Vec::new();
     for test in read_dirs(store)? {
-        let Some(test_name) = test.file_name().and_then(|n| n.to_str()).map(str::to_string) else { continue };
+        let Some(test_name) = test
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(str::to_string)
+        else {
+            continue;
+        };
         for run in read_dirs(&test)? {
             if !is_run_dir(&run) {
                 continue;
             }
-            let Some(timestamp) = run.file_name().and_then(|n| n.to_str()).map(str::to_string) else { continue };
+            let Some(timestamp) = run.file_name().and_then(|n| n.to_str()).map(str::to_string)
+            else {
+                continue;
+            };
             runs.push(RunEntry {
                 test: test_name.clone(),
                 timestamp,
@@ -55,18 +66,29 @@ pub fn list_runs(store: &Path) -> Result<Vec<RunEntry>> {
             });
         }
     }
-    runs.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then_with(|| a.test.cmp(&b.test)));
+    runs.sort_by(|a, b| {
+        b.timestamp
+            .cmp(&a.timestamp)
+            .then_with(|| a.test.cmp(&b.test))
+    });
     Ok(runs)
 }
 
 /// Real (non-symlink) subdirectories of `dir`, skipping names that are not URL-safe.
 fn read_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     let mut out = Vec::new();
     for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         let name = entry.file_name();
-        let safe = name.to_str().is_some_and(|n| !n.starts_with('.') && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:+".contains(c)));
+        let safe = name.to_str().is_some_and(|n| {
+            !n.starts_with('.')
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.:+".contains(c))
+        });
         if kind.is_dir() && !kind.is_symlink() && safe {
             out.push(entry.path());
         }
@@ -76,7 +98,9 @@ fn read_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 
 fn verdict_of(run: &Path) -> String {
     let path = run.join("results.json");
-    let Ok(text) = std::fs::read_to_string(&path) else { return "no verdict".into() };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return "no verdict".into();
+    };
     match serde_json::from_str::<VerdictOnly>(&text) {
         Ok(v) => v.valid.as_str().to_string(),
         Err(_) => "unreadable verdict".into(),
@@ -86,7 +110,8 @@ fn verdict_of(run: &Path) -> String {
 /// The HTML run list.
 pub fn render_list(store: &Path, runs: &[RunEntry]) -> Result<String> {
     let mut env = Environment::new();
-    env.add_template("runs.html", TEMPLATE).context("run list template")?;
+    env.add_template("runs.html", TEMPLATE)
+        .context("run list template")?;
     let rows: Vec<_> = runs
         .iter()
         .map(|r| minijinja::context! { run => r, url => r.url(), css => r.verdict.replace(' ', "-") })
@@ -112,13 +137,24 @@ mod tests {
                 std::fs::write(dir.join("results.json"), r).unwrap();
             }
         };
-        mk("hotspot", "20261129T100000Z", Some(r#"{"valid": true, "checkers": {}}"#));
-        mk("hotspot", "20261129T120000Z", Some(r#"{"valid": false, "checkers": {}}"#));
+        mk(
+            "hotspot",
+            "20261129T100000Z",
+            Some(r#"{"valid": true, "checkers": {}}"#),
+        );
+        mk(
+            "hotspot",
+            "20261129T120000Z",
+            Some(r#"{"valid": false, "checkers": {}}"#),
+        );
         mk("register", "20261129T110000Z", None);
         mk("register", "20261129T090000Z", Some("garbage"));
         std::fs::create_dir_all(store.path().join("register/not-a-run")).unwrap();
         let runs = list_runs(store.path()).unwrap();
-        let got: Vec<(String, String)> = runs.iter().map(|r| (r.timestamp.clone(), r.verdict.clone())).collect();
+        let got: Vec<(String, String)> = runs
+            .iter()
+            .map(|r| (r.timestamp.clone(), r.verdict.clone()))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -129,6 +165,9 @@ mod tests {
             ]
         );
         let html = render_list(store.path(), &runs).unwrap();
-        assert!(html.contains(r#"href="/hotspot/20261129T120000Z/report.html""#), "{html}");
+        assert!(
+            html.contains(r#"href="/hotspot/20261129T120000Z/report.html""#),
+            "{html}"
+        );
     }
 }

@@ -24,7 +24,11 @@ pub fn nice_ticks(span: f64, target: usize) -> Vec<f64> {
     }
     let raw = span / target as f64;
     let magnitude = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|s| *s >= raw).unwrap_or(10.0 * magnitude);
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude);
     let mut ticks = Vec::new();
     let mut i = 0u32;
     loop {
@@ -56,12 +60,18 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(escape(r#"<a href="x">&'"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape(r#"<a href="x">&'"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 
     #[test]
     fn ticks_are_round() {
-        assert_eq!(nice_ticks(60.0, 10), vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
+        assert_eq!(
+            nice_ticks(60.0, 10),
+            vec![0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+        );
         assert_eq!(nice_ticks(3.0, 10), vec![0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]);
         assert_eq!(nice_ticks(0.0, 10), vec![0.0]);
         assert_eq!(tick_label(0.1 * 3.0), "0.3");

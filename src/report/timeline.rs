@@ -82,19 +82,29 @@ const MAX_ACROSS: usize = 30;
 fn spans_in<'m>(model: &'m RunModel, range: &RangeInclusive<u64>) -> Vec<&'m OpSpan> {
     let (lo, hi) = (*range.start(), *range.end());
     let first = model.spans.partition_point(|s| s.invoke_index < lo);
-    let earlier = model.spans[..first].iter().filter(|s| s.complete_index >= lo);
-    let (ending_inside, across): (Vec<&OpSpan>, Vec<&OpSpan>) = earlier.partition(|s| s.complete_index <= hi);
+    let earlier = model.spans[..first]
+        .iter()
+        .filter(|s| s.complete_index >= lo);
+    let (ending_inside, across): (Vec<&OpSpan>, Vec<&OpSpan>) =
+        earlier.partition(|s| s.complete_index <= hi);
     let mut out: Vec<&OpSpan> = across[across.len().saturating_sub(MAX_ACROSS)..].to_vec();
     out.extend(ending_inside);
     out.sort_by_key(|s| s.invoke_index);
-    out.extend(model.spans[first..].iter().take_while(|s| s.invoke_index <= hi));
+    out.extend(
+        model.spans[first..]
+            .iter()
+            .take_while(|s| s.invoke_index <= hi),
+    );
     out
 }
 
 fn row_for(model: &RunModel, window: &Window, span: &OpSpan) -> Row {
     let invoke = model.kept_ops.get(&span.invoke_index);
     let done: Option<&Op> = model.kept_ops.get(&span.complete_index);
-    let key = invoke.and_then(|o| o.key.clone()).or_else(|| done.and_then(|o| o.key.clone())).unwrap_or_default();
+    let key = invoke
+        .and_then(|o| o.key.clone())
+        .or_else(|| done.and_then(|o| o.key.clone()))
+        .unwrap_or_default();
     let index = if span.complete_index == PENDING {
         format!("{}→(none)", span.invoke_index)
     } else {
@@ -113,7 +123,11 @@ fn row_for(model: &RunModel, window: &Window, span: &OpSpan) -> Row {
         key,
         sent: invoke.map(|o| value_text(&o.value)).unwrap_or_default(),
         result: done.map(|o| value_text(&o.value)).unwrap_or_default(),
-        outcome: if span.complete_index == PENDING { "pending" } else { span.outcome.name() },
+        outcome: if span.complete_index == PENDING {
+            "pending"
+        } else {
+            span.outcome.name()
+        },
         error: done.and_then(|o| o.error.clone()).unwrap_or_default(),
         start_s: secs(span.start),
         latency_ms: if span.complete_index == PENDING {
@@ -121,7 +135,8 @@ fn row_for(model: &RunModel, window: &Window, span: &OpSpan) -> Row {
         } else {
             format!("{:.2}", span.latency_ns() as f64 / 1e6)
         },
-        highlighted: window.highlight.contains(&span.invoke_index) || window.highlight.contains(&span.complete_index),
+        highlighted: window.highlight.contains(&span.invoke_index)
+            || window.highlight.contains(&span.complete_index),
     }
 }
 
@@ -145,14 +160,27 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
     fault_bands(&mut svg, model, (t0, t1), &x_of, (TOP, lanes_bottom));
     for (lane, process) in lanes.iter().enumerate() {
         let y = TOP + lane as f64 * LANE_H;
-        let _ = write!(svg, r#"<text x="{}" y="{}" text-anchor="end">p{process}</text>"#, LABEL_W - 6.0, y + LANE_H * 0.7);
+        let _ = write!(
+            svg,
+            r#"<text x="{}" y="{}" text-anchor="end">p{process}</text>"#,
+            LABEL_W - 6.0,
+            y + LANE_H * 0.7
+        );
     }
     for (span, row) in spans.iter().zip(&rows) {
         let lane = lanes.binary_search(&span.process).unwrap_or(0);
         let y = TOP + lane as f64 * LANE_H + 2.0;
         let (x0, x1) = (x_of(span.start), x_of(span.end));
-        let fill = if span.complete_index == PENDING { "#bbbbbb".to_string() } else { span.outcome.css() };
-        let stroke = if row.highlighted { r##" stroke="#000" stroke-width="2""## } else { "" };
+        let fill = if span.complete_index == PENDING {
+            "#bbbbbb".to_string()
+        } else {
+            span.outcome.css()
+        };
+        let stroke = if row.highlighted {
+            r##" stroke="#000" stroke-width="2""##
+        } else {
+            ""
+        };
         let _ = write!(
             svg,
             r##"<a href="#{}"><rect class="op" data-row="{}" x="{x0:.1}" y="{y}" width="{:.1}" height="{}" fill="{fill}"{stroke}><title>{}</title></rect></a>"##,
@@ -180,8 +208,18 @@ pub fn render(model: &RunModel, window: &Window, changes: &[CatalogChange]) -> R
 
 /// The nemesis faults overlapping `t0..=t1` as translucent bands from `top` to `bottom`, one
 /// colour per kind, each with its kind, times and targets as hover title.
-pub(super) fn fault_bands(svg: &mut String, model: &RunModel, (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f64, (top, bottom): (f64, f64)) {
-    for fault in model.nemesis.iter().filter(|f| f.end >= t0 && f.start <= t1) {
+pub(super) fn fault_bands(
+    svg: &mut String,
+    model: &RunModel,
+    (t0, t1): (u64, u64),
+    x_of: &dyn Fn(u64) -> f64,
+    (top, bottom): (f64, f64),
+) {
+    for fault in model
+        .nemesis
+        .iter()
+        .filter(|f| f.end >= t0 && f.start <= t1)
+    {
         let (r, g, b) = nemesis_rgb(&fault.kind);
         let (x0, x1) = (x_of(fault.start), x_of(fault.end.max(fault.start + 1)));
         let _ = write!(
@@ -198,7 +236,13 @@ pub(super) fn fault_bands(svg: &mut String, model: &RunModel, (t0, t1): (u64, u6
 }
 
 /// The catalog changes (splits, moves) inside `t0..=t1` as dashed purple lines.
-pub(super) fn catalog_marks(svg: &mut String, changes: &[CatalogChange], (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f64, (top, bottom): (f64, f64)) {
+pub(super) fn catalog_marks(
+    svg: &mut String,
+    changes: &[CatalogChange],
+    (t0, t1): (u64, u64),
+    x_of: &dyn Fn(u64) -> f64,
+    (top, bottom): (f64, f64),
+) {
     for change in changes.iter().filter(|c| c.time >= t0 && c.time <= t1) {
         let x = x_of(change.time);
         let _ = write!(
@@ -210,8 +254,18 @@ pub(super) fn catalog_marks(svg: &mut String, changes: &[CatalogChange], (t0, t1
 }
 
 /// The node exits inside `t0..=t1`, see [`node_exit_mark`].
-pub(super) fn node_exit_marks(svg: &mut String, model: &RunModel, (t0, t1): (u64, u64), x_of: &dyn Fn(u64) -> f64, (top, bottom): (f64, f64)) {
-    for exit in model.node_exits.iter().filter(|e| e.time >= t0 && e.time <= t1) {
+pub(super) fn node_exit_marks(
+    svg: &mut String,
+    model: &RunModel,
+    (t0, t1): (u64, u64),
+    x_of: &dyn Fn(u64) -> f64,
+    (top, bottom): (f64, f64),
+) {
+    for exit in model
+        .node_exits
+        .iter()
+        .filter(|e| e.time >= t0 && e.time <= t1)
+    {
         node_exit_mark(svg, exit, x_of(exit.time), top, bottom);
     }
 }
@@ -219,7 +273,11 @@ pub(super) fn node_exit_marks(svg: &mut String, model: &RunModel, (t0, t1): (u64
 /// A node exit across every lane: solid red with the node's name for a crash, dotted grey
 /// for an exit a kill asked for.
 fn node_exit_mark(svg: &mut String, exit: &NodeExitMark, x: f64, top: f64, bottom: f64) {
-    let (stroke, dash, width) = if exit.expected { ("#888888", r#" stroke-dasharray="1 3""#, 1.0) } else { ("#d00000", "", 2.0) };
+    let (stroke, dash, width) = if exit.expected {
+        ("#888888", r#" stroke-dasharray="1 3""#, 1.0)
+    } else {
+        ("#d00000", "", 2.0)
+    };
     let _ = write!(
         svg,
         r#"<g class="node-exit"><line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{bottom}" stroke="{stroke}" stroke-width="{width}"{dash}/><title>{} at {}s (history index {})</title>"#,
@@ -228,7 +286,13 @@ fn node_exit_mark(svg: &mut String, exit: &NodeExitMark, x: f64, top: f64, botto
         exit.index
     );
     if !exit.expected {
-        let _ = write!(svg, r#"<text x="{:.1}" y="{}" fill="{stroke}" font-weight="bold">✕ {}</text>"#, x + 3.0, top + 10.0, escape(&exit.node));
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{}" fill="{stroke}" font-weight="bold">✕ {}</text>"#,
+            x + 3.0,
+            top + 10.0,
+            escape(&exit.node)
+        );
     }
     svg.push_str("</g>");
 }
@@ -245,7 +309,11 @@ fn title(row: &Row) -> String {
     if !row.error.is_empty() {
         let _ = write!(t, " ({})", row.error);
     }
-    let _ = write!(t, "\nindex {} · start {}s · {} ms", row.index, row.start_s, row.latency_ms);
+    let _ = write!(
+        t,
+        "\nindex {} · start {}s · {} ms",
+        row.index, row.start_s, row.latency_ms
+    );
     t
 }
 
@@ -273,7 +341,11 @@ fn time_range(model: &RunModel, spans: &[&OpSpan], range: &RangeInclusive<u64>) 
 
 fn axis(svg: &mut String, t0: u64, t1: u64, y: f64, plot_w: f64) {
     let span_ms = (t1 - t0) as f64 / 1e6;
-    let _ = write!(svg, r##"<line x1="{LABEL_W}" x2="{}" y1="{y}" y2="{y}" stroke="#444"/>"##, LABEL_W + plot_w);
+    let _ = write!(
+        svg,
+        r##"<line x1="{LABEL_W}" x2="{}" y1="{y}" y2="{y}" stroke="#444"/>"##,
+        LABEL_W + plot_w
+    );
     for tick in nice_ticks(span_ms, 8) {
         let x = LABEL_W + tick / span_ms * plot_w;
         let _ = write!(
@@ -295,7 +367,11 @@ fn axis(svg: &mut String, t0: u64, t1: u64, y: f64, plot_w: f64) {
 
 /// Outcome colours for the page legend.
 pub fn legend() -> Vec<(&'static str, String)> {
-    Outcome::ALL.iter().map(|o| (o.name(), o.css())).chain([("pending", "#bbbbbb".to_string())]).collect()
+    Outcome::ALL
+        .iter()
+        .map(|o| (o.name(), o.css()))
+        .chain([("pending", "#bbbbbb".to_string())])
+        .collect()
 }
 
 #[cfg(test)]
@@ -304,7 +380,16 @@ mod tests {
     use crate::report::model::NO_ROUTE;
 
     fn span(invoke_index: u64, complete_index: u64) -> OpSpan {
-        OpSpan { process: invoke_index, invoke_index, complete_index, start: invoke_index, end: invoke_index + 1, outcome: Outcome::Info, f: 0, route: NO_ROUTE }
+        OpSpan {
+            process: invoke_index,
+            invoke_index,
+            complete_index,
+            start: invoke_index,
+            end: invoke_index + 1,
+            outcome: Outcome::Info,
+            f: 0,
+            route: NO_ROUTE,
+        }
     }
 
     #[test]
@@ -312,13 +397,29 @@ mod tests {
         let mut model = RunModel::default();
         model.spans.extend((0..20).map(|i| span(i, i + 1)));
         model.end_time = 30;
-        let mark = |index, node: &str, expected| NodeExitMark { time: index, index, node: node.into(), expected, label: format!("{node} label") };
+        let mark = |index, node: &str, expected| NodeExitMark {
+            time: index,
+            index,
+            node: node.into(),
+            expected,
+            label: format!("{node} label"),
+        };
         model.node_exits = vec![mark(5, "n2", false), mark(8, "n3", true)];
-        let window = Window { id: "w0".into(), range: 0..=20, highlight: vec![] };
+        let window = Window {
+            id: "w0".into(),
+            range: 0..=20,
+            highlight: vec![],
+        };
         let svg = render(&model, &window, &[]).svg;
         assert_eq!(svg.matches(r#"class="node-exit""#).count(), 2, "{svg}");
-        assert!(svg.contains("✕ n2") && svg.contains("n2 label at"), "the crash is named: {svg}");
-        assert!(!svg.contains("✕ n3"), "an exit a kill asked for is no crash");
+        assert!(
+            svg.contains("✕ n2") && svg.contains("n2 label at"),
+            "the crash is named: {svg}"
+        );
+        assert!(
+            !svg.contains("✕ n3"),
+            "an exit a kill asked for is no crash"
+        );
     }
 
     #[test]
@@ -327,12 +428,19 @@ mod tests {
         // 100 ops that never complete, then ops 1000.. each completing right away.
         model.spans.extend((0..100).map(|i| span(i, PENDING)));
         model.spans.push(span(500, 1005));
-        model.spans.extend((1000..1100).step_by(2).map(|i| span(i, i + 1)));
+        model
+            .spans
+            .extend((1000..1100).step_by(2).map(|i| span(i, i + 1)));
         let spans = spans_in(&model, &(1000..=1020));
         let across = spans.iter().filter(|s| s.complete_index == PENDING).count();
         assert_eq!(across, MAX_ACROSS, "crashed ops bounded");
-        assert!(spans.iter().any(|s| s.invoke_index == 500), "an op completing inside is kept");
+        assert!(
+            spans.iter().any(|s| s.invoke_index == 500),
+            "an op completing inside is kept"
+        );
         assert_eq!(spans.iter().filter(|s| s.invoke_index >= 1000).count(), 11);
-        assert!(spans.windows(2).all(|w| w[0].invoke_index < w[1].invoke_index));
+        assert!(spans
+            .windows(2)
+            .all(|w| w[0].invoke_index < w[1].invoke_index));
     }
 }

@@ -38,7 +38,11 @@ pub fn cycle_svg(witness: &Value) -> Option<String> {
     let txns: Vec<Txn> = cycle
         .iter()
         .take(MAX_TXNS)
-        .map(|t| Txn { id: t["txn"].as_u64(), process: t["process"].as_u64(), value: t["value"].to_string() })
+        .map(|t| Txn {
+            id: t["txn"].as_u64(),
+            process: t["process"].as_u64(),
+            value: t["value"].to_string(),
+        })
         .collect();
     let mut lanes: Vec<Option<u64>> = txns.iter().map(|t| t.process).collect();
     lanes.sort_unstable();
@@ -47,7 +51,10 @@ pub fn cycle_svg(witness: &Value) -> Option<String> {
     let width = LABEL_W + STEP_X * txns.len() as f64 + 20.0;
     let height = TOP + LANE_H * lanes.len() as f64 + 30.0;
     let centre = |i: usize| -> (f64, f64) {
-        (LABEL_W + STEP_X * i as f64 + BOX_W / 2.0 + 10.0, TOP + LANE_H * lane_of(txns[i].process) as f64 + LANE_H / 2.0)
+        (
+            LABEL_W + STEP_X * i as f64 + BOX_W / 2.0 + 10.0,
+            TOP + LANE_H * lane_of(txns[i].process) as f64 + LANE_H / 2.0,
+        )
     };
     let mut svg = String::new();
     let _ = write!(
@@ -56,7 +63,9 @@ pub fn cycle_svg(witness: &Value) -> Option<String> {
     );
     for (i, lane) in lanes.iter().enumerate() {
         let y = TOP + LANE_H * i as f64 + LANE_H / 2.0;
-        let name = lane.map(|p| format!("process {p}")).unwrap_or_else(|| "process ?".into());
+        let name = lane
+            .map(|p| format!("process {p}"))
+            .unwrap_or_else(|| "process ?".into());
         let _ = write!(
             svg,
             r##"<line x1="{LABEL_W}" x2="{:.1}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="4" y="{:.1}">{}</text>"##,
@@ -73,7 +82,9 @@ pub fn cycle_svg(witness: &Value) -> Option<String> {
     }
     for (i, t) in txns.iter().enumerate() {
         let (cx, cy) = centre(i);
-        let label = t.id.map(|id| format!("T{id}")).unwrap_or_else(|| "T?".into());
+        let label =
+            t.id.map(|id| format!("T{id}"))
+                .unwrap_or_else(|| "T?".into());
         let _ = write!(
             svg,
             r##"<g class="txn"><rect x="{:.1}" y="{:.1}" width="{BOX_W}" height="{BOX_H}" rx="4" fill="#e3f2fd" stroke="#1565c0"/><text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-weight="bold">{}</text><title>{}: {}</title></g>"##,
@@ -86,7 +97,12 @@ pub fn cycle_svg(witness: &Value) -> Option<String> {
         );
     }
     if cycle.len() > MAX_TXNS {
-        let _ = write!(svg, r##"<text x="{LABEL_W}" y="{:.1}" fill="#666">… {} more transactions in results.json</text>"##, height - 8.0, cycle.len() - MAX_TXNS);
+        let _ = write!(
+            svg,
+            r##"<text x="{LABEL_W}" y="{:.1}" fill="#666">… {} more transactions in results.json</text>"##,
+            height - 8.0,
+            cycle.len() - MAX_TXNS
+        );
     }
     svg.push_str("</svg>");
     Some(svg)
@@ -94,24 +110,52 @@ pub fn cycle_svg(witness: &Value) -> Option<String> {
 
 /// The step from `a` to `b`, if the witness lists one.
 fn step_between<'a>(steps: &'a [Value], a: &Txn, b: &Txn) -> Option<&'a Value> {
-    steps.iter().find(|s| s["from"].as_u64() == a.id && s["to"].as_u64() == b.id)
+    steps
+        .iter()
+        .find(|s| s["from"].as_u64() == a.id && s["to"].as_u64() == b.id)
 }
 
 /// An arrow between two boxes: straight to the next box, arched back for the closing edge.
-fn draw_edge(svg: &mut String, (x1, y1): (f64, f64), (x2, y2): (f64, f64), i: usize, j: usize, step: Option<&Value>) {
+fn draw_edge(
+    svg: &mut String,
+    (x1, y1): (f64, f64),
+    (x2, y2): (f64, f64),
+    i: usize,
+    j: usize,
+    step: Option<&Value>,
+) {
     let kind = step.and_then(|s| s["kind"].as_str()).unwrap_or("edge");
-    let key = step.map(|s| &s["key"]).filter(|k| !k.is_null()).map(|k| format!(" k{k}")).unwrap_or_default();
+    let key = step
+        .map(|s| &s["key"])
+        .filter(|k| !k.is_null())
+        .map(|k| format!(" k{k}"))
+        .unwrap_or_default();
     let why = step.and_then(|s| s["why"].as_str()).unwrap_or(kind);
     let label = format!("{kind}{key}");
     // The path, the arrowhead's tip and its direction (unit vector), the label's place.
     let (path, tip, dir, lx, ly) = if j > i {
         let (sx, ex) = (x1 + BOX_W / 2.0, x2 - BOX_W / 2.0);
         let len = ((ex - sx).powi(2) + (y2 - y1).powi(2)).sqrt().max(1.0);
-        (format!("M{sx:.1},{y1:.1} L{ex:.1},{y2:.1}"), (ex, y2), ((ex - sx) / len, (y2 - y1) / len), (sx + ex) / 2.0, (y1 + y2) / 2.0 - 5.0)
+        (
+            format!("M{sx:.1},{y1:.1} L{ex:.1},{y2:.1}"),
+            (ex, y2),
+            ((ex - sx) / len, (y2 - y1) / len),
+            (sx + ex) / 2.0,
+            (y1 + y2) / 2.0 - 5.0,
+        )
     } else {
         let arch = TOP - 14.0;
         let end_y = y2 - BOX_H / 2.0;
-        (format!("M{x1:.1},{:.1} C{x1:.1},{arch:.1} {x2:.1},{arch:.1} {x2:.1},{end_y:.1}", y1 - BOX_H / 2.0), (x2, end_y), (0.0, 1.0), (x1 + x2) / 2.0, arch + 10.0)
+        (
+            format!(
+                "M{x1:.1},{:.1} C{x1:.1},{arch:.1} {x2:.1},{arch:.1} {x2:.1},{end_y:.1}",
+                y1 - BOX_H / 2.0
+            ),
+            (x2, end_y),
+            (0.0, 1.0),
+            (x1 + x2) / 2.0,
+            arch + 10.0,
+        )
     };
     let head = arrowhead(tip, dir);
     let _ = write!(
@@ -128,7 +172,13 @@ fn arrowhead((tx, ty): (f64, f64), (dx, dy): (f64, f64)) -> String {
     const HALF: f64 = 4.0;
     let (bx, by) = (tx - dx * LEN, ty - dy * LEN);
     let (nx, ny) = (-dy * HALF, dx * HALF);
-    format!("M{tx:.1},{ty:.1} L{:.1},{:.1} L{:.1},{:.1} z", bx + nx, by + ny, bx - nx, by - ny)
+    format!(
+        "M{tx:.1},{ty:.1} L{:.1},{:.1} L{:.1},{:.1} z",
+        bx + nx,
+        by + ny,
+        bx - nx,
+        by - ny
+    )
 }
 
 #[cfg(test)]
@@ -145,8 +195,14 @@ mod tests {
         let svg = cycle_svg(&w).unwrap();
         assert_eq!(svg.matches(r#"<g class="txn">"#).count(), 2);
         assert_eq!(svg.matches(r#"<g class="edge">"#).count(), 2);
-        assert!(svg.contains(">process 0<") && svg.contains(">process 1<"), "{svg}");
-        assert!(svg.contains(">rw k1<") && svg.contains("T3 read key 1 = [] before T5 appended 2"), "{svg}");
+        assert!(
+            svg.contains(">process 0<") && svg.contains(">process 1<"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(">rw k1<") && svg.contains("T3 read key 1 = [] before T5 appended 2"),
+            "{svg}"
+        );
     }
 
     #[test]

@@ -79,7 +79,9 @@ fn mops_of(value: &Value) -> Option<Vec<Mop>> {
         .as_array()?
         .iter()
         .map(|m| {
-            let [f, k, v] = m.as_array()?.as_slice() else { return None };
+            let [f, k, v] = m.as_array()?.as_slice() else {
+                return None;
+            };
             let kind = match f.as_str()? {
                 "append" => MopKind::Append,
                 "r" => MopKind::Read,
@@ -91,7 +93,11 @@ fn mops_of(value: &Value) -> Option<Vec<Mop>> {
                 Value::Array(list) => Seen::List(list.len()),
                 other => Seen::Scalar(scalar(other)?),
             };
-            Some(Mop { kind, key: scalar(k)?, value })
+            Some(Mop {
+                kind,
+                key: scalar(k)?,
+                value,
+            })
         })
         .collect()
 }
@@ -118,7 +124,11 @@ impl TxnSummary {
     /// indeterminate), ties by key; at most [`KEYS_LISTED`].
     pub fn top_keys(&self) -> Vec<(&TxnScalar, &KeyStats)> {
         let mut keys: Vec<(&TxnScalar, &KeyStats)> = self.keys.iter().collect();
-        keys.sort_by(|a, b| (b.1.acknowledged + b.1.indeterminate).cmp(&(a.1.acknowledged + a.1.indeterminate)).then_with(|| a.0.cmp(b.0)));
+        keys.sort_by(|a, b| {
+            (b.1.acknowledged + b.1.indeterminate)
+                .cmp(&(a.1.acknowledged + a.1.indeterminate))
+                .then_with(|| a.0.cmp(b.0))
+        });
         keys.truncate(KEYS_LISTED);
         keys
     }
@@ -256,15 +266,34 @@ mod tests {
 
     fn check_list_append(s: &TxnSummary) {
         assert_eq!(s.model, Some(TxnModel::ListAppend));
-        assert_eq!((s.committed, s.aborted, s.info), (3, 1, 2), "p4's invoke never completed: info");
-        assert_eq!(s.by_length, [0, 2, 2, 1, 0, 1], "lengths 1, 1, 2, 2, 3 and one of 5");
+        assert_eq!(
+            (s.committed, s.aborted, s.info),
+            (3, 1, 2),
+            "p4's invoke never completed: info"
+        );
+        assert_eq!(
+            s.by_length,
+            [0, 2, 2, 1, 0, 1],
+            "lengths 1, 1, 2, 2, 3 and one of 5"
+        );
         assert_eq!((s.read_only, s.writing), (1, 5));
         let k1 = &s.keys[&TxnScalar::Int(1)];
-        assert_eq!((k1.acknowledged, k1.indeterminate, k1.longest_read), (2, 1, Some(2)), "the aborted append is not counted");
+        assert_eq!(
+            (k1.acknowledged, k1.indeterminate, k1.longest_read),
+            (2, 1, Some(2)),
+            "the aborted append is not counted"
+        );
         let k2 = &s.keys[&TxnScalar::Str("k2".into())];
-        assert_eq!((k2.acknowledged, k2.indeterminate, k2.longest_read), (1, 1, Some(1)));
+        assert_eq!(
+            (k2.acknowledged, k2.indeterminate, k2.longest_read),
+            (1, 1, Some(1))
+        );
         let k3 = &s.keys[&TxnScalar::Int(3)];
-        assert_eq!((k3.acknowledged, k3.indeterminate, k3.longest_read), (0, 1, Some(0)), "a null read is the empty list");
+        assert_eq!(
+            (k3.acknowledged, k3.indeterminate, k3.longest_read),
+            (0, 1, Some(0)),
+            "a null read is the empty list"
+        );
         assert_eq!(s.keys.len(), 3);
         let top: Vec<String> = s.top_keys().iter().map(|(k, _)| k.to_string()).collect();
         assert_eq!(top, ["1", "\"k2\"", "3"], "most appends first");
@@ -272,14 +301,19 @@ mod tests {
 
     #[test]
     fn list_append_counts_lengths_and_final_lists_from_a_json_history() {
-        let (history, _) = read_history_parallel_as(LIST_APPEND.as_bytes(), "t", TxnForm::Json).unwrap();
+        let (history, _) =
+            read_history_parallel_as(LIST_APPEND.as_bytes(), "t", TxnForm::Json).unwrap();
         check_list_append(&summary_of(&history).unwrap());
     }
 
     #[test]
     fn a_compact_history_gives_the_same_summary() {
-        let (history, _) = read_history_parallel_as(LIST_APPEND.as_bytes(), "t", TxnForm::Compact).unwrap();
-        assert!(history.txn_table.is_some() && history.ops[2].value.is_null(), "the micro-ops are in the table");
+        let (history, _) =
+            read_history_parallel_as(LIST_APPEND.as_bytes(), "t", TxnForm::Compact).unwrap();
+        assert!(
+            history.txn_table.is_some() && history.ops[2].value.is_null(),
+            "the micro-ops are in the table"
+        );
         check_list_append(&summary_of(&history).unwrap());
     }
 
@@ -302,20 +336,26 @@ mod tests {
 {"index": 4, "type": "ok", "process": 0, "f": "txn", "value": [["w", 1, 6], ["r", 1, 6]]}
 {"index": 5, "type": "ok", "process": 1, "f": "txn", "value": [["r", 1, 5], ["r", 2, null]]}
 "#;
-        let (history, _) = read_history_parallel_as(text.as_bytes(), "t", TxnForm::Compact).unwrap();
+        let (history, _) =
+            read_history_parallel_as(text.as_bytes(), "t", TxnForm::Compact).unwrap();
         let s = summary_of(&history).unwrap();
         assert_eq!(s.model, Some(TxnModel::RwRegister));
         assert_eq!((s.committed, s.read_only, s.writing), (3, 1, 2));
         let k1 = &s.keys[&TxnScalar::Int(1)];
         assert_eq!(k1.acknowledged, 2);
-        assert_eq!(k1.last_read, Some(Seen::Scalar(TxnScalar::Int(5))), "the read completed last, not the one invoked last");
+        assert_eq!(
+            k1.last_read,
+            Some(Seen::Scalar(TxnScalar::Int(5))),
+            "the read completed last, not the one invoked last"
+        );
         assert_eq!(s.keys[&TxnScalar::Int(2)].last_read, Some(Seen::Null));
     }
 
     #[test]
     fn a_history_without_transactions_has_no_summary() {
         let text = "{\"index\": 0, \"type\": \"invoke\", \"process\": 0, \"f\": \"write\", \"key\": \"k\", \"value\": 1}\n";
-        let (history, _) = read_history_parallel_as(text.as_bytes(), "t", TxnForm::Compact).unwrap();
+        let (history, _) =
+            read_history_parallel_as(text.as_bytes(), "t", TxnForm::Compact).unwrap();
         assert_eq!(summary_of(&history), None);
     }
 }

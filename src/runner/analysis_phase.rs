@@ -5,11 +5,11 @@
 
 use super::record::TestRecord;
 use crate::db::{ClusterKind, Db, DbKind};
-use std::sync::Arc;
-use analysis::checkers::registry::{self, Basis, CheckOptions};
 pub use analysis::checkers::registry::RunFacts;
+use analysis::checkers::registry::{self, Basis, CheckOptions};
 use analysis::history::History;
 use analysis::verdict::Verdict;
+use std::sync::Arc;
 use workloads::WorkloadKind;
 
 /// The options of a run that the facts depend on.
@@ -33,7 +33,11 @@ pub fn run_facts(test: &TestRecord, db: &dyn Db, hot_prefix: Option<String>) -> 
         server_args: &test.server_args,
         cluster: test.cluster,
         checks: CheckOptions {
-            consistency: test.consistency_model.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default(),
+            consistency: test
+                .consistency_model
+                .as_deref()
+                .and_then(|m| m.parse().ok())
+                .unwrap_or_default(),
             ..CheckOptions::default()
         },
     };
@@ -43,9 +47,20 @@ pub fn run_facts(test: &TestRecord, db: &dyn Db, hot_prefix: Option<String>) -> 
 /// The facts of a run from the `"test"` object of its `test.json`, so `faultline analyze`
 /// of a run directory judges exactly as the run did. Missing fields take the defaults of
 /// `faultline test`.
-pub fn recorded_facts(test: &serde_json::Value, db: &dyn Db, hot_prefix: Option<String>) -> RunFacts {
+pub fn recorded_facts(
+    test: &serde_json::Value,
+    db: &dyn Db,
+    hot_prefix: Option<String>,
+) -> RunFacts {
     let strings = |field: &str| -> Vec<String> {
-        test[field].as_array().map(|a| a.iter().filter_map(|k| k.as_str().map(str::to_string)).collect()).unwrap_or_default()
+        test[field]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|k| k.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     let server_args = strings("server_args");
     let options = FactOptions {
@@ -53,7 +68,10 @@ pub fn recorded_facts(test: &serde_json::Value, db: &dyn Db, hot_prefix: Option<
         nemesis: strings("nemesis"),
         auto_split: test["auto_split"].as_bool().unwrap_or(true),
         server_args: &server_args,
-        cluster: test["cluster"].as_str().and_then(ClusterKind::from_name).unwrap_or_default(),
+        cluster: test["cluster"]
+            .as_str()
+            .and_then(ClusterKind::from_name)
+            .unwrap_or_default(),
         checks: recorded_checks(test),
     };
     facts_of(&options, db, hot_prefix)
@@ -68,18 +86,23 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
     let reports = db.reports();
     RunFacts {
         basis: Basis::Run,
-        splits_expected: options.nemesis.iter().any(|k| k == "split") || (hot_range && options.auto_split),
+        splits_expected: options.nemesis.iter().any(|k| k == "split")
+            || (hot_range && options.auto_split),
         hot_prefix: hot_prefix.filter(|_| hot_range),
         store: db.kind().name().to_string(),
         // A seeded bug breaks the promise, it does not withdraw it.
-        linearizable_reads: db.capabilities().has(crate::db::Capability::LinearizableReads),
+        linearizable_reads: db
+            .capabilities()
+            .has(crate::db::Capability::LinearizableReads),
         commit_meta: reports.commit_meta && !transactional,
         catalog: reports.catalog,
         splits: reports.splits,
         split_cooldown_s: db.split_cooldown_s(options.server_args),
         lifecycle_watched: options.cluster.runs_nodes(),
         cluster: options.cluster.name().to_string(),
-        judged_by: spec.map(|s| s.checkers.iter().map(|c| c.to_string()).collect()).unwrap_or_default(),
+        judged_by: spec
+            .map(|s| s.checkers.iter().map(|c| c.to_string()).collect())
+            .unwrap_or_default(),
         workload: options.workload.to_string(),
         nemesis: options.nemesis.clone(),
         functions: Default::default(),
@@ -91,16 +114,24 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
 /// The checker options a `test.json` records: `consistency_model` (Elle's name; absent: the
 /// default, strict-serializable). [`consistency_of`] refuses an unknown one first.
 fn recorded_checks(test: &serde_json::Value) -> CheckOptions {
-    CheckOptions { consistency: consistency_of(test).unwrap_or_default(), ..CheckOptions::default() }
+    CheckOptions {
+        consistency: consistency_of(test).unwrap_or_default(),
+        ..CheckOptions::default()
+    }
 }
 
 /// The consistency model a `test.json`'s `"test"` object records (absent or `null`: the
 /// default); an error names an unknown one, so a run is never re-judged under a model it
 /// did not ask for.
-pub fn consistency_of(test: &serde_json::Value) -> Result<analysis::checkers::isolation::ConsistencyModel, String> {
+pub fn consistency_of(
+    test: &serde_json::Value,
+) -> Result<analysis::checkers::isolation::ConsistencyModel, String> {
     match test.get("consistency_model") {
         None | Some(serde_json::Value::Null) => Ok(Default::default()),
-        Some(v) => v.as_str().and_then(|m| m.parse().ok()).ok_or_else(|| format!("unknown consistency_model {v}")),
+        Some(v) => v
+            .as_str()
+            .and_then(|m| m.parse().ok())
+            .ok_or_else(|| format!("unknown consistency_model {v}")),
     }
 }
 
@@ -109,7 +140,10 @@ pub fn consistency_of(test: &serde_json::Value) -> Result<analysis::checkers::is
 pub fn db_of(test: &serde_json::Value) -> Result<Arc<dyn Db>, String> {
     let name = test["db"].as_str().unwrap_or("refkv");
     let kind = DbKind::from_name(name).ok_or_else(|| format!("unknown db {}", test["db"]))?;
-    let groups = test["groups"].as_u64().and_then(|g| u32::try_from(g).ok()).unwrap_or(3);
+    let groups = test["groups"]
+        .as_u64()
+        .and_then(|g| u32::try_from(g).ok())
+        .unwrap_or(3);
     Ok(kind.build(groups))
 }
 
@@ -128,8 +162,16 @@ mod tests {
 
     #[test]
     fn a_recorded_consistency_model_is_read_and_an_unknown_one_refused() {
-        assert_eq!(consistency_of(&json!({})).unwrap().to_string(), "strict-serializable");
-        assert_eq!(consistency_of(&json!({"consistency_model": "serializable"})).unwrap().to_string(), "serializable");
+        assert_eq!(
+            consistency_of(&json!({})).unwrap().to_string(),
+            "strict-serializable"
+        );
+        assert_eq!(
+            consistency_of(&json!({"consistency_model": "serializable"}))
+                .unwrap()
+                .to_string(),
+            "serializable"
+        );
         let e = consistency_of(&json!({"consistency_model": "bogus"})).unwrap_err();
         assert!(e.contains("unknown consistency_model \"bogus\""), "{e}");
     }
@@ -139,8 +181,26 @@ mod tests {
         recorded_facts(test, db_of(test).expect("a known db").as_ref(), hot_prefix)
     }
 
-    fn op(index: u64, process: u64, kind: OpType, f: &str, key: &str, value: serde_json::Value) -> Op {
-        Op { index, kind, process: Process::Client(process), f: f.into(), key: Some(key.into()), value, time: index * 10, node: None, error: None, meta: None }
+    fn op(
+        index: u64,
+        process: u64,
+        kind: OpType,
+        f: &str,
+        key: &str,
+        value: serde_json::Value,
+    ) -> Op {
+        Op {
+            index,
+            kind,
+            process: Process::Client(process),
+            f: f.into(),
+            key: Some(key.into()),
+            value,
+            time: index * 10,
+            node: None,
+            error: None,
+            meta: None,
+        }
     }
 
     fn facts() -> RunFacts {
@@ -176,7 +236,10 @@ mod tests {
         let v = analyse(&h, &facts(), &[]);
         assert_eq!(v.valid, Validity::Invalid, "{v:?}");
         assert!(v.checkers.contains_key("linearizable"));
-        assert!(!v.checkers.contains_key("set-full"), "set-full does not apply to register runs");
+        assert!(
+            !v.checkers.contains_key("set-full"),
+            "set-full does not apply to register runs"
+        );
     }
 
     #[test]
@@ -197,14 +260,28 @@ mod tests {
     fn a_run_with_no_acknowledged_op_is_unknown_through_vacuity() {
         let h = History::new(vec![
             op(0, 1, OpType::Invoke, "write", "k", json!(1)),
-            Op { kind: OpType::Fail, ..op(1, 1, OpType::Ok, "write", "k", json!(1)) },
+            Op {
+                kind: OpType::Fail,
+                ..op(1, 1, OpType::Ok, "write", "k", json!(1))
+            },
             op(2, 2, OpType::Invoke, "read", "k", json!(null)),
-            Op { kind: OpType::Info, ..op(3, 2, OpType::Ok, "read", "k", json!(null)) },
+            Op {
+                kind: OpType::Info,
+                ..op(3, 2, OpType::Ok, "read", "k", json!(null))
+            },
         ]);
         let v = analyse(&h, &facts(), &[]);
-        assert_eq!(v.checkers["linearizable"].valid, Validity::Valid, "all failed: trivially linearizable");
+        assert_eq!(
+            v.checkers["linearizable"].valid,
+            Validity::Valid,
+            "all failed: trivially linearizable"
+        );
         assert_eq!(v.checkers["vacuity"].valid, Validity::Unknown);
-        assert!(v.checkers["vacuity"].reason.as_deref().unwrap_or_default().contains("no client operation was acknowledged"));
+        assert!(v.checkers["vacuity"]
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("no client operation was acknowledged"));
         assert_eq!(v.valid, Validity::Unknown, "{v:?}");
     }
 
@@ -213,44 +290,76 @@ mod tests {
         let hotspot = json!({"db": "refkv", "workload": "hotspot", "nemesis": ["partition"], "auto_split": true,
             "bug": "stale-read", "server_args": ["--groups", "3", "--split-cooldown=12s"]});
         let f = from_test_json(&hotspot, Some("hot/".into()));
-        assert!(f.splits_expected && f.catalog && f.commit_meta && f.linearizable_reads, "{f:?}");
+        assert!(
+            f.splits_expected && f.catalog && f.commit_meta && f.linearizable_reads,
+            "{f:?}"
+        );
         assert_eq!(f.hot_prefix.as_deref(), Some("hot/"));
         assert_eq!(f.split_cooldown_s, Some(12.0));
 
-        let register = json!({"db": "refkv", "workload": "register", "nemesis": ["kill"], "auto_split": true});
+        let register =
+            json!({"db": "refkv", "workload": "register", "nemesis": ["kill"], "auto_split": true});
         let f = from_test_json(&register, Some("hot/".into()));
-        assert!(!f.splits_expected, "register without the split nemesis expects no split");
+        assert!(
+            !f.splits_expected,
+            "register without the split nemesis expects no split"
+        );
         assert_eq!(f.hot_prefix, None);
-        assert_eq!(f.split_cooldown_s, Some(crate::db::refkv::DEFAULT_SPLIT_COOLDOWN_S));
+        assert_eq!(
+            f.split_cooldown_s,
+            Some(crate::db::refkv::DEFAULT_SPLIT_COOLDOWN_S)
+        );
         let h = History::new(vec![
             op(0, 1, OpType::Invoke, "write", "k", json!(1)),
             op(1, 1, OpType::Ok, "write", "k", json!(1)),
         ]);
         let v = analyse(&h, &f, &[]);
         assert_eq!(v.checkers["split"].valid, Validity::NotApplicable);
-        assert_eq!(v.checkers["epoch-authority"].valid, Validity::Unknown, "no metadata is never valid: {:?}", v.checkers["epoch-authority"]);
+        assert_eq!(
+            v.checkers["epoch-authority"].valid,
+            Validity::Unknown,
+            "no metadata is never valid: {:?}",
+            v.checkers["epoch-authority"]
+        );
 
         let append = json!({"db": "refkv", "workload": "append", "nemesis": ["split"]});
         let f = from_test_json(&append, None);
-        assert!(f.catalog && !f.commit_meta, "transactions carry no commit metadata: {f:?}");
-        assert_eq!(analyse(&h, &f, &[]).checkers["epoch-authority"].valid, Validity::NotApplicable);
+        assert!(
+            f.catalog && !f.commit_meta,
+            "transactions carry no commit metadata: {f:?}"
+        );
+        assert_eq!(
+            analyse(&h, &f, &[]).checkers["epoch-authority"].valid,
+            Validity::NotApplicable
+        );
 
         let with_split = json!({"db": "refkv", "workload": "register", "nemesis": ["split"], "auto_split": false});
         assert!(from_test_json(&with_split, None).splits_expected);
-        let no_auto = json!({"db": "refkv", "workload": "hotspot", "nemesis": [], "auto_split": false});
+        let no_auto =
+            json!({"db": "refkv", "workload": "hotspot", "nemesis": [], "auto_split": false});
         assert!(!from_test_json(&no_auto, None).splits_expected);
         let etcd = json!({"db": "etcd", "workload": "register", "nemesis": []});
         let f = from_test_json(&etcd, None);
         assert!(!(f.catalog && f.commit_meta) && f.linearizable_reads);
         assert!(!from_test_json(&json!({"db": "elastickv"}), None).linearizable_reads);
         let etcd_verdict = analyse(&h, &f, &[]);
-        assert_eq!(etcd_verdict.checkers["epoch-authority"].valid, Validity::NotApplicable, "decided before checking");
-        assert_eq!(etcd_verdict.checkers["epoch-authority"].reason.as_deref(), Some("etcd has no route catalog or route epochs"));
+        assert_eq!(
+            etcd_verdict.checkers["epoch-authority"].valid,
+            Validity::NotApplicable,
+            "decided before checking"
+        );
+        assert_eq!(
+            etcd_verdict.checkers["epoch-authority"].reason.as_deref(),
+            Some("etcd has no route catalog or route epochs")
+        );
     }
 
     #[test]
     fn crashes_judges_watched_clusters_and_is_not_applicable_on_external_ones() {
-        let docker = from_test_json(&json!({"db": "refkv", "workload": "register", "cluster": "docker"}), None);
+        let docker = from_test_json(
+            &json!({"db": "refkv", "workload": "register", "cluster": "docker"}),
+            None,
+        );
         assert!(docker.lifecycle_watched);
         let exit = Op {
             index: 2,
@@ -264,12 +373,27 @@ mod tests {
             error: None,
             meta: None,
         };
-        let h = History::new(vec![op(0, 1, OpType::Invoke, "write", "k", json!(1)), op(1, 1, OpType::Ok, "write", "k", json!(1)), exit]);
+        let h = History::new(vec![
+            op(0, 1, OpType::Invoke, "write", "k", json!(1)),
+            op(1, 1, OpType::Ok, "write", "k", json!(1)),
+            exit,
+        ]);
         let v = analyse(&h, &docker, &[]);
-        assert_eq!(v.checkers["crashes"].valid, Validity::Invalid, "{:?}", v.checkers["crashes"]);
+        assert_eq!(
+            v.checkers["crashes"].valid,
+            Validity::Invalid,
+            "{:?}",
+            v.checkers["crashes"]
+        );
         assert_eq!(v.valid, Validity::Invalid);
-        let external = from_test_json(&json!({"db": "etcd", "workload": "register", "cluster": "external"}), None);
-        assert_eq!(analyse(&h, &external, &[]).checkers["crashes"].valid, Validity::NotApplicable);
+        let external = from_test_json(
+            &json!({"db": "etcd", "workload": "register", "cluster": "external"}),
+            None,
+        );
+        assert_eq!(
+            analyse(&h, &external, &[]).checkers["crashes"].valid,
+            Validity::NotApplicable
+        );
     }
 
     #[test]
@@ -277,18 +401,35 @@ mod tests {
         let ruled_out = |db: &str| -> Vec<&'static str> {
             let facts = from_test_json(&json!({"db": db, "workload": "hotspot"}), None);
             let plan = registry::plan(&facts);
-            plan.into_iter().filter(|(_, a)| matches!(a, registry::Applies::NotApplicable(_))).map(|(c, _)| c.name).collect()
+            plan.into_iter()
+                .filter(|(_, a)| matches!(a, registry::Applies::NotApplicable(_)))
+                .map(|(c, _)| c.name)
+                .collect()
         };
         assert_eq!(ruled_out("etcd"), ["epoch-authority", "split"]);
         assert!(ruled_out("refkv").is_empty());
-        assert_eq!(ruled_out("elastickv"), ["epoch-authority"], "no commit metadata; splits are still judged");
+        assert_eq!(
+            ruled_out("elastickv"),
+            ["epoch-authority"],
+            "no commit metadata; splits are still judged"
+        );
     }
 
     #[test]
     fn a_run_where_nothing_applies_tested_nothing() {
-        let etcd = from_test_json(&json!({"db": "etcd", "workload": "register", "cluster": "external"}), None);
+        let etcd = from_test_json(
+            &json!({"db": "etcd", "workload": "register", "cluster": "external"}),
+            None,
+        );
         let v = analyse(&History::default(), &etcd, &[]);
-        assert_eq!(v.checkers["split"].reason.as_deref(), Some("etcd does not split ranges"));
-        assert_ne!(v.valid, Validity::Valid, "not-applicable never counts as valid: {v:?}");
+        assert_eq!(
+            v.checkers["split"].reason.as_deref(),
+            Some("etcd does not split ranges")
+        );
+        assert_ne!(
+            v.valid,
+            Validity::Valid,
+            "not-applicable never counts as valid: {v:?}"
+        );
     }
 }

@@ -18,7 +18,11 @@ use std::sync::Arc;
 
 /// The node image of target `db`: the `existing` image (`--image`), or one built from its
 /// server binary (`binary`, else the target's default).
-pub async fn node_image(db: &dyn Db, existing: Option<&str>, binary: Option<&Path>) -> Result<NodeImage> {
+pub async fn node_image(
+    db: &dyn Db,
+    existing: Option<&str>,
+    binary: Option<&Path>,
+) -> Result<NodeImage> {
     if let Some(tag) = existing {
         return image::existing_image(tag).await;
     }
@@ -26,7 +30,8 @@ pub async fn node_image(db: &dyn Db, existing: Option<&str>, binary: Option<&Pat
         image::check_static_binary(p)?;
     }
     let server = server_binary(db, binary).await?;
-    let pause_root = image::workspace_root().unwrap_or_else(|| std::env::temp_dir().join("faultline"));
+    let pause_root =
+        image::workspace_root().unwrap_or_else(|| std::env::temp_dir().join("faultline"));
     let pause = image::build_pause(&pause_root).await?;
     image::ensure_image(db.kind().name(), &server, &pause).await
 }
@@ -40,7 +45,12 @@ pub async fn server_binary(db: &dyn Db, binary: Option<&Path>) -> Result<PathBuf
 }
 
 /// Starts the cluster. `image` is the node image for Docker clusters.
-pub async fn start(plan: &Plan, run_id: String, run_dir: &Path, image: Option<&NodeImage>) -> Result<Arc<dyn Cluster>> {
+pub async fn start(
+    plan: &Plan,
+    run_id: String,
+    run_dir: &Path,
+    image: Option<&NodeImage>,
+) -> Result<Arc<dyn Cluster>> {
     match plan.spec.cluster {
         ClusterKind::Docker => {
             let image = image.context("a Docker cluster needs a node image")?;
@@ -70,15 +80,28 @@ pub async fn start(plan: &Plan, run_id: String, run_dir: &Path, image: Option<&N
         ClusterKind::Ssh => {
             let binary = match &plan.spec.ssh.remote_binary {
                 Some(path) => Binary::OnHost(path.clone()),
-                None => Binary::Upload(server_binary(plan.db.as_ref(), plan.spec.db_binary.as_deref()).await?),
+                None => Binary::Upload(
+                    server_binary(plan.db.as_ref(), plan.spec.db_binary.as_deref()).await?,
+                ),
             };
-            let spec = SshSpec { options: plan.spec.ssh.clone(), binary, server_args: plan.server_args.clone(), db: plan.db.clone() };
+            let spec = SshSpec {
+                options: plan.spec.ssh.clone(),
+                binary,
+                server_args: plan.server_args.clone(),
+                db: plan.db.clone(),
+            };
             Ok(Arc::new(SshCluster::start(spec).await?))
         }
         ClusterKind::External => {
-            let endpoints = plan.spec.endpoints.as_deref().context("--cluster external needs --endpoints host:port,...")?;
+            let endpoints = plan
+                .spec
+                .endpoints
+                .as_deref()
+                .context("--cluster external needs --endpoints host:port,...")?;
             Ok(Arc::new(ExternalCluster::new(endpoints)?))
         }
-        ClusterKind::InProcess => Ok(Arc::new(ExternalCluster::in_process(usize::from(plan.spec.nodes)))),
+        ClusterKind::InProcess => Ok(Arc::new(ExternalCluster::in_process(usize::from(
+            plan.spec.nodes,
+        )))),
     }
 }

@@ -38,7 +38,10 @@ impl Drop for StderrAroundBar {
         let print = || {
             let _ = std::io::stderr().write_all(&text);
         };
-        let bar = BAR.get().and_then(|m| m.lock().ok()).and_then(|g| g.clone());
+        let bar = BAR
+            .get()
+            .and_then(|m| m.lock().ok())
+            .and_then(|g| g.clone());
         match bar {
             Some(b) => b.suspend(print),
             None => print(),
@@ -85,7 +88,10 @@ impl<'a> MakeWriter<'a> for FileMaker {
 pub fn init(log_file: &Path) -> anyhow::Result<()> {
     let file = std::fs::File::create(log_file)
         .map_err(|e| anyhow::anyhow!("creating {}: {e}", log_file.display()))?;
-    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,h2=warn,tower=warn,hyper=warn"));
+    let filter = || {
+        EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| EnvFilter::new("info,h2=warn,tower=warn,hyper=warn"))
+    };
     let file_layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(FileMaker(Arc::new(Mutex::new(file))))
@@ -95,6 +101,9 @@ pub fn init(log_file: &Path) -> anyhow::Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(StderrMaker)
         .with_filter(filter());
-    let _ = tracing_subscriber::registry().with(file_layer).with(stderr_layer).try_init();
+    let _ = tracing_subscriber::registry()
+        .with(file_layer)
+        .with(stderr_layer)
+        .try_init();
     Ok(())
 }

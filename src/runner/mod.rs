@@ -12,14 +12,14 @@ pub mod op_chunks;
 pub mod oracle;
 #[cfg(test)]
 mod oracle_tests;
+pub mod phases;
 pub mod plan;
 pub mod progress;
 pub mod record;
 pub mod sink;
+pub mod spec;
 pub mod store;
 pub mod store_versions;
-pub mod phases;
-pub mod spec;
 
 pub use spec::{GeneratorFactory, TestSpec};
 

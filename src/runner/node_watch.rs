@@ -31,13 +31,23 @@ pub struct NodeWatcher {
 }
 
 /// Starts watching `cluster`; `None` when faultline does not run its nodes (external).
-pub fn spawn(cluster: Arc<dyn Cluster>, sink: Arc<JsonlSink>, restart_crashed: bool) -> Option<NodeWatcher> {
+pub fn spawn(
+    cluster: Arc<dyn Cluster>,
+    sink: Arc<JsonlSink>,
+    restart_crashed: bool,
+) -> Option<NodeWatcher> {
     if !cluster.watches_lifecycle() {
         tracing::info!("node watch: off — faultline does not run the nodes of this cluster, so it cannot see them exit");
         return None;
     }
     let cancel = CancellationToken::new();
-    let watch = Watch { cluster, sink, restart_crashed, polls: 0, failed_polls: 0 };
+    let watch = Watch {
+        cluster,
+        sink,
+        restart_crashed,
+        polls: 0,
+        failed_polls: 0,
+    };
     let task = tokio::spawn(watch.run(cancel.clone()));
     Some(NodeWatcher { cancel, task })
 }
@@ -77,7 +87,12 @@ impl Watch {
     }
 
     async fn run(mut self, cancel: CancellationToken) {
-        let nodes: Vec<&str> = self.cluster.nodes().iter().map(|n| n.name.as_str()).collect();
+        let nodes: Vec<&str> = self
+            .cluster
+            .nodes()
+            .iter()
+            .map(|n| n.name.as_str())
+            .collect();
         let value = json!({"nodes": nodes, "cluster": self.cluster.describe()["kind"], "poll_ms": POLL_EVERY.as_millis() as u64, "restart_crashed": self.restart_crashed});
         self.record(events::NODE_WATCH, None, value);
         loop {
@@ -119,23 +134,39 @@ impl Watch {
         });
         self.record(events::NODE_EXIT, Some(&exit.node), value);
         if exit.expected {
-            tracing::info!("node watch: {} exited as asked ({})", exit.node, exit.status());
+            tracing::info!(
+                "node watch: {} exited as asked ({})",
+                exit.node,
+                exit.status()
+            );
             return;
         }
-        let why = exit.crash_line.as_deref().map(|l| format!(": {l}")).unwrap_or_default();
+        let why = exit
+            .crash_line
+            .as_deref()
+            .map(|l| format!(": {l}"))
+            .unwrap_or_default();
         let next = if self.restart_crashed {
             "restarting it (--restart-crashed)"
         } else {
             "it stays down unless the nemesis restarts it (--restart-crashed brings it back)"
         };
-        tracing::error!("node watch: {} exited on its own ({}){why} — the run goes on; {next}", exit.node, exit.status());
+        tracing::error!(
+            "node watch: {} exited on its own ({}){why} — the run goes on; {next}",
+            exit.node,
+            exit.status()
+        );
         if self.restart_crashed {
             let result = self.cluster.restart(&exit.node).await;
             if let Err(e) = &result {
                 tracing::error!("node watch: restarting {}: {e:#}", exit.node);
             }
             let error = result.err().map(|e| format!("{e:#}"));
-            self.record(events::NODE_RESTART, Some(&exit.node), json!({"ok": error.is_none(), "error": error}));
+            self.record(
+                events::NODE_RESTART,
+                Some(&exit.node),
+                json!({"ok": error.is_none(), "error": error}),
+            );
         }
     }
 }

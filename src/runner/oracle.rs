@@ -14,7 +14,9 @@ use nemesis::{Oracle, SplitOutcome};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::client::{CallResult, Certainty, Connector, KvTarget, NodeEndpoint, SplitReply, SplitRequest};
+use workloads::client::{
+    CallResult, Certainty, Connector, KvTarget, NodeEndpoint, SplitReply, SplitRequest,
+};
 use workloads::CallError;
 
 pub struct StoreOracle {
@@ -43,20 +45,40 @@ const READ_CALL_LIMIT: Duration = Duration::from_millis(500);
 async fn within_limit<T>(call: BoxFuture<'_, CallResult<T>>) -> CallResult<T> {
     match tokio::time::timeout(READ_CALL_LIMIT, call).await {
         Ok(result) => result,
-        Err(_) => Err(CallError::new(Certainty::Indeterminate, "timed-out", "no answer within the oracle's read limit")),
+        Err(_) => Err(CallError::new(
+            Certainty::Indeterminate,
+            "timed-out",
+            "no answer within the oracle's read limit",
+        )),
     }
 }
 
 impl StoreOracle {
-    pub fn new(nodes: Vec<NodeEndpoint>, connector: Arc<dyn Connector>, groups: Vec<u64>, sink: Arc<JsonlSink>, has_catalog: bool) -> StoreOracle {
-        StoreOracle { nodes, connector, groups, sink, has_catalog, answered: AtomicUsize::new(0) }
+    pub fn new(
+        nodes: Vec<NodeEndpoint>,
+        connector: Arc<dyn Connector>,
+        groups: Vec<u64>,
+        sink: Arc<JsonlSink>,
+        has_catalog: bool,
+    ) -> StoreOracle {
+        StoreOracle {
+            nodes,
+            connector,
+            groups,
+            sink,
+            has_catalog,
+            answered: AtomicUsize::new(0),
+        }
     }
 
     /// A client per node, the one that answered last first; each with its node's index.
     fn clients(&self) -> Vec<(usize, Arc<dyn KvTarget>)> {
         let first = self.answered.load(Ordering::Relaxed);
         let n = self.nodes.len();
-        (0..n).map(|i| (first + i) % n).filter_map(|i| self.connector.connect(&self.nodes[i]).ok().map(|c| (i, c))).collect()
+        (0..n)
+            .map(|i| (first + i) % n)
+            .filter_map(|i| self.connector.connect(&self.nodes[i]).ok().map(|c| (i, c)))
+            .collect()
     }
 
     fn note_answer(&self, node: usize) {
@@ -98,7 +120,8 @@ pub fn route_of<'a>(routes: &'a [RouteRecord], key: &str) -> Option<&'a RouteRec
 /// every later move of it would carry only the keys after it (the early-cutover misses of
 /// 2026-12-04: two of three moves in a run carried no workload key).
 pub fn split_point(route: &RouteRecord, key: &str) -> Option<String> {
-    let inside = |k: &str| route.start.as_str() < k && (route.end.is_empty() || k < route.end.as_str());
+    let inside =
+        |k: &str| route.start.as_str() < k && (route.end.is_empty() || k < route.end.as_str());
     let succ = format!("{key}\0");
     if inside(&succ) {
         return Some(succ);
@@ -112,7 +135,11 @@ pub fn split_point(route: &RouteRecord, key: &str) -> Option<String> {
 /// that `moves` its right child to another group, a hot key strictly inside its route comes
 /// first: split at the key, the key moves; split at the successor of a key that starts its
 /// route, only the keys after it would.
-pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String], moves: bool) -> Result<(&'a RouteRecord, String, usize), &'static str> {
+pub fn splittable_hot_key<'a>(
+    routes: &'a [RouteRecord],
+    hot: &[String],
+    moves: bool,
+) -> Result<(&'a RouteRecord, String, usize), &'static str> {
     if moves {
         for (rank, key) in hot.iter().enumerate() {
             if let Some(route) = route_of(routes, key).filter(|r| r.start.as_str() < key.as_str()) {
@@ -122,7 +149,9 @@ pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String], moves: 
     }
     let mut why = "no route holds the hottest key";
     for (rank, key) in hot.iter().enumerate() {
-        let Some(route) = route_of(routes, key) else { continue };
+        let Some(route) = route_of(routes, key) else {
+            continue;
+        };
         match split_point(route, key) {
             Some(split_key) => return Ok((route, split_key, rank)),
             None => why = "no hot key's route can be split at it",
@@ -134,19 +163,32 @@ pub fn splittable_hot_key<'a>(routes: &'a [RouteRecord], hot: &[String], moves: 
 /// The invoke indices of the transactions in flight (`(index, keys)`) that touch a key of
 /// `route`: the transactions a split of it lands in the middle of.
 pub fn txns_in_route(in_flight: &[(u64, Vec<String>)], route: &RouteRecord) -> Vec<u64> {
-    let inside = |k: &str| route.start.as_str() <= k && (route.end.is_empty() || k < route.end.as_str());
-    in_flight.iter().filter(|(_, keys)| keys.iter().any(|k| inside(k))).map(|(i, _)| *i).collect()
+    let inside =
+        |k: &str| route.start.as_str() <= k && (route.end.is_empty() || k < route.end.as_str());
+    in_flight
+        .iter()
+        .filter(|(_, keys)| keys.iter().any(|k| inside(k)))
+        .map(|(i, _)| *i)
+        .collect()
 }
 
 /// The smallest of `keep` that a cross-group split of `route` at `key` would carry along
 /// (strictly after `key`, inside the route): where a same-group split must cut first.
 pub fn first_inside<'a>(route: &RouteRecord, key: &str, keep: &'a [String]) -> Option<&'a String> {
-    keep.iter().filter(|k| k.as_str() > key && (route.end.is_empty() || k.as_str() < route.end.as_str())).min()
+    keep.iter()
+        .filter(|k| k.as_str() > key && (route.end.is_empty() || k.as_str() < route.end.as_str()))
+        .min()
 }
 
 /// A listed transaction as the nemesis sees it.
 fn txn_in_flight(t: workloads::client::InFlightTxn) -> TxnInFlight {
-    TxnInFlight { start_ts: t.start_ts, commit_ts: t.commit_ts, primary: t.primary, secondary_writes: t.secondary_writes, held: t.held }
+    TxnInFlight {
+        start_ts: t.start_ts,
+        commit_ts: t.commit_ts,
+        primary: t.primary,
+        secondary_writes: t.secondary_writes,
+        held: t.held,
+    }
 }
 
 /// The group other than `from` serving the fewest routes (ties: lowest id).
@@ -160,15 +202,25 @@ pub fn least_loaded_other_group(routes: &[RouteRecord], groups: &[u64], from: u6
 
 impl Oracle for StoreOracle {
     fn leader_of(&self, group: u64) -> BoxFuture<'_, Option<String>> {
-        async move { workloads::cluster::leader_of_group_with(self.connector.as_ref(), &self.nodes, group).await }.boxed()
+        async move {
+            workloads::cluster::leader_of_group_with(self.connector.as_ref(), &self.nodes, group)
+                .await
+        }
+        .boxed()
     }
 
     fn hot_group(&self) -> BoxFuture<'_, u64> {
         async move {
             let default = self.groups.first().copied().unwrap_or(1);
-            let Some(key) = self.sink.hottest_key() else { return default };
-            let Ok((catalog, _)) = self.catalog().await else { return default };
-            route_of(&catalog.routes, &key).map(|r| r.group).unwrap_or(default)
+            let Some(key) = self.sink.hottest_key() else {
+                return default;
+            };
+            let Ok((catalog, _)) = self.catalog().await else {
+                return default;
+            };
+            route_of(&catalog.routes, &key)
+                .map(|r| r.group)
+                .unwrap_or(default)
         }
         .boxed()
     }
@@ -264,7 +316,10 @@ impl Oracle for StoreOracle {
     /// From `ListSplitJobs`; a store without it (`unimplemented`) from its catalog.
     fn live_job(&self) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
-            let live = |jobs: Vec<SplitJobRecord>| jobs.into_iter().find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()));
+            let live = |jobs: Vec<SplitJobRecord>| {
+                jobs.into_iter()
+                    .find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()))
+            };
             for (i, c) in self.clients() {
                 match within_limit(c.list_split_jobs()).await {
                     Ok(jobs) => {
@@ -289,29 +344,74 @@ impl Oracle for StoreOracle {
         .boxed()
     }
 
-    fn stale_write<'a>(&'a self, node: &'a str, key: &'a str, value: &'a str, group: u64, epoch: u64) -> BoxFuture<'a, StaleWriteResult> {
+    fn stale_write<'a>(
+        &'a self,
+        node: &'a str,
+        key: &'a str,
+        value: &'a str,
+        group: u64,
+        epoch: u64,
+    ) -> BoxFuture<'a, StaleWriteResult> {
         async move {
-            let endpoint = self.nodes.iter().find(|n| n.name == node).ok_or_else(|| StaleWriteError { definite: true, error: format!("no node {node}") })?;
-            let client = self.connector.connect(endpoint).map_err(|e| StaleWriteError { definite: true, error: format!("{e:#}") })?;
-            match client.write_pinned(key.as_bytes(), value.as_bytes(), group, epoch).await {
+            let endpoint =
+                self.nodes
+                    .iter()
+                    .find(|n| n.name == node)
+                    .ok_or_else(|| StaleWriteError {
+                        definite: true,
+                        error: format!("no node {node}"),
+                    })?;
+            let client = self
+                .connector
+                .connect(endpoint)
+                .map_err(|e| StaleWriteError {
+                    definite: true,
+                    error: format!("{e:#}"),
+                })?;
+            match client
+                .write_pinned(key.as_bytes(), value.as_bytes(), group, epoch)
+                .await
+            {
                 Ok(reply) => Ok(reply.meta),
-                Err(e) => Err(StaleWriteError { definite: e.certainty == Certainty::Definite, error: e.history_text() }),
+                Err(e) => Err(StaleWriteError {
+                    definite: e.certainty == Certainty::Definite,
+                    error: e.history_text(),
+                }),
             }
         }
         .boxed()
     }
 
-    fn txn_hold<'a>(&'a self, node: &'a str, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
+    fn txn_hold<'a>(
+        &'a self,
+        node: &'a str,
+        arm_hold_ms: u64,
+        after_primary_commit: bool,
+        release: bool,
+    ) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
         async move {
-            let endpoint = self.nodes.iter().find(|n| n.name == node).ok_or_else(|| format!("no node {node}"))?;
-            let client = self.connector.connect(endpoint).map_err(|e| format!("{e:#}"))?;
-            let listed = within_limit(client.txn_hold(arm_hold_ms, after_primary_commit, release)).await.map_err(|e| e.history_text())?;
+            let endpoint = self
+                .nodes
+                .iter()
+                .find(|n| n.name == node)
+                .ok_or_else(|| format!("no node {node}"))?;
+            let client = self
+                .connector
+                .connect(endpoint)
+                .map_err(|e| format!("{e:#}"))?;
+            let listed = within_limit(client.txn_hold(arm_hold_ms, after_primary_commit, release))
+                .await
+                .map_err(|e| e.history_text())?;
             Ok(listed.into_iter().map(txn_in_flight).collect())
         }
         .boxed()
     }
 
-    fn move_key<'a>(&'a self, key: &'a str, keep: &'a [String]) -> BoxFuture<'a, Option<SplitOutcome>> {
+    fn move_key<'a>(
+        &'a self,
+        key: &'a str,
+        keep: &'a [String],
+    ) -> BoxFuture<'a, Option<SplitOutcome>> {
         async move {
             let refused = |detail: String| SplitOutcome { key: key.to_string(), route_id: None, target_group: None, accepted: false, detail: serde_json::json!(detail), job_id: None };
             let (catalog, client) = match self.catalog().await {
@@ -365,7 +465,15 @@ mod tests {
     use super::*;
 
     fn route(id: u64, start: &str, end: &str, group: u64) -> RouteRecord {
-        RouteRecord { id, start: start.into(), end: end.into(), group, state: "ACTIVE".into(), epoch: 1, parent: None }
+        RouteRecord {
+            id,
+            start: start.into(),
+            end: end.into(),
+            group,
+            state: "ACTIVE".into(),
+            epoch: 1,
+            parent: None,
+        }
     }
 
     #[test]
@@ -379,10 +487,26 @@ mod tests {
     #[test]
     fn split_points_are_strictly_inside_the_route() {
         let r = route(2, "m", "t", 1);
-        assert_eq!(split_point(&r, "p").as_deref(), Some("p\0"), "the key stays inside the left child");
-        assert_eq!(split_point(&r, "m").as_deref(), Some("m\0"), "the start itself cannot split");
-        assert_eq!(split_point(&route(4, "a", "p\0", 1), "p").as_deref(), Some("p"), "a key ending its route splits it off");
-        assert_eq!(split_point(&route(3, "m", "m\0", 1), "m"), None, "a one-key route cannot split");
+        assert_eq!(
+            split_point(&r, "p").as_deref(),
+            Some("p\0"),
+            "the key stays inside the left child"
+        );
+        assert_eq!(
+            split_point(&r, "m").as_deref(),
+            Some("m\0"),
+            "the start itself cannot split"
+        );
+        assert_eq!(
+            split_point(&route(4, "a", "p\0", 1), "p").as_deref(),
+            Some("p"),
+            "a key ending its route splits it off"
+        );
+        assert_eq!(
+            split_point(&route(3, "m", "m\0", 1), "m"),
+            None,
+            "a one-key route cannot split"
+        );
     }
 
     #[test]
@@ -390,18 +514,32 @@ mod tests {
         let keys = |ks: &[&str]| ks.iter().map(|k| k.to_string()).collect::<Vec<_>>();
         let in_flight = [(4, keys(&["a", "m"])), (7, keys(&["x"])), (9, keys(&["m"]))];
         assert_eq!(txns_in_route(&in_flight, &route(1, "l", "p", 1)), [4, 9]);
-        assert_eq!(txns_in_route(&in_flight, &route(2, "p", "", 1)), [7], "an empty end is unbounded");
+        assert_eq!(
+            txns_in_route(&in_flight, &route(2, "p", "", 1)),
+            [7],
+            "an empty end is unbounded"
+        );
         assert!(txns_in_route(&in_flight, &route(3, "b", "c", 1)).is_empty());
     }
 
     #[test]
     fn a_hot_key_alone_in_its_route_gives_way_to_the_next_hottest() {
-        let routes = vec![route(1, "", "a", 1), route(2, "a", "a\0", 2), route(3, "a\0", "", 1)];
+        let routes = vec![
+            route(1, "", "a", 1),
+            route(2, "a", "a\0", 2),
+            route(3, "a\0", "", 1),
+        ];
         let hot = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
         let (r, split, rank) = splittable_hot_key(&routes, &hot(&["a", "c", "b"]), false).unwrap();
         assert_eq!((r.id, split.as_str(), rank), (3, "c\0", 1));
-        assert_eq!(splittable_hot_key(&routes, &hot(&["a"]), false).unwrap_err(), "no hot key's route can be split at it");
-        assert_eq!(splittable_hot_key(&[], &hot(&["a"]), true).unwrap_err(), "no route holds the hottest key");
+        assert_eq!(
+            splittable_hot_key(&routes, &hot(&["a"]), false).unwrap_err(),
+            "no hot key's route can be split at it"
+        );
+        assert_eq!(
+            splittable_hot_key(&[], &hot(&["a"]), true).unwrap_err(),
+            "no route holds the hottest key"
+        );
     }
 
     #[test]
@@ -412,7 +550,11 @@ mod tests {
         assert_eq!(split, "k\0");
         let halves = vec![route(1, "", "k\0", 1), route(2, "k\0", "", 1)];
         let (r, split, _) = splittable_hot_key(&halves, &hot, true).unwrap();
-        assert_eq!((r.id, split.as_str()), (1, "k"), "split at the key: the moving child is [k, k\\0)");
+        assert_eq!(
+            (r.id, split.as_str()),
+            (1, "k"),
+            "split at the key: the moving child is [k, k\\0)"
+        );
     }
 
     #[test]
@@ -423,22 +565,46 @@ mod tests {
         let (r, split, rank) = splittable_hot_key(&routes, &hot(&["m", "c"]), true).unwrap();
         assert_eq!((r.id, split.as_str(), rank), (1, "c", 1));
         let (r, split, _) = splittable_hot_key(&routes, &hot(&["m", "c"]), false).unwrap();
-        assert_eq!((r.id, split.as_str()), (2, "m\0"), "a same-group split isolates the hottest key");
+        assert_eq!(
+            (r.id, split.as_str()),
+            (2, "m\0"),
+            "a same-group split isolates the hottest key"
+        );
         let (r, split, _) = splittable_hot_key(&routes, &hot(&["m"]), true).unwrap();
-        assert_eq!((r.id, split.as_str()), (2, "m\0"), "no hot key inside a route: the move still happens");
+        assert_eq!(
+            (r.id, split.as_str()),
+            (2, "m\0"),
+            "no hot key inside a route: the move still happens"
+        );
     }
 
     #[test]
     fn a_kept_key_that_would_move_along_is_split_off_first() {
         let keep = vec!["q".to_string(), "d".to_string(), "z".to_string()];
-        assert_eq!(first_inside(&route(1, "a", "t", 1), "c", &keep).map(String::as_str), Some("d"), "the nearest one after the key");
-        assert_eq!(first_inside(&route(1, "a", "", 1), "r", &keep).map(String::as_str), Some("z"), "an empty end is unbounded");
-        assert_eq!(first_inside(&route(1, "a", "t", 1), "r", &keep), None, "before the key or past the route: stays anyway");
+        assert_eq!(
+            first_inside(&route(1, "a", "t", 1), "c", &keep).map(String::as_str),
+            Some("d"),
+            "the nearest one after the key"
+        );
+        assert_eq!(
+            first_inside(&route(1, "a", "", 1), "r", &keep).map(String::as_str),
+            Some("z"),
+            "an empty end is unbounded"
+        );
+        assert_eq!(
+            first_inside(&route(1, "a", "t", 1), "r", &keep),
+            None,
+            "before the key or past the route: stays anyway"
+        );
     }
 
     #[test]
     fn the_target_group_is_the_least_loaded_other_one() {
-        let routes = vec![route(1, "", "h", 1), route(2, "h", "p", 2), route(3, "p", "", 2)];
+        let routes = vec![
+            route(1, "", "h", 1),
+            route(2, "h", "p", 2),
+            route(3, "p", "", 2),
+        ];
         assert_eq!(least_loaded_other_group(&routes, &[1, 2, 3], 1), Some(3));
         assert_eq!(least_loaded_other_group(&routes, &[1, 2], 1), Some(2));
         assert_eq!(least_loaded_other_group(&routes, &[1], 1), None);

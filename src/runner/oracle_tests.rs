@@ -13,7 +13,9 @@ use nemesis::Oracle;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::client::{CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, SplitReply, SplitRequest};
+use workloads::client::{
+    CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, SplitReply, SplitRequest,
+};
 use workloads::execute::invoke_entry;
 use workloads::generators::OpSpec;
 
@@ -37,14 +39,25 @@ impl KvTarget for FakeNode {
         self.catalog_calls.fetch_add(1, Ordering::SeqCst);
         let up = self.up.load(Ordering::SeqCst);
         let hangs = self.hangs.load(Ordering::SeqCst);
-        let route =
-            RouteRecord { id: 1, start: String::new(), end: String::new(), group: 1, state: "ACTIVE".into(), epoch: 1, parent: None };
+        let route = RouteRecord {
+            id: 1,
+            start: String::new(),
+            end: String::new(),
+            group: 1,
+            state: "ACTIVE".into(),
+            epoch: 1,
+            parent: None,
+        };
         async move {
             if hangs {
                 tokio::time::sleep(Duration::from_secs(30)).await;
             }
             if up {
-                Ok(CatalogSnapshot { version: 1, routes: vec![route], jobs: vec![] })
+                Ok(CatalogSnapshot {
+                    version: 1,
+                    routes: vec![route],
+                    jobs: vec![],
+                })
             } else {
                 Err(down())
             }
@@ -63,7 +76,11 @@ struct Fakes(Vec<Arc<FakeNode>>);
 
 impl Connector for Fakes {
     fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
-        let n = self.0.iter().find(|n| n.name == node.name).ok_or_else(|| anyhow::anyhow!("no node {}", node.name))?;
+        let n = self
+            .0
+            .iter()
+            .find(|n| n.name == node.name)
+            .ok_or_else(|| anyhow::anyhow!("no node {}", node.name))?;
         Ok(n.clone() as Arc<dyn KvTarget>)
     }
 }
@@ -72,7 +89,10 @@ fn cluster(up: [bool; 3]) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir
     cluster_of(up, true)
 }
 
-fn cluster_of(up: [bool; 3], has_catalog: bool) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir) {
+fn cluster_of(
+    up: [bool; 3],
+    has_catalog: bool,
+) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir) {
     let nodes: Vec<Arc<FakeNode>> = (0..3)
         .map(|i| {
             Arc::new(FakeNode {
@@ -83,16 +103,38 @@ fn cluster_of(up: [bool; 3], has_catalog: bool) -> (Vec<Arc<FakeNode>>, StoreOra
             })
         })
         .collect();
-    let endpoints = nodes.iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: String::new() }).collect();
+    let endpoints = nodes
+        .iter()
+        .map(|n| NodeEndpoint {
+            name: n.name.clone(),
+            addr: String::new(),
+        })
+        .collect();
     let dir = tempfile::tempdir().unwrap();
     let sink = Arc::new(JsonlSink::create(&dir.path().join("history.jsonl")).unwrap());
-    sink.record(invoke_entry(1, "n1", &OpSpec::new(workloads::kv_ops::Write { key: "k".into(), value: 1 })));
-    let oracle = StoreOracle::new(endpoints, Arc::new(Fakes(nodes.clone())), vec![1], sink, has_catalog);
+    sink.record(invoke_entry(
+        1,
+        "n1",
+        &OpSpec::new(workloads::kv_ops::Write {
+            key: "k".into(),
+            value: 1,
+        }),
+    ));
+    let oracle = StoreOracle::new(
+        endpoints,
+        Arc::new(Fakes(nodes.clone())),
+        vec![1],
+        sink,
+        has_catalog,
+    );
     (nodes, oracle, dir)
 }
 
 fn calls(nodes: &[Arc<FakeNode>]) -> Vec<u64> {
-    nodes.iter().map(|n| n.catalog_calls.load(Ordering::SeqCst)).collect()
+    nodes
+        .iter()
+        .map(|n| n.catalog_calls.load(Ordering::SeqCst))
+        .collect()
 }
 
 #[tokio::test]
@@ -101,7 +143,11 @@ async fn the_node_that_answered_last_is_asked_first() {
     assert_eq!(oracle.route_at("k").await, Some((1, 1)));
     assert_eq!(calls(&nodes), [1, 1, 0], "n1 is down, n2 answers");
     assert_eq!(oracle.route_at("k").await, Some((1, 1)));
-    assert_eq!(calls(&nodes), [1, 2, 0], "n2 first: the dead n1 is not waited out again");
+    assert_eq!(
+        calls(&nodes),
+        [1, 2, 0],
+        "n2 first: the dead n1 is not waited out again"
+    );
 }
 
 #[tokio::test]
@@ -110,7 +156,11 @@ async fn a_node_that_does_not_answer_is_given_up_on_within_the_read_limit() {
     nodes[0].hangs.store(true, Ordering::SeqCst);
     let started = std::time::Instant::now();
     assert_eq!(oracle.route_at("k").await, Some((1, 1)), "n2 answers");
-    assert!(started.elapsed() < Duration::from_secs(2), "waited {:?} on the hanging n1", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "waited {:?} on the hanging n1",
+        started.elapsed()
+    );
     assert_eq!(calls(&nodes), [1, 1, 0]);
 }
 
@@ -122,12 +172,24 @@ async fn the_catalog_is_asked_again_while_no_node_answers() {
         tokio::time::sleep(Duration::from_millis(600)).await;
         revive.up.store(true, Ordering::SeqCst);
     });
-    assert_eq!(oracle.route_at("k").await, Some((1, 1)), "n3 answers after an election's worth of time");
+    assert_eq!(
+        oracle.route_at("k").await,
+        Some((1, 1)),
+        "n3 answers after an election's worth of time"
+    );
     let (nodes, oracle, _dir) = cluster([false, false, false]);
     let started = tokio::time::Instant::now();
     assert_eq!(oracle.route_at("k").await, None, "nobody ever answers");
-    assert!(started.elapsed() >= Duration::from_secs(2), "gave up after {:?}", started.elapsed());
-    assert!(calls(&nodes).iter().all(|c| *c > 1), "every node asked again: {:?}", calls(&nodes));
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "gave up after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        calls(&nodes).iter().all(|c| *c > 1),
+        "every node asked again: {:?}",
+        calls(&nodes)
+    );
 }
 
 #[tokio::test]
@@ -136,9 +198,20 @@ async fn a_store_without_a_catalog_is_never_asked_for_one() {
     let started = std::time::Instant::now();
     assert_eq!(oracle.route_at("k").await, None);
     assert_eq!(oracle.hot_group().await, 1, "the default group");
-    let split = oracle.split_hot(false).await.expect("a hot key to split at");
+    let split = oracle
+        .split_hot(false)
+        .await
+        .expect("a hot key to split at");
     assert!(!split.accepted);
-    assert_eq!(split.detail, serde_json::json!("the store has no route catalog to split"), "not 'no node answered'");
-    assert!(started.elapsed() < Duration::from_millis(200), "waited {:?} for a catalog that does not exist", started.elapsed());
+    assert_eq!(
+        split.detail,
+        serde_json::json!("the store has no route catalog to split"),
+        "not 'no node answered'"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(200),
+        "waited {:?} for a catalog that does not exist",
+        started.elapsed()
+    );
     assert_eq!(calls(&nodes), [0, 0, 0], "its target says it has none");
 }

@@ -23,7 +23,10 @@ use tokio_util::sync::CancellationToken;
 use workloads::client::{Connector, NodeEndpoint};
 
 /// Runs `fut` unless `interrupt` fires first (then `None`).
-async fn unless_interrupted<T>(interrupt: &CancellationToken, fut: impl Future<Output = T>) -> Option<T> {
+async fn unless_interrupted<T>(
+    interrupt: &CancellationToken,
+    fut: impl Future<Output = T>,
+) -> Option<T> {
     tokio::select! {
         _ = interrupt.cancelled() => None,
         v = fut => Some(v),
@@ -34,7 +37,8 @@ async fn unless_interrupted<T>(interrupt: &CancellationToken, fut: impl Future<O
 /// (leftovers are swept by the next run or `faultline cleanup`).
 fn install_interrupt_handler(token: CancellationToken) {
     tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         for n in 0..2 {
             let term_recv = async {
                 match term.as_mut() {
@@ -66,7 +70,11 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let interrupt = CancellationToken::new();
     install_interrupt_handler(interrupt.clone());
     let docker_cluster = plan.spec.cluster == crate::db::ClusterKind::Docker;
-    let engine = if docker_cluster { crate::docker::check_engine().await? } else { format!("not used (--cluster {})", plan.spec.cluster.name()) };
+    let engine = if docker_cluster {
+        crate::docker::check_engine().await?
+    } else {
+        format!("not used (--cluster {})", plan.spec.cluster.name())
+    };
     if plan.spec.cluster == crate::db::ClusterKind::Netns {
         crate::cluster::netns::require_root()?;
     }
@@ -80,7 +88,11 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let started = Instant::now();
     let mut test_json = RunRecord {
         test: TestRecord::of(&plan),
-        versions: Versions { faultline: env!("CARGO_PKG_VERSION"), git_commit: git_commit().await, docker_engine: engine },
+        versions: Versions {
+            faultline: env!("CARGO_PKG_VERSION"),
+            git_commit: git_commit().await,
+            docker_engine: engine,
+        },
         run_dir: run.dir.clone(),
         started_utc: run.timestamp.clone(),
         image: None,
@@ -95,10 +107,23 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let image = if !docker_cluster {
         None
     } else {
-        match unless_interrupted(&interrupt, super::launch::node_image(plan.db.as_ref(), plan.spec.image.as_deref(), plan.spec.db_binary.as_deref())).await {
+        match unless_interrupted(
+            &interrupt,
+            super::launch::node_image(
+                plan.db.as_ref(),
+                plan.spec.image.as_deref(),
+                plan.spec.db_binary.as_deref(),
+            ),
+        )
+        .await
+        {
             Some(Ok(image)) => Some(image),
-            Some(Err(e)) => return fail_before_any_op(&plan, &run, e.context("building the node image")),
-            None => return finish_without_cluster(&plan, &run, "interrupted while building the image"),
+            Some(Err(e)) => {
+                return fail_before_any_op(&plan, &run, e.context("building the node image"))
+            }
+            None => {
+                return finish_without_cluster(&plan, &run, "interrupted while building the image")
+            }
         }
     };
     test_json.image = Some(image.clone());
@@ -110,13 +135,28 @@ pub async fn run(plan: Plan) -> Result<Validity> {
             return fail_before_any_op(&plan, &run, e);
         }
     }
-    let sink = match JsonlSink::create(&run.history()).with_context(|| format!("creating {}", run.history().display())) {
+    let sink = match JsonlSink::create(&run.history())
+        .with_context(|| format!("creating {}", run.history().display()))
+    {
         Ok(sink) => Arc::new(sink),
         Err(e) => return fail_before_any_op(&plan, &run, e),
     };
-    let run_id = format!("fl{:x}", (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff));
-    tracing::info!("starting a {}-node {} cluster (--cluster {})", plan.spec.nodes, plan.spec.db.name(), plan.spec.cluster.name());
-    let cluster = match unless_interrupted(&interrupt, super::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref())).await {
+    let run_id = format!(
+        "fl{:x}",
+        (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff)
+    );
+    tracing::info!(
+        "starting a {}-node {} cluster (--cluster {})",
+        plan.spec.nodes,
+        plan.spec.db.name(),
+        plan.spec.cluster.name()
+    );
+    let cluster = match unless_interrupted(
+        &interrupt,
+        super::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref()),
+    )
+    .await
+    {
         Some(Ok(c)) => c,
         Some(Err(e)) => {
             remove_half_started(docker_cluster, &run_id).await;
@@ -133,9 +173,15 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     test_json.cluster = Some(cluster.describe());
     write_json(&run.test_json(), &test_json)?;
 
-    let node_watch = super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
+    let node_watch =
+        super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
     let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
-    if plan.db.capabilities().has(crate::db::Capability::ProbesVersions) && !interrupt.is_cancelled() {
+    if plan
+        .db
+        .capabilities()
+        .has(crate::db::Capability::ProbesVersions)
+        && !interrupt.is_cancelled()
+    {
         probe_store_versions(&plan, cluster.as_ref(), &sink, &run).await;
     }
     if let Some(watch) = node_watch {
@@ -147,7 +193,10 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         tracing::warn!("collecting node logs: {e:#}");
     }
     if plan.spec.leave_running && !interrupt.is_cancelled() {
-        tracing::info!("--leave-running: cluster left up ({}); remove it with `faultline cleanup`", cluster.describe());
+        tracing::info!(
+            "--leave-running: cluster left up ({}); remove it with `faultline cleanup`",
+            cluster.describe()
+        );
     } else if let Err(e) = cluster.teardown().await {
         tracing::error!("tearing down the cluster: {e:#} (run `faultline cleanup`)");
     }
@@ -165,14 +214,19 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         problems.push("the run was interrupted (Ctrl-C/SIGTERM)".into());
     }
     if let Some(e) = sink.finish() {
-        problems.push(format!("history.jsonl could not be written completely: {e}"));
+        problems.push(format!(
+            "history.jsonl could not be written completely: {e}"
+        ));
     }
     let wall = started.elapsed().as_secs_f64();
     test_json.wall_time_s = Some(wall);
     if let Some(cpu) = own_cpu_seconds() {
         test_json.harness_cpu_s = Some(cpu);
         test_json.harness_cpu_share = Some(cpu / wall.max(1e-9));
-        tracing::info!("harness CPU: {cpu:.1} s over {wall:.1} s wall ({:.1}% of one core)", 100.0 * cpu / wall.max(1e-9));
+        tracing::info!(
+            "harness CPU: {cpu:.1} s over {wall:.1} s wall ({:.1}% of one core)",
+            100.0 * cpu / wall.max(1e-9)
+        );
     }
     write_json(&run.test_json(), &test_json)?;
     analyse_and_report(&plan, &run, sink.snapshot(), &problems).await
@@ -181,19 +235,37 @@ pub async fn run(plan: Plan) -> Result<Validity> {
 /// Asks the still running cluster which versions it holds for each key the history proves
 /// stale (`store-versions.json`, attached to the anomalies by the analysis).
 async fn probe_store_versions(plan: &Plan, cluster: &dyn Cluster, sink: &JsonlSink, run: &RunDir) {
-    let nodes: Vec<NodeEndpoint> = cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
+    let nodes: Vec<NodeEndpoint> = cluster
+        .nodes()
+        .iter()
+        .map(|n| NodeEndpoint {
+            name: n.name.clone(),
+            addr: n.addr.clone(),
+        })
+        .collect();
     let connector = plan.db.connector(plan.client_options(), &nodes);
-    let probed = super::store_versions::probe_and_write(sink, connector.as_ref(), &nodes, &run.dir).await;
+    let probed =
+        super::store_versions::probe_and_write(sink, connector.as_ref(), &nodes, &run.dir).await;
     if probed > 0 {
-        tracing::info!("store versions: probed {probed} key(s) with a stale read ({})", super::store_versions::FILE);
+        tracing::info!(
+            "store versions: probed {probed} key(s) with a stale read ({})",
+            super::store_versions::FILE
+        );
     }
 }
 
 /// The commit of the workspace this binary was built from, if it is a git checkout.
 async fn git_commit() -> Option<String> {
     let root = image::workspace_root()?;
-    let out = tokio::process::Command::new("git").current_dir(root).args(["rev-parse", "HEAD"]).output().await.ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let out = tokio::process::Command::new("git")
+        .current_dir(root)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .await
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Removes the containers and network of a Docker cluster whose start failed or was abandoned.
@@ -208,12 +280,20 @@ async fn remove_half_started(docker_cluster: bool, run_id: &str) {
 /// Removes what earlier runs left behind (containers and networks, network namespaces).
 async fn sweep_stale_resources(docker_cluster: bool) -> Result<()> {
     if docker_cluster {
-        let swept = sweep::sweep_stale().await.context("sweeping stale faultline resources")?;
+        let swept = sweep::sweep_stale()
+            .await
+            .context("sweeping stale faultline resources")?;
         if swept.containers + swept.networks > 0 {
-            tracing::info!("setup: removed {} stale containers and {} networks", swept.containers, swept.networks);
+            tracing::info!(
+                "setup: removed {} stale containers and {} networks",
+                swept.containers,
+                swept.networks
+            );
         }
     }
-    let stale_netns = crate::cluster::netns::sweep_stale().await.context("sweeping stale faultline namespaces")?;
+    let stale_netns = crate::cluster::netns::sweep_stale()
+        .await
+        .context("sweeping stale faultline namespaces")?;
     if !stale_netns.is_empty() {
         tracing::info!("setup: removed the network namespaces of stale runs {stale_netns:?}");
     }
@@ -225,7 +305,9 @@ async fn sweep_stale_resources(docker_cluster: bool) -> Result<()> {
 /// the run then fails with the error (exit 255). See docs/running.md.
 fn fail_before_any_op(plan: &Plan, run: &RunDir, e: anyhow::Error) -> Result<Validity> {
     tracing::error!("the run never started: {e:#}");
-    if let Err(write_error) = finish_without_cluster(plan, run, &format!("the run never started: {e:#}")) {
+    if let Err(write_error) =
+        finish_without_cluster(plan, run, &format!("the run never started: {e:#}"))
+    {
         tracing::error!("writing {}: {write_error:#}", run.results().display());
     }
     Err(e)
@@ -236,10 +318,15 @@ fn fail_before_any_op(plan: &Plan, run: &RunDir, e: anyhow::Error) -> Result<Val
 fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
     let mut problem = analysis::verdict::CheckerResult::new(Validity::Unknown);
     problem.reason = Some(why.to_string());
-    let verdict = analysis::verdict::Verdict::from_checkers([("run".to_string(), problem)].into_iter().collect());
+    let verdict = analysis::verdict::Verdict::from_checkers(
+        [("run".to_string(), problem)].into_iter().collect(),
+    );
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
-    eprintln!("faultline: {why}; verdict unknown ({})", run.results().display());
+    eprintln!(
+        "faultline: {why}; verdict unknown ({})",
+        run.results().display()
+    );
     Ok(verdict.valid)
 }
 
@@ -247,7 +334,10 @@ fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validi
 /// verdict stands.
 fn write_junit(plan: &Plan, run: &RunDir, verdict: &analysis::verdict::Verdict) {
     if let Err(e) = crate::junit::write(&run.dir, &plan.test_name, verdict) {
-        tracing::warn!("writing {}: {e}", run.dir.join(crate::junit::FILE_NAME).display());
+        tracing::warn!(
+            "writing {}: {e}",
+            run.dir.join(crate::junit::FILE_NAME).display()
+        );
     }
 }
 
@@ -264,25 +354,44 @@ async fn write_report(run: &RunDir) {
 
 /// From the options as test.json records them: `faultline analyze <run>` derives the same.
 fn facts(plan: &Plan) -> RunFacts {
-    analysis_phase::run_facts(&TestRecord::of(plan), plan.db.as_ref(), Some(plan.workload.hot_prefix.clone()))
+    analysis_phase::run_facts(
+        &TestRecord::of(plan),
+        plan.db.as_ref(),
+        Some(plan.workload.hot_prefix.clone()),
+    )
 }
 
-async fn analyse_and_report(plan: &Plan, run: &RunDir, ops: Vec<analysis::history::Op>, problems: &[String]) -> Result<Validity> {
+async fn analyse_and_report(
+    plan: &Plan,
+    run: &RunDir,
+    ops: Vec<analysis::history::Op>,
+    problems: &[String],
+) -> Result<Validity> {
     tracing::info!("analysing {} history entries", ops.len());
     let facts = facts(plan);
     let problems = problems.to_vec();
-    let mut verdict = tokio::task::spawn_blocking(move || analysis_phase::analyse(&History::new(ops), &facts, &problems))
-        .await
-        .context("the analysis panicked")?;
+    let mut verdict = tokio::task::spawn_blocking(move || {
+        analysis_phase::analyse(&History::new(ops), &facts, &problems)
+    })
+    .await
+    .context("the analysis panicked")?;
     super::store_versions::attach(&mut verdict, &run.dir);
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
     write_report(run).await;
     for (name, r) in &verdict.checkers {
-        let reason = r.reason.as_deref().map(|r| format!(" — {r}")).unwrap_or_default();
+        let reason = r
+            .reason
+            .as_deref()
+            .map(|r| format!(" — {r}"))
+            .unwrap_or_default();
         eprintln!("  {name:<14} {}{reason}", r.valid.as_str());
     }
-    eprintln!("faultline: {} ({})", verdict.valid.as_str().to_uppercase(), run.results().display());
+    eprintln!(
+        "faultline: {} ({})",
+        verdict.valid.as_str().to_uppercase(),
+        run.results().display()
+    );
     Ok(verdict.valid)
 }
 
@@ -293,20 +402,39 @@ struct PhaseReport {
 }
 
 /// setup (readiness) → main → heal → recovery → final reads. Teardown is the caller's.
-async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSink>, interrupt: &CancellationToken) -> Result<PhaseReport> {
+async fn with_cluster(
+    plan: &Plan,
+    cluster: Arc<dyn Cluster>,
+    sink: Arc<JsonlSink>,
+    interrupt: &CancellationToken,
+) -> Result<PhaseReport> {
     let mut json = PhasesRecord::default();
     let mut problems = Vec::new();
-    let nodes: Vec<NodeEndpoint> =
-        cluster.nodes().iter().map(|n| NodeEndpoint { name: n.name.clone(), addr: n.addr.clone() }).collect();
+    let nodes: Vec<NodeEndpoint> = cluster
+        .nodes()
+        .iter()
+        .map(|n| NodeEndpoint {
+            name: n.name.clone(),
+            addr: n.addr.clone(),
+        })
+        .collect();
     let groups: Vec<u64> = plan.db.groups();
     let cfg = plan.workload.clone();
     json.workload_config = Some(cfg.clone());
     let connector: Arc<dyn Connector> = plan.db.connector(plan.client_options(), &nodes);
-    tracing::info!("data operations through the {} protocol", plan.protocol().name());
+    tracing::info!(
+        "data operations through the {} protocol",
+        plan.protocol().name()
+    );
 
     // Readiness.
     let t = Instant::now();
-    let ready = workloads::cluster::wait_ready_with(connector.as_ref(), &nodes, &groups, Duration::from_secs(90));
+    let ready = workloads::cluster::wait_ready_with(
+        connector.as_ref(),
+        &nodes,
+        &groups,
+        Duration::from_secs(90),
+    );
     match unless_interrupted(interrupt, ready).await {
         Some(r) => r.context("waiting for the cluster to become ready")?,
         None => return Ok(PhaseReport { json, problems }),
@@ -319,20 +447,38 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let watcher_cancel = CancellationToken::new();
     let has_catalog = plan.db.reports().catalog;
     let watcher = tokio::spawn({
-        let (connector, nodes, sink, cancel) = (connector.clone(), nodes.clone(), sink.clone(), watcher_cancel.clone());
+        let (connector, nodes, sink, cancel) = (
+            connector.clone(),
+            nodes.clone(),
+            sink.clone(),
+            watcher_cancel.clone(),
+        );
         async move {
             if !has_catalog {
                 cancel.cancelled().await;
                 return Ok(Default::default());
             }
-            workloads::watcher::run_catalog_watcher_with(connector, &nodes, sink, cancel, Default::default()).await
+            workloads::watcher::run_catalog_watcher_with(
+                connector,
+                &nodes,
+                sink,
+                cancel,
+                Default::default(),
+            )
+            .await
         }
     });
     let nemesis_status = Arc::new(NemesisStatus::default());
     let nemesis = Nemesis {
         ctx: Ctx {
             control: cluster.clone(),
-            oracle: Arc::new(StoreOracle::new(nodes.clone(), connector.clone(), groups.clone(), sink.clone(), has_catalog)),
+            oracle: Arc::new(StoreOracle::new(
+                nodes.clone(),
+                connector.clone(),
+                groups.clone(),
+                sink.clone(),
+                has_catalog,
+            )),
             sink: sink.clone(),
             loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),
@@ -357,13 +503,26 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     ));
     let t = Instant::now();
     let cpu_before_main = own_cpu_seconds();
-    tracing::info!("main phase: {} workload for {} s, nemesis {:?}", cfg.workload, plan.time_limit.as_secs(), plan.spec.nemesis);
+    tracing::info!(
+        "main phase: {} workload for {} s, nemesis {:?}",
+        cfg.workload,
+        plan.time_limit.as_secs(),
+        plan.spec.nemesis
+    );
     let history: Arc<dyn HistorySink> = sink.clone();
     let generator = match &plan.spec.generator {
         Some(factory) => (factory.0)(&cfg),
         None => workloads::generators::build(&cfg),
     };
-    let workload = workloads::run_generator_with(&cfg, generator, connector.clone(), &nodes, history.clone(), stats.clone(), interrupt.child_token());
+    let workload = workloads::run_generator_with(
+        &cfg,
+        generator,
+        connector.clone(),
+        &nodes,
+        history.clone(),
+        stats.clone(),
+        interrupt.child_token(),
+    );
     let nemesis_cancel = interrupt.child_token();
     let (summary, ()) = tokio::join!(
         async {
@@ -386,18 +545,27 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     let ok_per_s = summary.stats.ok as f64 / summary.elapsed_s.max(1e-9);
     tracing::info!(
         "main phase done in {main_s:.1} s: {} ok, {} fail, {} info ({ok_per_s:.0} ok ops/s)",
-        summary.stats.ok, summary.stats.fail, summary.stats.info
+        summary.stats.ok,
+        summary.stats.fail,
+        summary.stats.info
     );
     json.ok_ops_per_s = Some(ok_per_s);
     if let (Some(a), Some(b)) = (cpu_before_main, own_cpu_seconds()) {
         json.main_harness_cpu_share = Some((b - a) / main_s.max(1e-9));
-        tracing::info!("harness CPU during the main phase: {:.1}% of one core", 100.0 * (b - a) / main_s.max(1e-9));
+        tracing::info!(
+            "harness CPU during the main phase: {:.1}% of one core",
+            100.0 * (b - a) / main_s.max(1e-9)
+        );
     }
     json.workload = Some(summary.clone());
     json.main_s = Some(t.elapsed().as_secs_f64());
     json.nemesis = Some(NemesisCounts {
-        faults_started: nemesis_status.faults_started.load(std::sync::atomic::Ordering::Relaxed),
-        splits_forced: nemesis_status.splits_forced.load(std::sync::atomic::Ordering::Relaxed),
+        faults_started: nemesis_status
+            .faults_started
+            .load(std::sync::atomic::Ordering::Relaxed),
+        splits_forced: nemesis_status
+            .splits_forced
+            .load(std::sync::atomic::Ordering::Relaxed),
     });
 
     // Recovery wait, then final reads (skipped when interrupted), through the nodes that run.
@@ -405,7 +573,17 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     if !interrupt.is_cancelled() {
         let t = Instant::now();
         let recovery = Duration::from_secs(plan.spec.recovery_timeout);
-        let recovered = unless_interrupted(interrupt, recover(connector.as_ref(), &nodes, &groups, recovery, plan.db.as_ref())).await;
+        let recovered = unless_interrupted(
+            interrupt,
+            recover(
+                connector.as_ref(),
+                &nodes,
+                &groups,
+                recovery,
+                plan.db.as_ref(),
+            ),
+        )
+        .await;
         match recovered {
             Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),
             Some(Err(e)) => {
@@ -418,11 +596,31 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
     }
     if !interrupt.is_cancelled() {
         let t = Instant::now();
-        let opts = workloads::final_reads::FinalReadsOptions { timeout: Duration::from_secs(60), ..Default::default() };
-        let report = workloads::final_reads_with(connector.clone(), &summary, &nodes, history, stats, interrupt.child_token(), opts).await;
-        tracing::info!("final reads: {} of {} attempts succeeded in {:.1} s", report.succeeded, report.attempts, t.elapsed().as_secs_f64());
+        let opts = workloads::final_reads::FinalReadsOptions {
+            timeout: Duration::from_secs(60),
+            ..Default::default()
+        };
+        let report = workloads::final_reads_with(
+            connector.clone(),
+            &summary,
+            &nodes,
+            history,
+            stats,
+            interrupt.child_token(),
+            opts,
+        )
+        .await;
+        tracing::info!(
+            "final reads: {} of {} attempts succeeded in {:.1} s",
+            report.succeeded,
+            report.attempts,
+            t.elapsed().as_secs_f64()
+        );
         if !report.unread.is_empty() {
-            problems.push(format!("final reads never succeeded for {} key/node pairs", report.unread.len()));
+            problems.push(format!(
+                "final reads never succeeded for {} key/node pairs",
+                report.unread.len()
+            ));
         }
         json.final_reads = Some(report);
     }
@@ -437,23 +635,42 @@ async fn with_cluster(plan: &Plan, cluster: Arc<dyn Cluster>, sink: Arc<JsonlSin
 
 /// `nodes` without those whose server exited on its own and stays down: recovery and final
 /// reads cannot wait for them (the `crashes` checker reports the exit).
-fn running_nodes(cluster: &dyn Cluster, nodes: Vec<NodeEndpoint>, json: &mut PhasesRecord) -> Vec<NodeEndpoint> {
+fn running_nodes(
+    cluster: &dyn Cluster,
+    nodes: Vec<NodeEndpoint>,
+    json: &mut PhasesRecord,
+) -> Vec<NodeEndpoint> {
     let down = cluster.down_nodes();
     if down.is_empty() {
         return nodes;
     }
-    tracing::warn!("recovery and final reads skip {}: the server exited and was not started again", down.join(", "));
-    let running = nodes.into_iter().filter(|n| !down.contains(&n.name)).collect();
+    tracing::warn!(
+        "recovery and final reads skip {}: the server exited and was not started again",
+        down.join(", ")
+    );
+    let running = nodes
+        .into_iter()
+        .filter(|n| !down.contains(&n.name))
+        .collect();
     json.nodes_down_after_main = Some(down);
     running
 }
 
 /// Waits until every group has a leader again, (for stores that read from a node's own
 /// state) every node has caught up, and no split job is still running.
-async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration, db: &dyn crate::db::Db) -> Result<()> {
+async fn recover(
+    connector: &dyn Connector,
+    nodes: &[NodeEndpoint],
+    groups: &[u64],
+    timeout: Duration,
+    db: &dyn crate::db::Db,
+) -> Result<()> {
     let deadline = Instant::now() + timeout;
     workloads::cluster::wait_ready_with(connector, nodes, groups, timeout).await?;
-    if db.capabilities().has(crate::db::Capability::CatchUpBeforeFinalReads) {
+    if db
+        .capabilities()
+        .has(crate::db::Capability::CatchUpBeforeFinalReads)
+    {
         workloads::cluster::wait_caught_up_with(connector, nodes, groups, timeout).await?;
     }
     if !db.reports().catalog {
@@ -462,15 +679,25 @@ async fn recover(connector: &dyn Connector, nodes: &[NodeEndpoint], groups: &[u6
     loop {
         let mut running = None;
         for n in nodes {
-            let Ok(client) = connector.connect(n) else { continue };
+            let Ok(client) = connector.connect(n) else {
+                continue;
+            };
             if let Ok(catalog) = client.list_routes().await {
-                running = Some(catalog.jobs.iter().filter(|j| !j.job_phase().is_some_and(JobPhase::is_terminal)).count());
+                running = Some(
+                    catalog
+                        .jobs
+                        .iter()
+                        .filter(|j| !j.job_phase().is_some_and(JobPhase::is_terminal))
+                        .count(),
+                );
                 break;
             }
         }
         match running {
             Some(0) => return Ok(()),
-            Some(n) if Instant::now() >= deadline => anyhow::bail!("{n} split jobs still running after {} s", timeout.as_secs()),
+            Some(n) if Instant::now() >= deadline => {
+                anyhow::bail!("{n} split jobs still running after {} s", timeout.as_secs())
+            }
             None if Instant::now() >= deadline => anyhow::bail!("no node answered ListRoutes"),
             _ => tokio::time::sleep(Duration::from_millis(500)).await,
         }
@@ -489,15 +716,26 @@ fn own_cpu_seconds() -> Option<f64> {
 }
 
 async fn netem_available(cluster: &dyn Cluster) -> bool {
-    let Some(first) = cluster.nodes().first() else { return false };
+    let Some(first) = cluster.nodes().first() else {
+        return false;
+    };
     if !cluster.netem_usable() {
-        tracing::info!("packet loss via iptables statistic (netem is not used on this kind of cluster)");
+        tracing::info!(
+            "packet loss via iptables statistic (netem is not used on this kind of cluster)"
+        );
         return false;
     }
     match cluster.node_net(&first.name).await {
         Ok(ns) => {
             let ok = nemesis::net::netem_available(&*ns, "eth0").await;
-            tracing::info!("tc netem {}", if ok { "available: packet loss via netem" } else { "not available: packet loss via iptables statistic" });
+            tracing::info!(
+                "tc netem {}",
+                if ok {
+                    "available: packet loss via netem"
+                } else {
+                    "not available: packet loss via iptables statistic"
+                }
+            );
             ok
         }
         Err(_) => false,

@@ -2,9 +2,9 @@
 //! (seed chosen, nemesis list parsed, server flags assembled) before anything starts, so bad
 //! arguments fail fast with exit code 254 and `test.json` records exactly what ran.
 
+use super::spec::TestSpec;
 use crate::cluster::subnet::{self, Cidr};
 use crate::db::Capability;
-use super::spec::TestSpec;
 use nemesis::{FaultKind, PartitionMode};
 use std::time::Duration;
 use workloads::config::{WorkloadConfig, WorkloadKind};
@@ -38,13 +38,18 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
         cfg.max_writes_per_key = n;
     }
     let transactional = kind.spec().transactional();
-    for (flag, given) in [("--txn-length", args.txn_length.is_some()), ("--max-writes-per-key", args.max_writes_per_key.is_some()), ("--consistency-model", args.consistency_model.is_some())] {
+    for (flag, given) in [
+        ("--txn-length", args.txn_length.is_some()),
+        ("--max-writes-per-key", args.max_writes_per_key.is_some()),
+        ("--consistency-model", args.consistency_model.is_some()),
+    ] {
         if given && !transactional {
             anyhow::bail!("{flag} applies to the transaction workloads (append, rw-register), not --workload {}", args.workload);
         }
     }
     if let Some(m) = &args.consistency_model {
-        m.parse::<analysis::checkers::isolation::ConsistencyModel>().map_err(|e| anyhow::anyhow!("--consistency-model: {e}"))?;
+        m.parse::<analysis::checkers::isolation::ConsistencyModel>()
+            .map_err(|e| anyhow::anyhow!("--consistency-model: {e}"))?;
     }
     cfg.validate()?;
     Ok(cfg)
@@ -74,7 +79,10 @@ fn with_ssh_hosts(args: &TestSpec, notes: &mut Vec<String>) -> anyhow::Result<Te
     let mut args = args.clone();
     let n = u8::try_from(hosts.len()).unwrap_or(u8::MAX);
     if args.nodes != n {
-        notes.push(format!("--cluster ssh runs one node per host: {n} node(s) (--nodes {} does not apply)", args.nodes));
+        notes.push(format!(
+            "--cluster ssh runs one node per host: {n} node(s) (--nodes {} does not apply)",
+            args.nodes
+        ));
     }
     args.nodes = n;
     args.ssh.hosts = hosts;
@@ -127,14 +135,23 @@ impl Plan {
                 &resolved
             }
             _ if args.ssh.names_hosts() => {
-                return Err(bad(format!("--hosts and --hosts-file need --cluster ssh (this run is --cluster {})", args.cluster.name())));
+                return Err(bad(format!(
+                    "--hosts and --hosts-file need --cluster ssh (this run is --cluster {})",
+                    args.cluster.name()
+                )));
             }
             _ => args,
         };
-        let nemesis = FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
+        let nemesis =
+            FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
         let mut partition_modes = Vec::new();
         let mut auto = false;
-        for m in args.partition_modes.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        for m in args
+            .partition_modes
+            .split(',')
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
             if m == "auto" {
                 auto = true;
                 partition_modes.extend(PartitionMode::all_for(usize::from(args.nodes)));
@@ -150,19 +167,37 @@ impl Plan {
         // `auto` on a cluster too small for any shape (one node) is fine unless partitions
         // were asked for.
         if partition_modes.is_empty() && nemesis.contains(&FaultKind::PARTITION) {
-            return Err(bad(format!("--nemesis partition: no partition shape fits {} node(s)", args.nodes)));
+            return Err(bad(format!(
+                "--nemesis partition: no partition shape fits {} node(s)",
+                args.nodes
+            )));
         }
-        if !(args.nemesis_interval.is_finite() && args.nemesis_interval >= 0.5 && args.nemesis_interval <= 3600.0) {
-            return Err(bad(format!("--nemesis-interval {} must be between 0.5 and 3600 seconds", args.nemesis_interval)));
+        if !(args.nemesis_interval.is_finite()
+            && args.nemesis_interval >= 0.5
+            && args.nemesis_interval <= 3600.0)
+        {
+            return Err(bad(format!(
+                "--nemesis-interval {} must be between 0.5 and 3600 seconds",
+                args.nemesis_interval
+            )));
         }
         if !(0.0..=1.0).contains(&args.loss_probability) {
-            return Err(bad(format!("--loss-probability {} must be between 0 and 1", args.loss_probability)));
+            return Err(bad(format!(
+                "--loss-probability {} must be between 0 and 1",
+                args.loss_probability
+            )));
         }
         if args.time_limit == 0 || args.time_limit > 24 * 3600 {
-            return Err(bad(format!("--time-limit {} must be between 1 and 86400 seconds", args.time_limit)));
+            return Err(bad(format!(
+                "--time-limit {} must be between 1 and 86400 seconds",
+                args.time_limit
+            )));
         }
         if args.groups == 0 || args.groups > 64 {
-            return Err(bad(format!("--groups {} must be between 1 and 64", args.groups)));
+            return Err(bad(format!(
+                "--groups {} must be between 1 and 64",
+                args.groups
+            )));
         }
         let subnet = match &args.subnet {
             Some(s) => Some(subnet::parse_subnet(s).map_err(|e| bad(format!("--subnet: {e:#}")))?),
@@ -184,23 +219,50 @@ impl Plan {
         }
         let args = &args;
         if client == workloads::Protocol::Redis && args.read_path == workloads::ReadPath::Leader {
-            return Err(bad("--read-path leader needs --client grpc: a Redis client reads through its own node".into()));
+            return Err(bad(
+                "--read-path leader needs --client grpc: a Redis client reads through its own node"
+                    .into(),
+            ));
         }
         if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
             return Err(bad("--set-read mget needs --client redis".into()));
         }
         if args.read_path == workloads::ReadPath::Leader && !caps.has(Capability::LeaderReadPath) {
-            return Err(bad(format!("--read-path leader has no meaning for --db {}: its reads are served as it decides", args.db.name())));
+            return Err(bad(format!(
+                "--read-path leader has no meaning for --db {}: its reads are served as it decides",
+                args.db.name()
+            )));
         }
-        crate::db::validate(db.as_ref(), args.cluster, &args.workload, &nemesis, args.bug.as_deref()).map_err(unsupported)?;
-        let static_in_docker = caps.has(Capability::StaticBinary) && args.cluster == crate::db::ClusterKind::Docker;
+        crate::db::validate(
+            db.as_ref(),
+            args.cluster,
+            &args.workload,
+            &nemesis,
+            args.bug.as_deref(),
+        )
+        .map_err(unsupported)?;
+        let static_in_docker =
+            caps.has(Capability::StaticBinary) && args.cluster == crate::db::ClusterKind::Docker;
         if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
         let needs = WorkloadKind::from_name(&args.workload).map_or(&[][..], |w| w.spec().needs);
-        if let Some(missing) = needs.iter().find(|c| !caps.has(Capability::Client(client, **c))) {
-            let over: Vec<&str> = caps.protocols_with(db.protocols(), needs).iter().map(|p| p.name()).collect();
-            return Err(bad(format!("--workload {} runs {}, which --db {} runs only with --client {}", args.workload, missing.what(), args.db.name(), over.join("|"))));
+        if let Some(missing) = needs
+            .iter()
+            .find(|c| !caps.has(Capability::Client(client, **c)))
+        {
+            let over: Vec<&str> = caps
+                .protocols_with(db.protocols(), needs)
+                .iter()
+                .map(|p| p.name())
+                .collect();
+            return Err(bad(format!(
+                "--workload {} runs {}, which --db {} runs only with --client {}",
+                args.workload,
+                missing.what(),
+                args.db.name(),
+                over.join("|")
+            )));
         }
         let seed = args.seed.unwrap_or_else(rand::random);
         let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
@@ -213,7 +275,11 @@ impl Plan {
         let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
         server_args.extend(args.server_args.iter().cloned());
         if requested_nodes != args.nodes {
-            notes.push(format!("--db {} runs {} node(s); --nodes {requested_nodes} is ignored", args.db.name(), args.nodes));
+            notes.push(format!(
+                "--db {} runs {} node(s); --nodes {requested_nodes} is ignored",
+                args.db.name(),
+                args.nodes
+            ));
         }
         Ok(Plan {
             notes,
@@ -237,7 +303,11 @@ impl Plan {
 
     /// What the run should be told before it starts (it runs anyway).
     pub fn warnings(&self) -> Vec<String> {
-        let shortfall = nemesis::schedule::schedule_shortfall(&self.nemesis, self.nemesis_interval, self.time_limit);
+        let shortfall = nemesis::schedule::schedule_shortfall(
+            &self.nemesis,
+            self.nemesis_interval,
+            self.time_limit,
+        );
         self.notes.iter().cloned().chain(shortfall).collect()
     }
 
@@ -262,7 +332,13 @@ impl Plan {
         if !self.workload.workload.spec().transactional() {
             return None;
         }
-        Some(self.spec.consistency_model.as_deref().and_then(|m| m.parse().ok()).unwrap_or_default())
+        Some(
+            self.spec
+                .consistency_model
+                .as_deref()
+                .and_then(|m| m.parse().ok())
+                .unwrap_or_default(),
+        )
     }
 
     /// The operations the register part of the workload generates.

@@ -15,7 +15,11 @@ pub fn status_line(prev: &Counters, now: &Counters, dt: Duration, fault: Option<
     let done = (now.ok + now.fail + now.info).saturating_sub(prev.ok + prev.fail + prev.info);
     let errors = (now.fail + now.info).saturating_sub(prev.fail + prev.info);
     let rate = done as f64 / dt.as_secs_f64().max(1e-3);
-    let err_pct = if done == 0 { 0.0 } else { 100.0 * errors as f64 / done as f64 };
+    let err_pct = if done == 0 {
+        0.0
+    } else {
+        100.0 * errors as f64 / done as f64
+    };
     format!(
         "{rate:>6.0} ops/s  err {err_pct:>4.1}%  ok {}  fault: {}  splits: {}",
         now.ok,
@@ -25,7 +29,13 @@ pub fn status_line(prev: &Counters, now: &Counters, dt: Duration, fault: Option<
 }
 
 /// Shows progress until `done` fires; also flushes the history every tick.
-pub async fn run(sink: Arc<JsonlSink>, nemesis: Arc<NemesisStatus>, total: Duration, enabled: bool, done: CancellationToken) {
+pub async fn run(
+    sink: Arc<JsonlSink>,
+    nemesis: Arc<NemesisStatus>,
+    total: Duration,
+    enabled: bool,
+    done: CancellationToken,
+) {
     let tty = enabled && std::io::stderr().is_terminal();
     let bar = if tty {
         let b = ProgressBar::with_draw_target(Some(total.as_secs()), ProgressDrawTarget::stderr());
@@ -77,8 +87,20 @@ mod tests {
 
     #[test]
     fn status_line_reports_rate_errors_fault_and_splits() {
-        let prev = Counters { ok: 100, fail: 0, info: 0, first_routes: Some(3), latest_routes: Some(3) };
-        let now = Counters { ok: 280, fail: 10, info: 10, first_routes: Some(3), latest_routes: Some(5) };
+        let prev = Counters {
+            ok: 100,
+            fail: 0,
+            info: 0,
+            first_routes: Some(3),
+            latest_routes: Some(3),
+        };
+        let now = Counters {
+            ok: 280,
+            fail: 10,
+            info: 10,
+            first_routes: Some(3),
+            latest_routes: Some(5),
+        };
         let line = status_line(&prev, &now, Duration::from_secs(2), Some("partition n1"));
         assert!(line.contains("100 ops/s"), "{line}");
         assert!(line.contains("err 10.0%"), "{line}");

@@ -35,7 +35,12 @@ impl Counters {
             (Process::Client(_), OpType::Fail) => self.fail += 1,
             (Process::Client(_), OpType::Info) => self.info += 1,
             (Process::Watcher, _) if op.f == analysis::history::events::CATALOG => {
-                if let Some(n) = op.value.get("routes").and_then(|r| r.as_array()).map(|r| r.len() as u64) {
+                if let Some(n) = op
+                    .value
+                    .get("routes")
+                    .and_then(|r| r.as_array())
+                    .map(|r| r.len() as u64)
+                {
                     self.first_routes.get_or_insert(n);
                     self.latest_routes = Some(n);
                 }
@@ -140,7 +145,8 @@ impl JsonlSink {
     /// one: a sequential insert key marks the growing tail of a range, not a hot spot.
     pub fn hot_keys(&self) -> Vec<String> {
         let inner = self.lock();
-        let mut counts: std::collections::HashMap<&str, (usize, usize)> = std::collections::HashMap::new();
+        let mut counts: std::collections::HashMap<&str, (usize, usize)> =
+            std::collections::HashMap::new();
         for (i, k) in inner.recent_keys.iter().enumerate() {
             let e = counts.entry(k.as_str()).or_insert((0, 0));
             e.0 += 1;
@@ -149,13 +155,18 @@ impl JsonlSink {
         let mut ranked: Vec<(&str, (usize, usize))> = counts.into_iter().collect();
         ranked.sort_by_key(|(_, c)| std::cmp::Reverse(*c));
         let repeated = ranked.iter().take_while(|(_, c)| c.0 > 1).count();
-        ranked.into_iter().take(repeated.max(1)).map(|(k, _)| k.to_string()).collect()
+        ranked
+            .into_iter()
+            .take(repeated.max(1))
+            .map(|(k, _)| k.to_string())
+            .collect()
     }
 
     /// The transactions in flight now (invoked, not completed): their invoke indices and
     /// keys, in invoke order, for the split nemesis's events.
     pub fn in_flight_txns(&self) -> Vec<(u64, Vec<String>)> {
-        let mut txns: Vec<(u64, Vec<String>)> = self.lock().pending_txns.values().cloned().collect();
+        let mut txns: Vec<(u64, Vec<String>)> =
+            self.lock().pending_txns.values().cloned().collect();
         txns.sort();
         txns
     }
@@ -183,7 +194,12 @@ impl JsonlSink {
                     tracing::warn!("history.jsonl was rewritten from memory after a write error");
                     inner.write_error = None;
                 }
-                Err(e) => inner.write_error = Some(format!("{} (rewrite failed: {e})", inner.write_error.clone().unwrap_or_default())),
+                Err(e) => {
+                    inner.write_error = Some(format!(
+                        "{} (rewrite failed: {e})",
+                        inner.write_error.clone().unwrap_or_default()
+                    ))
+                }
             }
         }
         inner.write_error.clone()
@@ -206,7 +222,13 @@ fn invoked_keys(op: &Op) -> Vec<String> {
         return Vec::new();
     }
     let mops = op.value.as_array().map(Vec::as_slice).unwrap_or_default();
-    mops.iter().filter_map(|m| m.get(1).and_then(serde_json::Value::as_str).map(str::to_string)).collect()
+    mops.iter()
+        .filter_map(|m| {
+            m.get(1)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        })
+        .collect()
 }
 
 fn flush_inner(inner: &mut Inner) {
@@ -245,7 +267,9 @@ impl HistorySink for JsonlSink {
         inner.last_time = op.time;
         inner.next_index += 1;
         if let Some(w) = inner.writer.as_mut() {
-            let written = serde_json::to_writer(&mut *w, &op).map_err(std::io::Error::from).and_then(|()| w.write_all(b"\n"));
+            let written = serde_json::to_writer(&mut *w, &op)
+                .map_err(std::io::Error::from)
+                .and_then(|()| w.write_all(b"\n"));
             if let Err(e) = written {
                 note_error(&mut inner, e);
             }
@@ -260,7 +284,9 @@ impl HistorySink for JsonlSink {
                 inner.pending_txns.remove(&p);
             }
         }
-        if op.kind == analysis::history::OpType::Invoke && matches!(op.process, analysis::history::Process::Client(_)) {
+        if op.kind == analysis::history::OpType::Invoke
+            && matches!(op.process, analysis::history::Process::Client(_))
+        {
             if op.f == analysis::ops::TXN {
                 if let analysis::history::Process::Client(p) = op.process {
                     inner.pending_txns.insert(p, (op.index, invoked_keys(&op)));
@@ -307,7 +333,10 @@ mod tests {
         assert_eq!(sink.record(op(2)), 1);
         sink.flush();
         let text = std::fs::read_to_string(&path).unwrap();
-        let ops: Vec<Op> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let ops: Vec<Op> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(ops.len(), 2);
         assert_eq!((ops[0].index, ops[1].index), (0, 1));
         assert!(ops[0].time <= ops[1].time);
@@ -321,9 +350,11 @@ mod tests {
         let threads: Vec<_> = (0..4)
             .map(|t| {
                 let s = sink.clone();
-                std::thread::spawn(move || (0..500).for_each(|_| {
-                    let _ = s.record(op(t));
-                }))
+                std::thread::spawn(move || {
+                    (0..500).for_each(|_| {
+                        let _ = s.record(op(t));
+                    })
+                })
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
@@ -346,21 +377,35 @@ mod tests {
             o.key = Some(key.into());
             sink.record(o);
         }
-        assert_eq!(sink.hot_keys(), ["y"], "no key repeats: the most recent one");
+        assert_eq!(
+            sink.hot_keys(),
+            ["y"],
+            "no key repeats: the most recent one"
+        );
         for key in ["a", "b", "b", "c", "b", "a", "d", "e", "e"] {
             let mut o = op(1);
             o.key = Some(key.into());
             sink.record(o);
         }
         assert_eq!(sink.hottest_key().as_deref(), Some("b"));
-        assert_eq!(sink.hot_keys(), ["b", "e", "a"], "ties go to the most recent; c and d were seen once");
+        assert_eq!(
+            sink.hot_keys(),
+            ["b", "e", "a"],
+            "ties go to the most recent; c and d were seen once"
+        );
     }
 
     #[test]
     fn a_transaction_heats_every_key_of_its_micro_ops() {
         let dir = tempfile::tempdir().unwrap();
         let sink = JsonlSink::create(&dir.path().join("h.jsonl")).unwrap();
-        for (p, value) in [(1, serde_json::json!([["append", "la/1", 1], ["r", "la/2", null]])), (2, serde_json::json!([["r", "la/2", null]]))] {
+        for (p, value) in [
+            (
+                1,
+                serde_json::json!([["append", "la/1", 1], ["r", "la/2", null]]),
+            ),
+            (2, serde_json::json!([["r", "la/2", null]])),
+        ] {
             let mut o = op(p);
             o.f = analysis::ops::TXN.into();
             o.key = None;
@@ -368,17 +413,34 @@ mod tests {
             sink.record(o);
         }
         assert_eq!(sink.hot_keys(), ["la/2"], "la/2 twice, la/1 once");
-        assert_eq!(sink.in_flight_txns(), [(0, vec!["la/1".to_string(), "la/2".to_string()]), (1, vec!["la/2".to_string()])]);
+        assert_eq!(
+            sink.in_flight_txns(),
+            [
+                (0, vec!["la/1".to_string(), "la/2".to_string()]),
+                (1, vec!["la/2".to_string()])
+            ]
+        );
         let mut done = op(2);
-        (done.kind, done.f, done.key, done.value) = (OpType::Ok, analysis::ops::TXN.into(), None, serde_json::json!([["r", "la/2", []]]));
+        (done.kind, done.f, done.key, done.value) = (
+            OpType::Ok,
+            analysis::ops::TXN.into(),
+            None,
+            serde_json::json!([["r", "la/2", []]]),
+        );
         sink.record(done);
-        assert_eq!(sink.in_flight_txns(), [(0, vec!["la/1".to_string(), "la/2".to_string()])], "process 2's completion ends its transaction");
+        assert_eq!(
+            sink.in_flight_txns(),
+            [(0, vec!["la/1".to_string(), "la/2".to_string()])],
+            "process 2's completion ends its transaction"
+        );
     }
 
     #[test]
     fn a_failing_disk_keeps_every_entry_in_memory() {
         // /dev/full accepts the open and fails every write with ENOSPC.
-        let Ok(sink) = JsonlSink::create(Path::new("/dev/full")) else { return };
+        let Ok(sink) = JsonlSink::create(Path::new("/dev/full")) else {
+            return;
+        };
         for p in 0..10_000 {
             sink.record(op(p));
         }

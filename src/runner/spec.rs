@@ -98,7 +98,11 @@ impl TestSpec {
     pub fn name(&self) -> String {
         self.test_name.clone().unwrap_or_else(|| {
             let nemesis = self.nemesis.replace(',', "+");
-            let bug = self.bug.as_ref().map(|b| format!("-bug-{b}")).unwrap_or_default();
+            let bug = self
+                .bug
+                .as_ref()
+                .map(|b| format!("-bug-{b}"))
+                .unwrap_or_default();
             format!("{}-{}-{}{bug}", self.db.name(), self.workload, nemesis)
         })
     }

@@ -29,8 +29,14 @@ impl RunDir {
             dir = root.join(test_name).join(&timestamp);
             n += 1;
         }
-        std::fs::create_dir_all(dir.join("nodes")).with_context(|| format!("creating {}", dir.display()))?;
-        let run = RunDir { root, dir, test_name: test_name.to_string(), timestamp };
+        std::fs::create_dir_all(dir.join("nodes"))
+            .with_context(|| format!("creating {}", dir.display()))?;
+        let run = RunDir {
+            root,
+            dir,
+            test_name: test_name.to_string(),
+            timestamp,
+        };
         run.link_latest()?;
         Ok(run)
     }
@@ -52,8 +58,14 @@ impl RunDir {
     }
 
     fn link_latest(&self) -> Result<()> {
-        replace_symlink(&Path::new(&self.test_name).join(&self.timestamp), &self.root.join("latest"))?;
-        replace_symlink(Path::new(&self.timestamp), &self.root.join(&self.test_name).join("latest"))
+        replace_symlink(
+            &Path::new(&self.test_name).join(&self.timestamp),
+            &self.root.join("latest"),
+        )?;
+        replace_symlink(
+            Path::new(&self.timestamp),
+            &self.root.join(&self.test_name).join("latest"),
+        )
     }
 }
 
@@ -62,14 +74,17 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(value).context("serialising JSON")?;
     std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// Checks a test name is usable as one directory name in the store.
 pub fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name != "latest"
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
         && !name.starts_with('.');
     anyhow::ensure!(ok, "test name {name:?} must be non-empty, not `latest`, and use only letters, digits, `-`, `_`, `.`, `+`");
     Ok(())
@@ -79,14 +94,17 @@ fn absolute(p: &Path) -> Result<PathBuf> {
     if p.is_absolute() {
         return Ok(p.to_path_buf());
     }
-    Ok(std::env::current_dir().context("reading the current directory")?.join(p))
+    Ok(std::env::current_dir()
+        .context("reading the current directory")?
+        .join(p))
 }
 
 /// Atomically points `link` at `target` (a relative path).
 fn replace_symlink(target: &Path, link: &Path) -> Result<()> {
     let tmp = link.with_file_name(format!(".latest.{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp).with_context(|| format!("creating symlink {}", tmp.display()))?;
+    std::os::unix::fs::symlink(target, &tmp)
+        .with_context(|| format!("creating symlink {}", tmp.display()))?;
     std::fs::rename(&tmp, link).with_context(|| format!("replacing {}", link.display()))
 }
 
@@ -148,7 +166,10 @@ mod tests {
     fn bad_test_names_are_refused() {
         let root = tempfile::tempdir().unwrap();
         for bad in ["", "latest", "../x", "a/b", ".hidden"] {
-            assert!(RunDir::create(root.path(), bad).is_err(), "{bad:?} accepted");
+            assert!(
+                RunDir::create(root.path(), bad).is_err(),
+                "{bad:?} accepted"
+            );
         }
     }
 }

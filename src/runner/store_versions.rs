@@ -26,7 +26,9 @@ pub const MAX_KEYS: usize = 16;
 const BUDGET: Duration = Duration::from_secs(60);
 
 fn unix_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 pub fn path(run_dir: &Path) -> PathBuf {
@@ -35,7 +37,12 @@ pub fn path(run_dir: &Path) -> PathBuf {
 
 /// Probes the versions of every key the history so far proves stale, through the first
 /// node that can be connected, and writes the file. Returns the number of keys probed.
-pub async fn probe_and_write(sink: &JsonlSink, connector: &dyn Connector, nodes: &[NodeEndpoint], run_dir: &Path) -> usize {
+pub async fn probe_and_write(
+    sink: &JsonlSink,
+    connector: &dyn Connector,
+    nodes: &[NodeEndpoint],
+    run_dir: &Path,
+) -> usize {
     let history = History::new(sink.snapshot());
     let stale = first_stale_reads(&history, &Value::Null, MAX_KEYS);
     if stale.is_empty() {
@@ -50,11 +57,15 @@ pub async fn probe_and_write(sink: &JsonlSink, connector: &dyn Connector, nodes:
     let probes = async {
         for s in stale.iter().filter_map(|s| s.key.clone().map(|k| (k, s))) {
             let (key, stale) = s;
-            let request = ProbeRequest { key, values: vec![stale.read_value.clone(), stale.missed_value.clone()] };
+            let request = ProbeRequest {
+                key,
+                values: vec![stale.read_value.clone(), stale.missed_value.clone()],
+            };
             let mut probe = probe_key(target.as_ref(), &request).await;
             // How far the store's HLC runs ahead of this host's clock (negative: behind).
             if let Some(latest) = probe["latest_commit_ts"].as_u64() {
-                probe["hlc_ahead_of_wall_ms"] = ((latest >> HLC_LOGICAL_BITS) as i64 - unix_ms()).into();
+                probe["hlc_ahead_of_wall_ms"] =
+                    ((latest >> HLC_LOGICAL_BITS) as i64 - unix_ms()).into();
             }
             keys.push(probe);
         }
@@ -72,14 +83,20 @@ pub async fn probe_and_write(sink: &JsonlSink, connector: &dyn Connector, nodes:
 
 /// Adds `store_versions` to each linearizability anomaly whose key the file describes.
 pub fn attach(verdict: &mut Verdict, run_dir: &Path) {
-    let Ok(text) = std::fs::read_to_string(path(run_dir)) else { return };
+    let Ok(text) = std::fs::read_to_string(path(run_dir)) else {
+        return;
+    };
     let Ok(doc) = serde_json::from_str::<Value>(&text) else {
         tracing::warn!("{}: not valid JSON; ignored", path(run_dir).display());
         return;
     };
-    let Some(result) = verdict.checkers.get_mut("linearizable") else { return };
+    let Some(result) = verdict.checkers.get_mut("linearizable") else {
+        return;
+    };
     for anomaly in &mut result.anomalies {
-        let probe = doc["keys"].as_array().and_then(|ks| ks.iter().find(|k| k["key"] == anomaly["key"]));
+        let probe = doc["keys"]
+            .as_array()
+            .and_then(|ks| ks.iter().find(|k| k["key"] == anomaly["key"]));
         if let Some(probe) = probe {
             let mut probe = probe.clone();
             probe["not_found"] = not_found(&probe).into();
@@ -93,12 +110,18 @@ pub fn attach(verdict: &mut Verdict, run_dir: &Path) {
 /// history, out of the probe's reach).
 /// Nothing is claimed when the probe stopped early or listed nothing.
 fn not_found(probe: &Value) -> Vec<Value> {
-    let listed: Vec<&Value> = probe["versions"].as_array().map(|vs| vs.iter().map(|v| &v["value"]).collect()).unwrap_or_default();
+    let listed: Vec<&Value> = probe["versions"]
+        .as_array()
+        .map(|vs| vs.iter().map(|v| &v["value"]).collect())
+        .unwrap_or_default();
     if listed.is_empty() || probe.get("note").is_some() {
         return Vec::new();
     }
     let sought = probe["sought"].as_array().cloned().unwrap_or_default();
-    sought.into_iter().filter(|s| !listed.contains(&s)).collect()
+    sought
+        .into_iter()
+        .filter(|s| !listed.contains(&s))
+        .collect()
 }
 
 #[cfg(test)]
@@ -115,13 +138,26 @@ mod tests {
             {"key": "reg/3", "sought": [5], "versions": [], "note": "RawGet failed"}]});
         std::fs::write(path(dir.path()), doc.to_string()).unwrap();
         let mut lin = CheckerResult::new(Validity::Invalid);
-        lin.anomalies = vec![json!({"key": "reg/1"}), json!({"key": "reg/2"}), json!({"key": "reg/3"})];
-        let mut verdict = Verdict::from_checkers(BTreeMap::from([("linearizable".to_string(), lin)]));
+        lin.anomalies = vec![
+            json!({"key": "reg/1"}),
+            json!({"key": "reg/2"}),
+            json!({"key": "reg/3"}),
+        ];
+        let mut verdict =
+            Verdict::from_checkers(BTreeMap::from([("linearizable".to_string(), lin)]));
         attach(&mut verdict, dir.path());
         let a = &verdict.checkers["linearizable"].anomalies;
         assert_eq!(a[0]["store_versions"]["versions"][0]["commit_ts"], 7);
-        assert_eq!(a[0]["store_versions"]["not_found"], json!([6]), "6 was sought and is not listed");
+        assert_eq!(
+            a[0]["store_versions"]["not_found"],
+            json!([6]),
+            "6 was sought and is not listed"
+        );
         assert!(a[1].get("store_versions").is_none());
-        assert_eq!(a[2]["store_versions"]["not_found"], json!([]), "a probe that failed proves nothing missing");
+        assert_eq!(
+            a[2]["store_versions"]["not_found"],
+            json!([]),
+            "a probe that failed proves nothing missing"
+        );
     }
 }

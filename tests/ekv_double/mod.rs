@@ -100,7 +100,11 @@ impl Double {
 
     /// `n1`..: the node names faultline gives `--endpoints`.
     pub fn endpoints(&self) -> String {
-        self.addrs.iter().map(|g| g[0].to_string()).collect::<Vec<_>>().join(",")
+        self.addrs
+            .iter()
+            .map(|g| g[0].to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -109,12 +113,19 @@ impl Double {
 
     fn group_of(&self, key: &[u8]) -> u64 {
         let s = self.state();
-        s.routes.iter().find(|r| r.start.as_slice() <= key && (r.end.is_empty() || key < r.end.as_slice())).map_or(1, |r| r.group)
+        s.routes
+            .iter()
+            .find(|r| r.start.as_slice() <= key && (r.end.is_empty() || key < r.end.as_slice()))
+            .map_or(1, |r| r.group)
     }
 
     fn list(&self) -> kv::ListRoutesResponse {
         let s = self.state();
-        kv::ListRoutesResponse { catalog_version: s.catalog_version, routes: s.routes.iter().map(descriptor).collect(), jobs: vec![] }
+        kv::ListRoutesResponse {
+            catalog_version: s.catalog_version,
+            routes: s.routes.iter().map(descriptor).collect(),
+            jobs: vec![],
+        }
     }
 }
 
@@ -132,8 +143,22 @@ fn descriptor(r: &Route) -> kv::RouteDescriptor {
 
 /// The initial routes: faultline's `--shardRanges` cut (`Elastickv::shard_ranges`).
 fn initial_routes(groups: u64) -> Vec<Route> {
-    let cut = |i: u64| if i == 0 || i == groups { Vec::new() } else { vec![b'a' + (26 * i / groups) as u8] };
-    (0..groups).map(|i| Route { id: i + 1, start: cut(i), end: cut(i + 1), group: i + 1, parent: 0 }).collect()
+    let cut = |i: u64| {
+        if i == 0 || i == groups {
+            Vec::new()
+        } else {
+            vec![b'a' + (26 * i / groups) as u8]
+        }
+    };
+    (0..groups)
+        .map(|i| Route {
+            id: i + 1,
+            start: cut(i),
+            end: cut(i + 1),
+            group: i + 1,
+            parent: 0,
+        })
+        .collect()
 }
 
 /// One (node, group) server.
@@ -152,7 +177,10 @@ impl Svc {
 
 #[tonic::async_trait]
 impl raw_kv_server::RawKv for Svc {
-    async fn raw_put(&self, req: Request<kv::RawPutRequest>) -> Result<Response<kv::RawPutResponse>, Status> {
+    async fn raw_put(
+        &self,
+        req: Request<kv::RawPutRequest>,
+    ) -> Result<Response<kv::RawPutResponse>, Status> {
         let r = req.into_inner();
         let d = &self.double;
         let n = d.calls.puts.fetch_add(1, Ordering::SeqCst) + 1;
@@ -160,31 +188,63 @@ impl raw_kv_server::RawKv for Svc {
         if every(d.opts.hlc_refused_every) {
             return Err(Status::unknown("allocate sharded raw log ts: hlc: physical/logical ceiling exhausted; refusing to issue persistence timestamp"));
         }
-        d.state().versions.entry(r.key).or_default().push((Instant::now(), r.value));
+        d.state()
+            .versions
+            .entry(r.key)
+            .or_default()
+            .push((Instant::now(), r.value));
         if every(d.opts.not_leader_after_apply_every) {
             return Err(Status::unknown("etcd raft engine is not leader"));
         }
         if every(d.opts.circuit_open_after_apply_every) {
-            return Err(Status::unknown("leader id=\"n2\" term=2 unavailable until 12:00: leader proxy circuit open"));
+            return Err(Status::unknown(
+                "leader id=\"n2\" term=2 unavailable until 12:00: leader proxy circuit open",
+            ));
         }
-        Ok(Response::new(kv::RawPutResponse { commit_index: n, success: true, meta: None }))
+        Ok(Response::new(kv::RawPutResponse {
+            commit_index: n,
+            success: true,
+            meta: None,
+        }))
     }
 
-    async fn raw_get(&self, req: Request<kv::RawGetRequest>) -> Result<Response<kv::RawGetResponse>, Status> {
+    async fn raw_get(
+        &self,
+        req: Request<kv::RawGetRequest>,
+    ) -> Result<Response<kv::RawGetResponse>, Status> {
         let key = req.into_inner().key;
         let d = &self.double;
-        let lag = if self.leads(d.group_of(&key)) { Duration::ZERO } else { d.opts.follower_lag };
+        let lag = if self.leads(d.group_of(&key)) {
+            Duration::ZERO
+        } else {
+            d.opts.follower_lag
+        };
         let as_of = Instant::now().checked_sub(lag).unwrap_or_else(Instant::now);
         let s = d.state();
-        let value = s.versions.get(&key).and_then(|vs| vs.iter().rev().find(|(t, _)| *t <= as_of)).map(|(_, v)| v.clone());
-        Ok(Response::new(kv::RawGetResponse { read_at_index: 0, exists: value.is_some(), value: value.unwrap_or_default(), meta: None }))
+        let value = s
+            .versions
+            .get(&key)
+            .and_then(|vs| vs.iter().rev().find(|(t, _)| *t <= as_of))
+            .map(|(_, v)| v.clone());
+        Ok(Response::new(kv::RawGetResponse {
+            read_at_index: 0,
+            exists: value.is_some(),
+            value: value.unwrap_or_default(),
+            meta: None,
+        }))
     }
 
-    async fn raw_delete(&self, _: Request<kv::RawDeleteRequest>) -> Result<Response<kv::RawDeleteResponse>, Status> {
+    async fn raw_delete(
+        &self,
+        _: Request<kv::RawDeleteRequest>,
+    ) -> Result<Response<kv::RawDeleteResponse>, Status> {
         Err(Status::unimplemented("the double does not delete"))
     }
 
-    async fn raw_scan_at(&self, req: Request<kv::RawScanAtRequest>) -> Result<Response<kv::RawScanAtResponse>, Status> {
+    async fn raw_scan_at(
+        &self,
+        req: Request<kv::RawScanAtRequest>,
+    ) -> Result<Response<kv::RawScanAtResponse>, Status> {
         let r = req.into_inner();
         self.double.calls.scan_limits.lock().unwrap().push(r.limit);
         if !(0..=1025).contains(&r.limit) {
@@ -197,7 +257,10 @@ impl raw_kv_server::RawKv for Svc {
             .iter()
             .filter(|(k, vs)| in_range(k) && !vs.is_empty())
             .take(r.limit as usize)
-            .map(|(k, vs)| kv::RawKvPair { key: k.clone(), value: vs.last().map(|(_, v)| v.clone()).unwrap_or_default() })
+            .map(|(k, vs)| kv::RawKvPair {
+                key: k.clone(),
+                value: vs.last().map(|(_, v)| v.clone()).unwrap_or_default(),
+            })
             .collect();
         Ok(Response::new(kv::RawScanAtResponse { kv, meta: vec![] }))
     }
@@ -216,34 +279,63 @@ impl Svc {
             return Err(Status::not_found("unknown route"));
         };
         let parent = s.routes[i].clone();
-        let inside = parent.start < r.split_key && (parent.end.is_empty() || r.split_key < parent.end);
+        let inside =
+            parent.start < r.split_key && (parent.end.is_empty() || r.split_key < parent.end);
         if !inside {
             return Err(Status::invalid_argument("split key at route boundary"));
         }
         let (l, rt) = (s.next_route, s.next_route + 1);
         s.next_route += 2;
-        let left = Route { id: l, start: parent.start.clone(), end: r.split_key.clone(), group: parent.group, parent: parent.id };
-        let right = Route { id: rt, start: r.split_key.clone(), end: parent.end.clone(), group: parent.group, parent: parent.id };
+        let left = Route {
+            id: l,
+            start: parent.start.clone(),
+            end: r.split_key.clone(),
+            group: parent.group,
+            parent: parent.id,
+        };
+        let right = Route {
+            id: rt,
+            start: r.split_key.clone(),
+            end: parent.end.clone(),
+            group: parent.group,
+            parent: parent.id,
+        };
         s.routes.splice(i..=i, [left.clone(), right.clone()]);
         s.catalog_version += 1;
         if d.opts.split_internal_after_commit {
-            return Err(Status::internal("catalog split committed but local snapshot is stale at 9: got 1, want 2"));
+            return Err(Status::internal(
+                "catalog split committed but local snapshot is stale at 9: got 1, want 2",
+            ));
         }
-        Ok(kv::SplitRangeResponse { catalog_version: s.catalog_version, left: Some(descriptor(&left)), right: Some(descriptor(&right)), job_id: 0 })
+        Ok(kv::SplitRangeResponse {
+            catalog_version: s.catalog_version,
+            left: Some(descriptor(&left)),
+            right: Some(descriptor(&right)),
+            job_id: 0,
+        })
     }
 }
 
 #[tonic::async_trait]
 impl distribution_server::Distribution for Svc {
-    async fn get_route(&self, _: Request<kv::GetRouteRequest>) -> Result<Response<kv::GetRouteResponse>, Status> {
+    async fn get_route(
+        &self,
+        _: Request<kv::GetRouteRequest>,
+    ) -> Result<Response<kv::GetRouteResponse>, Status> {
         Err(Status::unimplemented("not in the double"))
     }
 
-    async fn list_routes(&self, _: Request<kv::ListRoutesRequest>) -> Result<Response<kv::ListRoutesResponse>, Status> {
+    async fn list_routes(
+        &self,
+        _: Request<kv::ListRoutesRequest>,
+    ) -> Result<Response<kv::ListRoutesResponse>, Status> {
         Ok(Response::new(self.double.list()))
     }
 
-    async fn split_range(&self, req: Request<kv::SplitRangeRequest>) -> Result<Response<kv::SplitRangeResponse>, Status> {
+    async fn split_range(
+        &self,
+        req: Request<kv::SplitRangeRequest>,
+    ) -> Result<Response<kv::SplitRangeResponse>, Status> {
         self.double.calls.split_range.fetch_add(1, Ordering::SeqCst);
         if !self.leads(1) {
             return Err(Status::failed_precondition(NOT_CATALOG_LEADER));
@@ -251,15 +343,23 @@ impl distribution_server::Distribution for Svc {
         self.split(req.into_inner()).map(Response::new)
     }
 
-    async fn get_catalog_capabilities(&self, _: Request<kv::CatalogCapabilitiesRequest>) -> Result<Response<kv::CatalogCapabilitiesResponse>, Status> {
+    async fn get_catalog_capabilities(
+        &self,
+        _: Request<kv::CatalogCapabilitiesRequest>,
+    ) -> Result<Response<kv::CatalogCapabilitiesResponse>, Status> {
         Err(Status::unimplemented("not in the double"))
     }
 
     type WatchCatalogStream = EventStream;
 
-    async fn watch_catalog(&self, _: Request<kv::CatalogWatchRequest>) -> Result<Response<EventStream>, Status> {
+    async fn watch_catalog(
+        &self,
+        _: Request<kv::CatalogWatchRequest>,
+    ) -> Result<Response<EventStream>, Status> {
         if !self.leads(1) {
-            return Err(Status::unavailable("catalog watch requires the catalog-group leader"));
+            return Err(Status::unavailable(
+                "catalog watch requires the catalog-group leader",
+            ));
         }
         // A reset whenever the catalog version moves (polled; the watcher accepts resets).
         let double = self.double.clone();
@@ -269,8 +369,14 @@ impl distribution_server::Distribution for Svc {
                 loop {
                     let list = double.list();
                     if list.catalog_version != seen {
-                        let reset = kv::CatalogSnapshotReset { version: list.catalog_version, routes: list.routes, jobs: vec![] };
-                        let event = kv::CatalogWatchEvent { payload: Some(kv::catalog_watch_event::Payload::Snapshot(reset)) };
+                        let reset = kv::CatalogSnapshotReset {
+                            version: list.catalog_version,
+                            routes: list.routes,
+                            jobs: vec![],
+                        };
+                        let event = kv::CatalogWatchEvent {
+                            payload: Some(kv::catalog_watch_event::Payload::Snapshot(reset)),
+                        };
                         return Some((Ok(event), list.catalog_version));
                     }
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -280,35 +386,70 @@ impl distribution_server::Distribution for Svc {
         Ok(Response::new(Box::pin(stream)))
     }
 
-    async fn start_split_migration(&self, _: Request<kv::StartSplitMigrationRequest>) -> Result<Response<kv::StartSplitMigrationResponse>, Status> {
-        self.double.calls.split_migration.fetch_add(1, Ordering::SeqCst);
-        Err(Status::unimplemented("unknown method StartSplitMigration for service Distribution"))
+    async fn start_split_migration(
+        &self,
+        _: Request<kv::StartSplitMigrationRequest>,
+    ) -> Result<Response<kv::StartSplitMigrationResponse>, Status> {
+        self.double
+            .calls
+            .split_migration
+            .fetch_add(1, Ordering::SeqCst);
+        Err(Status::unimplemented(
+            "unknown method StartSplitMigration for service Distribution",
+        ))
     }
 
     // Like StartSplitMigration, the rest of the milestone-2 job API is absent at d9a031d.
-    async fn get_split_job(&self, _: Request<kv::GetSplitJobRequest>) -> Result<Response<kv::GetSplitJobResponse>, Status> {
-        Err(Status::unimplemented("unknown method GetSplitJob for service Distribution"))
+    async fn get_split_job(
+        &self,
+        _: Request<kv::GetSplitJobRequest>,
+    ) -> Result<Response<kv::GetSplitJobResponse>, Status> {
+        Err(Status::unimplemented(
+            "unknown method GetSplitJob for service Distribution",
+        ))
     }
 
-    async fn list_split_jobs(&self, _: Request<kv::ListSplitJobsRequest>) -> Result<Response<kv::ListSplitJobsResponse>, Status> {
-        Err(Status::unimplemented("unknown method ListSplitJobs for service Distribution"))
+    async fn list_split_jobs(
+        &self,
+        _: Request<kv::ListSplitJobsRequest>,
+    ) -> Result<Response<kv::ListSplitJobsResponse>, Status> {
+        Err(Status::unimplemented(
+            "unknown method ListSplitJobs for service Distribution",
+        ))
     }
 
-    async fn abandon_split_job(&self, _: Request<kv::AbandonSplitJobRequest>) -> Result<Response<kv::AbandonSplitJobResponse>, Status> {
-        Err(Status::unimplemented("unknown method AbandonSplitJob for service Distribution"))
+    async fn abandon_split_job(
+        &self,
+        _: Request<kv::AbandonSplitJobRequest>,
+    ) -> Result<Response<kv::AbandonSplitJobResponse>, Status> {
+        Err(Status::unimplemented(
+            "unknown method AbandonSplitJob for service Distribution",
+        ))
     }
 
-    async fn retry_split_job(&self, _: Request<kv::RetrySplitJobRequest>) -> Result<Response<kv::RetrySplitJobResponse>, Status> {
-        Err(Status::unimplemented("unknown method RetrySplitJob for service Distribution"))
+    async fn retry_split_job(
+        &self,
+        _: Request<kv::RetrySplitJobRequest>,
+    ) -> Result<Response<kv::RetrySplitJobResponse>, Status> {
+        Err(Status::unimplemented(
+            "unknown method RetrySplitJob for service Distribution",
+        ))
     }
 }
 
 #[tonic::async_trait]
 impl raft_admin_server::RaftAdmin for Svc {
-    async fn status(&self, _: Request<kv::RaftAdminStatusRequest>) -> Result<Response<kv::RaftAdminStatusResponse>, Status> {
+    async fn status(
+        &self,
+        _: Request<kv::RaftAdminStatusRequest>,
+    ) -> Result<Response<kv::RaftAdminStatusResponse>, Status> {
         // The server's own group, whatever was asked: elastickv's Status has no group.
         let leader = self.double.leader(self.group);
-        let state = if leader == self.node { kv::RaftAdminState::Leader } else { kv::RaftAdminState::Follower };
+        let state = if leader == self.node {
+            kv::RaftAdminState::Leader
+        } else {
+            kv::RaftAdminState::Follower
+        };
         Ok(Response::new(kv::RaftAdminStatusResponse {
             state: state as i32,
             leader_id: format!("n{}", leader + 1),
@@ -330,14 +471,26 @@ type HealthStream = Pin<Box<dyn Stream<Item = Result<health::HealthCheckResponse
 
 #[tonic::async_trait]
 impl health_server::Health for Svc {
-    async fn check(&self, _: Request<health::HealthCheckRequest>) -> Result<Response<health::HealthCheckResponse>, Status> {
-        let status = if self.leads(self.group) { ServingStatus::Serving } else { ServingStatus::NotServing };
-        Ok(Response::new(health::HealthCheckResponse { status: status as i32 }))
+    async fn check(
+        &self,
+        _: Request<health::HealthCheckRequest>,
+    ) -> Result<Response<health::HealthCheckResponse>, Status> {
+        let status = if self.leads(self.group) {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        };
+        Ok(Response::new(health::HealthCheckResponse {
+            status: status as i32,
+        }))
     }
 
     type WatchStream = HealthStream;
 
-    async fn watch(&self, _: Request<health::HealthCheckRequest>) -> Result<Response<HealthStream>, Status> {
+    async fn watch(
+        &self,
+        _: Request<health::HealthCheckRequest>,
+    ) -> Result<Response<HealthStream>, Status> {
         Err(Status::unimplemented("not in the double"))
     }
 }
@@ -368,12 +521,29 @@ async fn bind_all(nodes: usize, groups: u64) -> Vec<Vec<tokio::net::TcpListener>
 /// Starts the double; it serves until the runtime ends.
 pub async fn start(opts: Options) -> Arc<Double> {
     let listeners = bind_all(opts.nodes, opts.groups).await;
-    let addrs = listeners.iter().map(|g| g.iter().map(|l| l.local_addr().expect("bound")).collect()).collect();
-    let state = State { catalog_version: 1, routes: initial_routes(opts.groups), next_route: opts.groups + 1, ..Default::default() };
-    let double = Arc::new(Double { opts, addrs, state: Mutex::new(state), calls: Calls::default() });
+    let addrs = listeners
+        .iter()
+        .map(|g| g.iter().map(|l| l.local_addr().expect("bound")).collect())
+        .collect();
+    let state = State {
+        catalog_version: 1,
+        routes: initial_routes(opts.groups),
+        next_route: opts.groups + 1,
+        ..Default::default()
+    };
+    let double = Arc::new(Double {
+        opts,
+        addrs,
+        state: Mutex::new(state),
+        calls: Calls::default(),
+    });
     for (node, own) in listeners.into_iter().enumerate() {
         for (g, listener) in own.into_iter().enumerate() {
-            let svc = Svc { double: double.clone(), node, group: g as u64 + 1 };
+            let svc = Svc {
+                double: double.clone(),
+                node,
+                group: g as u64 + 1,
+            };
             let router = tonic::transport::Server::builder()
                 .add_service(raw_kv_server::RawKvServer::new(svc.clone()))
                 .add_service(distribution_server::DistributionServer::new(svc.clone()))

@@ -28,27 +28,57 @@ pub struct SshHosts {
 
 fn run(cmd: &mut Command) -> std::process::Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
 fn keygen(path: &Path) {
-    run(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", "faultline-test", "-f"]).arg(path));
+    run(Command::new("ssh-keygen")
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "faultline-test",
+            "-f",
+        ])
+        .arg(path));
 }
 
 impl SshHosts {
     /// `n` hosts, or the reason when this machine cannot create network namespaces (the
     /// only reason these tests do not run; a missing sshd is a failure: `.ci/run` installs it).
     pub fn create(n: usize, tag: &str) -> Result<SshHosts, String> {
-        assert!(Path::new(SSHD).exists(), "{SSHD} is missing (apt-get install openssh-server openssh-client)");
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        assert!(
+            Path::new(SSHD).exists(),
+            "{SSHD} is missing (apt-get install openssh-server openssh-client)"
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
         let run_id = format!("fltssh{tag}{}", std::process::id());
         let names: Vec<String> = (1..=n).map(|i| format!("n{i}")).collect();
-        let made = rt.block_on(faultline::cluster::netns::create_bare_network(&run_id, &names)).map_err(|e| format!("{e:#}"))?;
+        let made = rt
+            .block_on(faultline::cluster::netns::create_bare_network(
+                &run_id, &names,
+            ))
+            .map_err(|e| format!("{e:#}"))?;
         // Under target/, as the test stores are: nothing else on the machine cleans it.
-        let parent = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("ssh-hosts");
+        let parent = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join("ssh-hosts");
         std::fs::create_dir_all(&parent).expect("target/ssh-hosts");
-        let dir = tempfile::Builder::new().prefix(&format!("{tag}-")).tempdir_in(&parent).expect("a temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{tag}-"))
+            .tempdir_in(&parent)
+            .expect("a temp dir");
         let mut hosts = SshHosts {
             run_id,
             ips: made.iter().map(|m| m.0).collect(),
@@ -75,17 +105,26 @@ impl SshHosts {
     }
 
     pub fn host_list(&self) -> String {
-        self.ips.iter().map(Ipv4Addr::to_string).collect::<Vec<_>>().join(",")
+        self.ips
+            .iter()
+            .map(Ipv4Addr::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     fn start_sshds(&mut self) {
         keygen(&self.path("host_key"));
         keygen(&self.key());
         keygen(&self.path("other_key"));
-        std::fs::copy(self.path("user_key.pub"), self.path("authorized_keys")).expect("authorized_keys");
+        std::fs::copy(self.path("user_key.pub"), self.path("authorized_keys"))
+            .expect("authorized_keys");
         let host_pub = std::fs::read_to_string(self.path("host_key.pub")).expect("host key");
         let host_pub: Vec<&str> = host_pub.split_whitespace().take(2).collect();
-        let known: String = self.ips.iter().map(|ip| format!("{ip} {}\n", host_pub.join(" "))).collect();
+        let known: String = self
+            .ips
+            .iter()
+            .map(|ip| format!("{ip} {}\n", host_pub.join(" ")))
+            .collect();
         std::fs::write(self.known_hosts(), known).expect("known_hosts");
         std::fs::create_dir_all("/run/sshd").expect("sshd's privilege separation dir");
         // The login shell of a session starts in this empty home, as on a fresh VM: the
@@ -112,15 +151,26 @@ impl SshHosts {
                 .arg(&config)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
-                .stderr(std::fs::File::create(self.path(&format!("sshd_{i}.log"))).expect("sshd log"))
+                .stderr(
+                    std::fs::File::create(self.path(&format!("sshd_{i}.log"))).expect("sshd log"),
+                )
                 .spawn()
                 .expect("sshd starts");
             self.sshds.push(child);
         }
         for ip in &self.ips {
             let deadline = Instant::now() + Duration::from_secs(10);
-            while std::net::TcpStream::connect_timeout(&(*ip, 22).into(), Duration::from_millis(200)).is_err() {
-                assert!(Instant::now() < deadline, "sshd at {ip}:22 did not come up: {}", self.sshd_logs());
+            while std::net::TcpStream::connect_timeout(
+                &(*ip, 22).into(),
+                Duration::from_millis(200),
+            )
+            .is_err()
+            {
+                assert!(
+                    Instant::now() < deadline,
+                    "sshd at {ip}:22 did not come up: {}",
+                    self.sshd_logs()
+                );
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
@@ -146,27 +196,42 @@ impl SshHosts {
     }
 
     pub fn sshd_logs(&self) -> String {
-        (0..self.ips.len()).map(|i| std::fs::read_to_string(self.path(&format!("sshd_{i}.log"))).unwrap_or_default()).collect()
+        (0..self.ips.len())
+            .map(|i| {
+                std::fs::read_to_string(self.path(&format!("sshd_{i}.log"))).unwrap_or_default()
+            })
+            .collect()
     }
 
     /// Processes in host `i`'s namespace other than its sshds.
     pub fn foreign_processes(&self, i: usize) -> Vec<String> {
-        let ns = self.namespaces[i].file_name().unwrap().to_string_lossy().into_owned();
+        let ns = self.namespaces[i]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let out = run(Command::new("ip").args(["netns", "pids", &ns]));
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter_map(|pid| {
                 let cmdline = std::fs::read(format!("/proc/{}/cmdline", pid.trim())).ok()?;
                 let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-                (!cmdline.is_empty() && !cmdline.contains("sshd")).then_some(format!("{}: {cmdline}", pid.trim()))
+                (!cmdline.is_empty() && !cmdline.contains("sshd"))
+                    .then_some(format!("{}: {cmdline}", pid.trim()))
             })
             .collect()
     }
 
     /// Host `i`'s firewall rules that mention faultline's chain.
     pub fn faultline_rules(&self, i: usize) -> Vec<String> {
-        let out = run(Command::new("nsenter").arg(format!("--net={}", self.namespaces[i].display())).arg("iptables-save"));
-        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("FAULTLINE")).map(str::to_string).collect()
+        let out = run(Command::new("nsenter")
+            .arg(format!("--net={}", self.namespaces[i].display()))
+            .arg("iptables-save"));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("FAULTLINE"))
+            .map(str::to_string)
+            .collect()
     }
 
     /// Asserts that no host holds a process, a firewall rule or a file of a run (`remote`:
@@ -178,10 +243,25 @@ impl SshHosts {
             while !self.foreign_processes(i).is_empty() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(100));
             }
-            assert_eq!(self.foreign_processes(i), Vec::<String>::new(), "processes left on host {}", self.ips[i]);
-            assert_eq!(self.faultline_rules(i), Vec::<String>::new(), "firewall rules left on host {}", self.ips[i]);
+            assert_eq!(
+                self.foreign_processes(i),
+                Vec::<String>::new(),
+                "processes left on host {}",
+                self.ips[i]
+            );
+            assert_eq!(
+                self.faultline_rules(i),
+                Vec::<String>::new(),
+                "firewall rules left on host {}",
+                self.ips[i]
+            );
         }
-        assert!(!remote.exists(), "{} left behind: {:?}", remote.display(), std::fs::read_dir(remote).map(|d| d.count()));
+        assert!(
+            !remote.exists(),
+            "{} left behind: {:?}",
+            remote.display(),
+            std::fs::read_dir(remote).map(|d| d.count())
+        );
     }
 }
 
@@ -191,6 +271,8 @@ impl Drop for SshHosts {
             let _ = child.kill();
             let _ = child.wait();
         }
-        let _ = self.rt.block_on(faultline::cluster::netns::remove_run(&self.run_id));
+        let _ = self
+            .rt
+            .block_on(faultline::cluster::netns::remove_run(&self.run_id));
     }
 }

@@ -12,7 +12,9 @@ use std::sync::Mutex;
 pub static ONE_CLUSTER_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 pub fn lock() -> std::sync::MutexGuard<'static, ()> {
-    ONE_CLUSTER_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+    ONE_CLUSTER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
 }
 
 /// A test that cannot run here because a prerequisite (root, sshd, a Docker engine) is
@@ -34,7 +36,9 @@ pub fn faultline() -> Command {
 /// first (an etcd run keeps about 370 MB of data directories, so repeated runs would
 /// otherwise fill the disk). A store of a process still alive is left alone.
 pub fn store_dir(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("e2e-store");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join("e2e-store");
     remove_stores_of_ended_processes(&root, name);
     let dir = root.join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -44,10 +48,15 @@ pub fn store_dir(name: &str) -> PathBuf {
 
 /// Removes `root/<name>-<pid>` for every `pid` that is no longer a running process.
 fn remove_stores_of_ended_processes(root: &Path, name: &str) {
-    let Ok(entries) = std::fs::read_dir(root) else { return };
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name.to_str().and_then(|f| f.strip_prefix(name)?.strip_prefix('-')?.parse::<u32>().ok()) else {
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|f| f.strip_prefix(name)?.strip_prefix('-')?.parse::<u32>().ok())
+        else {
             continue;
         };
         if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
@@ -64,8 +73,11 @@ pub fn latest_run(store: &Path) -> PathBuf {
 pub fn read_history(run: &Path) -> History {
     let path = run.join("history.jsonl");
     let file = std::fs::File::open(&path).expect("history.jsonl exists");
-    let (history, _report) =
-        analysis::formats::jsonl::read_history(std::io::BufReader::new(file), &path.display().to_string()).expect("history.jsonl parses");
+    let (history, _report) = analysis::formats::jsonl::read_history(
+        std::io::BufReader::new(file),
+        &path.display().to_string(),
+    )
+    .expect("history.jsonl parses");
     history
 }
 
@@ -84,11 +96,19 @@ pub fn test_json(run: &Path) -> serde_json::Value {
 
 /// Nemesis events with this `f`.
 pub fn nemesis_events<'h>(h: &'h History, f: &str) -> Vec<&'h Op> {
-    h.ops.iter().filter(|o| o.process == Process::Nemesis && o.f == f).collect()
+    h.ops
+        .iter()
+        .filter(|o| o.process == Process::Nemesis && o.f == f)
+        .collect()
 }
 
 pub fn client_oks(h: &History) -> usize {
-    h.ops.iter().filter(|o| matches!(o.process, Process::Client(_)) && o.kind == analysis::history::OpType::Ok).count()
+    h.ops
+        .iter()
+        .filter(|o| {
+            matches!(o.process, Process::Client(_)) && o.kind == analysis::history::OpType::Ok
+        })
+        .count()
 }
 
 /// Containers and networks (any state) carrying `label`.
@@ -98,16 +118,31 @@ pub fn docker_ids(kind: &str, label: &str) -> Vec<String> {
         _ => vec!["network", "ls", "-q", "--filter"],
     };
     let filter = format!("label={label}");
-    let out = Command::new("docker").args(&args).arg(&filter).output().expect("docker runs");
-    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).filter(|l| !l.is_empty()).collect()
+    let out = Command::new("docker")
+        .args(&args)
+        .arg(&filter)
+        .output()
+        .expect("docker runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 /// The host's firewall rules, minus the lines Docker itself manages for its bridges.
 pub fn host_firewall() -> String {
-    let out = Command::new("iptables-save").output().expect("iptables-save runs");
+    let out = Command::new("iptables-save")
+        .output()
+        .expect("iptables-save runs");
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| !l.starts_with('#') && !l.starts_with(':') && !l.contains("br-") && !l.contains("DOCKER"))
+        .filter(|l| {
+            !l.starts_with('#')
+                && !l.starts_with(':')
+                && !l.contains("br-")
+                && !l.contains("DOCKER")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -146,11 +181,24 @@ pub fn run_test(name: &str, extra: &[&str]) -> (PathBuf, Output) {
 /// leader, before the run ends — which is chance; the matrix's clean row measures it. So a
 /// clean run under node faults asserts this, not exit 0.
 pub fn assert_no_false_alarm(verdict: &serde_json::Value) {
-    assert_ne!(verdict["valid"], serde_json::json!(false), "a clean run was judged invalid: {verdict:#}");
-    let checkers = verdict["checkers"].as_object().expect("checkers in results.json");
-    for (name, result) in checkers.iter().filter(|(name, _)| name.as_str() != "vacuity") {
-        let judged = result["valid"] == serde_json::json!(true) || result["valid"] == "not-applicable";
-        assert!(judged, "{name} is neither valid nor not-applicable on a clean run: {result:#}");
+    assert_ne!(
+        verdict["valid"],
+        serde_json::json!(false),
+        "a clean run was judged invalid: {verdict:#}"
+    );
+    let checkers = verdict["checkers"]
+        .as_object()
+        .expect("checkers in results.json");
+    for (name, result) in checkers
+        .iter()
+        .filter(|(name, _)| name.as_str() != "vacuity")
+    {
+        let judged =
+            result["valid"] == serde_json::json!(true) || result["valid"] == "not-applicable";
+        assert!(
+            judged,
+            "{name} is neither valid nor not-applicable on a clean run: {result:#}"
+        );
     }
 }
 
@@ -162,7 +210,12 @@ pub fn assert_no_false_alarm(verdict: &serde_json::Value) {
 pub fn acked_stale_writes_seen_after(h: &History, tag: &str, phases: &[&str]) -> usize {
     let prefix = format!("{tag}-");
     let job_of = |op: &Op| -> Option<u64> {
-        let written = op.key.as_deref()?.rsplit('~').next()?.strip_prefix(&prefix)?;
+        let written = op
+            .key
+            .as_deref()?
+            .rsplit('~')
+            .next()?
+            .strip_prefix(&prefix)?;
         written.split('-').next()?.parse().ok()
     };
     let mut jobs_seen_there = std::collections::HashSet::new();
@@ -175,7 +228,9 @@ pub fn acked_stale_writes_seen_after(h: &History, tag: &str, phases: &[&str]) ->
             jobs_seen_there.extend(there.filter_map(|j| j["id"].as_u64()));
             continue;
         }
-        let Process::Client(process) = op.process else { continue };
+        let Process::Client(process) = op.process else {
+            continue;
+        };
         if op.f != "stale-write" {
             continue;
         }
@@ -197,5 +252,7 @@ pub fn acked_stale_writes_seen_after(h: &History, tag: &str, phases: &[&str]) ->
 /// length, pace, slow copies: `src/matrix/configs.rs`), so that an end-to-end test that needs
 /// the bug caught runs the scenario the matrix measured, not a copy that can drift from it.
 pub fn matrix_scenario(bug: &str) -> Vec<&'static str> {
-    faultline::matrix::configs::config_for(Some(bug)).unwrap_or_else(|| panic!("no matrix row for {bug}")).scenario_args()
+    faultline::matrix::configs::config_for(Some(bug))
+        .unwrap_or_else(|| panic!("no matrix row for {bug}"))
+        .scenario_args()
 }

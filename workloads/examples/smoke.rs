@@ -34,7 +34,12 @@ impl HistorySink for FileSink {
         }
         if op.kind != OpType::Invoke {
             let key = format!("{} {:?}", op.f, op.kind).to_lowercase();
-            *self.counts.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default() += 1;
+            *self
+                .counts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(key)
+                .or_default() += 1;
         }
         op.index
     }
@@ -59,14 +64,21 @@ fn parse_args() -> anyhow::Result<Args> {
         match flag.as_str() {
             "--nodes" => {
                 for part in value.split(',') {
-                    let (name, addr) = part.split_once('=').with_context(|| format!("--nodes: {part:?} is not name=ip:port"))?;
-                    nodes.push(NodeEndpoint { name: name.into(), addr: addr.into() });
+                    let (name, addr) = part
+                        .split_once('=')
+                        .with_context(|| format!("--nodes: {part:?} is not name=ip:port"))?;
+                    nodes.push(NodeEndpoint {
+                        name: name.into(),
+                        addr: addr.into(),
+                    });
                 }
             }
             "--groups" => groups = value.parse().context("--groups")?,
             "--workload" => kind = value.parse().map_err(anyhow::Error::msg)?,
             "--out" => out = value,
-            "--time-limit" | "--rate" | "--concurrency" | "--key-dist" => overrides.push((flag, value)),
+            "--time-limit" | "--rate" | "--concurrency" | "--key-dist" => {
+                overrides.push((flag, value))
+            }
             other => bail!("unknown flag {other}"),
         }
     }
@@ -82,14 +94,24 @@ fn parse_args() -> anyhow::Result<Args> {
     if nodes.is_empty() {
         bail!("--nodes is required");
     }
-    Ok(Args { nodes, groups, cfg, out })
+    Ok(Args {
+        nodes,
+        groups,
+        cfg,
+        out,
+    })
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
-    let file = std::fs::File::create(&args.out).with_context(|| format!("cannot create {}", args.out))?;
-    let sink = Arc::new(FileSink { start: Instant::now(), state: Mutex::new((0, std::io::BufWriter::new(file))), counts: Default::default() });
+    let file =
+        std::fs::File::create(&args.out).with_context(|| format!("cannot create {}", args.out))?;
+    let sink = Arc::new(FileSink {
+        start: Instant::now(),
+        state: Mutex::new((0, std::io::BufWriter::new(file))),
+        counts: Default::default(),
+    });
     let groups: Vec<u64> = (1..=args.groups).collect();
     workloads::wait_ready(&args.nodes, &groups, Duration::from_secs(30)).await?;
     let stop_watcher = CancellationToken::new();
@@ -99,17 +121,43 @@ async fn main() -> anyhow::Result<()> {
     });
     let stats = Arc::new(Stats::new());
     let started = Instant::now();
-    let summary = workloads::run_workload(&args.cfg, &args.nodes, sink.clone(), stats.clone(), CancellationToken::new()).await?;
+    let summary = workloads::run_workload(
+        &args.cfg,
+        &args.nodes,
+        sink.clone(),
+        stats.clone(),
+        CancellationToken::new(),
+    )
+    .await?;
     let elapsed = started.elapsed().as_secs_f64();
-    let reads = workloads::final_reads(&args.cfg, &summary, &args.nodes, sink.clone(), stats, CancellationToken::new(), Default::default()).await;
+    let reads = workloads::final_reads(
+        &args.cfg,
+        &summary,
+        &args.nodes,
+        sink.clone(),
+        stats,
+        CancellationToken::new(),
+        Default::default(),
+    )
+    .await;
     stop_watcher.cancel();
     let watched = watcher.await??;
-    sink.state.lock().unwrap_or_else(|p| p.into_inner()).1.flush()?;
+    sink.state
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .1
+        .flush()?;
     let s = summary.stats;
     println!("workload {} for {elapsed:.1} s: {} invoked, {:.0} ops/s, {:.0} ok/s; ok {} fail {} info {}; processes {} (retired {})",
         args.cfg.workload, s.invoked, s.invoked as f64 / elapsed, s.ok as f64 / elapsed, s.ok, s.fail, s.info, summary.next_process, s.retired);
-    println!("completions by f/type: {:?}", sink.counts.lock().unwrap_or_else(|p| p.into_inner()));
-    println!("final reads: {} ok of {} attempts, unread {:?}", reads.succeeded, reads.attempts, reads.unread);
+    println!(
+        "completions by f/type: {:?}",
+        sink.counts.lock().unwrap_or_else(|p| p.into_inner())
+    );
+    println!(
+        "final reads: {} ok of {} attempts, unread {:?}",
+        reads.succeeded, reads.attempts, reads.unread
+    );
     println!("catalog watcher: {watched:?}");
     println!("history: {}", args.out);
     Ok(())

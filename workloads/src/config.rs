@@ -33,8 +33,14 @@ impl FromStr for KeyDist {
             None => (s, None),
         };
         let number = |what: &str| -> anyhow::Result<f64> {
-            let a = arg.with_context(|| format!("--key-dist {s:?}: {name} needs {what}, e.g. {name}:{}", if name == "zipf" { "1.1" } else { "0.9" }))?;
-            a.parse::<f64>().with_context(|| format!("--key-dist {s:?}: {a:?} is not a number"))
+            let a = arg.with_context(|| {
+                format!(
+                    "--key-dist {s:?}: {name} needs {what}, e.g. {name}:{}",
+                    if name == "zipf" { "1.1" } else { "0.9" }
+                )
+            })?;
+            a.parse::<f64>()
+                .with_context(|| format!("--key-dist {s:?}: {a:?} is not a number"))
         };
         match name {
             "uniform" if arg.is_none() => Ok(KeyDist::Uniform),
@@ -54,7 +60,9 @@ impl FromStr for KeyDist {
                 Ok(KeyDist::Celebrity(p))
             }
             "uniform" | "hot-range" => bail!("--key-dist {s:?}: {name} takes no parameter"),
-            _ => bail!("unknown --key-dist {s:?}: expected zipf:S, celebrity:P, hot-range or uniform"),
+            _ => bail!(
+                "unknown --key-dist {s:?}: expected zipf:S, celebrity:P, hot-range or uniform"
+            ),
         }
     }
 }
@@ -85,7 +93,13 @@ impl From<KeyDist> for String {
 
 /// `--txn-length MIN..MAX` (or `N` for exactly N micro-ops).
 pub fn parse_txn_length(s: &str) -> anyhow::Result<(u64, u64)> {
-    let number = |t: &str| t.trim().parse::<u64>().with_context(|| format!("--txn-length {s:?}: {t:?} is not a whole number (expected MIN..MAX, e.g. 1..4)"));
+    let number = |t: &str| {
+        t.trim().parse::<u64>().with_context(|| {
+            format!(
+                "--txn-length {s:?}: {t:?} is not a whole number (expected MIN..MAX, e.g. 1..4)"
+            )
+        })
+    };
     let (min, max) = match s.split_once("..") {
         Some((a, b)) => (number(a)?, number(b)?),
         None => (number(s)?, number(s)?),
@@ -121,13 +135,19 @@ impl FromStr for Concurrency {
             Some(d) => (d, true),
             None => (s, false),
         };
-        let n: u32 = digits
-            .parse()
-            .with_context(|| format!("--concurrency {s:?}: expected a number (e.g. 10) or a number per node (e.g. 5n)"))?;
+        let n: u32 = digits.parse().with_context(|| {
+            format!(
+                "--concurrency {s:?}: expected a number (e.g. 10) or a number per node (e.g. 5n)"
+            )
+        })?;
         if n == 0 {
             bail!("--concurrency {s:?}: needs at least one process");
         }
-        Ok(if per_node { Concurrency::PerNode(n) } else { Concurrency::Total(n) })
+        Ok(if per_node {
+            Concurrency::PerNode(n)
+        } else {
+            Concurrency::Total(n)
+        })
     }
 }
 
@@ -267,7 +287,11 @@ impl WorkloadConfig {
     pub fn set_read_fraction(&mut self, f: f64) -> anyhow::Result<()> {
         check_fraction("--read-fraction", f)?;
         let rest = 1.0 - self.read_fraction;
-        let cas_share = if rest > 0.0 { self.cas_fraction / rest } else { 0.0 };
+        let cas_share = if rest > 0.0 {
+            self.cas_fraction / rest
+        } else {
+            0.0
+        };
         self.read_fraction = f;
         self.cas_fraction = (1.0 - f) * cas_share;
         Ok(())
@@ -279,22 +303,40 @@ impl WorkloadConfig {
         check_fraction("read_fraction", self.read_fraction)?;
         check_fraction("cas_fraction", self.cas_fraction)?;
         if self.read_fraction + self.cas_fraction > 1.0 + 1e-9 {
-            bail!("read_fraction + cas_fraction must not exceed 1 (got {} + {})", self.read_fraction, self.cas_fraction);
+            bail!(
+                "read_fraction + cas_fraction must not exceed 1 (got {} + {})",
+                self.read_fraction,
+                self.cas_fraction
+            );
         }
         if !(self.rate.is_finite() && self.rate >= 0.0) {
-            bail!("--rate must be a non-negative number of ops/s, got {}", self.rate);
+            bail!(
+                "--rate must be a non-negative number of ops/s, got {}",
+                self.rate
+            );
         }
         if !(self.time_limit_s.is_finite() && self.time_limit_s >= 0.0) {
-            bail!("--time-limit must be a non-negative number of seconds, got {}", self.time_limit_s);
+            bail!(
+                "--time-limit must be a non-negative number of seconds, got {}",
+                self.time_limit_s
+            );
         }
         if self.keys == 0 {
             bail!("--keys must be at least 1");
         }
         if self.celebrities == 0 || self.celebrities > self.keys {
-            bail!("celebrities must be between 1 and --keys ({}), got {}", self.keys, self.celebrities);
+            bail!(
+                "celebrities must be between 1 and --keys ({}), got {}",
+                self.keys,
+                self.celebrities
+            );
         }
         if self.txn_min_len == 0 || self.txn_min_len > self.txn_max_len {
-            bail!("--txn-length {}..{}: needs 1 ≤ MIN ≤ MAX", self.txn_min_len, self.txn_max_len);
+            bail!(
+                "--txn-length {}..{}: needs 1 ≤ MIN ≤ MAX",
+                self.txn_min_len,
+                self.txn_max_len
+            );
         }
         if self.max_writes_per_key == 0 {
             bail!("--max-writes-per-key must be at least 1");
@@ -302,7 +344,11 @@ impl WorkloadConfig {
         if self.call_timeout_ms == 0 || self.connect_timeout_ms == 0 {
             bail!("client timeouts must be positive");
         }
-        for (name, p) in [("hot_prefix", &self.hot_prefix), ("register_prefix", &self.register_prefix), ("set_prefix", &self.set_prefix)] {
+        for (name, p) in [
+            ("hot_prefix", &self.hot_prefix),
+            ("register_prefix", &self.register_prefix),
+            ("set_prefix", &self.set_prefix),
+        ] {
             if p.is_empty() {
                 bail!("{name} must not be empty");
             }
@@ -319,21 +365,33 @@ mod tests {
     fn read_fraction_keeps_the_ratio_of_writes_to_cas() {
         let mut cfg = WorkloadConfig::defaults(WorkloadKind::Hotspot);
         cfg.set_read_fraction(0.8).unwrap();
-        assert!((cfg.read_fraction - 0.8).abs() < 1e-12 && (cfg.cas_fraction - 0.1).abs() < 1e-12, "{cfg:?}");
+        assert!(
+            (cfg.read_fraction - 0.8).abs() < 1e-12 && (cfg.cas_fraction - 0.1).abs() < 1e-12,
+            "{cfg:?}"
+        );
         cfg.validate().unwrap();
         cfg.set_read_fraction(1.0).unwrap();
         assert_eq!(cfg.cas_fraction, 0.0);
         cfg.set_read_fraction(0.0).unwrap();
-        assert_eq!(cfg.cas_fraction, 0.0, "all writes once the defaults' ratio is gone");
+        assert_eq!(
+            cfg.cas_fraction, 0.0,
+            "all writes once the defaults' ratio is gone"
+        );
         let err = format!("{:#}", cfg.set_read_fraction(1.5).unwrap_err());
-        assert!(err.contains("--read-fraction") && err.contains("1.5"), "{err}");
+        assert!(
+            err.contains("--read-fraction") && err.contains("1.5"),
+            "{err}"
+        );
         assert!(cfg.set_read_fraction(f64::NAN).is_err());
     }
 
     #[test]
     fn key_dist_parses_every_form() {
         assert_eq!("zipf:1.1".parse::<KeyDist>().unwrap(), KeyDist::Zipf(1.1));
-        assert_eq!("celebrity:0.9".parse::<KeyDist>().unwrap(), KeyDist::Celebrity(0.9));
+        assert_eq!(
+            "celebrity:0.9".parse::<KeyDist>().unwrap(),
+            KeyDist::Celebrity(0.9)
+        );
         assert_eq!("hot-range".parse::<KeyDist>().unwrap(), KeyDist::HotRange);
         assert_eq!("uniform".parse::<KeyDist>().unwrap(), KeyDist::Uniform);
     }
@@ -352,7 +410,12 @@ mod tests {
 
     #[test]
     fn key_dist_round_trips_through_text_and_json() {
-        for d in [KeyDist::Zipf(1.25), KeyDist::Celebrity(0.5), KeyDist::HotRange, KeyDist::Uniform] {
+        for d in [
+            KeyDist::Zipf(1.25),
+            KeyDist::Celebrity(0.5),
+            KeyDist::HotRange,
+            KeyDist::Uniform,
+        ] {
             assert_eq!(d.to_string().parse::<KeyDist>().unwrap(), d);
             let json = serde_json::to_string(&d).unwrap();
             assert_eq!(serde_json::from_str::<KeyDist>(&json).unwrap(), d);
@@ -372,13 +435,18 @@ mod tests {
     #[test]
     fn concurrency_parses_totals_and_per_node() {
         assert_eq!("10".parse::<Concurrency>().unwrap(), Concurrency::Total(10));
-        assert_eq!("5n".parse::<Concurrency>().unwrap(), Concurrency::PerNode(5));
+        assert_eq!(
+            "5n".parse::<Concurrency>().unwrap(),
+            Concurrency::PerNode(5)
+        );
         assert_eq!(Concurrency::PerNode(5).processes(3), 15);
         assert_eq!(Concurrency::Total(7).processes(3), 7);
         for bad in ["", "n", "0", "0n", "-3", "3x", "2.5n"] {
             assert!(bad.parse::<Concurrency>().is_err(), "{bad:?} accepted");
         }
-        assert!(format!("{:#}", "abc".parse::<Concurrency>().unwrap_err()).contains("number per node"));
+        assert!(
+            format!("{:#}", "abc".parse::<Concurrency>().unwrap_err()).contains("number per node")
+        );
     }
 
     #[test]
@@ -389,7 +457,8 @@ mod tests {
         assert_eq!(json["key_dist"], "uniform");
         let back: WorkloadConfig = serde_json::from_value(json).unwrap();
         assert_eq!(back, cfg);
-        let partial: WorkloadConfig = serde_json::from_str(r#"{"workload":"set","rate":50}"#).unwrap();
+        let partial: WorkloadConfig =
+            serde_json::from_str(r#"{"workload":"set","rate":50}"#).unwrap();
         assert_eq!((partial.workload, partial.rate), (WorkloadKind::Set, 50.0));
         assert!(serde_json::from_str::<WorkloadConfig>(r#"{"key_dist":"zipf:-2"}"#).is_err());
     }

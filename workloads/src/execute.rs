@@ -23,16 +23,31 @@ pub struct Completion {
 impl Completion {
     /// The store answered and the operation took effect (or, for a read, read `value`).
     pub fn ok(value: Value, meta: Option<CommitMeta>) -> Completion {
-        Completion { kind: OpType::Ok, value, error: None, meta }
+        Completion {
+            kind: OpType::Ok,
+            value,
+            error: None,
+            meta,
+        }
     }
 
     /// A mutation the store answered: `ok` with the invoke's `value` when applied, else a
     /// definite `fail` saying `reason` (the store definitely did not apply it).
-    pub fn applied_or_rejected(value: Value, applied: bool, meta: Option<CommitMeta>, reason: &str) -> Completion {
+    pub fn applied_or_rejected(
+        value: Value,
+        applied: bool,
+        meta: Option<CommitMeta>,
+        reason: &str,
+    ) -> Completion {
         if applied {
             Completion::ok(value, meta)
         } else {
-            Completion { kind: OpType::Fail, value, error: Some(reason.to_string()), meta }
+            Completion {
+                kind: OpType::Fail,
+                value,
+                error: Some(reason.to_string()),
+                meta,
+            }
         }
     }
 
@@ -42,7 +57,12 @@ impl Completion {
             Certainty::Definite => OpType::Fail,
             Certainty::Indeterminate => OpType::Info,
         };
-        Completion { kind, value: spec.invoke_value(), error: Some(err.history_text()), meta: None }
+        Completion {
+            kind,
+            value: spec.invoke_value(),
+            error: Some(err.history_text()),
+            meta: None,
+        }
     }
 }
 
@@ -57,7 +77,9 @@ pub fn decode_value(bytes: &[u8]) -> Value {
 
 /// Runs `spec` against `target` (the call's deadline is the target's).
 pub async fn execute(target: &dyn KvTarget, spec: &OpSpec) -> Completion {
-    spec.run(target).await.unwrap_or_else(|err| Completion::failed(spec, &err))
+    spec.run(target)
+        .await
+        .unwrap_or_else(|err| Completion::failed(spec, &err))
 }
 
 /// The `invoke` entry of `spec` (index and time are assigned by the sink).
@@ -107,7 +129,11 @@ mod tests {
 
     #[test]
     fn failures_keep_the_invoke_value_and_map_certainty() {
-        let spec = OpSpec::new(Cas { key: "k".into(), expected: 1, new: 2 });
+        let spec = OpSpec::new(Cas {
+            key: "k".into(),
+            expected: 1,
+            new: 2,
+        });
         let definite = CallError::new(Certainty::Definite, "aborted", "stale epoch");
         let c = Completion::failed(&spec, &definite);
         assert_eq!(c.kind, OpType::Fail);
@@ -119,13 +145,28 @@ mod tests {
 
     #[test]
     fn entries_pair_up() {
-        let spec = OpSpec::new(Write { key: "reg/1".into(), value: 5 });
+        let spec = OpSpec::new(Write {
+            key: "reg/1".into(),
+            value: 5,
+        });
         let inv = invoke_entry(3, "n1", &spec);
-        let done = completion_entry(3, "n1", &spec, Completion::applied_or_rejected(spec.invoke_value(), true, None, "rejected"));
+        let done = completion_entry(
+            3,
+            "n1",
+            &spec,
+            Completion::applied_or_rejected(spec.invoke_value(), true, None, "rejected"),
+        );
         assert_eq!((inv.kind, done.kind), (OpType::Invoke, OpType::Ok));
-        assert_eq!((inv.process, inv.f.as_str(), inv.key.as_deref()), (done.process, done.f.as_str(), done.key.as_deref()));
+        assert_eq!(
+            (inv.process, inv.f.as_str(), inv.key.as_deref()),
+            (done.process, done.f.as_str(), done.key.as_deref())
+        );
         assert_eq!(done.value, Value::from(5));
-        let rejected = Completion::applied_or_rejected(serde_json::json!([1, 2]), false, None, "cas-mismatch");
-        assert_eq!((rejected.kind, rejected.error.as_deref()), (OpType::Fail, Some("cas-mismatch")));
+        let rejected =
+            Completion::applied_or_rejected(serde_json::json!([1, 2]), false, None, "cas-mismatch");
+        assert_eq!(
+            (rejected.kind, rejected.error.as_deref()),
+            (OpType::Fail, Some("cas-mismatch"))
+        );
     }
 }

@@ -29,7 +29,10 @@ pub struct FinalReadsOptions {
 
 impl Default for FinalReadsOptions {
     fn default() -> Self {
-        FinalReadsOptions { timeout: Duration::from_secs(30), retry_interval: Duration::from_millis(200) }
+        FinalReadsOptions {
+            timeout: Duration::from_secs(30),
+            retry_interval: Duration::from_millis(200),
+        }
     }
 }
 
@@ -49,19 +52,43 @@ pub struct FinalReadsReport {
 /// The default final reads of a key-value workload: a read of every register `touched`
 /// names, then a scan of every set range.
 pub fn reads_of(touched: &Touched) -> Vec<OpSpec> {
-    let registers = touched.registers.iter().map(|k| OpSpec::new(Read { key: k.clone() }));
-    let ranges = touched.set_ranges.iter().map(|r| OpSpec::new(Scan { start: r.start.clone(), end: r.end.clone() }));
+    let registers = touched
+        .registers
+        .iter()
+        .map(|k| OpSpec::new(Read { key: k.clone() }));
+    let ranges = touched.set_ranges.iter().map(|r| {
+        OpSpec::new(Scan {
+            start: r.start.clone(),
+            end: r.end.clone(),
+        })
+    });
     registers.chain(ranges).collect()
 }
 
 /// Runs the final operations `plan` through every node in `ctx.nodes`, starting at process
 /// number `first_process`.
-pub async fn run_final_reads(ctx: &ProcessContext, plan: &[OpSpec], first_process: u64, opts: FinalReadsOptions) -> FinalReadsReport {
+pub async fn run_final_reads(
+    ctx: &ProcessContext,
+    plan: &[OpSpec],
+    first_process: u64,
+    opts: FinalReadsOptions,
+) -> FinalReadsReport {
     let deadline = Instant::now() + opts.timeout;
     let spare = Arc::new(AtomicU64::new(first_process + ctx.nodes.len() as u64));
     let per_node = ctx.nodes.iter().enumerate().map(|(i, node)| {
         let spare = spare.clone();
-        async move { read_through(ctx, node, first_process + i as u64, plan, deadline, opts.retry_interval, &spare).await }
+        async move {
+            read_through(
+                ctx,
+                node,
+                first_process + i as u64,
+                plan,
+                deadline,
+                opts.retry_interval,
+                &spare,
+            )
+            .await
+        }
     });
     let mut report = FinalReadsReport::default();
     for r in join_all(per_node).await {
@@ -86,7 +113,10 @@ async fn read_through(
     let mut client = match ctx.connector.connect(node) {
         Ok(c) => c,
         Err(e) => {
-            report.unread = plan.iter().map(|s| format!("{}: {} ({e:#})", node.name, s.describe())).collect();
+            report.unread = plan
+                .iter()
+                .map(|s| format!("{}: {} ({e:#})", node.name, s.describe()))
+                .collect();
             return report;
         }
     };
@@ -116,7 +146,9 @@ async fn read_through(
         if done {
             report.succeeded += 1;
         } else {
-            report.unread.push(format!("{}: {}", node.name, spec.describe()));
+            report
+                .unread
+                .push(format!("{}: {}", node.name, spec.describe()));
         }
     }
     report
@@ -129,14 +161,25 @@ mod tests {
 
     #[test]
     fn plan_reads_registers_then_scans_ranges() {
-        let touched = Touched { registers: ["reg/2".to_string(), "reg/1".to_string()].into(), set_ranges: [ScanRange::prefix("hot/")].into(), ..Touched::default() };
+        let touched = Touched {
+            registers: ["reg/2".to_string(), "reg/1".to_string()].into(),
+            set_ranges: [ScanRange::prefix("hot/")].into(),
+            ..Touched::default()
+        };
         let plan = reads_of(&touched);
         assert_eq!(
             plan,
             vec![
-                OpSpec::new(Read { key: "reg/1".into() }),
-                OpSpec::new(Read { key: "reg/2".into() }),
-                OpSpec::new(Scan { start: "hot/".into(), end: "hot0".into() }),
+                OpSpec::new(Read {
+                    key: "reg/1".into()
+                }),
+                OpSpec::new(Read {
+                    key: "reg/2".into()
+                }),
+                OpSpec::new(Scan {
+                    start: "hot/".into(),
+                    end: "hot0".into()
+                }),
             ]
         );
         assert!(plan.iter().all(|s| s.call_kind() == CallKind::Read));

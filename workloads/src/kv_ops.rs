@@ -27,10 +27,19 @@ fn encode_value(v: i64) -> Vec<u8> {
 
 /// Writes `value` (as decimal text) under `key`, as a register write and a set add both do:
 /// `ok` with `value` when applied, a definite `fail` ("rejected") when the store refused it.
-fn write_number<'a>(client: &'a dyn KvTarget, key: &'a str, value: i64) -> BoxFuture<'a, CallResult<Completion>> {
+fn write_number<'a>(
+    client: &'a dyn KvTarget,
+    key: &'a str,
+    value: i64,
+) -> BoxFuture<'a, CallResult<Completion>> {
     async move {
         let r = client.write(key.as_bytes(), &encode_value(value)).await?;
-        Ok(Completion::applied_or_rejected(json!(value), r.applied, r.meta, "rejected"))
+        Ok(Completion::applied_or_rejected(
+            json!(value),
+            r.applied,
+            r.meta,
+            "rejected",
+        ))
     }
     .boxed()
 }
@@ -86,7 +95,10 @@ impl Operation for Read {
     fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
         async move {
             let r = client.read(self.key.as_bytes()).await?;
-            Ok(Completion::ok(r.value.as_deref().map_or(Value::Null, decode_value), r.meta))
+            Ok(Completion::ok(
+                r.value.as_deref().map_or(Value::Null, decode_value),
+                r.meta,
+            ))
         }
         .boxed()
     }
@@ -131,9 +143,26 @@ impl Operation for Cas {
     }
     fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
         async move {
-            let cas = client.as_cas().ok_or_else(|| CallError::new(Certainty::Definite, "unimplemented", "this client has no compare-and-set"))?;
-            let r = cas.cas(self.key.as_bytes(), Some(&encode_value(self.expected)), &encode_value(self.new)).await?;
-            Ok(Completion::applied_or_rejected(self.invoke_value(), r.applied, r.meta, "cas-mismatch"))
+            let cas = client.as_cas().ok_or_else(|| {
+                CallError::new(
+                    Certainty::Definite,
+                    "unimplemented",
+                    "this client has no compare-and-set",
+                )
+            })?;
+            let r = cas
+                .cas(
+                    self.key.as_bytes(),
+                    Some(&encode_value(self.expected)),
+                    &encode_value(self.new),
+                )
+                .await?;
+            Ok(Completion::applied_or_rejected(
+                self.invoke_value(),
+                r.applied,
+                r.meta,
+                "cas-mismatch",
+            ))
         }
         .boxed()
     }
@@ -178,9 +207,19 @@ impl Operation for Scan {
     }
     fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
         async move {
-            let r = client.scan(self.start.as_bytes(), self.end.as_bytes(), 0).await?;
-            let keys: Vec<Value> = r.pairs.iter().map(|(k, _)| Value::String(String::from_utf8_lossy(k).into_owned())).collect();
-            let meta = if r.metas.len() == 1 { r.metas.into_iter().next() } else { None };
+            let r = client
+                .scan(self.start.as_bytes(), self.end.as_bytes(), 0)
+                .await?;
+            let keys: Vec<Value> = r
+                .pairs
+                .iter()
+                .map(|(k, _)| Value::String(String::from_utf8_lossy(k).into_owned()))
+                .collect();
+            let meta = if r.metas.len() == 1 {
+                r.metas.into_iter().next()
+            } else {
+                None
+            };
             Ok(Completion::ok(Value::Array(keys), meta))
         }
         .boxed()
@@ -197,24 +236,66 @@ mod tests {
 
     #[test]
     fn invoke_values_follow_the_history_conventions() {
-        let cas = OpSpec::new(Cas { key: "k".into(), expected: 3, new: 9 });
+        let cas = OpSpec::new(Cas {
+            key: "k".into(),
+            expected: 3,
+            new: 9,
+        });
         assert_eq!(cas.invoke_value(), json!([3, 9]));
         assert_eq!((cas.f(), cas.key()), ("cas", Some("k")));
-        let scan = OpSpec::new(Scan { start: "hot/".into(), end: "".into() });
+        let scan = OpSpec::new(Scan {
+            start: "hot/".into(),
+            end: "".into(),
+        });
         assert_eq!(scan.invoke_value(), json!({"start": "hot/", "end": ""}));
         assert_eq!(scan.key(), None);
         assert_eq!(scan.call_kind(), CallKind::Read);
         assert_eq!(scan.describe(), "scan [hot/, )");
-        assert_eq!(OpSpec::new(Add { key: "s/1".into(), element: 1 }).call_kind(), CallKind::Mutation);
-        assert_eq!(OpSpec::new(Read { key: "reg/1".into() }).describe(), "read reg/1");
+        assert_eq!(
+            OpSpec::new(Add {
+                key: "s/1".into(),
+                element: 1
+            })
+            .call_kind(),
+            CallKind::Mutation
+        );
+        assert_eq!(
+            OpSpec::new(Read {
+                key: "reg/1".into()
+            })
+            .describe(),
+            "read reg/1"
+        );
     }
 
     #[test]
     fn an_op_spec_is_equal_to_the_same_kind_with_the_same_invocation_and_gives_back_its_fields() {
-        let w = OpSpec::new(Write { key: "k".into(), value: 4 });
-        assert_eq!(w, OpSpec::new(Write { key: "k".into(), value: 4 }));
-        assert_ne!(w, OpSpec::new(Write { key: "k".into(), value: 5 }));
-        assert_ne!(w, OpSpec::new(Add { key: "k".into(), element: 4 }), "same key and value, another kind");
+        let w = OpSpec::new(Write {
+            key: "k".into(),
+            value: 4,
+        });
+        assert_eq!(
+            w,
+            OpSpec::new(Write {
+                key: "k".into(),
+                value: 4
+            })
+        );
+        assert_ne!(
+            w,
+            OpSpec::new(Write {
+                key: "k".into(),
+                value: 5
+            })
+        );
+        assert_ne!(
+            w,
+            OpSpec::new(Add {
+                key: "k".into(),
+                element: 4
+            }),
+            "same key and value, another kind"
+        );
         assert_eq!(w.get::<Write>().map(|w| w.value), Some(4));
         assert!(w.get::<Read>().is_none());
     }

@@ -37,8 +37,8 @@
 
 pub mod client;
 pub mod cluster;
-pub mod etcd;
 pub mod config;
+pub mod etcd;
 pub mod execute;
 pub mod final_reads;
 pub mod generators;
@@ -54,7 +54,10 @@ pub mod txn;
 pub mod watcher;
 
 pub use client::grpc::{ClientOptions, GrpcConnector, KvClient};
-pub use client::{CallError, Certainty, ClientCapability, Connector, KvTarget, NodeEndpoint, Protocol, ReadPath, SetRead};
+pub use client::{
+    CallError, Certainty, ClientCapability, Connector, KvTarget, NodeEndpoint, Protocol, ReadPath,
+    SetRead,
+};
 pub use config::{Concurrency, KeyDist, WorkloadConfig, WorkloadKind};
 pub use final_reads::{FinalReadsOptions, FinalReadsReport};
 pub use processes::{ProcessContext, WorkloadSummary};
@@ -75,7 +78,9 @@ pub async fn run_workload(
     stats: Arc<Stats>,
     cancel: CancellationToken,
 ) -> anyhow::Result<WorkloadSummary> {
-    let connector: Arc<dyn Connector> = Arc::new(GrpcConnector { options: cfg.client_options() });
+    let connector: Arc<dyn Connector> = Arc::new(GrpcConnector {
+        options: cfg.client_options(),
+    });
     run_workload_with(cfg, connector, nodes, sink, stats, cancel).await
 }
 
@@ -88,7 +93,16 @@ pub async fn run_workload_with(
     stats: Arc<Stats>,
     cancel: CancellationToken,
 ) -> anyhow::Result<WorkloadSummary> {
-    run_generator_with(cfg, generators::build(cfg), connector, nodes, sink, stats, cancel).await
+    run_generator_with(
+        cfg,
+        generators::build(cfg),
+        connector,
+        nodes,
+        sink,
+        stats,
+        cancel,
+    )
+    .await
 }
 
 /// [`run_workload_with`] driving a caller-supplied generator instead of the one `cfg`
@@ -102,14 +116,25 @@ pub async fn run_generator_with(
     stats: Arc<Stats>,
     cancel: CancellationToken,
 ) -> anyhow::Result<WorkloadSummary> {
-    let ctx = ProcessContext { nodes: nodes.to_vec(), connector, sink, stats, cancel };
+    let ctx = ProcessContext {
+        nodes: nodes.to_vec(),
+        connector,
+        sink,
+        stats,
+        cancel,
+    };
     processes::run_processes(cfg, generator, ctx).await
 }
 
 /// Follows the route catalog (stream, or polling fallback) until `cancel` fires.
-pub async fn run_catalog_watcher(nodes: &[NodeEndpoint], sink: Arc<dyn HistorySink>, cancel: CancellationToken) -> anyhow::Result<WatcherSummary> {
+pub async fn run_catalog_watcher(
+    nodes: &[NodeEndpoint],
+    sink: Arc<dyn HistorySink>,
+    cancel: CancellationToken,
+) -> anyhow::Result<WatcherSummary> {
     let connector: Arc<dyn Connector> = Arc::new(GrpcConnector::default());
-    watcher::run_catalog_watcher_with(connector, nodes, sink, cancel, WatcherOptions::default()).await
+    watcher::run_catalog_watcher_with(connector, nodes, sink, cancel, WatcherOptions::default())
+        .await
 }
 
 pub use watcher::run_catalog_watcher_with;
@@ -125,7 +150,9 @@ pub async fn final_reads(
     cancel: CancellationToken,
     opts: FinalReadsOptions,
 ) -> FinalReadsReport {
-    let connector: Arc<dyn Connector> = Arc::new(GrpcConnector { options: cfg.client_options() });
+    let connector: Arc<dyn Connector> = Arc::new(GrpcConnector {
+        options: cfg.client_options(),
+    });
     final_reads_with(connector, summary, nodes, sink, stats, cancel, opts).await
 }
 
@@ -139,14 +166,24 @@ pub async fn final_reads_with(
     cancel: CancellationToken,
     opts: FinalReadsOptions,
 ) -> FinalReadsReport {
-    let ctx = ProcessContext { nodes: nodes.to_vec(), connector, sink, stats, cancel };
+    let ctx = ProcessContext {
+        nodes: nodes.to_vec(),
+        connector,
+        sink,
+        stats,
+        cancel,
+    };
     final_reads::run_final_reads(&ctx, &summary.final_ops, summary.next_process, opts).await
 }
 
 /// Waits until every node answers and every group in `groups` has a leader (RaftAdmin
 /// Status with the `group_id` extension). refkv numbers its groups from 1 (group 1 is the
 /// default group).
-pub async fn wait_ready(nodes: &[NodeEndpoint], groups: &[u64], timeout: Duration) -> anyhow::Result<()> {
+pub async fn wait_ready(
+    nodes: &[NodeEndpoint],
+    groups: &[u64],
+    timeout: Duration,
+) -> anyhow::Result<()> {
     cluster::wait_ready_with(&GrpcConnector::default(), nodes, groups, timeout).await
 }
 

@@ -107,8 +107,14 @@ mod tests {
     #[test]
     fn an_unknown_name_is_refused_with_every_accepted_one() {
         let e = "blue".parse::<Colour>().unwrap_err();
-        assert_eq!(e, "unknown colour \"blue\": expected red, dark-blue or green");
-        assert!(serde_json::from_str::<Colour>("\"blue\"").unwrap_err().to_string().contains("dark-blue"));
+        assert_eq!(
+            e,
+            "unknown colour \"blue\": expected red, dark-blue or green"
+        );
+        assert!(serde_json::from_str::<Colour>("\"blue\"")
+            .unwrap_err()
+            .to_string()
+            .contains("dark-blue"));
         assert_eq!(or_list(&["a"]), "a");
         assert_eq!(or_list(&["a", "b"]), "a or b");
     }

@@ -10,8 +10,8 @@
 //! the leader of every group, so readiness waits pass at once.
 
 use crate::client::{
-    CallError, CallResult, Certainty, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest,
-    WriteReply,
+    CallError, CallResult, Certainty, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply,
+    ScanReply, SplitReply, SplitRequest, WriteReply,
 };
 use analysis::history::CatalogSnapshot;
 use futures::future::{ready, BoxFuture};
@@ -56,7 +56,10 @@ impl NullConnector {
 
 impl Connector for NullConnector {
     fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
-        Ok(Arc::new(NullClient { node: node.name.clone(), data: self.data.clone() }))
+        Ok(Arc::new(NullClient {
+            node: node.name.clone(),
+            data: self.data.clone(),
+        }))
     }
 }
 
@@ -68,7 +71,11 @@ pub struct NullClient {
 }
 
 fn unsupported<T: Send + 'static>(what: &str) -> BoxFuture<'static, CallResult<T>> {
-    Box::pin(ready(Err(CallError::new(Certainty::Definite, "unimplemented", format!("the null store has no {what}")))))
+    Box::pin(ready(Err(CallError::new(
+        Certainty::Definite,
+        "unimplemented",
+        format!("the null store has no {what}"),
+    ))))
 }
 
 fn now<T: Send + 'static>(value: T) -> BoxFuture<'static, CallResult<T>> {
@@ -77,9 +84,18 @@ fn now<T: Send + 'static>(value: T) -> BoxFuture<'static, CallResult<T>> {
 
 /// `[start, end)` of `map`, `end` empty = unbounded, at most `limit` pairs (0 = all).
 fn scan_range(map: &Map, start: &[u8], end: &[u8], limit: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let limit = if limit == 0 { usize::MAX } else { usize::try_from(limit).unwrap_or(usize::MAX) };
-    let pairs = map.range::<[u8], _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded));
-    pairs.take_while(|(k, _)| end.is_empty() || k.as_slice() < end).take(limit).map(|(k, v)| (k.clone(), v.clone())).collect()
+    let limit = if limit == 0 {
+        usize::MAX
+    } else {
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    };
+    let pairs =
+        map.range::<[u8], _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded));
+    pairs
+        .take_while(|(k, _)| end.is_empty() || k.as_slice() < end)
+        .take(limit)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 impl KvTarget for NullClient {
@@ -88,12 +104,18 @@ impl KvTarget for NullClient {
     }
 
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
-        now(ReadReply { value: self.data.lock().get(key).cloned(), meta: None })
+        now(ReadReply {
+            value: self.data.lock().get(key).cloned(),
+            meta: None,
+        })
     }
 
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.data.lock().insert(key.to_vec(), value.to_vec());
-        now(WriteReply { applied: true, meta: None })
+        now(WriteReply {
+            applied: true,
+            meta: None,
+        })
     }
 
     fn as_cas(&self) -> Option<&dyn crate::client::CasClient> {
@@ -102,11 +124,17 @@ impl KvTarget for NullClient {
 
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.data.lock().remove(key);
-        now(WriteReply { applied: true, meta: None })
+        now(WriteReply {
+            applied: true,
+            meta: None,
+        })
     }
 
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
-        now(ScanReply { pairs: scan_range(&self.data.lock(), start, end, limit), metas: vec![] })
+        now(ScanReply {
+            pairs: scan_range(&self.data.lock(), start, end, limit),
+            metas: vec![],
+        })
     }
 
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
@@ -131,13 +159,21 @@ impl KvTarget for NullClient {
 }
 
 impl crate::client::CasClient for NullClient {
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+    fn cas(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> BoxFuture<'_, CallResult<WriteReply>> {
         let mut map = self.data.lock();
         let applied = map.get(key).map(Vec::as_slice) == expected;
         if applied {
             map.insert(key.to_vec(), new.to_vec());
         }
-        now(WriteReply { applied, meta: None })
+        now(WriteReply {
+            applied,
+            meta: None,
+        })
     }
 }
 
@@ -147,7 +183,11 @@ mod tests {
     use futures::executor::block_on;
 
     fn client(c: &NullConnector, name: &str) -> Arc<dyn KvTarget> {
-        c.connect(&NodeEndpoint { name: name.into(), addr: "in-process".into() }).unwrap()
+        c.connect(&NodeEndpoint {
+            name: name.into(),
+            addr: "in-process".into(),
+        })
+        .unwrap()
     }
 
     #[test]
@@ -155,7 +195,10 @@ mod tests {
         let c = NullConnector::new();
         let (n1, n2) = (client(&c, "n1"), client(&c, "n2"));
         assert!(block_on(n1.write(b"k", b"1")).unwrap().applied);
-        assert_eq!(block_on(n2.read(b"k")).unwrap().value.as_deref(), Some(&b"1"[..]));
+        assert_eq!(
+            block_on(n2.read(b"k")).unwrap().value.as_deref(),
+            Some(&b"1"[..])
+        );
         assert_eq!(block_on(n2.read(b"absent")).unwrap().value, None);
         assert_eq!(n2.node(), "n2");
     }
@@ -165,11 +208,20 @@ mod tests {
         let c = NullConnector::new();
         let client = client(&c, "n1");
         let n1 = client.as_cas().expect("the null store has compare-and-set");
-        assert!(!block_on(n1.cas(b"k", Some(b"1"), b"2")).unwrap().applied, "absent key is not 1");
+        assert!(
+            !block_on(n1.cas(b"k", Some(b"1"), b"2")).unwrap().applied,
+            "absent key is not 1"
+        );
         assert!(block_on(n1.cas(b"k", None, b"1")).unwrap().applied);
-        assert!(!block_on(n1.cas(b"k", None, b"3")).unwrap().applied, "present key is not absent");
+        assert!(
+            !block_on(n1.cas(b"k", None, b"3")).unwrap().applied,
+            "present key is not absent"
+        );
         assert!(block_on(n1.cas(b"k", Some(b"1"), b"2")).unwrap().applied);
-        assert_eq!(block_on(client.read(b"k")).unwrap().value.as_deref(), Some(&b"2"[..]));
+        assert_eq!(
+            block_on(client.read(b"k")).unwrap().value.as_deref(),
+            Some(&b"2"[..])
+        );
     }
 
     #[test]
@@ -180,9 +232,17 @@ mod tests {
             block_on(n1.write(k.as_bytes(), b"v")).unwrap();
         }
         let keys = |start: &[u8], end: &[u8], limit| -> Vec<Vec<u8>> {
-            block_on(n1.scan(start, end, limit)).unwrap().pairs.into_iter().map(|(k, _)| k).collect()
+            block_on(n1.scan(start, end, limit))
+                .unwrap()
+                .pairs
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect()
         };
-        assert_eq!(keys(b"b", b"c", 0), vec![b"b1".to_vec(), b"b2".to_vec(), b"b3".to_vec()]);
+        assert_eq!(
+            keys(b"b", b"c", 0),
+            vec![b"b1".to_vec(), b"b2".to_vec(), b"b3".to_vec()]
+        );
         assert_eq!(keys(b"b", b"", 0).len(), 4, "empty end is unbounded");
         assert_eq!(keys(b"", b"", 2), vec![b"a".to_vec(), b"b1".to_vec()]);
         block_on(n1.delete(b"a")).unwrap();

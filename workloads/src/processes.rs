@@ -81,7 +81,11 @@ impl Shared {
 
 /// Runs `workload` with `cfg`'s concurrency, rate and time limit until the time limit
 /// passes or `ctx.cancel` fires.
-pub async fn run_processes(cfg: &WorkloadConfig, workload: Box<dyn Workload>, ctx: ProcessContext) -> anyhow::Result<WorkloadSummary> {
+pub async fn run_processes(
+    cfg: &WorkloadConfig,
+    workload: Box<dyn Workload>,
+    ctx: ProcessContext,
+) -> anyhow::Result<WorkloadSummary> {
     cfg.validate()?;
     if ctx.nodes.is_empty() {
         bail!("no nodes to run the workload against");
@@ -91,12 +95,17 @@ pub async fn run_processes(cfg: &WorkloadConfig, workload: Box<dyn Workload>, ct
         bail!("--concurrency {} gives no processes", cfg.concurrency);
     }
     for node in &ctx.nodes {
-        ctx.connector.connect(node).with_context(|| format!("cannot make a client for node {}", node.name))?;
+        ctx.connector
+            .connect(node)
+            .with_context(|| format!("cannot make a client for node {}", node.name))?;
     }
     let started = Instant::now();
     let before = ctx.stats.snapshot();
     let shared = Arc::new(Shared {
-        generator: Mutex::new(Generator { workload, rng: SmallRng::seed_from_u64(cfg.seed) }),
+        generator: Mutex::new(Generator {
+            workload,
+            rng: SmallRng::seed_from_u64(cfg.seed),
+        }),
         limiter: RateLimiter::new(cfg.rate),
         next_process: AtomicU64::new(processes as u64),
         stop_at: started + cfg.time_limit(),
@@ -138,12 +147,15 @@ async fn run_slot(shared: Arc<Shared>, slot: usize) -> anyhow::Result<()> {
     let node = &ctx.nodes[slot % ctx.nodes.len()];
     let mut process = slot as u64;
     let mut client: Arc<dyn KvTarget> = ctx.connector.connect(node)?;
-    let mut jitter_rng = SmallRng::seed_from_u64(shared.seed ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut jitter_rng = SmallRng::seed_from_u64(
+        shared.seed ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
     loop {
         if ctx.cancel.is_cancelled() {
             break;
         }
-        let start_at = shared.limiter.reserve(Instant::now()) + shared.limiter.jitter(jitter_rng.random());
+        let start_at =
+            shared.limiter.reserve(Instant::now()) + shared.limiter.jitter(jitter_rng.random());
         if start_at >= shared.stop_at {
             break;
         }
@@ -171,7 +183,13 @@ async fn run_slot(shared: Arc<Shared>, slot: usize) -> anyhow::Result<()> {
 
 /// Records the invocation, performs the call (abandoning it on cancellation), records the
 /// completion; returns the completion's type.
-pub async fn invoke_and_complete(ctx: &ProcessContext, process: u64, node: &str, client: &dyn KvTarget, spec: &OpSpec) -> OpType {
+pub async fn invoke_and_complete(
+    ctx: &ProcessContext,
+    process: u64,
+    node: &str,
+    client: &dyn KvTarget,
+    spec: &OpSpec,
+) -> OpType {
     ctx.sink.record(invoke_entry(process, node, spec));
     ctx.stats.record_invoke();
     let completion = tokio::select! {
@@ -180,7 +198,8 @@ pub async fn invoke_and_complete(ctx: &ProcessContext, process: u64, node: &str,
         _ = ctx.cancel.cancelled() => Completion::failed(spec, &CallError::cancelled(spec.call_kind())),
     };
     let kind = completion.kind;
-    ctx.sink.record(completion_entry(process, node, spec, completion));
+    ctx.sink
+        .record(completion_entry(process, node, spec, completion));
     ctx.stats.record_completion(kind);
     kind
 }

@@ -17,8 +17,12 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// `rate` in ops/s; 0 (or not finite) = unlimited.
     pub fn new(rate: f64) -> RateLimiter {
-        let interval = (rate.is_finite() && rate > 0.0).then(|| Duration::from_secs_f64(1.0 / rate));
-        RateLimiter { interval, next: Mutex::new(None) }
+        let interval =
+            (rate.is_finite() && rate > 0.0).then(|| Duration::from_secs_f64(1.0 / rate));
+        RateLimiter {
+            interval,
+            next: Mutex::new(None),
+        }
     }
 
     pub fn interval(&self) -> Option<Duration> {
@@ -27,8 +31,13 @@ impl RateLimiter {
 
     /// Reserves the next start slot at or after `now`.
     pub fn reserve(&self, now: Instant) -> Instant {
-        let Some(interval) = self.interval else { return now };
-        let mut next = self.next.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(interval) = self.interval else {
+            return now;
+        };
+        let mut next = self
+            .next
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let slot = match *next {
             Some(t) if t > now => t,
             _ => now,
@@ -39,7 +48,8 @@ impl RateLimiter {
 
     /// The jitter to add to a slot for a uniform sample `u` in `[0, 1)`.
     pub fn jitter(&self, u: f64) -> Duration {
-        self.interval.map_or(Duration::ZERO, |i| i.mul_f64(u.clamp(0.0, 1.0)))
+        self.interval
+            .map_or(Duration::ZERO, |i| i.mul_f64(u.clamp(0.0, 1.0)))
     }
 }
 
@@ -81,6 +91,9 @@ mod tests {
         let now = Instant::now();
         assert!((0..10).all(|_| rl.reserve(now) == now));
         assert_eq!(rl.jitter(0.5), Duration::ZERO);
-        assert_eq!(RateLimiter::new(10.0).jitter(0.5), Duration::from_millis(50));
+        assert_eq!(
+            RateLimiter::new(10.0).jitter(0.5),
+            Duration::from_millis(50)
+        );
     }
 }

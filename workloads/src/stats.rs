@@ -93,7 +93,10 @@ mod tests {
         s.record_completion(OpType::Invoke);
         let b = s.snapshot();
         let d = b.since(&a);
-        assert_eq!((d.invoked, d.ok, d.fail, d.info, d.retired), (0, 0, 0, 1, 1));
+        assert_eq!(
+            (d.invoked, d.ok, d.fail, d.info, d.retired),
+            (0, 0, 0, 1, 1)
+        );
         assert_eq!(b.in_flight(), 0);
     }
 }

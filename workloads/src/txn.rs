@@ -79,9 +79,18 @@ pub fn completed_value(mops: &[Mop], read: Vec<Value>) -> Option<Value> {
     let mut out = Vec::with_capacity(mops.len());
     for (mop, got) in mops.iter().zip(read) {
         out.push(match mop {
-            Mop::Read { key, shape: ReadShape::List } if got.is_array() => json!([READ, key, got]),
-            Mop::Read { shape: ReadShape::List, .. } => return None,
-            Mop::Read { key, shape: ReadShape::Register } => json!([READ, key, got]),
+            Mop::Read {
+                key,
+                shape: ReadShape::List,
+            } if got.is_array() => json!([READ, key, got]),
+            Mop::Read {
+                shape: ReadShape::List,
+                ..
+            } => return None,
+            Mop::Read {
+                key,
+                shape: ReadShape::Register,
+            } => json!([READ, key, got]),
             other => other.invoke_json(),
         });
     }
@@ -103,14 +112,22 @@ pub struct Txn {
 impl Txn {
     /// The keys it touches, in micro-op order (a key once per micro-op).
     fn keys(&self) -> String {
-        self.mops.iter().map(Mop::key).collect::<Vec<_>>().join(", ")
+        self.mops
+            .iter()
+            .map(Mop::key)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Runs the transaction; an answer that does not fit its micro-ops is a bad response
     /// (the transaction may have committed, so indeterminate when it writes).
     async fn transact(&self, client: &dyn KvTarget) -> CallResult<Completion> {
         let Some(t) = client.as_txn() else {
-            return Err(CallError::new(Certainty::Definite, "unimplemented", "this client cannot run transactions"));
+            return Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "this client cannot run transactions",
+            ));
         };
         let read = t.transact(&self.mops).await?;
         let answered = read.len();
@@ -155,22 +172,43 @@ mod tests {
 
     fn la() -> Vec<Mop> {
         vec![
-            Mop::Append { key: "la/1".into(), value: 7 },
-            Mop::Read { key: "la/1".into(), shape: ReadShape::List },
+            Mop::Append {
+                key: "la/1".into(),
+                value: 7,
+            },
+            Mop::Read {
+                key: "la/1".into(),
+                shape: ReadShape::List,
+            },
         ]
     }
 
     #[test]
     fn the_invoke_has_null_reads_and_the_ok_has_what_was_read() {
-        assert_eq!(invoke_value(&la()), json!([["append", "la/1", 7], ["r", "la/1", null]]));
+        assert_eq!(
+            invoke_value(&la()),
+            json!([["append", "la/1", 7], ["r", "la/1", null]])
+        );
         let done = completed_value(&la(), vec![Value::Null, json!([3, 7])]).unwrap();
         assert_eq!(done, json!([["append", "la/1", 7], ["r", "la/1", [3, 7]]]));
     }
 
     #[test]
     fn a_register_read_keeps_null_for_never_written() {
-        let mops = vec![Mop::Read { key: "rw/2".into(), shape: ReadShape::Register }, Mop::Write { key: "rw/2".into(), value: 4 }];
-        assert_eq!(completed_value(&mops, vec![Value::Null, Value::Null]).unwrap(), json!([["r", "rw/2", null], ["w", "rw/2", 4]]));
+        let mops = vec![
+            Mop::Read {
+                key: "rw/2".into(),
+                shape: ReadShape::Register,
+            },
+            Mop::Write {
+                key: "rw/2".into(),
+                value: 4,
+            },
+        ];
+        assert_eq!(
+            completed_value(&mops, vec![Value::Null, Value::Null]).unwrap(),
+            json!([["r", "rw/2", null], ["w", "rw/2", 4]])
+        );
         assert!(writes(&mops));
         assert!(!writes(&mops[..1]));
     }
@@ -178,6 +216,10 @@ mod tests {
     #[test]
     fn an_answer_of_the_wrong_length_or_shape_is_refused() {
         assert_eq!(completed_value(&la(), vec![Value::Null]), None);
-        assert_eq!(completed_value(&la(), vec![Value::Null, json!(3)]), None, "a list read answered with a scalar");
+        assert_eq!(
+            completed_value(&la(), vec![Value::Null, json!(3)]),
+            None,
+            "a list read answered with a scalar"
+        );
     }
 }

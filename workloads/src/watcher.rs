@@ -16,7 +16,9 @@
 //! catalog is then recorded as the store reported it.
 
 use crate::client::{CatalogEvent, CatalogStream, Connector, KvTarget, NodeEndpoint};
-use analysis::history::{events, CatalogSnapshot, HistorySink, Op, OpType, Process, RouteRecord, SplitJobRecord};
+use analysis::history::{
+    events, CatalogSnapshot, HistorySink, Op, OpType, Process, RouteRecord, SplitJobRecord,
+};
 use anyhow::bail;
 use futures::StreamExt;
 use std::collections::BTreeMap;
@@ -81,7 +83,14 @@ impl CatalogState {
     }
 
     /// Applies a delta; false when it does not follow the current version (a gap).
-    fn apply(&mut self, previous: u64, version: u64, upserts: &[RouteRecord], deleted: &[u64], jobs: &[SplitJobRecord]) -> bool {
+    fn apply(
+        &mut self,
+        previous: u64,
+        version: u64,
+        upserts: &[RouteRecord],
+        deleted: &[u64],
+        jobs: &[SplitJobRecord],
+    ) -> bool {
         if previous != self.version {
             return false;
         }
@@ -101,7 +110,11 @@ impl CatalogState {
     fn snapshot(&self) -> CatalogSnapshot {
         let mut routes: Vec<RouteRecord> = self.routes.values().cloned().collect();
         routes.sort_by(|a, b| a.start.cmp(&b.start).then(a.id.cmp(&b.id)));
-        CatalogSnapshot { version: self.version, routes, jobs: self.jobs.values().cloned().collect() }
+        CatalogSnapshot {
+            version: self.version,
+            routes,
+            jobs: self.jobs.values().cloned().collect(),
+        }
     }
 }
 
@@ -190,7 +203,8 @@ impl Watcher {
             // Start from a full listing so the first recorded catalog does not depend on
             // whether the stream opens with a snapshot.
             if let Ok(s) = client.list_routes().await {
-                self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await;
+                self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node)
+                    .await;
             }
         }
         let after = self.state.as_ref().map_or(0, |s| s.version);
@@ -208,12 +222,18 @@ impl Watcher {
             }
             Err(e) => {
                 tracing::debug!(node, error = %e, "WatchCatalog failed; polling for a while");
-                self.poll_session(client, node, Some(self.opts.retry_stream_after)).await
+                self.poll_session(client, node, Some(self.opts.retry_stream_after))
+                    .await
             }
         }
     }
 
-    async fn consume(&mut self, mut stream: CatalogStream, client: &dyn KvTarget, node: &str) -> SessionEnd {
+    async fn consume(
+        &mut self,
+        mut stream: CatalogStream,
+        client: &dyn KvTarget,
+        node: &str,
+    ) -> SessionEnd {
         loop {
             let item = tokio::select! {
                 item = stream.next() => item,
@@ -237,16 +257,33 @@ impl Watcher {
 
     /// Applies one stream event (resynchronising with a listing after a gap); false when
     /// the node cannot be followed any more.
-    async fn apply_event(&mut self, event: CatalogEvent, client: &dyn KvTarget, node: &str) -> bool {
+    async fn apply_event(
+        &mut self,
+        event: CatalogEvent,
+        client: &dyn KvTarget,
+        node: &str,
+    ) -> bool {
         match event {
-            CatalogEvent::Reset(s) => self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await,
-            CatalogEvent::Delta { previous_version, version, upserts, deleted_routes, jobs } => {
+            CatalogEvent::Reset(s) => {
+                self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node)
+                    .await
+            }
+            CatalogEvent::Delta {
+                previous_version,
+                version,
+                upserts,
+                deleted_routes,
+                jobs,
+            } => {
                 let mut next = self.state.clone().unwrap_or_default();
                 if next.apply(previous_version, version, &upserts, &deleted_routes, &jobs) {
                     self.observe_with_jobs(next, client, node).await;
                 } else {
                     match client.list_routes().await {
-                        Ok(s) => self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await,
+                        Ok(s) => {
+                            self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node)
+                                .await
+                        }
                         Err(_) => return false,
                     }
                 }
@@ -256,7 +293,12 @@ impl Watcher {
     }
 
     /// Polls `ListRoutes` until the node fails, `limit` passes, or cancellation.
-    async fn poll_session(&mut self, client: &dyn KvTarget, node: &str, limit: Option<Duration>) -> SessionEnd {
+    async fn poll_session(
+        &mut self,
+        client: &dyn KvTarget,
+        node: &str,
+        limit: Option<Duration>,
+    ) -> SessionEnd {
         let until = limit.map(|d| Instant::now() + d);
         loop {
             let listed = tokio::select! {
@@ -265,7 +307,10 @@ impl Watcher {
             };
             self.summary.polls += 1;
             match listed {
-                Ok(s) => self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node).await,
+                Ok(s) => {
+                    self.observe_with_jobs(CatalogState::from_snapshot(&s), client, node)
+                        .await
+                }
                 Err(_) => return SessionEnd::NodeFailed,
             }
             if until.is_some_and(|u| Instant::now() >= u) {
@@ -278,16 +323,26 @@ impl Watcher {
     }
 
     /// [`Watcher::observe`], after completing a job-less newer catalog from `ListSplitJobs`.
-    async fn observe_with_jobs(&mut self, mut state: CatalogState, client: &dyn KvTarget, node: &str) {
+    async fn observe_with_jobs(
+        &mut self,
+        mut state: CatalogState,
+        client: &dyn KvTarget,
+        node: &str,
+    ) {
         let newer = self.summary.last_version.is_none_or(|v| state.version > v);
         if newer && state.jobs.is_empty() && !self.summary.split_jobs_unsupported {
             match client.list_split_jobs().await {
                 Ok(jobs) => state.jobs = jobs.into_iter().map(|j| (j.id, j)).collect(),
                 Err(e) if e.tag == "unimplemented" => {
-                    tracing::info!(node, "ListSplitJobs not supported; recording catalogs without jobs");
+                    tracing::info!(
+                        node,
+                        "ListSplitJobs not supported; recording catalogs without jobs"
+                    );
                     self.summary.split_jobs_unsupported = true;
                 }
-                Err(e) => tracing::debug!(node, error = %e, "ListSplitJobs failed; recording the catalog as reported"),
+                Err(e) => {
+                    tracing::debug!(node, error = %e, "ListSplitJobs failed; recording the catalog as reported")
+                }
             }
         }
         self.observe(state, node);
@@ -333,25 +388,50 @@ mod tests {
     use super::*;
 
     fn route(id: u64, start: &str, end: &str) -> RouteRecord {
-        RouteRecord { id, start: start.into(), end: end.into(), group: 1, state: "ACTIVE".into(), epoch: 1, parent: None }
+        RouteRecord {
+            id,
+            start: start.into(),
+            end: end.into(),
+            group: 1,
+            state: "ACTIVE".into(),
+            epoch: 1,
+            parent: None,
+        }
     }
 
     #[test]
     fn deltas_apply_in_order_and_gaps_are_refused() {
-        let mut s = CatalogState::from_snapshot(&CatalogSnapshot { version: 1, routes: vec![route(1, "", "")], jobs: vec![] });
+        let mut s = CatalogState::from_snapshot(&CatalogSnapshot {
+            version: 1,
+            routes: vec![route(1, "", "")],
+            jobs: vec![],
+        });
         let split = [route(2, "", "m"), route(3, "m", "")];
         assert!(s.apply(1, 2, &split, &[1], &[]));
         let snap = s.snapshot();
         assert_eq!(snap.version, 2);
-        assert_eq!(snap.routes.iter().map(|r| r.id).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(
+            snap.routes.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
         assert!(!s.apply(5, 6, &[], &[], &[]));
         assert_eq!(s.version, 2);
     }
 
     #[test]
     fn catalog_entry_is_a_watcher_info_event() {
-        let op = catalog_entry(CatalogSnapshot { version: 4, routes: vec![route(1, "", "")], jobs: vec![] }, "n2");
-        assert_eq!((op.kind, op.process, op.f.as_str()), (OpType::Info, Process::Watcher, "catalog"));
+        let op = catalog_entry(
+            CatalogSnapshot {
+                version: 4,
+                routes: vec![route(1, "", "")],
+                jobs: vec![],
+            },
+            "n2",
+        );
+        assert_eq!(
+            (op.kind, op.process, op.f.as_str()),
+            (OpType::Info, Process::Watcher, "catalog")
+        );
         let back: CatalogSnapshot = serde_json::from_value(op.value).unwrap();
         assert_eq!(back.version, 4);
     }

@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use tonic::Code;
 use workloads::generators::{ScanRange, Touched};
 use workloads::{
-    final_reads, leader_of_group, wait_ready, FinalReadsOptions, Stats, StatsSnapshot, WorkloadConfig, WorkloadSummary,
+    final_reads, leader_of_group, wait_ready, FinalReadsOptions, Stats, StatsSnapshot,
+    WorkloadConfig, WorkloadSummary,
 };
 
 #[tokio::test]
@@ -20,9 +21,16 @@ async fn ready_when_every_group_has_a_leader() {
     a.set_leader_of(&[1]);
     b.set_leader_of(&[2]);
     let nodes = vec![serve(a.clone()).await, serve(b.clone()).await];
-    wait_ready(&nodes, &[1, 2], Duration::from_secs(2)).await.unwrap();
-    let err = wait_ready(&nodes, &[1, 2, 3], Duration::from_millis(500)).await.unwrap_err();
-    assert!(format!("{err:#}").contains("group 3 has no leader"), "{err:#}");
+    wait_ready(&nodes, &[1, 2], Duration::from_secs(2))
+        .await
+        .unwrap();
+    let err = wait_ready(&nodes, &[1, 2, 3], Duration::from_millis(500))
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("group 3 has no leader"),
+        "{err:#}"
+    );
     assert_eq!(leader_of_group(&nodes, 1).await.as_deref(), Some("n1"));
     assert_eq!(leader_of_group(&nodes, 2).await.as_deref(), Some("n2"));
     assert_eq!(leader_of_group(&nodes, 3).await, None);
@@ -33,7 +41,9 @@ async fn an_unreachable_node_is_not_ready_but_leaders_are_still_found() {
     let a = FakeStore::new("n1");
     a.set_leader_of(&[1]);
     let nodes = vec![serve(a.clone()).await, dead_endpoint("n2").await];
-    let err = wait_ready(&nodes, &[1], Duration::from_millis(400)).await.unwrap_err();
+    let err = wait_ready(&nodes, &[1], Duration::from_millis(400))
+        .await
+        .unwrap_err();
     assert!(format!("{err:#}").contains("n2: unavailable"), "{err:#}");
     assert_eq!(leader_of_group(&nodes, 1).await.as_deref(), Some("n1"));
 }
@@ -77,27 +87,58 @@ async fn final_reads_read_everything_through_every_node_with_retries() {
         s.insert("zzz", "outside");
     }
     // n2 fails its first two reads; they are retried.
-    b.script_gets([Reply::Error(Code::Unavailable), Reply::Error(Code::DeadlineExceeded)]);
+    b.script_gets([
+        Reply::Error(Code::Unavailable),
+        Reply::Error(Code::DeadlineExceeded),
+    ]);
     let nodes = vec![serve(a.clone()).await, serve(b.clone()).await];
     let sink = VecSink::new();
     let summary = summary_touching(&["reg/00000", "reg/00001"], &["set/"], 12);
-    let opts = FinalReadsOptions { timeout: Duration::from_secs(5), retry_interval: Duration::from_millis(10) };
-    let report = final_reads(&WorkloadConfig::default(), &summary, &nodes, sink.clone(), Arc::new(Stats::new()), CancellationToken::new(), opts).await;
+    let opts = FinalReadsOptions {
+        timeout: Duration::from_secs(5),
+        retry_interval: Duration::from_millis(10),
+    };
+    let report = final_reads(
+        &WorkloadConfig::default(),
+        &summary,
+        &nodes,
+        sink.clone(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+        opts,
+    )
+    .await;
     let ops = sink.ops();
     assert_well_formed(&ops);
     assert!(report.unread.is_empty(), "{:?}", report.unread);
-    assert_eq!(report.succeeded, 6, "2 registers + 1 range on each of 2 nodes");
+    assert_eq!(
+        report.succeeded, 6,
+        "2 registers + 1 range on each of 2 nodes"
+    );
     assert_eq!(report.attempts, 8);
     assert_eq!(report.next_process, 14);
     for op in &ops {
         let p = op.process.client().unwrap();
         assert_eq!(op.node.as_deref(), Some(if p == 12 { "n1" } else { "n2" }));
     }
-    let ok_reads: Vec<_> = ops.iter().filter(|o| o.kind == OpType::Ok && o.f == "read").collect();
-    assert!(ok_reads.iter().any(|o| o.key.as_deref() == Some("reg/00000") && o.value == serde_json::json!(17)));
-    assert!(ok_reads.iter().any(|o| o.key.as_deref() == Some("reg/00001") && o.value.is_null()));
-    let scan = ops.iter().find(|o| o.kind == OpType::Ok && o.f == "scan").unwrap();
-    assert_eq!(scan.value, serde_json::json!(["set/000000000001", "set/000000000002"]));
+    let ok_reads: Vec<_> = ops
+        .iter()
+        .filter(|o| o.kind == OpType::Ok && o.f == "read")
+        .collect();
+    assert!(ok_reads
+        .iter()
+        .any(|o| o.key.as_deref() == Some("reg/00000") && o.value == serde_json::json!(17)));
+    assert!(ok_reads
+        .iter()
+        .any(|o| o.key.as_deref() == Some("reg/00001") && o.value.is_null()));
+    let scan = ops
+        .iter()
+        .find(|o| o.kind == OpType::Ok && o.f == "scan")
+        .unwrap();
+    assert_eq!(
+        scan.value,
+        serde_json::json!(["set/000000000001", "set/000000000002"])
+    );
     let failed: Vec<_> = ops.iter().filter(|o| o.kind == OpType::Fail).collect();
     assert_eq!(failed.len(), 2);
     assert!(failed.iter().all(|o| o.process == Process::Client(13)));
@@ -109,8 +150,20 @@ async fn final_reads_give_up_at_the_deadline_and_say_what_was_not_read() {
     let nodes = vec![serve(a.clone()).await, dead_endpoint("n2").await];
     let sink = VecSink::new();
     let summary = summary_touching(&["reg/00000"], &[], 3);
-    let opts = FinalReadsOptions { timeout: Duration::from_millis(400), retry_interval: Duration::from_millis(50) };
-    let report = final_reads(&WorkloadConfig::default(), &summary, &nodes, sink.clone(), Arc::new(Stats::new()), CancellationToken::new(), opts).await;
+    let opts = FinalReadsOptions {
+        timeout: Duration::from_millis(400),
+        retry_interval: Duration::from_millis(50),
+    };
+    let report = final_reads(
+        &WorkloadConfig::default(),
+        &summary,
+        &nodes,
+        sink.clone(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+        opts,
+    )
+    .await;
     assert_well_formed(&sink.ops());
     assert_eq!(report.succeeded, 1);
     assert_eq!(report.unread, vec!["n2: read reg/00000".to_string()]);

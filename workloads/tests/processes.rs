@@ -45,38 +45,77 @@ async fn indeterminate_outcome_retires_the_process() {
     let node = serve(store.clone()).await;
     let sink = VecSink::new();
     let cfg = writes_only(Concurrency::Total(1), 50.0, 0.3);
-    let summary = run_workload(&cfg, &[node], sink.clone(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap();
+    let summary = run_workload(
+        &cfg,
+        &[node],
+        sink.clone(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let ops = sink.ops();
     assert_well_formed(&ops);
     let done = completions(&ops);
-    assert_eq!((done[0].kind, done[0].process), (OpType::Ok, Process::Client(0)));
-    assert_eq!((done[1].kind, done[1].process), (OpType::Info, Process::Client(0)));
+    assert_eq!(
+        (done[0].kind, done[0].process),
+        (OpType::Ok, Process::Client(0))
+    );
+    assert_eq!(
+        (done[1].kind, done[1].process),
+        (OpType::Info, Process::Client(0))
+    );
     assert!(done[1].error.as_deref().unwrap().starts_with("unknown"));
     // Everything after the info belongs to the fresh process 1, never to process 0.
-    let after: Vec<_> = ops.iter().skip_while(|o| o.kind != OpType::Info).skip(1).collect();
+    let after: Vec<_> = ops
+        .iter()
+        .skip_while(|o| o.kind != OpType::Info)
+        .skip(1)
+        .collect();
     assert!(!after.is_empty());
-    assert!(after.iter().all(|o| o.process == Process::Client(1)), "{after:?}");
+    assert!(
+        after.iter().all(|o| o.process == Process::Client(1)),
+        "{after:?}"
+    );
     assert_eq!(processes_used(&ops), vec![0, 1]);
     assert_eq!(summary.next_process, 2);
     assert_eq!(summary.stats.retired, 1);
     assert_eq!(summary.stats.info, 1);
     // Ok writes carry the store's commit metadata.
-    assert_eq!(done[0].meta.as_ref().and_then(|m| m.node.as_deref()), Some("n1"));
+    assert_eq!(
+        done[0].meta.as_ref().and_then(|m| m.node.as_deref()),
+        Some("n1")
+    );
 }
 
 #[tokio::test]
 async fn definite_failures_keep_the_process() {
     let store = FakeStore::new("n1");
-    store.script_puts([Reply::Error(Code::Aborted), Reply::Error(Code::FailedPrecondition), Reply::Error(Code::Unavailable)]);
+    store.script_puts([
+        Reply::Error(Code::Aborted),
+        Reply::Error(Code::FailedPrecondition),
+        Reply::Error(Code::Unavailable),
+    ]);
     let node = serve(store.clone()).await;
     let sink = VecSink::new();
     let cfg = writes_only(Concurrency::Total(1), 50.0, 0.3);
-    let summary = run_workload(&cfg, &[node], sink.clone(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap();
+    let summary = run_workload(
+        &cfg,
+        &[node],
+        sink.clone(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let ops = sink.ops();
     assert_well_formed(&ops);
     let done = completions(&ops);
     let kinds: Vec<OpType> = done.iter().take(4).map(|o| o.kind).collect();
-    assert_eq!(kinds, vec![OpType::Fail, OpType::Fail, OpType::Fail, OpType::Ok]);
+    assert_eq!(
+        kinds,
+        vec![OpType::Fail, OpType::Fail, OpType::Fail, OpType::Ok]
+    );
     assert_eq!(done[0].error.as_deref(), Some("aborted: scripted failure"));
     assert_eq!(processes_used(&ops), vec![0]);
     assert_eq!(summary.next_process, 1);
@@ -91,14 +130,38 @@ async fn a_write_past_its_deadline_is_info_and_a_read_past_its_deadline_is_fail(
     let node = serve(store.clone()).await;
     let sink = VecSink::new();
     // Reads and writes mixed; the first put and the first get hang past the 300 ms deadline.
-    let cfg = WorkloadConfig { read_fraction: 0.5, ..writes_only(Concurrency::Total(2), 20.0, 0.6) };
-    run_workload(&cfg, &[node], sink.clone(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap();
+    let cfg = WorkloadConfig {
+        read_fraction: 0.5,
+        ..writes_only(Concurrency::Total(2), 20.0, 0.6)
+    };
+    run_workload(
+        &cfg,
+        &[node],
+        sink.clone(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let ops = sink.ops();
     assert_well_formed(&ops);
-    let timed_out: Vec<&Op> = ops.iter().filter(|o| o.error.as_deref().is_some_and(|e| e.starts_with("timed-out"))).collect();
-    let write = timed_out.iter().find(|o| o.f == "write").expect("a timed-out write");
+    let timed_out: Vec<&Op> = ops
+        .iter()
+        .filter(|o| {
+            o.error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("timed-out"))
+        })
+        .collect();
+    let write = timed_out
+        .iter()
+        .find(|o| o.f == "write")
+        .expect("a timed-out write");
     assert_eq!(write.kind, OpType::Info);
-    let read = timed_out.iter().find(|o| o.f == "read").expect("a timed-out read");
+    let read = timed_out
+        .iter()
+        .find(|o| o.f == "read")
+        .expect("a timed-out read");
     assert_eq!(read.kind, OpType::Fail);
 }
 
@@ -108,7 +171,10 @@ async fn cancellation_mid_call_completes_the_op_as_info() {
     store.script_puts([Reply::Delay(Duration::from_secs(30))]);
     let node = serve(store.clone()).await;
     let sink = VecSink::new();
-    let cfg = WorkloadConfig { call_timeout_ms: 20_000, ..writes_only(Concurrency::Total(1), 10.0, 60.0) };
+    let cfg = WorkloadConfig {
+        call_timeout_ms: 20_000,
+        ..writes_only(Concurrency::Total(1), 10.0, 60.0)
+    };
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -116,13 +182,24 @@ async fn cancellation_mid_call_completes_the_op_as_info() {
         trigger.cancel();
     });
     let started = std::time::Instant::now();
-    let summary = run_workload(&cfg, &[node], sink.clone(), Arc::new(Stats::new()), cancel).await.unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "cancellation did not stop the run");
+    let summary = run_workload(&cfg, &[node], sink.clone(), Arc::new(Stats::new()), cancel)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "cancellation did not stop the run"
+    );
     assert!(summary.cancelled);
     let ops = sink.ops();
     assert_well_formed(&ops);
     let last = ops.last().unwrap();
-    assert_eq!((last.kind, last.error.as_deref()), (OpType::Info, Some("cancelled: test cancelled while the call was in flight")));
+    assert_eq!(
+        (last.kind, last.error.as_deref()),
+        (
+            OpType::Info,
+            Some("cancelled: test cancelled while the call was in flight")
+        )
+    );
 }
 
 #[tokio::test]
@@ -130,14 +207,25 @@ async fn refused_connections_are_definite_failures() {
     let node = dead_endpoint("n1").await;
     let sink = VecSink::new();
     let cfg = writes_only(Concurrency::Total(1), 20.0, 0.3);
-    let summary = run_workload(&cfg, &[node], sink.clone(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap();
+    let summary = run_workload(
+        &cfg,
+        &[node],
+        sink.clone(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let ops = sink.ops();
     assert_well_formed(&ops);
     let done = completions(&ops);
     assert!(!done.is_empty());
     for op in &done {
         assert_eq!(op.kind, OpType::Fail, "{op:?}");
-        assert!(op.error.as_deref().unwrap().starts_with("unavailable"), "{op:?}");
+        assert!(
+            op.error.as_deref().unwrap().starts_with("unavailable"),
+            "{op:?}"
+        );
     }
     assert_eq!(summary.stats.retired, 0);
 }
@@ -152,10 +240,26 @@ async fn processes_are_bound_to_nodes_round_robin() {
         stores.push(s);
     }
     let sink = VecSink::new();
-    let cfg = WorkloadConfig { time_limit_s: 0.5, rate: 200.0, ..WorkloadConfig::defaults(WorkloadKind::Hotspot) };
-    let cfg = WorkloadConfig { concurrency: Concurrency::PerNode(2), scan_every: 20, ..cfg };
+    let cfg = WorkloadConfig {
+        time_limit_s: 0.5,
+        rate: 200.0,
+        ..WorkloadConfig::defaults(WorkloadKind::Hotspot)
+    };
+    let cfg = WorkloadConfig {
+        concurrency: Concurrency::PerNode(2),
+        scan_every: 20,
+        ..cfg
+    };
     let stats = Arc::new(Stats::new());
-    let summary = run_workload(&cfg, &nodes, sink.clone(), stats.clone(), CancellationToken::new()).await.unwrap();
+    let summary = run_workload(
+        &cfg,
+        &nodes,
+        sink.clone(),
+        stats.clone(),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let ops = sink.ops();
     assert_well_formed(&ops);
     assert_eq!(summary.processes, 6);
@@ -165,10 +269,17 @@ async fn processes_are_bound_to_nodes_round_robin() {
         assert_eq!(op.node.as_deref(), Some(expected));
     }
     for s in &stores {
-        assert!(s.puts.load(std::sync::atomic::Ordering::SeqCst) > 0, "{} got no writes", s.name);
+        assert!(
+            s.puts.load(std::sync::atomic::Ordering::SeqCst) > 0,
+            "{} got no writes",
+            s.name
+        );
     }
     // Scans complete with the keys present, and every key scanned was inserted by an add.
-    let scan = ops.iter().find(|o| o.f == "scan" && o.kind == OpType::Ok).expect("an ok scan");
+    let scan = ops
+        .iter()
+        .find(|o| o.f == "scan" && o.kind == OpType::Ok)
+        .expect("an ok scan");
     assert!(scan.value.is_array());
     let snap = stats.snapshot();
     assert_eq!(snap.invoked, summary.stats.invoked);
@@ -178,19 +289,44 @@ async fn processes_are_bound_to_nodes_round_robin() {
 
 #[tokio::test]
 async fn a_malformed_node_address_is_a_clear_error() {
-    let node = workloads::NodeEndpoint { name: "n7".into(), addr: "not an address".into() };
+    let node = workloads::NodeEndpoint {
+        name: "n7".into(),
+        addr: "not an address".into(),
+    };
     let cfg = writes_only(Concurrency::Total(1), 10.0, 0.1);
-    let err = run_workload(&cfg, &[node], VecSink::new(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap_err();
+    let err = run_workload(
+        &cfg,
+        &[node],
+        VecSink::new(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
     let text = format!("{err:#}");
-    assert!(text.contains("n7") && text.contains("not an address"), "{text}");
+    assert!(
+        text.contains("n7") && text.contains("not an address"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
 async fn an_invalid_config_is_rejected_before_anything_runs() {
     let store = FakeStore::new("n1");
     let node = serve(store.clone()).await;
-    let cfg = WorkloadConfig { insert_fraction: 2.0, ..writes_only(Concurrency::Total(1), 10.0, 0.1) };
-    let err = run_workload(&cfg, &[node], VecSink::new(), Arc::new(Stats::new()), CancellationToken::new()).await.unwrap_err();
+    let cfg = WorkloadConfig {
+        insert_fraction: 2.0,
+        ..writes_only(Concurrency::Total(1), 10.0, 0.1)
+    };
+    let err = run_workload(
+        &cfg,
+        &[node],
+        VecSink::new(),
+        Arc::new(Stats::new()),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
     assert!(format!("{err:#}").contains("insert_fraction"));
     assert_eq!(store.puts.load(std::sync::atomic::Ordering::SeqCst), 0);
 }
@@ -201,10 +337,19 @@ async fn without_cas_support_a_cas_is_never_sent() {
     let store = FakeStore::new("n1");
     store.insert("k", "1");
     let node = serve(store.clone()).await;
-    let connector = GrpcConnector { options: ClientOptions { cas_supported: false, ..Default::default() } };
+    let connector = GrpcConnector {
+        options: ClientOptions {
+            cas_supported: false,
+            ..Default::default()
+        },
+    };
     let client = connector.connect(&node).unwrap();
     assert!(client.as_cas().is_none(), "no compare-and-set capability");
-    let cas = workloads::generators::OpSpec::new(workloads::kv_ops::Cas { key: "k".into(), expected: 1, new: 2 });
+    let cas = workloads::generators::OpSpec::new(workloads::kv_ops::Cas {
+        key: "k".into(),
+        expected: 1,
+        new: 2,
+    });
     let err = cas.run(client.as_ref()).await.unwrap_err();
     assert_eq!((err.is_definite(), err.tag), (true, "unimplemented"));
     assert_eq!(store.puts.load(std::sync::atomic::Ordering::SeqCst), 0);
@@ -224,11 +369,23 @@ async fn a_connection_broken_after_sending_is_info_and_later_refusals_are_fail()
     let backend = serve(store.clone()).await;
     let mut proxy = common::KillableProxy::start("n1", &backend).await;
     let sink = VecSink::new();
-    let cfg = WorkloadConfig { call_timeout_ms: 5_000, ..writes_only(Concurrency::Total(1), 20.0, 1.0) };
+    let cfg = WorkloadConfig {
+        call_timeout_ms: 5_000,
+        ..writes_only(Concurrency::Total(1), 20.0, 1.0)
+    };
     let node = proxy.endpoint.clone();
     let run = tokio::spawn({
         let sink = sink.clone();
-        async move { run_workload(&cfg, &[node], sink, Arc::new(Stats::new()), CancellationToken::new()).await }
+        async move {
+            run_workload(
+                &cfg,
+                &[node],
+                sink,
+                Arc::new(Stats::new()),
+                CancellationToken::new(),
+            )
+            .await
+        }
     });
     // The first write is in flight (the store sleeps 3 s); the "server" crashes.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -237,13 +394,29 @@ async fn a_connection_broken_after_sending_is_info_and_later_refusals_are_fail()
     let ops = sink.ops();
     assert_well_formed(&ops);
     let done = completions(&ops);
-    assert_eq!((done[0].kind, done[0].process), (OpType::Info, Process::Client(0)), "{:?}", done[0]);
-    assert!(!done[0].error.as_deref().unwrap().starts_with("timed-out"), "{:?}", done[0]);
+    assert_eq!(
+        (done[0].kind, done[0].process),
+        (OpType::Info, Process::Client(0)),
+        "{:?}",
+        done[0]
+    );
+    assert!(
+        !done[0].error.as_deref().unwrap().starts_with("timed-out"),
+        "{:?}",
+        done[0]
+    );
     // The fresh process finds the port closed: definite failures, no further retirement.
     assert!(done.len() > 1);
     for op in &done[1..] {
-        assert_eq!((op.kind, op.process), (OpType::Fail, Process::Client(1)), "{op:?}");
-        assert!(op.error.as_deref().unwrap().starts_with("unavailable"), "{op:?}");
+        assert_eq!(
+            (op.kind, op.process),
+            (OpType::Fail, Process::Client(1)),
+            "{op:?}"
+        );
+        assert!(
+            op.error.as_deref().unwrap().starts_with("unavailable"),
+            "{op:?}"
+        );
     }
     assert_eq!(summary.stats.retired, 1);
 }

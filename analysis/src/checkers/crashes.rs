@@ -45,14 +45,18 @@ pub fn crash_line<S: AsRef<str>>(lines: &[S]) -> Option<String> {
     let at = lines.iter().rposition(|l| is_crash_line(l.as_ref()))?;
     let line = lines[at].as_ref().trim();
     match lines.get(at + 1) {
-        Some(next) if line.contains(CRASH_INFIX) && line.ends_with(':') => Some(format!("{line} {}", next.as_ref().trim())),
+        Some(next) if line.contains(CRASH_INFIX) && line.ends_with(':') => {
+            Some(format!("{line} {}", next.as_ref().trim()))
+        }
         _ => Some(line.to_string()),
     }
 }
 
 /// The node a `node-exit` event names: its `node` field, else `value.node`.
 pub fn exit_node(op: &Op) -> Option<&str> {
-    op.node.as_deref().or_else(|| op.value.get("node").and_then(Value::as_str))
+    op.node
+        .as_deref()
+        .or_else(|| op.value.get("node").and_then(Value::as_str))
 }
 
 /// `signal SIGSEGV`, `exit code 2` or `unknown status`.
@@ -66,7 +70,10 @@ pub fn status_text(signal: Option<&str>, exit_code: Option<i64>) -> String {
 
 /// The status of a `node-exit` event, as [`status_text`] words it.
 pub fn exit_status(op: &Op) -> String {
-    status_text(op.value.get("signal").and_then(Value::as_str), op.value.get("exit_code").and_then(Value::as_i64))
+    status_text(
+        op.value.get("signal").and_then(Value::as_str),
+        op.value.get("exit_code").and_then(Value::as_i64),
+    )
 }
 
 fn is_watcher_event(op: &Op, f: &str) -> bool {
@@ -103,8 +110,16 @@ impl Exit<'_> {
     }
 
     fn sentence(&self) -> String {
-        let why = self.crash_line().map(|l| format!(": {l}")).unwrap_or_default();
-        format!("{} exited on its own at {:.2} s ({}){why}", self.node, self.op.time as f64 / 1e9, exit_status(self.op))
+        let why = self
+            .crash_line()
+            .map(|l| format!(": {l}"))
+            .unwrap_or_default();
+        format!(
+            "{} exited on its own at {:.2} s ({}){why}",
+            self.node,
+            self.op.time as f64 / 1e9,
+            exit_status(self.op)
+        )
     }
 }
 
@@ -112,7 +127,16 @@ fn log_tail(op: &Op) -> Vec<String> {
     op.value
         .get("log_tail")
         .and_then(Value::as_array)
-        .map(|lines| lines.iter().map(|l| l.as_str().map(str::to_string).unwrap_or_else(|| l.to_string())).collect())
+        .map(|lines| {
+            lines
+                .iter()
+                .map(|l| {
+                    l.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| l.to_string())
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -124,17 +148,29 @@ fn exits(history: &History) -> Vec<Exit<'_>> {
         .map(|op| Exit {
             op,
             node: exit_node(op).unwrap_or("?"),
-            expected: op.value.get("expected").and_then(Value::as_bool).unwrap_or(false),
+            expected: op
+                .value
+                .get("expected")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         })
         .collect()
 }
 
 /// Why the history does not show the lifecycle watched for the whole run, if it does not.
 fn missing_watch_evidence(history: &History) -> Option<String> {
-    let Some(start) = history.ops.iter().position(|op| is_watcher_event(op, events::NODE_WATCH)) else {
+    let Some(start) = history
+        .ops
+        .iter()
+        .position(|op| is_watcher_event(op, events::NODE_WATCH))
+    else {
         return Some("no node-watch event: nothing watched the server processes, so an exit would not be in the history".into());
     };
-    let Some(end) = history.ops[start..].iter().rev().find(|op| is_watcher_event(op, events::NODE_WATCH_END)) else {
+    let Some(end) = history.ops[start..]
+        .iter()
+        .rev()
+        .find(|op| is_watcher_event(op, events::NODE_WATCH_END))
+    else {
         let since = history.ops[start].time as f64 / 1e9;
         return Some(format!(
             "the node watch started at {since:.2} s but never recorded its end (node-watch-end): exits after its last look may be missing"
@@ -151,7 +187,16 @@ pub fn check(history: &History, _opts: &CrashesOptions) -> CheckerResult {
     let unexpected: Vec<&Exit> = exits.iter().filter(|e| !e.expected).collect();
     let missing = missing_watch_evidence(history);
     let (valid, reason) = if !unexpected.is_empty() {
-        (Validity::Invalid, Some(unexpected.iter().map(|e| e.sentence()).collect::<Vec<_>>().join("; ")))
+        (
+            Validity::Invalid,
+            Some(
+                unexpected
+                    .iter()
+                    .map(|e| e.sentence())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        )
     } else if let Some(why) = missing {
         (Validity::Unknown, Some(why))
     } else {
@@ -161,15 +206,22 @@ pub fn check(history: &History, _opts: &CrashesOptions) -> CheckerResult {
     result.reason = reason;
     result.anomalies = unexpected.iter().map(|e| e.anomaly()).collect();
     result.counts.insert("exits".into(), exits.len() as u64);
-    result.counts.insert("unexpected-exits".into(), unexpected.len() as u64);
-    result.counts.insert("expected-exits".into(), (exits.len() - unexpected.len()) as u64);
+    result
+        .counts
+        .insert("unexpected-exits".into(), unexpected.len() as u64);
+    result.counts.insert(
+        "expected-exits".into(),
+        (exits.len() - unexpected.len()) as u64,
+    );
     let watched: Vec<Value> = history
         .ops
         .iter()
         .find(|op| is_watcher_event(op, events::NODE_WATCH))
         .and_then(|op| op.value.get("nodes").and_then(Value::as_array).cloned())
         .unwrap_or_default();
-    result.counts.insert("nodes-watched".into(), watched.len() as u64);
+    result
+        .counts
+        .insert("nodes-watched".into(), watched.len() as u64);
     let mut crashed: Vec<&str> = unexpected.iter().map(|e| e.node).collect();
     crashed.sort_unstable();
     crashed.dedup();

@@ -13,12 +13,12 @@
 //!
 //! [`registry`] lists them all and decides, before any runs, which judge a history.
 
-pub mod linearizable;
-pub mod set_full;
-pub mod epoch_authority;
-pub mod split;
-pub mod vacuity;
-pub mod stale_read;
 pub mod crashes;
+pub mod epoch_authority;
 pub mod isolation;
+pub mod linearizable;
 pub mod registry;
+pub mod set_full;
+pub mod split;
+pub mod stale_read;
+pub mod vacuity;

@@ -32,8 +32,8 @@ pub mod element;
 mod report;
 pub mod route_change;
 
-use crate::ops;
 use crate::history::{History, Op, OpType, Process};
+use crate::ops;
 use crate::verdict::{CheckerResult, Validity};
 use element::{Element, Point};
 use rustc_hash::FxHashMap;
@@ -117,7 +117,10 @@ impl Scan {
         let Process::Client(process) = op.process else {
             return Ok(());
         };
-        let at = Point { index: op.index, time: op.time };
+        let at = Point {
+            index: op.index,
+            time: op.time,
+        };
         if let (Some(key), false) = (&op.key, FUNCTIONS.contains(&op.f.as_str())) {
             if !self.register_keys.contains(key) {
                 self.register_keys.insert(key.clone());
@@ -125,11 +128,21 @@ impl Scan {
         }
         if op.kind == OpType::Invoke {
             let element = (op.f == ops::ADD).then(|| self.add_invoked(op, at));
-            self.pending.insert(process, Invocation { at, value: op.value.clone(), element });
+            self.pending.insert(
+                process,
+                Invocation {
+                    at,
+                    value: op.value.clone(),
+                    element,
+                },
+            );
             return Ok(());
         }
         let Some(inv) = self.pending.remove(&process) else {
-            return Err(format!("`{}` completion of process {process} without a pending invoke", op.f));
+            return Err(format!(
+                "`{}` completion of process {process} without a pending invoke",
+                op.f
+            ));
         };
         match (op.f.as_str(), op.kind) {
             (ops::ADD, kind) => self.add_completed(inv.element, kind, inv.at, at),
@@ -150,7 +163,10 @@ impl Scan {
     /// Registers the element an add is about (if new); returns its id.
     fn add_invoked(&mut self, op: &Op, at: Point) -> usize {
         let (display, existing) = match &op.key {
-            Some(k) => (serde_json::Value::String(k.clone()), self.by_str.get(k.as_str()).copied()),
+            Some(k) => (
+                serde_json::Value::String(k.clone()),
+                self.by_str.get(k.as_str()).copied(),
+            ),
             None => (op.value.clone(), self.identity_lookup(&op.value)),
         };
         if let Some(id) = existing {
@@ -170,7 +186,8 @@ impl Scan {
                 self.by_json.insert(other.to_string(), id);
             }
         }
-        self.elements.push(Element::new(display, op.key.clone(), at));
+        self.elements
+            .push(Element::new(display, op.key.clone(), at));
         self.seen_in_read.push(0);
         id
     }
@@ -201,7 +218,10 @@ impl Scan {
             let Some(id) = self.identity_lookup(entry) else {
                 self.unmatched
                     .entry(entry.to_string())
-                    .or_insert_with(|| Unmatched { display: entry.clone(), read_index });
+                    .or_insert_with(|| Unmatched {
+                        display: entry.clone(),
+                        read_index,
+                    });
                 continue;
             };
             if self.seen_in_read[id] == self.read_no {
@@ -210,15 +230,24 @@ impl Scan {
                 self.seen_in_read[id] = self.read_no;
             }
         }
-        let mut dups: Vec<Duplicate> =
-            copies.into_iter().map(|(element, copies)| Duplicate { element, read_index, copies }).collect();
+        let mut dups: Vec<Duplicate> = copies
+            .into_iter()
+            .map(|(element, copies)| Duplicate {
+                element,
+                read_index,
+                copies,
+            })
+            .collect();
         dups.sort_by_key(|d| d.element);
         self.duplicates.extend(dups);
     }
 
     fn read_set(&mut self, op: &Op, inv: Point, done: Point) -> Result<(), String> {
         let entries = op.value.as_array().ok_or_else(|| {
-            format!("a read-set completion's value must be an array of elements, found {}", op.value)
+            format!(
+                "a read-set completion's value must be an array of elements, found {}",
+                op.value
+            )
         })?;
         self.mark_seen(entries, op.index);
         for id in 0..self.elements.len() {
@@ -227,10 +256,19 @@ impl Scan {
         Ok(())
     }
 
-    fn scan(&mut self, op: &Op, inv_value: &serde_json::Value, inv: Point, done: Point) -> Result<(), String> {
+    fn scan(
+        &mut self,
+        op: &Op,
+        inv_value: &serde_json::Value,
+        inv: Point,
+        done: Point,
+    ) -> Result<(), String> {
         let (start, end) = scan_range(inv_value)?;
         let entries = op.value.as_array().ok_or_else(|| {
-            format!("a scan completion's value must be an array of keys, found {}", op.value)
+            format!(
+                "a scan completion's value must be an array of keys, found {}",
+                op.value
+            )
         })?;
         for entry in entries {
             let serde_json::Value::String(key) = entry else {
@@ -243,7 +281,11 @@ impl Scan {
         self.mark_seen(entries, op.index);
         let ids: Vec<usize> = match &end {
             Some(e) if e.as_str() <= start.as_str() => Vec::new(),
-            Some(e) => self.by_key.range(start.clone()..e.clone()).map(|(_, &id)| id).collect(),
+            Some(e) => self
+                .by_key
+                .range(start.clone()..e.clone())
+                .map(|(_, &id)| id)
+                .collect(),
             None => self.by_key.range(start..).map(|(_, &id)| id).collect(),
         };
         for id in ids {
@@ -263,7 +305,8 @@ impl Scan {
 
 /// The `[start, end)` of a scan invoke value; `end` `None` is unbounded.
 fn scan_range(v: &serde_json::Value) -> Result<(String, Option<String>), String> {
-    let bad = || format!("a scan's invoke value must be {{\"start\": key, \"end\": key}}, found {v}");
+    let bad =
+        || format!("a scan's invoke value must be {{\"start\": key, \"end\": key}}, found {v}");
     let obj = v.as_object().ok_or_else(bad)?;
     let field = |name: &str| match obj.get(name) {
         None | Some(serde_json::Value::Null) => Ok(None),

@@ -38,7 +38,12 @@ pub struct VacuityOptions {
 
 impl Default for VacuityOptions {
     fn default() -> Self {
-        VacuityOptions { nemesis: Vec::new(), min_ok_ops_per_s: 0.0, min_measure_s: 1.0, require_leader_kill: None }
+        VacuityOptions {
+            nemesis: Vec::new(),
+            min_ok_ops_per_s: 0.0,
+            min_measure_s: 1.0,
+            require_leader_kill: None,
+        }
     }
 }
 
@@ -51,8 +56,17 @@ pub const ALL_FAULTS: &[&str] = &["partition", "kill", "pause", "loss", "split"]
 /// The kinds `requested` names, with `all` expanded ([`ALL_FAULTS`]), deduplicated, in order.
 pub fn requested_kinds(requested: &[String]) -> Vec<String> {
     let mut kinds: Vec<String> = Vec::new();
-    for k in requested.iter().flat_map(|k| k.split(',')).map(str::trim).filter(|k| !k.is_empty() && *k != "none") {
-        let expanded: &[&str] = if k == "all" { ALL_FAULTS } else { std::slice::from_ref(&k) };
+    for k in requested
+        .iter()
+        .flat_map(|k| k.split(','))
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && *k != "none")
+    {
+        let expanded: &[&str] = if k == "all" {
+            ALL_FAULTS
+        } else {
+            std::slice::from_ref(&k)
+        };
         for e in expanded {
             if !kinds.iter().any(|x| x == e) {
                 kinds.push(e.to_string());
@@ -100,11 +114,17 @@ fn kind_shortfall(kind: &str, t: &KindTally, opts: &VacuityOptions) -> Option<St
         return Some(format!("nemesis {kind} was requested but never started"));
     }
     if t.effective == 0 {
-        return Some(format!("nemesis {kind} started {} time(s) but never took effect", t.starts));
+        return Some(format!(
+            "nemesis {kind} started {} time(s) but never took effect",
+            t.starts
+        ));
     }
     let need_leader = kind == "kill" && opts.require_leader_kill.unwrap_or(t.reports_leader);
     if need_leader && t.leader_effective == 0 {
-        return Some(format!("nemesis kill took effect {} time(s) but never killed a leader", t.effective));
+        return Some(format!(
+            "nemesis kill took effect {} time(s) but never killed a leader",
+            t.effective
+        ));
     }
     None
 }
@@ -112,17 +132,40 @@ fn kind_shortfall(kind: &str, t: &KindTally, opts: &VacuityOptions) -> Option<St
 /// Acknowledged client ops per second between the first client invoke and the first fault
 /// (or the end of the history when there is no fault), and the stretch measured.
 fn pre_fault_throughput(history: &History) -> Option<(f64, f64, u64)> {
-    let first_fault = fault_events(&history.ops).find(|(_, e)| e.edge == FaultEdge::Start).map(|(op, _)| op.time);
-    let clients = || history.ops.iter().filter(|op| matches!(op.process, Process::Client(_)));
+    let first_fault = fault_events(&history.ops)
+        .find(|(_, e)| e.edge == FaultEdge::Start)
+        .map(|(op, _)| op.time);
+    let clients = || {
+        history
+            .ops
+            .iter()
+            .filter(|op| matches!(op.process, Process::Client(_)))
+    };
     let begin = clients().find(|op| op.kind == OpType::Invoke)?.time;
     let end = first_fault.unwrap_or_else(|| clients().map(|op| op.time).max().unwrap_or(begin));
-    let ok = clients().filter(|op| op.kind == OpType::Ok && op.time >= begin && op.time < end).count() as u64;
+    let ok = clients()
+        .filter(|op| op.kind == OpType::Ok && op.time >= begin && op.time < end)
+        .count() as u64;
     let seconds = end.saturating_sub(begin) as f64 / NS_PER_S;
-    Some((if seconds > 0.0 { ok as f64 / seconds } else { 0.0 }, seconds, ok))
+    Some((
+        if seconds > 0.0 {
+            ok as f64 / seconds
+        } else {
+            0.0
+        },
+        seconds,
+        ok,
+    ))
 }
 
 /// The functions that change state (`docs/history-format.md`); every other client `f` reads.
-pub const WRITE_FUNCTIONS: &[&str] = &[crate::ops::WRITE, crate::ops::CAS, crate::ops::PUT, crate::ops::APPEND, crate::ops::ADD];
+pub const WRITE_FUNCTIONS: &[&str] = &[
+    crate::ops::WRITE,
+    crate::ops::CAS,
+    crate::ops::PUT,
+    crate::ops::APPEND,
+    crate::ops::ADD,
+];
 
 /// The micro-op functions of a transaction that change state (list-append's `append`,
 /// rw-register's `w`).
@@ -136,7 +179,11 @@ fn is_write(history: &History, position: usize) -> bool {
     if op.f == crate::ops::TXN {
         let value = history.txn_value(position);
         let mops = value.as_array().map(Vec::as_slice).unwrap_or_default();
-        return mops.iter().any(|m| m.get(0).and_then(serde_json::Value::as_str).is_some_and(|f| WRITE_MICRO_OPS.contains(&f)));
+        return mops.iter().any(|m| {
+            m.get(0)
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|f| WRITE_MICRO_OPS.contains(&f))
+        });
     }
     WRITE_FUNCTIONS.contains(&op.f.as_str())
 }
@@ -148,7 +195,10 @@ fn write_tally(history: &History) -> (usize, usize) {
             .filter(|&p| history.ops[p].process.client().is_some() && is_write(history, p))
             .map(|p| &history.ops[p])
     };
-    (writes().filter(|op| op.kind == OpType::Invoke).count(), writes().filter(|op| op.kind == OpType::Ok).count())
+    (
+        writes().filter(|op| op.kind == OpType::Invoke).count(),
+        writes().filter(|op| op.kind == OpType::Ok).count(),
+    )
 }
 
 pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
@@ -165,7 +215,11 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
         reasons.extend(shortfall);
     }
     let throughput = pre_fault_throughput(history);
-    let acknowledged = history.ops.iter().filter(|op| op.process.client().is_some() && op.kind == OpType::Ok).count();
+    let acknowledged = history
+        .ops
+        .iter()
+        .filter(|op| op.process.client().is_some() && op.kind == OpType::Ok)
+        .count();
     match throughput {
         None => reasons.push("no client operation in the history: the workload never ran".into()),
         Some(_) if acknowledged == 0 => {
@@ -187,18 +241,29 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
             "none of the {writes_invoked} attempted writes was acknowledged: the reads saw only the initial state, so the run tested nothing"
         ));
     }
-    let mut result = CheckerResult::new(if reasons.is_empty() { Validity::Valid } else { Validity::Unknown });
+    let mut result = CheckerResult::new(if reasons.is_empty() {
+        Validity::Valid
+    } else {
+        Validity::Unknown
+    });
     if !reasons.is_empty() {
         result.reason = Some(reasons.join("; "));
     }
-    result.counts.insert("requested-kinds".into(), kinds.len() as u64);
-    let effective = kinds_json.values().filter(|v| v["took_effect"] == json!(true)).count() as u64;
+    result
+        .counts
+        .insert("requested-kinds".into(), kinds.len() as u64);
+    let effective = kinds_json
+        .values()
+        .filter(|v| v["took_effect"] == json!(true))
+        .count() as u64;
     result.counts.insert("kinds-took-effect".into(), effective);
     if let Some((_, _, ok)) = throughput {
         result.counts.insert("pre-fault-ok-ops".into(), ok);
     }
     result.counts.insert("ok-ops".into(), acknowledged as u64);
-    result.counts.insert("ok-writes".into(), writes_acked as u64);
+    result
+        .counts
+        .insert("ok-writes".into(), writes_acked as u64);
     result.details = json!({
         "kinds": kinds_json,
         "pre_fault_ok_ops_per_s": throughput.map(|t| t.0),

@@ -30,11 +30,17 @@ pub fn detect_content(text: &str) -> Option<Format> {
     }
     if first.starts_with("{:") {
         // One map per line is Porcupine's kv layout; a map spread over lines is EDN.
-        return Some(if first.trim_end().ends_with('}') { Format::PorcupineKv } else { Format::Edn });
+        return Some(if first.trim_end().ends_with('}') {
+            Format::PorcupineKv
+        } else {
+            Format::Edn
+        });
     }
     // A log that mentions Jepsen's op logger without one readable op line: the Jepsen log
     // reader names the line, rather than "unknown format".
-    head.lines().any(|l| l.contains("jepsen.util")).then_some(Format::JepsenLog)
+    head.lines()
+        .any(|l| l.contains("jepsen.util"))
+        .then_some(Format::JepsenLog)
 }
 
 /// The format a file extension suggests.
@@ -52,7 +58,10 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
     if at >= text.len() {
         return text.len();
     }
-    (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+    (0..=at)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -62,12 +71,29 @@ mod tests {
     #[test]
     fn detects_each_format_by_content() {
         let p = Path::new("x.unknown");
-        assert_eq!(detect("{\"index\":0,\"type\":\"invoke\"}\n", p), Some(Format::Jsonl));
-        assert_eq!(detect("noise\nINFO  jepsen.util - 3\t:ok\t:read\t4\n", p), Some(Format::JepsenLog));
-        assert_eq!(detect("INFO  jepsen.util - 3   :ok     :read  4\n", p), Some(Format::JepsenLog), "space-padded");
-        assert_eq!(detect("INFO  jepsen.util - 3|:ok|:read|4\n", p), Some(Format::JepsenLog), "the reader names the line");
+        assert_eq!(
+            detect("{\"index\":0,\"type\":\"invoke\"}\n", p),
+            Some(Format::Jsonl)
+        );
+        assert_eq!(
+            detect("noise\nINFO  jepsen.util - 3\t:ok\t:read\t4\n", p),
+            Some(Format::JepsenLog)
+        );
+        assert_eq!(
+            detect("INFO  jepsen.util - 3   :ok     :read  4\n", p),
+            Some(Format::JepsenLog),
+            "space-padded"
+        );
+        assert_eq!(
+            detect("INFO  jepsen.util - 3|:ok|:read|4\n", p),
+            Some(Format::JepsenLog),
+            "the reader names the line"
+        );
         assert_eq!(detect("; c\n[{:process 0}\n]", p), Some(Format::Edn));
-        assert_eq!(detect("{:process 0, :type :ok}\n", p), Some(Format::PorcupineKv));
+        assert_eq!(
+            detect("{:process 0, :type :ok}\n", p),
+            Some(Format::PorcupineKv)
+        );
         assert_eq!(detect("{:process 0,\n :type :ok}\n", p), Some(Format::Edn));
         assert_eq!(detect("hello", p), None);
     }
@@ -75,7 +101,10 @@ mod tests {
     #[test]
     fn extension_is_only_a_fallback() {
         assert_eq!(detect("", Path::new("a.edn")), Some(Format::Edn));
-        assert_eq!(detect("[{:process 0}]", Path::new("a.jsonl")), Some(Format::Edn));
+        assert_eq!(
+            detect("[{:process 0}]", Path::new("a.jsonl")),
+            Some(Format::Edn)
+        );
         assert_eq!(detect("", Path::new("history.jsonl")), Some(Format::Jsonl));
     }
 }

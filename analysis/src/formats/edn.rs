@@ -73,7 +73,10 @@ impl Edn {
                 Value::Array(items.iter().map(Edn::to_json).collect())
             }
             Edn::Map(entries) => Value::Object(
-                entries.iter().map(|(k, v)| (k.as_map_key(), v.to_json())).collect(),
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.as_map_key(), v.to_json()))
+                    .collect(),
             ),
             Edn::Tagged(_, inner) => inner.to_json(),
         }
@@ -148,7 +151,11 @@ pub struct EdnReader<'a> {
 
 impl<'a> EdnReader<'a> {
     pub fn new(text: &'a str) -> Self {
-        EdnReader { text, pos: 0, line: 1 }
+        EdnReader {
+            text,
+            pos: 0,
+            line: 1,
+        }
     }
 
     /// The current 1-based line (where the next form would start after whitespace).
@@ -198,7 +205,9 @@ impl<'a> EdnReader<'a> {
             return Some(Err(e));
         }
         match self.peek() {
-            None => Some(Err(self.eof_error(&format!("expected `{close}` to close the top-level collection")))),
+            None => Some(Err(self.eof_error(&format!(
+                "expected `{close}` to close the top-level collection"
+            )))),
             Some(c) if c == close => {
                 self.bump();
                 None
@@ -224,11 +233,19 @@ impl<'a> EdnReader<'a> {
     }
 
     fn error(&self, message: impl Into<String>) -> EdnError {
-        EdnError { line: self.line, message: message.into(), at_end_of_input: false }
+        EdnError {
+            line: self.line,
+            message: message.into(),
+            at_end_of_input: false,
+        }
     }
 
     fn eof_error(&self, what: &str) -> EdnError {
-        EdnError { line: self.line, message: format!("unexpected end of input: {what}"), at_end_of_input: true }
+        EdnError {
+            line: self.line,
+            message: format!("unexpected end of input: {what}"),
+            at_end_of_input: true,
+        }
     }
 
     fn skip_ignorable(&mut self, depth: usize) -> Result<(), EdnError> {
@@ -351,7 +368,8 @@ impl<'a> EdnReader<'a> {
     fn read_token(&mut self) -> &'a str {
         let start = self.pos;
         while let Some(c) = self.peek() {
-            if c.is_whitespace() || matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | ';') {
+            if c.is_whitespace() || matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | ';')
+            {
                 break;
             }
             self.bump();
@@ -382,14 +400,20 @@ impl<'a> EdnReader<'a> {
 
     fn read_unicode_escape(&mut self) -> Result<char, EdnError> {
         let end = self.pos + 4;
-        let hex = self.text.get(self.pos..end).ok_or_else(|| self.error("short \\u escape"))?;
-        let code = u32::from_str_radix(hex, 16).map_err(|_| self.error(format!("bad \\u escape {hex:?}")))?;
+        let hex = self
+            .text
+            .get(self.pos..end)
+            .ok_or_else(|| self.error("short \\u escape"))?;
+        let code = u32::from_str_radix(hex, 16)
+            .map_err(|_| self.error(format!("bad \\u escape {hex:?}")))?;
         self.pos = end;
         char::from_u32(code).ok_or_else(|| self.error(format!("\\u{hex} is not a character")))
     }
 
     fn read_char(&mut self) -> Result<Edn, EdnError> {
-        let first = self.bump().ok_or_else(|| self.eof_error("expected a character after `\\`"))?;
+        let first = self
+            .bump()
+            .ok_or_else(|| self.eof_error("expected a character after `\\`"))?;
         let rest = self.read_token();
         let c = match (first, rest) {
             (c, "") => c,
@@ -430,7 +454,9 @@ fn parse_atom(token: &str) -> Edn {
 /// Parses a whole string holding exactly one form.
 pub fn parse_one(text: &str) -> Result<Edn, EdnError> {
     let mut reader = EdnReader::new(text);
-    let (_, form) = reader.next_form().ok_or_else(|| reader.eof_error("expected a value"))??;
+    let (_, form) = reader
+        .next_form()
+        .ok_or_else(|| reader.eof_error("expected a value"))??;
     if reader.has_more()? {
         return Err(reader.error("unexpected text after the value"));
     }
@@ -441,7 +467,9 @@ pub fn parse_one(text: &str) -> Result<Edn, EdnError> {
 /// (whitespace included).
 pub fn parse_prefix(text: &str) -> Result<(Edn, &str), EdnError> {
     let mut reader = EdnReader::new(text);
-    let (_, form) = reader.next_form().ok_or_else(|| reader.eof_error("expected a value"))??;
+    let (_, form) = reader
+        .next_form()
+        .ok_or_else(|| reader.eof_error("expected a value"))??;
     Ok((form, &text[reader.pos..]))
 }
 
@@ -451,17 +479,23 @@ mod tests {
 
     #[test]
     fn reads_an_op_map_with_comments_and_commas() {
-        let v = parse_one("{:process 4, :type :ok ; done\n :f :cas, :value [1 -2], :x nil}").unwrap();
+        let v =
+            parse_one("{:process 4, :type :ok ; done\n :f :cas, :value [1 -2], :x nil}").unwrap();
         assert_eq!(v.get("process"), Some(&Edn::Int(4)));
         assert_eq!(v.get("type"), Some(&Edn::Keyword("ok".into())));
-        assert_eq!(v.get("value"), Some(&Edn::Vector(vec![Edn::Int(1), Edn::Int(-2)])));
+        assert_eq!(
+            v.get("value"),
+            Some(&Edn::Vector(vec![Edn::Int(1), Edn::Int(-2)]))
+        );
         assert_eq!(v.get("x"), Some(&Edn::Nil));
         assert_eq!(v.get("missing"), None);
     }
 
     #[test]
     fn strings_sets_tags_chars_and_discard() {
-        let v = parse_one(r#"[ "a\"b\u0041" #{1 2} #inst "2020" \c \newline #_ ignored 2.5 true sym]"#).unwrap();
+        let v =
+            parse_one(r#"[ "a\"b\u0041" #{1 2} #inst "2020" \c \newline #_ ignored 2.5 true sym]"#)
+                .unwrap();
         assert_eq!(
             v,
             Edn::Vector(vec![
@@ -484,7 +518,10 @@ mod tests {
         assert!(!e.at_end_of_input);
         let e = parse_one("[{:a 1}\n{:b").unwrap_err();
         assert!(e.at_end_of_input, "{e}");
-        assert!(parse_one("{:a}").unwrap_err().message.contains("even number"));
+        assert!(parse_one("{:a}")
+            .unwrap_err()
+            .message
+            .contains("even number"));
         assert!(parse_one("1 2").is_err());
         assert!(parse_one("").unwrap_err().at_end_of_input);
     }

@@ -14,7 +14,10 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
     let mut builder = ForeignBuilder::new(source);
     let mut reader = EdnReader::new(text);
     let edn_error = |b: &ForeignBuilder, e: EdnError| b.error(e.line, e.message);
-    match reader.open_collection().map_err(|e| edn_error(&builder, e))? {
+    match reader
+        .open_collection()
+        .map_err(|e| edn_error(&builder, e))?
+    {
         Some(close) => {
             while let Some(item) = reader.next_element(close) {
                 match item {
@@ -28,7 +31,10 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
             }
             if reader.has_more().map_err(|e| edn_error(&builder, e))? {
                 let line = reader.line();
-                return Err(builder.error(line, "unexpected text after the closing bracket of the history"));
+                return Err(builder.error(
+                    line,
+                    "unexpected text after the closing bracket of the history",
+                ));
             }
         }
         None => {
@@ -47,14 +53,23 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
     Ok(builder.finish())
 }
 
-fn push_form(builder: &mut ForeignBuilder, line: usize, form: &super::edn::Edn) -> Result<(), FormatError> {
+fn push_form(
+    builder: &mut ForeignBuilder,
+    line: usize,
+    form: &super::edn::Edn,
+) -> Result<(), FormatError> {
     let rec = op_from_map(form).map_err(|m| builder.error(line, m))?;
     builder.push(line, rec)
 }
 
 fn tolerate_truncation(builder: &mut ForeignBuilder, e: &EdnError) {
     builder.report.truncated_last_line = true;
-    let warning = format!("{}:{}: history cut short ({}); kept the ops before it", builder.source(), e.line, e.message);
+    let warning = format!(
+        "{}:{}: history cut short ({}); kept the ops before it",
+        builder.source(),
+        e.line,
+        e.message
+    );
     builder.report.warnings.push(warning);
 }
 
@@ -82,14 +97,22 @@ mod tests {
     fn lists_and_truncated_files_are_read() {
         let (h, _) = parse("({:process 0 :type :invoke :f :read :value nil})", "l.edn").unwrap();
         assert_eq!(h.ops[0].kind, OpType::Invoke);
-        let (h, report) = parse("[{:process 0 :type :invoke :f :read :value nil}\n {:process 0 :ty", "t.edn").unwrap();
+        let (h, report) = parse(
+            "[{:process 0 :type :invoke :f :read :value nil}\n {:process 0 :ty",
+            "t.edn",
+        )
+        .unwrap();
         assert_eq!(h.len(), 1);
         assert!(report.truncated_last_line, "{report:?}");
     }
 
     #[test]
     fn bad_ops_name_their_line() {
-        let e = parse("[{:process 0 :type :invoke :f :read}\n {:process 0 :type :okay :f :read}]", "b.edn").unwrap_err();
+        let e = parse(
+            "[{:process 0 :type :invoke :f :read}\n {:process 0 :type :okay :f :read}]",
+            "b.edn",
+        )
+        .unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.message.contains("unknown op type :okay"), "{e}");
         let e = parse("[{:process 0 :type :ok :f :read}]", "b.edn").unwrap_err();
@@ -106,9 +129,18 @@ mod tests {
                     {:type :ok, :f :txn, :value [[:append 1 2] [:r :x [1 2]]], :process 0, :index 1, :time 9}]";
         let (h, _) = parse(text, "t.edn").unwrap();
         assert_eq!(h.ops[0].f, "txn");
-        assert_eq!(h.ops[0].value, serde_json::json!([["append", 1, 2], ["r", "x", null]]));
-        assert_eq!(h.ops[1].value, serde_json::json!([["append", 1, 2], ["r", "x", [1, 2]]]));
-        assert_eq!((h.ops[1].kind, h.ops[1].process, h.ops[1].time), (OpType::Ok, Process::Client(0), 9));
+        assert_eq!(
+            h.ops[0].value,
+            serde_json::json!([["append", 1, 2], ["r", "x", null]])
+        );
+        assert_eq!(
+            h.ops[1].value,
+            serde_json::json!([["append", 1, 2], ["r", "x", [1, 2]]])
+        );
+        assert_eq!(
+            (h.ops[1].kind, h.ops[1].process, h.ops[1].time),
+            (OpType::Ok, Process::Client(0), 9)
+        );
         let one_per_line = "{:type :invoke, :f :txn, :value [[:w 1 3]], :process 2}\n{:type :info, :f :txn, :value [[:w 1 3]], :process 2}\n";
         let (h, _) = parse(one_per_line, "t.edn").unwrap();
         assert_eq!(h.ops[1].value, serde_json::json!([["w", 1, 3]]));
@@ -118,12 +150,22 @@ mod tests {
     fn bad_transactions_name_their_line() {
         let e = parse("[{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0}\n {:type :ok, :f :txn, :value [[:incr 1 2]], :process 0}]", "b.edn").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
-        assert!(e.message.contains("micro-op 1: unknown function \"incr\""), "{e}");
+        assert!(
+            e.message.contains("micro-op 1: unknown function \"incr\""),
+            "{e}"
+        );
         let e = parse("[{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}\n\
                        {:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1}\n{:type :ok, :f :txn, :value [[:r 1 5]], :process 1}]", "b.edn").unwrap_err();
         assert_eq!(e.line, 4, "{e}");
-        assert!(e.message.contains("read value of key 1 is not a list: 5"), "{e}");
-        let e = parse("[{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}]", "b.edn").unwrap_err();
+        assert!(
+            e.message.contains("read value of key 1 is not a list: 5"),
+            "{e}"
+        );
+        let e = parse(
+            "[{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}]",
+            "b.edn",
+        )
+        .unwrap_err();
         assert!(e.message.contains("no pending invoke"), "{e}");
     }
 }

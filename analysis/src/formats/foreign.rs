@@ -72,7 +72,9 @@ impl ForeignBuilder {
             error,
             meta: None,
         };
-        self.validator.accept(&op, line).map_err(|m| self.error(line, m))?;
+        self.validator
+            .accept(&op, line)
+            .map_err(|m| self.error(line, m))?;
         if let Process::Client(p) = op.process {
             if op.kind == OpType::Invoke {
                 self.invoke_values.insert(p, op.value.clone());
@@ -81,18 +83,25 @@ impl ForeignBuilder {
             }
         }
         self.ops.push(op);
-        self.report.op_lines.push(u32::try_from(line).unwrap_or(u32::MAX));
+        self.report
+            .op_lines
+            .push(u32::try_from(line).unwrap_or(u32::MAX));
         Ok(())
     }
 
     /// The JSON value and error of a record, applying the keyword-as-error convention.
     fn completion_value(&self, rec: &ForeignOp) -> (serde_json::Value, Option<String>) {
         let indeterminate_or_failed = matches!(rec.kind, OpType::Fail | OpType::Info);
-        if let (true, Edn::Keyword(kw), Process::Client(p)) = (indeterminate_or_failed, &rec.value, rec.process) {
+        if let (true, Edn::Keyword(kw), Process::Client(p)) =
+            (indeterminate_or_failed, &rec.value, rec.process)
+        {
             let value = if is_read(&rec.f) {
                 serde_json::Value::Null
             } else {
-                self.invoke_values.get(&p).cloned().unwrap_or(serde_json::Value::Null)
+                self.invoke_values
+                    .get(&p)
+                    .cloned()
+                    .unwrap_or(serde_json::Value::Null)
             };
             return (value, Some(rec.error.clone().unwrap_or_else(|| kw.clone())));
         }
@@ -131,12 +140,20 @@ pub fn op_from_map(map: &Edn) -> Result<ForeignOp, String> {
         None | Some(Edn::Nil) => None,
         Some(Edn::Str(s) | Edn::Keyword(s) | Edn::Symbol(s)) => Some(s.clone()),
         Some(Edn::Int(i)) => Some(i.to_string()),
-        Some(other) => return Err(format!(":key must be a string, keyword or integer, found {other}")),
+        Some(other) => {
+            return Err(format!(
+                ":key must be a string, keyword or integer, found {other}"
+            ))
+        }
     };
     let time = match map.get("time") {
         None | Some(Edn::Nil) => None,
         Some(Edn::Int(t)) if *t >= 0 => Some(*t as u64),
-        Some(other) => return Err(format!(":time must be a non-negative integer, found {other}")),
+        Some(other) => {
+            return Err(format!(
+                ":time must be a non-negative integer, found {other}"
+            ))
+        }
     };
     let error = match map.get("error") {
         None | Some(Edn::Nil) => None,
@@ -144,7 +161,15 @@ pub fn op_from_map(map: &Edn) -> Result<ForeignOp, String> {
         Some(other) => Some(other.to_string()),
     };
     let value = map.get("value").cloned().unwrap_or(Edn::Nil);
-    Ok(ForeignOp { process, kind, f, key, value, error, time })
+    Ok(ForeignOp {
+        process,
+        kind,
+        f,
+        key,
+        value,
+        error,
+        time,
+    })
 }
 
 /// A Jepsen process: a non-negative number or `:nemesis`.
@@ -153,7 +178,9 @@ pub fn process_of(v: &Edn) -> Result<Process, String> {
         Edn::Int(p) if *p >= 0 => Ok(Process::Client(*p as u64)),
         Edn::Keyword(k) | Edn::Str(k) if k == "nemesis" => Ok(Process::Nemesis),
         Edn::Keyword(k) | Edn::Str(k) if k == "watcher" => Ok(Process::Watcher),
-        other => Err(format!("unknown process {other}: expected a non-negative number or :nemesis")),
+        other => Err(format!(
+            "unknown process {other}: expected a non-negative number or :nemesis"
+        )),
     }
 }
 
@@ -165,8 +192,12 @@ pub fn op_type_of(v: &Edn) -> Result<OpType, String> {
             "ok" => Ok(OpType::Ok),
             "fail" => Ok(OpType::Fail),
             "info" => Ok(OpType::Info),
-            _ => Err(format!("unknown op type :{k}: expected :invoke, :ok, :fail or :info")),
+            _ => Err(format!(
+                "unknown op type :{k}: expected :invoke, :ok, :fail or :info"
+            )),
         },
-        other => Err(format!("unknown op type {other}: expected :invoke, :ok, :fail or :info")),
+        other => Err(format!(
+            "unknown op type {other}: expected :invoke, :ok, :fail or :info"
+        )),
     }
 }

@@ -65,7 +65,12 @@ fn split_op_line(line: &str) -> Option<OpLine<'_>> {
     if !OP_TYPES.contains(&kind) {
         return None;
     }
-    Some(OpLine { process, kind, f, value })
+    Some(OpLine {
+        process,
+        kind,
+        f,
+        value,
+    })
 }
 
 /// At most this many characters of a bad value are quoted in its error.
@@ -79,7 +84,10 @@ fn echo(value: &str) -> String {
         return format!("{value:?}");
     }
     let head: String = value.chars().take(MAX_ECHOED_VALUE_CHARS).collect();
-    format!("{:?} ({total} characters, the first {MAX_ECHOED_VALUE_CHARS} shown)", format!("{head}…"))
+    format!(
+        "{:?} ({total} characters, the first {MAX_ECHOED_VALUE_CHARS} shown)",
+        format!("{head}…")
+    )
 }
 
 /// A client op's value column and what follows it: one EDN form, then — after tabs or
@@ -111,7 +119,10 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
         let line = i + 1;
         if Some(i) == unterminated_last && !raw.trim().is_empty() {
             builder.report.truncated_last_line = true;
-            builder.report.warnings.push(unterminated_last_line_warning(source, line));
+            builder
+                .report
+                .warnings
+                .push(unterminated_last_line_warning(source, line));
             break;
         }
         let Some(fields) = split_op_line(raw) else {
@@ -124,18 +135,35 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
             continue;
         };
         op_lines += 1;
-        let process_edn = parse_one(fields.process).map_err(|e| builder.error(line, format!("bad process: {}", e.message)))?;
+        let process_edn = parse_one(fields.process)
+            .map_err(|e| builder.error(line, format!("bad process: {}", e.message)))?;
         let process = process_of(&process_edn).map_err(|m| builder.error(line, m))?;
-        let kind = op_type_of(&Edn::Keyword(fields.kind[1..].to_string())).map_err(|m| builder.error(line, m))?;
+        let kind = op_type_of(&Edn::Keyword(fields.kind[1..].to_string()))
+            .map_err(|m| builder.error(line, m))?;
         let f = fields.f.trim_start_matches(':').to_string();
         let (value, error) = if process.client().is_none() {
             // Nemesis values are free-form printouts; keep them as text when they are not EDN.
-            (parse_one(fields.value).unwrap_or_else(|_| Edn::Str(fields.value.to_string())), None)
+            (
+                parse_one(fields.value).unwrap_or_else(|_| Edn::Str(fields.value.to_string())),
+                None,
+            )
         } else {
-            client_value_and_error(fields.value)
-                .map_err(|e| builder.error(line, format!("bad value {}: {}", echo(fields.value), e.message)))?
+            client_value_and_error(fields.value).map_err(|e| {
+                builder.error(
+                    line,
+                    format!("bad value {}: {}", echo(fields.value), e.message),
+                )
+            })?
         };
-        let rec = ForeignOp { process, kind, f, key: None, value, error, time: None };
+        let rec = ForeignOp {
+            process,
+            kind,
+            f,
+            key: None,
+            value,
+            error,
+            time: None,
+        };
         builder.push(line, rec)?;
     }
     if let (0, Some(line)) = (op_lines, first_marker_line) {
@@ -149,7 +177,9 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
     }
     if builder.report.skipped_lines > 0 {
         let n = builder.report.skipped_lines;
-        builder.report.warnings.push(format!("{source}: skipped {n} line(s) that are not jepsen.util op lines"));
+        builder.report.warnings.push(format!(
+            "{source}: skipped {n} line(s) that are not jepsen.util op lines"
+        ));
     }
     Ok(builder.finish())
 }
@@ -180,9 +210,17 @@ mod tests {
 
     #[test]
     fn bad_value_mid_file_is_an_error_but_cut_last_line_is_tolerated() {
-        let e = parse("INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4\nINFO  jepsen.util - 3\t:ok\t:cas\t[1 4]\n", "e.log").unwrap_err();
+        let e = parse(
+            "INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4\nINFO  jepsen.util - 3\t:ok\t:cas\t[1 4]\n",
+            "e.log",
+        )
+        .unwrap_err();
         assert_eq!(e.line, 1);
-        let (h, r) = parse("INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4]\nINFO  jepsen.util - 3\t:ok\t:cas\t[1 ", "e.log").unwrap();
+        let (h, r) = parse(
+            "INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4]\nINFO  jepsen.util - 3\t:ok\t:cas\t[1 ",
+            "e.log",
+        )
+        .unwrap();
         assert_eq!(h.len(), 1);
         assert!(r.truncated_last_line);
     }
@@ -213,17 +251,28 @@ mod tests {
 
     #[test]
     fn marker_lines_without_any_op_line_are_an_error_naming_the_first() {
-        let text = "noise\nINFO  jepsen.util - 1|:invoke|:write|3\nINFO  jepsen.util - 1|:ok|:write|3\n";
+        let text =
+            "noise\nINFO  jepsen.util - 1|:invoke|:write|3\nINFO  jepsen.util - 1|:ok|:write|3\n";
         let e = parse(text, "odd.log").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
-        assert!(e.message.contains("no line of the file is an op line"), "{e}");
+        assert!(
+            e.message.contains("no line of the file is an op line"),
+            "{e}"
+        );
         let (h, _) = parse("just noise\n", "quiet.log").unwrap();
-        assert!(h.is_empty(), "a log that never mentions jepsen.util is not an error here");
+        assert!(
+            h.is_empty(),
+            "a log that never mentions jepsen.util is not an error here"
+        );
     }
 
     #[test]
     fn a_complete_last_line_with_a_bad_value_is_an_error() {
-        let e = parse("INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4]\nINFO  jepsen.util - 3\t:ok\t:cas\t[1 \n", "e.log").unwrap_err();
+        let e = parse(
+            "INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4]\nINFO  jepsen.util - 3\t:ok\t:cas\t[1 \n",
+            "e.log",
+        )
+        .unwrap_err();
         assert_eq!(e.line, 2);
     }
 
@@ -238,11 +287,20 @@ mod tests {
         let (h, report) = parse(text, "e.log").unwrap();
         assert_eq!(h.len(), 6);
         assert_eq!(report.skipped_lines, 0);
-        assert_eq!((&h.ops[1].value, h.ops[1].error.as_deref()), (&serde_json::json!([1, 4]), Some("timed-out")));
-        assert_eq!((&h.ops[3].value, h.ops[3].error.as_deref()), (&serde_json::Value::Null, Some("connection refused")));
+        assert_eq!(
+            (&h.ops[1].value, h.ops[1].error.as_deref()),
+            (&serde_json::json!([1, 4]), Some("timed-out"))
+        );
+        assert_eq!(
+            (&h.ops[3].value, h.ops[3].error.as_deref()),
+            (&serde_json::Value::Null, Some("connection refused"))
+        );
         assert_eq!(
             (&h.ops[5].value, h.ops[5].error.as_deref()),
-            (&serde_json::json!(3), Some("java.net.SocketTimeoutException: Read timed out"))
+            (
+                &serde_json::json!(3),
+                Some("java.net.SocketTimeoutException: Read timed out")
+            )
         );
         assert_eq!(h.ops[0].error, None);
     }
@@ -257,11 +315,19 @@ mod tests {
     #[test]
     fn a_long_bad_value_is_echoed_only_up_to_the_bound() {
         let long = format!("[{}", "1 ".repeat(500));
-        let e = parse(&format!("INFO  jepsen.util - 3\t:invoke\t:cas\t{long}\n"), "e.log").unwrap_err();
+        let e = parse(
+            &format!("INFO  jepsen.util - 3\t:invoke\t:cas\t{long}\n"),
+            "e.log",
+        )
+        .unwrap_err();
         let echoed = e.message.split('"').nth(1).expect("the value is quoted");
         assert_eq!(echoed.chars().count(), MAX_ECHOED_VALUE_CHARS + 1, "{e}");
         assert!(echoed.ends_with('…'), "{e}");
-        assert!(e.message.contains(&format!("{} characters", long.trim_end().chars().count())), "{e}");
+        assert!(
+            e.message
+                .contains(&format!("{} characters", long.trim_end().chars().count())),
+            "{e}"
+        );
         assert!(e.message.len() < 300, "{e}");
         let short = parse("INFO  jepsen.util - 3\t:invoke\t:cas\t[1 4\n", "e.log").unwrap_err();
         assert!(short.message.starts_with("bad value \"[1 4\": "), "{short}");

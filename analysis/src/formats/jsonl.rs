@@ -82,13 +82,21 @@ impl LineOp<'_> {
             error: self.error,
             meta: self.meta,
         };
-        Ok(PendingOp { op, index_given, time_given, txn })
+        Ok(PendingOp {
+            op,
+            index_given,
+            time_given,
+            txn,
+        })
     }
 }
 
 /// An op's `value` (left `null` for a transaction that parses straight from its text) and,
 /// for a client transaction, its parse.
-fn parse_value(raw: Option<&RawValue>, client_txn: bool) -> Result<(Value, Option<ParsedTxn>), String> {
+fn parse_value(
+    raw: Option<&RawValue>,
+    client_txn: bool,
+) -> Result<(Value, Option<ParsedTxn>), String> {
     if client_txn {
         if let Some(mops) = raw.and_then(|r| mops_of_json(r.get())) {
             let parsed = shape_of_mops(&mops).map(|shape| (mops, shape));
@@ -146,14 +154,22 @@ impl Assembler {
     }
 
     pub(crate) fn push(&mut self, line: usize, pending: PendingOp) -> Result<Op, FormatError> {
-        let PendingOp { mut op, index_given, time_given, txn } = pending;
+        let PendingOp {
+            mut op,
+            index_given,
+            time_given,
+            txn,
+        } = pending;
         if !index_given {
             op.index = self.next_index;
         }
         if !time_given {
             op.time = op.index;
         }
-        let mops = self.validator.accept_parsed(&op, line, txn.as_ref()).map_err(|m| self.error(line, m))?;
+        let mops = self
+            .validator
+            .accept_parsed(&op, line, txn.as_ref())
+            .map_err(|m| self.error(line, m))?;
         if let Some(mops) = mops {
             match self.form {
                 TxnForm::Compact => {
@@ -170,7 +186,9 @@ impl Assembler {
         }
         self.last_time = self.last_time.max(op.time);
         self.report.ops += 1;
-        self.report.op_lines.push(u32::try_from(line).unwrap_or(u32::MAX));
+        self.report
+            .op_lines
+            .push(u32::try_from(line).unwrap_or(u32::MAX));
         Ok(op)
     }
 
@@ -178,7 +196,9 @@ impl Assembler {
     /// have been cut short by a writer that crashed mid-line.
     pub(crate) fn dropped_unterminated_last_line(&mut self, line: usize) {
         self.report.truncated_last_line = true;
-        self.report.warnings.push(super::unterminated_last_line_warning(&self.source, line));
+        self.report
+            .warnings
+            .push(super::unterminated_last_line_warning(&self.source, line));
     }
 
     fn warn_time_backwards(&mut self, line: usize, time: u64) {
@@ -206,7 +226,13 @@ pub struct JsonlReader<R> {
 impl<R: BufRead> JsonlReader<R> {
     /// `source` names the input in errors and warnings (usually the file path).
     pub fn new(input: R, source: &str) -> Self {
-        JsonlReader { input, line: 0, buf: Vec::with_capacity(256), asm: Assembler::new(source, TxnForm::Json), finished: false }
+        JsonlReader {
+            input,
+            line: 0,
+            buf: Vec::with_capacity(256),
+            asm: Assembler::new(source, TxnForm::Json),
+            finished: false,
+        }
     }
 
     pub fn report(&self) -> &ParseReport {
@@ -274,7 +300,9 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
 
 pub(crate) fn parse_line(bytes: &[u8]) -> Result<PendingOp, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "invalid UTF-8".to_string())?;
-    serde_json::from_str::<LineOp>(text).map_err(|e| describe_json_error(&e))?.into_pending()
+    serde_json::from_str::<LineOp>(text)
+        .map_err(|e| describe_json_error(&e))?
+        .into_pending()
 }
 
 /// serde_json's message with the column, minus its own "at line 1" (we know the line).
@@ -288,25 +316,38 @@ fn describe_json_error(e: &serde_json::Error) -> String {
 
 /// Reads a whole JSON Lines history held in memory, parsing its lines on all cores; the
 /// same result (ops, errors, warnings) as [`read_history`].
-pub fn read_history_bytes(bytes: &[u8], source: &str) -> Result<(History, ParseReport), FormatError> {
+pub fn read_history_bytes(
+    bytes: &[u8],
+    source: &str,
+) -> Result<(History, ParseReport), FormatError> {
     read_history_parallel(bytes, source)
 }
 
 /// Reads a whole JSON Lines history from `input` in large batches whose lines are parsed
 /// on all cores; the same result as [`read_history`], much faster on big histories, and
 /// without holding the whole text in memory.
-pub fn read_history_parallel<R: io::Read>(input: R, source: &str) -> Result<(History, ParseReport), FormatError> {
+pub fn read_history_parallel<R: io::Read>(
+    input: R,
+    source: &str,
+) -> Result<(History, ParseReport), FormatError> {
     read_history_parallel_as(input, source, TxnForm::Json)
 }
 
 /// [`read_history_parallel`], keeping the transactions in `form`.
-pub fn read_history_parallel_as<R: io::Read>(input: R, source: &str, form: TxnForm) -> Result<(History, ParseReport), FormatError> {
+pub fn read_history_parallel_as<R: io::Read>(
+    input: R,
+    source: &str,
+    form: TxnForm,
+) -> Result<(History, ParseReport), FormatError> {
     let (ops, asm) = parallel::read(input, Assembler::new(source, form))?;
     Ok(asm.finish(ops))
 }
 
 /// Reads a whole JSON Lines history.
-pub fn read_history<R: BufRead>(input: R, source: &str) -> Result<(History, ParseReport), FormatError> {
+pub fn read_history<R: BufRead>(
+    input: R,
+    source: &str,
+) -> Result<(History, ParseReport), FormatError> {
     let mut reader = JsonlReader::new(input, source);
     let mut ops = Vec::new();
     for op in reader.by_ref() {
@@ -337,7 +378,10 @@ impl JsonlWriter<File> {
 
 impl<W: Write> JsonlWriter<W> {
     pub fn new(out: W) -> Self {
-        JsonlWriter { out, line: Vec::with_capacity(256) }
+        JsonlWriter {
+            out,
+            line: Vec::with_capacity(256),
+        }
     }
 
     /// Writes `op` as one line and flushes it.
@@ -361,7 +405,13 @@ pub fn write_history(path: &Path, history: &History) -> io::Result<()> {
     for (position, op) in history.ops.iter().enumerate() {
         match history.txn_value(position) {
             std::borrow::Cow::Borrowed(_) => serde_json::to_writer(&mut out, op),
-            std::borrow::Cow::Owned(value) => serde_json::to_writer(&mut out, &Op { value, ..op.clone() }),
+            std::borrow::Cow::Owned(value) => serde_json::to_writer(
+                &mut out,
+                &Op {
+                    value,
+                    ..op.clone()
+                },
+            ),
         }
         .map_err(io::Error::other)?;
         out.write_all(b"\n")?;
@@ -398,7 +448,11 @@ mod tests {
         let (h, report) = read(&text).unwrap();
         assert_eq!(h.len(), 3);
         assert!(report.truncated_last_line);
-        assert!(report.warnings[0].starts_with("h.jsonl:4: dropped"), "{:?}", report.warnings);
+        assert!(
+            report.warnings[0].starts_with("h.jsonl:4: dropped"),
+            "{:?}",
+            report.warnings
+        );
     }
 
     #[test]
@@ -407,8 +461,14 @@ mod tests {
         let e = read(&text).unwrap_err();
         assert_eq!(e.line, 3);
         assert!(e.message.contains("unknown variant `okay`"), "{e}");
-        let e = read(&format!("{GOOD}{{\"type\":\"invoke\",\"process\":0,\"f\"\n\n\n")).unwrap_err();
-        assert_eq!(e.line, 4, "blank lines after it do not make a complete line a cut one");
+        let e = read(&format!(
+            "{GOOD}{{\"type\":\"invoke\",\"process\":0,\"f\"\n\n\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.line, 4,
+            "blank lines after it do not make a complete line a cut one"
+        );
     }
 
     #[test]
@@ -430,7 +490,8 @@ mod tests {
 
     #[test]
     fn unknown_process_is_a_clear_error() {
-        let e = read("{\"index\":0,\"type\":\"invoke\",\"process\":\"bob\",\"f\":\"read\"}\n{}\n").unwrap_err();
+        let e = read("{\"index\":0,\"type\":\"invoke\",\"process\":\"bob\",\"f\":\"read\"}\n{}\n")
+            .unwrap_err();
         assert_eq!(e.line, 1);
         assert!(e.message.contains("unknown process \"bob\""), "{e}");
     }
@@ -454,25 +515,40 @@ mod tests {
 {"type":"ok","process":0,"f":"txn","value":[["append",1,2],["r",1,[1,2]]]}
 "#;
         let (h, _) = read(good).unwrap();
-        assert_eq!(h.ops[1].value, serde_json::json!([["append", 1, 2], ["r", 1, [1, 2]]]));
+        assert_eq!(
+            h.ops[1].value,
+            serde_json::json!([["append", 1, 2], ["r", 1, [1, 2]]])
+        );
         let unknown = r#"{"type":"invoke","process":0,"f":"txn","value":[["r",1,null]]}
 {"type":"invoke","process":1,"f":"txn","value":[["incr",1,2]]}
 "#;
         let e = read(unknown).unwrap_err();
         assert_eq!(e.line, 2);
-        assert!(e.to_string().contains("micro-op 1: unknown function \"incr\""), "{e}");
+        assert!(
+            e.to_string()
+                .contains("micro-op 1: unknown function \"incr\""),
+            "{e}"
+        );
         let not_a_list = r#"{"type":"invoke","process":0,"f":"txn","value":[["append",3,1],["r",3,null]]}
 {"type":"ok","process":0,"f":"txn","value":[["append",3,1],["r",3,5]]}
 "#;
         let e = read(not_a_list).unwrap_err();
         assert_eq!(e.line, 2);
-        assert!(e.to_string().contains("read value of key 3 is not a list: 5"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("read value of key 3 is not a list: 5"),
+            "{e}"
+        );
         let orphan = "{\"type\":\"ok\",\"process\":4,\"f\":\"txn\",\"value\":[[\"r\",1,[]]]}\n";
         let e = read(orphan).unwrap_err();
         assert!(e.to_string().contains("no pending invoke"), "{e}");
         // A last line without a newline is never trusted, whatever it holds: dropped, not judged.
-        let last_line_without_newline = "{\"type\":\"invoke\",\"process\":0,\"f\":\"txn\",\"value\":[[\"x\",1,2]]}";
+        let last_line_without_newline =
+            "{\"type\":\"invoke\",\"process\":0,\"f\":\"txn\",\"value\":[[\"x\",1,2]]}";
         let (h, report) = read(last_line_without_newline).expect("the cut line is dropped");
-        assert!(h.ops.is_empty() && !report.warnings.is_empty(), "{report:?}");
+        assert!(
+            h.ops.is_empty() && !report.warnings.is_empty(),
+            "{report:?}"
+        );
     }
 }

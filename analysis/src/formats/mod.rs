@@ -40,7 +40,12 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::Jsonl, Format::JepsenLog, Format::Edn, Format::PorcupineKv];
+    pub const ALL: [Format; 4] = [
+        Format::Jsonl,
+        Format::JepsenLog,
+        Format::Edn,
+        Format::PorcupineKv,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -85,7 +90,11 @@ pub struct FormatError {
 
 impl FormatError {
     pub fn new(source: &str, line: usize, message: impl Into<String>) -> Self {
-        FormatError { source: source.to_string(), line, message: message.into() }
+        FormatError {
+            source: source.to_string(),
+            line,
+            message: message.into(),
+        }
     }
 }
 
@@ -163,7 +172,11 @@ pub fn parse_str(text: &str, format: Format, source: &str) -> Result<LoadedHisto
         Format::Edn => edn_ops::parse(text, source)?,
         Format::PorcupineKv => porcupine_kv::parse(text, source)?,
     };
-    Ok(LoadedHistory { history, format, report })
+    Ok(LoadedHistory {
+        history,
+        format,
+        report,
+    })
 }
 
 /// Reads a history file. `format` `None` means detect it from the content (and the file
@@ -173,12 +186,19 @@ pub fn load_file(path: &Path, format: Option<Format>) -> Result<LoadedHistory, F
 }
 
 /// [`load_file`], keeping a JSON Lines history's transactions in `form`.
-pub fn load_file_as(path: &Path, format: Option<Format>, form: TxnForm) -> Result<LoadedHistory, FormatError> {
+pub fn load_file_as(
+    path: &Path,
+    format: Option<Format>,
+    form: TxnForm,
+) -> Result<LoadedHistory, FormatError> {
     let source = path.display().to_string();
     let io_error = |e: std::io::Error| FormatError::new(&source, 0, format!("cannot read: {e}"));
     let mut file = std::fs::File::open(path).map_err(io_error)?;
     let mut head = Vec::with_capacity(detect::SNIFF_BYTES);
-    (&mut file).take(detect::SNIFF_BYTES as u64).read_to_end(&mut head).map_err(io_error)?;
+    (&mut file)
+        .take(detect::SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(io_error)?;
     let format = match format {
         Some(f) => f,
         None => {
@@ -194,8 +214,13 @@ pub fn load_file_as(path: &Path, format: Option<Format>, form: TxnForm) -> Resul
     };
     if format == Format::Jsonl {
         // Decoded line by line, so invalid UTF-8 is reported at its line.
-        let (history, report) = jsonl::read_history_parallel_as(std::io::Cursor::new(head).chain(file), &source, form)?;
-        return Ok(LoadedHistory { history, format, report });
+        let (history, report) =
+            jsonl::read_history_parallel_as(std::io::Cursor::new(head).chain(file), &source, form)?;
+        return Ok(LoadedHistory {
+            history,
+            format,
+            report,
+        });
     }
     let mut bytes = head;
     file.read_to_end(&mut bytes).map_err(io_error)?;
@@ -206,7 +231,10 @@ pub fn load_file_as(path: &Path, format: Option<Format>, form: TxnForm) -> Resul
 /// Decodes UTF-8, reporting the line of the first invalid byte.
 pub fn decode_utf8<'a>(bytes: &'a [u8], source: &str) -> Result<&'a str, FormatError> {
     std::str::from_utf8(bytes).map_err(|e| {
-        let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        let line = 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
         FormatError::new(source, line, "invalid UTF-8")
     })
 }

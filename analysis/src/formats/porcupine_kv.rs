@@ -22,7 +22,10 @@ pub fn parse(text: &str, source: &str) -> Result<(History, ParseReport), FormatE
         let line = i + 1;
         if Some(i) == unterminated_last {
             builder.report.truncated_last_line = true;
-            builder.report.warnings.push(unterminated_last_line_warning(source, line));
+            builder
+                .report
+                .warnings
+                .push(unterminated_last_line_warning(source, line));
             break;
         }
         let form = parse_one(trimmed).map_err(|e| builder.error(line, e.message))?;
@@ -49,12 +52,24 @@ mod tests {
 
     #[test]
     fn garbage_in_the_middle_is_an_error_cut_last_line_a_warning() {
-        let e = parse("{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1 :type\n{:a 1}\n", "kv.txt").unwrap_err();
+        let e = parse(
+            "{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1 :type\n{:a 1}\n",
+            "kv.txt",
+        )
+        .unwrap_err();
         assert_eq!(e.line, 2);
-        let (h, r) = parse("{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1, :ty", "kv.txt").unwrap();
+        let (h, r) = parse(
+            "{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1, :ty",
+            "kv.txt",
+        )
+        .unwrap();
         assert_eq!(h.len(), 1);
         assert!(r.truncated_last_line);
-        let e = parse("{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1, :ty\n", "kv.txt").unwrap_err();
+        let e = parse(
+            "{:process 1, :type :invoke, :f :get, :key \"9\"}\n{:process 1, :ty\n",
+            "kv.txt",
+        )
+        .unwrap_err();
         assert_eq!(e.line, 2, "a complete last line is not a cut one");
     }
 

@@ -31,9 +31,14 @@ pub fn shape_of(value: &Value) -> Result<TxnShape, String> {
 /// The shape of a transaction already parsed into `mops`.
 pub fn shape_of_mops(mops: &[MicroOp]) -> Result<TxnShape, String> {
     let list_read = |m: &MicroOp| m.kind == MopKind::Read && matches!(m.value, MopValue::List(_));
-    let scalar_read = |m: &MicroOp| m.kind == MopKind::Read && matches!(m.value, MopValue::Scalar(_));
-    let list_append_evidence = mops.iter().any(|m| m.kind == MopKind::Append || list_read(m));
-    let rw_register_evidence = mops.iter().any(|m| m.kind == MopKind::Write || scalar_read(m));
+    let scalar_read =
+        |m: &MicroOp| m.kind == MopKind::Read && matches!(m.value, MopValue::Scalar(_));
+    let list_append_evidence = mops
+        .iter()
+        .any(|m| m.kind == MopKind::Append || list_read(m));
+    let rw_register_evidence = mops
+        .iter()
+        .any(|m| m.kind == MopKind::Write || scalar_read(m));
     let shows = match (list_append_evidence, rw_register_evidence) {
         (true, true) => {
             let why = misfit(mops, TxnModel::ListAppend);
@@ -64,11 +69,17 @@ pub struct TxnWorkload {
 impl TxnWorkload {
     /// Accepts the transaction of micro-ops `mops` read at `line`, whose shape is `shape`;
     /// the error is a sentence without location.
-    pub fn accept(&mut self, shape: &TxnShape, mops: &[MicroOp], line: usize) -> Result<(), String> {
+    pub fn accept(
+        &mut self,
+        shape: &TxnShape,
+        mops: &[MicroOp],
+        line: usize,
+    ) -> Result<(), String> {
         match (self.decided, shape.shows) {
-            (Some((model, first)), Some(shown)) if shown != model => {
-                Err(format!("{} (the history is {model}: see line {first})", misfit(mops, model)))
-            }
+            (Some((model, first)), Some(shown)) if shown != model => Err(format!(
+                "{} (the history is {model}: see line {first})",
+                misfit(mops, model)
+            )),
             (Some(_), _) => Ok(()),
             (None, shown) => {
                 self.decided = shown.map(|m| (m, line));
@@ -101,18 +112,27 @@ mod tests {
         let e = shape_of(&json!([["incr", 1, 2]])).unwrap_err();
         assert!(e.contains("micro-op 1: unknown function \"incr\""), "{e}");
         let e = shape_of(&json!([["append", 1, 2], ["w", 1, 3]])).unwrap_err();
-        assert!(e.contains("micro-op 2") && e.contains("not an rw-register transaction either"), "{e}");
+        assert!(
+            e.contains("micro-op 2") && e.contains("not an rw-register transaction either"),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_later_transaction_that_does_not_fit_names_both_lines() {
-        let accept = |w: &mut TxnWorkload, v: Value, line| w.accept(&shape_of(&v).unwrap(), &parse_txn(&v).unwrap(), line);
+        let accept = |w: &mut TxnWorkload, v: Value, line| {
+            w.accept(&shape_of(&v).unwrap(), &parse_txn(&v).unwrap(), line)
+        };
         let mut w = TxnWorkload::default();
         accept(&mut w, json!([["r", 1, null]]), 1).unwrap();
         accept(&mut w, json!([["append", 3, 1]]), 2).unwrap();
         assert_eq!(w.model(), Some(TxnModel::ListAppend));
         let e = accept(&mut w, json!([["r", 3, 5]]), 3).unwrap_err();
-        assert!(e.contains("read value of key 3 is not a list: 5") && e.contains("list-append: see line 2"), "{e}");
+        assert!(
+            e.contains("read value of key 3 is not a list: 5")
+                && e.contains("list-append: see line 2"),
+            "{e}"
+        );
         let mut w = TxnWorkload::default();
         accept(&mut w, json!([["w", 1, 1], ["r", 1, 1]]), 1).unwrap();
         let e = accept(&mut w, json!([["append", 1, 2]]), 5).unwrap_err();

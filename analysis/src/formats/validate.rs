@@ -57,7 +57,12 @@ impl Validator {
     /// [`Validator::accept`] with the transaction already parsed (`Some` exactly for a
     /// client's transaction: [`is_client_txn`]), which a reader may do on all cores and
     /// without the op's `value`. Returns the micro-ops of an accepted transaction.
-    pub fn accept_parsed<'t>(&mut self, op: &Op, line: usize, txn: Option<&'t ParsedTxn>) -> Result<Option<&'t [MicroOp]>, String> {
+    pub fn accept_parsed<'t>(
+        &mut self,
+        op: &Op,
+        line: usize,
+        txn: Option<&'t ParsedTxn>,
+    ) -> Result<Option<&'t [MicroOp]>, String> {
         self.accept_structure(op, line)?;
         match txn {
             Some(parsed) => {
@@ -99,7 +104,14 @@ impl Validator {
                 op.f, prev.f, prev.line
             ));
         }
-        self.pending.insert(p, Pending { f: op.f.clone(), key: op.key.clone(), line });
+        self.pending.insert(
+            p,
+            Pending {
+                f: op.f.clone(),
+                key: op.key.clone(),
+                line,
+            },
+        );
         Ok(())
     }
 
@@ -136,7 +148,10 @@ fn accept_event(op: &Op) -> Result<(), String> {
         return Ok(());
     }
     if !op.value.is_object() {
-        return Err(format!("`node-exit` event needs an object `value` (exit_code, signal, expected, ...), got {}", op.value));
+        return Err(format!(
+            "`node-exit` event needs an object `value` (exit_code, signal, expected, ...), got {}",
+            op.value
+        ));
     }
     if crate::checkers::crashes::exit_node(op).is_none() {
         return Err("`node-exit` event names no node: give it a `node` field".to_string());
@@ -189,7 +204,10 @@ mod tests {
         let mut v = Validator::new();
         v.accept(&op(0, OpType::Invoke, 1, "read"), 1).unwrap();
         let e = v.accept(&op(1, OpType::Invoke, 1, "read"), 2).unwrap_err();
-        assert!(e.contains("has not completed") && e.contains("line 1"), "{e}");
+        assert!(
+            e.contains("has not completed") && e.contains("line 1"),
+            "{e}"
+        );
 
         let mut v = Validator::new();
         let e = v.accept(&op(0, OpType::Ok, 7, "read"), 1).unwrap_err();

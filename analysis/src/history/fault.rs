@@ -37,25 +37,53 @@ pub struct FaultValue {
     pub targets: Vec<String>,
     /// The fault really took effect (its meaning is the fault's; e.g. a partition cut a
     /// leader off). Start events carry it; a stop event may repeat it.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_flag"
+    )]
     pub effective: Option<bool>,
     /// The fault hit a Raft leader, for faults that can tell.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_flag"
+    )]
     pub leader: Option<bool>,
     /// Stop events: every step of the heal succeeded.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_flag")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_flag"
+    )]
     pub healed: Option<bool>,
     /// How the targets were chosen (`leader`, `one`, `all`, a partition mode, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_text")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_text"
+    )]
     pub mode: Option<String>,
     /// The key a split was asked at.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_text")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_text"
+    )]
     pub key: Option<String>,
     /// The split key, in histories that name it so rather than `key`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_text")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_text"
+    )]
     pub split_key: Option<String>,
     /// What went wrong while applying or healing, one entry per node or step.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "lenient_texts")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_texts"
+    )]
     pub errors: Option<Vec<String>>,
     /// The fault's own facts (leaders seen, the grudge, the store's answer, ...).
     #[serde(flatten)]
@@ -65,7 +93,10 @@ pub struct FaultValue {
 impl FaultValue {
     /// A value naming only its targets.
     pub fn new(targets: Vec<String>) -> Self {
-        FaultValue { targets, ..Default::default() }
+        FaultValue {
+            targets,
+            ..Default::default()
+        }
     }
 
     /// The key a split event names: `split_key`, else `key`.
@@ -83,7 +114,8 @@ impl FaultValue {
                 self.facts.insert("facts".into(), other);
             }
             Err(e) => {
-                self.facts.insert("facts_error".into(), Value::String(e.to_string()));
+                self.facts
+                    .insert("facts_error".into(), Value::String(e.to_string()));
             }
         }
         self
@@ -107,7 +139,11 @@ pub struct FaultEvent {
 
 impl FaultEvent {
     pub fn new(edge: FaultEdge, fault: &str, value: FaultValue) -> Self {
-        FaultEvent { edge, fault: fault.to_string(), value }
+        FaultEvent {
+            edge,
+            fault: fault.to_string(),
+            value,
+        }
     }
 
     /// The event an op records, if it is a nemesis `start-…`/`stop-…` entry.
@@ -117,12 +153,18 @@ impl FaultEvent {
         }
         let (edge, fault) = Self::parse_f(&op.f)?;
         let value = FaultValue::deserialize(&op.value).unwrap_or_default();
-        Some(FaultEvent { edge, fault: fault.to_string(), value })
+        Some(FaultEvent {
+            edge,
+            fault: fault.to_string(),
+            value,
+        })
     }
 
     /// The edge and fault name an `f` such as `start-partition` names.
     pub fn parse_f(f: &str) -> Option<(FaultEdge, &str)> {
-        [FaultEdge::Start, FaultEdge::Stop].into_iter().find_map(|e| f.strip_prefix(e.prefix()).map(|k| (e, k)))
+        [FaultEdge::Start, FaultEdge::Stop]
+            .into_iter()
+            .find_map(|e| f.strip_prefix(e.prefix()).map(|k| (e, k)))
     }
 
     /// The entry's `f`: `start-<fault>` or `stop-<fault>`.
@@ -148,8 +190,11 @@ impl FaultEvent {
 }
 
 /// Every nemesis event of `ops`, with its op, in history order.
-pub fn fault_events<'a>(ops: impl IntoIterator<Item = &'a Op>) -> impl Iterator<Item = (&'a Op, FaultEvent)> {
-    ops.into_iter().filter_map(|op| FaultEvent::from_op(op).map(|e| (op, e)))
+pub fn fault_events<'a>(
+    ops: impl IntoIterator<Item = &'a Op>,
+) -> impl Iterator<Item = (&'a Op, FaultEvent)> {
+    ops.into_iter()
+        .filter_map(|op| FaultEvent::from_op(op).map(|e| (op, e)))
 }
 
 fn lenient_flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
@@ -161,14 +206,24 @@ fn lenient_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
 }
 
 fn lenient_texts<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    Ok(Value::deserialize(d)?.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()))
+    Ok(Value::deserialize(d)?.as_array().map(|a| {
+        a.iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    }))
 }
 
 /// Node names; a non-string entry is kept as its JSON text so that it still shows.
 fn lenient_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    let names = Value::deserialize(d)?
-        .as_array()
-        .map(|a| a.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect());
+    let names = Value::deserialize(d)?.as_array().map(|a| {
+        a.iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect()
+    });
     Ok(names.unwrap_or_default())
 }
 
@@ -178,7 +233,11 @@ mod tests {
     use serde_json::json;
 
     fn nemesis_op(f: &str, value: Value) -> Op {
-        Op { f: f.into(), value, ..FaultEvent::new(FaultEdge::Start, "x", FaultValue::default()).to_op() }
+        Op {
+            f: f.into(),
+            value,
+            ..FaultEvent::new(FaultEdge::Start, "x", FaultValue::default()).to_op()
+        }
     }
 
     #[test]
@@ -187,7 +246,10 @@ mod tests {
         let op = nemesis_op("start-partition", serde_json::from_str(text).unwrap());
         let e = FaultEvent::from_op(&op).expect("a nemesis event");
         assert_eq!((e.edge, e.fault.as_str()), (FaultEdge::Start, "partition"));
-        assert_eq!((e.value.effective, e.value.leader, e.value.mode.as_deref()), (Some(true), Some(false), Some("one")));
+        assert_eq!(
+            (e.value.effective, e.value.leader, e.value.mode.as_deref()),
+            (Some(true), Some(false), Some("one"))
+        );
         assert_eq!(serde_json::to_string(&e.value.to_json()).unwrap(), text);
     }
 
@@ -201,7 +263,11 @@ mod tests {
 
     #[test]
     fn fields_of_the_wrong_type_read_as_absent() {
-        let e = FaultEvent::from_op(&nemesis_op("start-kill", json!({"targets": ["n1", 2], "effective": "yes"}))).unwrap();
+        let e = FaultEvent::from_op(&nemesis_op(
+            "start-kill",
+            json!({"targets": ["n1", 2], "effective": "yes"}),
+        ))
+        .unwrap();
         assert_eq!(e.value.targets, ["n1", "2"]);
         assert_eq!(e.value.effective, None);
         let e = FaultEvent::from_op(&nemesis_op("start-kill", json!("not an object"))).unwrap();
@@ -218,7 +284,8 @@ mod tests {
 
     #[test]
     fn split_key_prefers_split_key_over_key() {
-        let v: FaultValue = serde_json::from_value(json!({"targets": [], "key": "a", "split_key": "b"})).unwrap();
+        let v: FaultValue =
+            serde_json::from_value(json!({"targets": [], "key": "a", "split_key": "b"})).unwrap();
         assert_eq!(v.split_key(), Some("b"));
     }
 }

@@ -75,7 +75,10 @@ impl JobPhase {
     /// On the forward path before `Cutover` (`Planned` … `DeltaCopy`): the job can still be
     /// abandoned and the source is the range's owner.
     pub fn before_cutover(self) -> bool {
-        matches!(self, JobPhase::Planned | JobPhase::Backfill | JobPhase::Fence | JobPhase::DeltaCopy)
+        matches!(
+            self,
+            JobPhase::Planned | JobPhase::Backfill | JobPhase::Fence | JobPhase::DeltaCopy
+        )
     }
 
     /// At or past `Cutover` on the forward path: the source is no longer authoritative.
@@ -97,7 +100,10 @@ impl fmt::Display for JobPhase {
 /// A recorded phase upper-cased and without the protobuf enum prefix, known or not.
 pub fn normalized_name(text: &str) -> String {
     let upper = text.to_ascii_uppercase();
-    upper.strip_prefix("SPLIT_JOB_PHASE_").map(str::to_string).unwrap_or(upper)
+    upper
+        .strip_prefix("SPLIT_JOB_PHASE_")
+        .map(str::to_string)
+        .unwrap_or(upper)
 }
 
 #[cfg(test)]
@@ -106,7 +112,10 @@ mod tests {
 
     #[test]
     fn parse_accepts_the_prefix_and_any_case_and_nothing_unknown() {
-        assert_eq!(JobPhase::parse("SPLIT_JOB_PHASE_DELTA_COPY"), Some(JobPhase::DeltaCopy));
+        assert_eq!(
+            JobPhase::parse("SPLIT_JOB_PHASE_DELTA_COPY"),
+            Some(JobPhase::DeltaCopy)
+        );
         assert_eq!(JobPhase::parse("done"), Some(JobPhase::Done));
         assert_eq!(JobPhase::parse("NONE"), None);
         for p in JobPhase::ALL {
@@ -116,15 +125,31 @@ mod tests {
 
     #[test]
     fn only_done_and_abandoned_are_terminal() {
-        let terminal: Vec<JobPhase> = JobPhase::ALL.into_iter().filter(|p| p.is_terminal()).collect();
+        let terminal: Vec<JobPhase> = JobPhase::ALL
+            .into_iter()
+            .filter(|p| p.is_terminal())
+            .collect();
         assert_eq!(terminal, [JobPhase::Done, JobPhase::Abandoned]);
     }
 
     #[test]
     fn before_cutover_is_the_forward_path_up_to_delta_copy() {
-        let before: Vec<JobPhase> = JobPhase::ALL.into_iter().filter(|p| p.before_cutover()).collect();
-        assert_eq!(before, [JobPhase::Planned, JobPhase::Backfill, JobPhase::Fence, JobPhase::DeltaCopy]);
-        assert!(JobPhase::ALL.into_iter().all(|p| !(p.before_cutover() && p.at_or_after_cutover())));
+        let before: Vec<JobPhase> = JobPhase::ALL
+            .into_iter()
+            .filter(|p| p.before_cutover())
+            .collect();
+        assert_eq!(
+            before,
+            [
+                JobPhase::Planned,
+                JobPhase::Backfill,
+                JobPhase::Fence,
+                JobPhase::DeltaCopy
+            ]
+        );
+        assert!(JobPhase::ALL
+            .into_iter()
+            .all(|p| !(p.before_cutover() && p.at_or_after_cutover())));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! snapshots from the watcher and nemesis events.
 #![allow(dead_code)]
 
-use analysis::history::{CatalogSnapshot, CommitMeta, History, Op, OpType, Process, RouteRecord, SplitJobRecord};
+use analysis::history::{
+    CatalogSnapshot, CommitMeta, History, Op, OpType, Process, RouteRecord, SplitJobRecord,
+};
 use serde_json::{json, Value};
 
 pub const MS: u64 = 1_000_000;
@@ -16,17 +18,40 @@ pub struct HistoryBuilder {
 
 /// A route record: `route(id, start, end, group, epoch)`; `end` "" = unbounded.
 pub fn route(id: u64, start: &str, end: &str, group: u64, epoch: u64) -> RouteRecord {
-    RouteRecord { id, start: start.into(), end: end.into(), group, state: "ACTIVE".into(), epoch, parent: None }
+    RouteRecord {
+        id,
+        start: start.into(),
+        end: end.into(),
+        group,
+        state: "ACTIVE".into(),
+        epoch,
+        parent: None,
+    }
 }
 
 /// A route record with a parent.
 pub fn child(id: u64, start: &str, end: &str, group: u64, epoch: u64, parent: u64) -> RouteRecord {
-    RouteRecord { parent: Some(parent), ..route(id, start, end, group, epoch) }
+    RouteRecord {
+        parent: Some(parent),
+        ..route(id, start, end, group, epoch)
+    }
 }
 
-pub fn job(id: u64, route_id: u64, split_key: &str, source: u64, target: u64, phase: &str) -> SplitJobRecord {
+pub fn job(
+    id: u64,
+    route_id: u64,
+    split_key: &str,
+    source: u64,
+    target: u64,
+    phase: &str,
+) -> SplitJobRecord {
     SplitJobRecord {
-        id, route_id, split_key: split_key.into(), source_group: source, target_group: target, phase: phase.into(),
+        id,
+        route_id,
+        split_key: split_key.into(),
+        source_group: source,
+        target_group: target,
+        phase: phase.into(),
         new_epoch: None,
     }
 }
@@ -34,8 +59,13 @@ pub fn job(id: u64, route_id: u64, split_key: &str, source: u64, target: u64, ph
 /// Full commit metadata: group, term, log index, route, epoch.
 pub fn meta(group: u64, term: u64, log_index: u64, route: u64, epoch: u64) -> CommitMeta {
     CommitMeta {
-        group: Some(group), term: Some(term), log_index: Some(log_index),
-        route_id: Some(route), route_epoch: Some(epoch), node: None, catalog_version: None,
+        group: Some(group),
+        term: Some(term),
+        log_index: Some(log_index),
+        route_id: Some(route),
+        route_epoch: Some(epoch),
+        node: None,
+        catalog_version: None,
     }
 }
 
@@ -54,27 +84,65 @@ impl HistoryBuilder {
         self.now / MS
     }
 
-    fn push(&mut self, kind: OpType, process: Process, f: &str, key: Option<&str>, value: Value, meta: Option<CommitMeta>) -> u64 {
+    fn push(
+        &mut self,
+        kind: OpType,
+        process: Process,
+        f: &str,
+        key: Option<&str>,
+        value: Value,
+        meta: Option<CommitMeta>,
+    ) -> u64 {
         let index = self.ops.len() as u64;
         self.ops.push(Op {
-            index, kind, process, f: f.into(), key: key.map(str::to_string), value, time: self.now,
-            node: None, error: None, meta,
+            index,
+            kind,
+            process,
+            f: f.into(),
+            key: key.map(str::to_string),
+            value,
+            time: self.now,
+            node: None,
+            error: None,
+            meta,
         });
         self.now += 1;
         index
     }
 
     pub fn invoke(&mut self, process: u64, f: &str, key: &str, value: Value) -> u64 {
-        self.push(OpType::Invoke, Process::Client(process), f, Some(key), value, None)
+        self.push(
+            OpType::Invoke,
+            Process::Client(process),
+            f,
+            Some(key),
+            value,
+            None,
+        )
     }
 
-    pub fn complete(&mut self, kind: OpType, process: u64, f: &str, key: &str, value: Value, meta: Option<CommitMeta>) -> u64 {
+    pub fn complete(
+        &mut self,
+        kind: OpType,
+        process: u64,
+        f: &str,
+        key: &str,
+        value: Value,
+        meta: Option<CommitMeta>,
+    ) -> u64 {
         self.push(kind, Process::Client(process), f, Some(key), value, meta)
     }
 
     /// A transaction's invoke (`f: txn`, no key, `value` the micro-ops).
     pub fn invoke_txn(&mut self, process: u64, mops: Value) -> u64 {
-        self.push(OpType::Invoke, Process::Client(process), "txn", None, mops, None)
+        self.push(
+            OpType::Invoke,
+            Process::Client(process),
+            "txn",
+            None,
+            mops,
+            None,
+        )
     }
 
     /// A transaction's completion.
@@ -83,7 +151,14 @@ impl HistoryBuilder {
     }
 
     /// An acknowledged op invoked now and completed 1 ms later; returns the `ok` index.
-    pub fn acked(&mut self, process: u64, f: &str, key: &str, value: Value, meta: Option<CommitMeta>) -> u64 {
+    pub fn acked(
+        &mut self,
+        process: u64,
+        f: &str,
+        key: &str,
+        value: Value,
+        meta: Option<CommitMeta>,
+    ) -> u64 {
         self.invoke(process, f, key, value.clone());
         self.now += MS;
         self.complete(OpType::Ok, process, f, key, value, meta)
@@ -95,8 +170,17 @@ impl HistoryBuilder {
     }
 
     /// A catalog observation by the watcher; returns its index.
-    pub fn catalog(&mut self, version: u64, routes: Vec<RouteRecord>, jobs: Vec<SplitJobRecord>) -> u64 {
-        let snapshot = CatalogSnapshot { version, routes, jobs };
+    pub fn catalog(
+        &mut self,
+        version: u64,
+        routes: Vec<RouteRecord>,
+        jobs: Vec<SplitJobRecord>,
+    ) -> u64 {
+        let snapshot = CatalogSnapshot {
+            version,
+            routes,
+            jobs,
+        };
         let value = serde_json::to_value(snapshot).expect("snapshot serialises");
         self.push(OpType::Info, Process::Watcher, "catalog", None, value, None)
     }
@@ -113,7 +197,10 @@ impl HistoryBuilder {
 
 /// Kinds of the anomalies of a result, in order.
 pub fn anomaly_kinds(r: &analysis::verdict::CheckerResult) -> Vec<String> {
-    r.anomalies.iter().map(|a| a["kind"].as_str().unwrap_or("?").to_string()).collect()
+    r.anomalies
+        .iter()
+        .map(|a| a["kind"].as_str().unwrap_or("?").to_string())
+        .collect()
 }
 
 /// The validity of one epoch-authority rule from the result's details.
@@ -133,11 +220,19 @@ pub fn rule_validity(r: &analysis::verdict::CheckerResult, rule: &str) -> Value 
 /// the watcher) and its right child is then moved to the next group under a new epoch
 /// (a second catalog version with the job DONE). A start/stop kill pair sits at 1 s.
 pub fn synthetic_history(ops: usize, split_every_s: u64, seed: u64) -> History {
-    struct R { rec: RouteRecord, lo: u64, hi: u64 }
+    struct R {
+        rec: RouteRecord,
+        lo: u64,
+        hi: u64,
+    }
     const KEYS: u64 = 100_000;
     let key = |i: u64| format!("hot/{i:09}");
     let mut h = HistoryBuilder::new();
-    let mut routes = vec![R { rec: route(1, "", "", 1, 1), lo: 0, hi: KEYS }];
+    let mut routes = vec![R {
+        rec: route(1, "", "", 1, 1),
+        lo: 0,
+        hi: KEYS,
+    }];
     let (mut version, mut next_id, mut job_id) = (1u64, 2u64, 1u64);
     let mut log_index = [0u64; 4];
     let mut rng = seed | 1;
@@ -149,31 +244,82 @@ pub fn synthetic_history(ops: usize, split_every_s: u64, seed: u64) -> History {
     let mut last: std::collections::HashMap<u64, String> = std::collections::HashMap::new();
     while h.ops.len() + 2 <= ops {
         if !nemesis_done && h.now >= 1_000_000_000 {
-            h.nemesis("start-kill", json!({"targets": ["n1"], "effective": true, "leader": true}));
+            h.nemesis(
+                "start-kill",
+                json!({"targets": ["n1"], "effective": true, "leader": true}),
+            );
             h.nemesis("stop-kill", json!({"targets": ["n1"], "effective": true}));
             nemesis_done = true;
         }
         if h.now >= next_split {
             next_split += split_every_s * 1_000_000_000;
-            let widest = (0..routes.len()).max_by_key(|&i| routes[i].hi - routes[i].lo).unwrap_or(0);
+            let widest = (0..routes.len())
+                .max_by_key(|&i| routes[i].hi - routes[i].lo)
+                .unwrap_or(0);
             let p = routes.remove(widest);
             let mid = (p.lo + p.hi) / 2;
-            let left = R { rec: child(next_id, &p.rec.start, &key(mid), p.rec.group, p.rec.epoch, p.rec.id), lo: p.lo, hi: mid };
-            let right = R { rec: child(next_id + 1, &key(mid), &p.rec.end, p.rec.group, p.rec.epoch, p.rec.id), lo: mid, hi: p.hi };
+            let left = R {
+                rec: child(
+                    next_id,
+                    &p.rec.start,
+                    &key(mid),
+                    p.rec.group,
+                    p.rec.epoch,
+                    p.rec.id,
+                ),
+                lo: p.lo,
+                hi: mid,
+            };
+            let right = R {
+                rec: child(
+                    next_id + 1,
+                    &key(mid),
+                    &p.rec.end,
+                    p.rec.group,
+                    p.rec.epoch,
+                    p.rec.id,
+                ),
+                lo: mid,
+                hi: p.hi,
+            };
             next_id += 2;
             let target = p.rec.group % 3 + 1;
             routes.insert(widest, right);
             routes.insert(widest, left);
             version += 1;
-            h.catalog(version, snapshot(&routes), vec![job(job_id, p.rec.id, &key(mid), p.rec.group, target, "PLANNED")]);
+            h.catalog(
+                version,
+                snapshot(&routes),
+                vec![job(
+                    job_id,
+                    p.rec.id,
+                    &key(mid),
+                    p.rec.group,
+                    target,
+                    "PLANNED",
+                )],
+            );
             let moved = &mut routes[widest + 1].rec;
             moved.group = target;
             moved.epoch += 1;
             version += 1;
-            h.catalog(version, snapshot(&routes), vec![job(job_id, p.rec.id, &key(mid), p.rec.group, target, "DONE")]);
+            h.catalog(
+                version,
+                snapshot(&routes),
+                vec![job(
+                    job_id,
+                    p.rec.id,
+                    &key(mid),
+                    p.rec.group,
+                    target,
+                    "DONE",
+                )],
+            );
             job_id += 1;
         }
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let k = (rng >> 33) % KEYS;
         let r = &routes[routes.partition_point(|r| r.hi <= k)].rec;
         let g = r.group as usize;
@@ -181,7 +327,11 @@ pub fn synthetic_history(ops: usize, split_every_s: u64, seed: u64) -> History {
         let m = meta(r.group, 1, log_index[g], r.id, r.epoch);
         let process = (rng >> 20) % 30;
         let (f, invoke_value, ok_value) = if matches!((rng >> 40) % 5, 0) {
-            ("get", Value::Null, last.get(&k).map_or(Value::Null, |v| json!(v)))
+            (
+                "get",
+                Value::Null,
+                last.get(&k).map_or(Value::Null, |v| json!(v)),
+            )
         } else {
             let v = format!("v{}", h.ops.len());
             last.insert(k, v.clone());

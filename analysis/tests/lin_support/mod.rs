@@ -25,7 +25,11 @@ pub fn history(lines: &[Line]) -> History {
                 "fail" => OpType::Fail,
                 _ => OpType::Info,
             },
-            process: if *p < 0 { Process::Nemesis } else { Process::Client(*p as u64) },
+            process: if *p < 0 {
+                Process::Nemesis
+            } else {
+                Process::Client(*p as u64)
+            },
             f: f.to_string(),
             key: key.map(str::to_string),
             value: value.clone(),
@@ -61,7 +65,11 @@ fn step(state: &Value, r: &Rec) -> Option<Value> {
     match r.f {
         "read" => (r.read == *state).then(|| state.clone()),
         "write" => Some(r.value.clone()),
-        "append" => Some(Value::String(format!("{}{}", state.as_str().unwrap_or(""), r.value.as_str().unwrap_or("")))),
+        "append" => Some(Value::String(format!(
+            "{}{}",
+            state.as_str().unwrap_or(""),
+            r.value.as_str().unwrap_or("")
+        ))),
         _ if r.value[0] == *state => Some(r.value[1].clone()),
         _ if r.outcome == OpType::Info => Some(state.clone()),
         _ => None,
@@ -71,7 +79,10 @@ fn step(state: &Value, r: &Rec) -> Option<Value> {
 /// Exhaustive search: extend the order with any op that no unplaced determinate op must
 /// precede (returned before its call); indeterminate ops may also stay out forever.
 pub fn oracle(ops: &[(Rec, bool)], placed: &mut Vec<bool>, state: &Value) -> bool {
-    let all_required_placed = ops.iter().zip(placed.iter()).all(|((_, required), p)| *p || !required);
+    let all_required_placed = ops
+        .iter()
+        .zip(placed.iter())
+        .all(|((_, required), p)| *p || !required);
     if all_required_placed {
         return true;
     }
@@ -80,7 +91,10 @@ pub fn oracle(ops: &[(Rec, bool)], placed: &mut Vec<bool>, state: &Value) -> boo
             continue;
         }
         let call = ops[i].0.call;
-        let blocked = ops.iter().zip(placed.iter()).any(|((r, required), p)| !p && *required && r.ret < call);
+        let blocked = ops
+            .iter()
+            .zip(placed.iter())
+            .any(|((r, required), p)| !p && *required && r.ret < call);
         if blocked {
             continue;
         }

@@ -83,7 +83,10 @@ pub struct Turn {
 impl Turn {
     /// The first turn of a fault, with no time to wait.
     pub fn first() -> Turn {
-        Turn { nth: 0, budget: Duration::ZERO }
+        Turn {
+            nth: 0,
+            budget: Duration::ZERO,
+        }
     }
 
     /// How long a turn aimed at a leader waits for one to be known: its budget, at most
@@ -125,7 +128,8 @@ pub trait Fault: Send + Sync + 'static {
     }
     /// Applies the fault. Never fails: problems go into the value's `errors` and make it
     /// not effective.
-    fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng) -> BoxFuture<'a, Started>;
+    fn start<'a>(&'a self, ctx: &'a Ctx, turn: Turn, rng: &'a mut StdRng)
+        -> BoxFuture<'a, Started>;
     /// Heals it and says how (the value of `stop-<name>`). The default runs the undo and
     /// reports `healed` and the errors.
     fn stop<'a>(&'a self, ctx: &'a Ctx, active: &'a Active) -> BoxFuture<'a, FaultValue> {
@@ -178,7 +182,10 @@ impl FaultKind {
     }
 
     fn position(self) -> usize {
-        REGISTRY.iter().position(|k| k.name() == self.name()).unwrap_or(usize::MAX)
+        REGISTRY
+            .iter()
+            .position(|k| k.name() == self.name())
+            .unwrap_or(usize::MAX)
     }
 
     /// Parses `--nemesis` (`partition,kill`, `all`, `none`); duplicates are merged.
@@ -203,7 +210,11 @@ impl FaultKind {
 pub struct UnknownFault(pub String);
 
 fn registry_names() -> String {
-    REGISTRY.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+    REGISTRY
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl PartialEq for FaultKind {
@@ -246,7 +257,12 @@ impl serde::Serialize for FaultKind {
 
 /// The report's style for a fault name; unknown names get a neutral colour.
 pub fn style_of(name: &str) -> Style {
-    FaultKind::named(name).map(|k| k.fault().style()).unwrap_or(Style { rgb: UNKNOWN_STYLE_RGB, label: "fault" })
+    FaultKind::named(name)
+        .map(|k| k.fault().style())
+        .unwrap_or(Style {
+            rgb: UNKNOWN_STYLE_RGB,
+            label: "fault",
+        })
 }
 
 /// What must be done to undo an applied fault.
@@ -312,7 +328,11 @@ impl Ctx {
     }
 
     fn node_names(&self) -> Vec<String> {
-        self.control.nodes().iter().map(|n| n.name.clone()).collect()
+        self.control
+            .nodes()
+            .iter()
+            .map(|n| n.name.clone())
+            .collect()
     }
 
     /// Current leader of every group, by group id.
@@ -329,7 +349,10 @@ impl Ctx {
     /// Every group's leader and the leader of the hot range's group, from one view. While
     /// the hot group has no known leader (an election after the last fault's heal), asked
     /// again every [`LEADER_POLL`] for up to `patience`; then `None` for the hot leader.
-    async fn leaders_and_hot_leader(&self, patience: Duration) -> (BTreeMap<u64, String>, Option<String>) {
+    async fn leaders_and_hot_leader(
+        &self,
+        patience: Duration,
+    ) -> (BTreeMap<u64, String>, Option<String>) {
         let hot = self.oracle.hot_group().await;
         let deadline = tokio::time::Instant::now() + patience;
         loop {
@@ -350,7 +373,10 @@ impl Ctx {
         let deadline = tokio::time::Instant::now() + budget;
         loop {
             let phase = self.oracle.job_phase(job_id).await;
-            let settled = phase.as_deref().and_then(JobPhase::parse).is_some_and(JobPhase::is_terminal);
+            let settled = phase
+                .as_deref()
+                .and_then(JobPhase::parse)
+                .is_some_and(JobPhase::is_terminal);
             if settled || tokio::time::Instant::now() >= deadline {
                 return phase;
             }
@@ -365,13 +391,28 @@ impl Ctx {
 /// of a run target the hot group's leader (when those modes are enabled), so that even a
 /// short run exercises leader failure; later ones choose at random.
 pub async fn start(ctx: &Ctx, kind: FaultKind, turn: Turn, rng: &mut StdRng) -> Active {
-    let Started { value, undo, summary } = kind.fault().start(ctx, turn, rng).await;
-    ctx.record(&FaultEvent::new(FaultEdge::Start, kind.name(), value.clone()));
+    let Started {
+        value,
+        undo,
+        summary,
+    } = kind.fault().start(ctx, turn, rng).await;
+    ctx.record(&FaultEvent::new(
+        FaultEdge::Start,
+        kind.name(),
+        value.clone(),
+    ));
     let summary = summary.unwrap_or_else(|| match value.targets.is_empty() {
         true => kind.name().to_string(),
         false => format!("{} {}", kind.name(), value.targets.join(",")),
     });
-    Active { kind, turn, targets: value.targets.clone(), started: value, undo, summary }
+    Active {
+        kind,
+        turn,
+        targets: value.targets.clone(),
+        started: value,
+        undo,
+        summary,
+    }
 }
 
 /// Heals a fault and records `stop-<name>` with what the heal achieved.
@@ -407,5 +448,9 @@ where
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
     let results = futures::future::join_all(nodes.iter().map(|n| step(n))).await;
-    nodes.iter().zip(results).filter_map(|(n, r)| r.err().map(|e| format!("{n}: {e:#}"))).collect()
+    nodes
+        .iter()
+        .zip(results)
+        .filter_map(|(n, r)| r.err().map(|e| format!("{n}: {e:#}")))
+        .collect()
 }

@@ -46,7 +46,12 @@ fn aim(rng: &mut StdRng, allow_all: bool, first: bool) -> Aim {
 /// up to the turn's leader patience; a random node when none is known by then), or a random
 /// node. Effective when a group's leader was hit, or when every node was targeted and at
 /// least one was hit; the leaders are those of the view the victim was chosen from.
-pub async fn start_process_fault(ctx: &Ctx, action: &ProcessAction, turn: Turn, rng: &mut StdRng) -> Started {
+pub async fn start_process_fault(
+    ctx: &Ctx,
+    action: &ProcessAction,
+    turn: Turn,
+    rng: &mut StdRng,
+) -> Started {
     let aim = aim(rng, action.allow_all, turn.nth == 0);
     let (leaders, hot_leader) = match aim {
         Aim::Leader => ctx.leaders_and_hot_leader(turn.leader_patience()).await,
@@ -66,7 +71,11 @@ pub async fn start_process_fault(ctx: &Ctx, action: &ProcessAction, turn: Turn, 
             Err(e) => errors.push(format!("{v}: {e:#}")),
         }
     }
-    let hit_leaders: Vec<u64> = leaders.iter().filter(|(_, l)| hit.contains(l)).map(|(g, _)| *g).collect();
+    let hit_leaders: Vec<u64> = leaders
+        .iter()
+        .filter(|(_, l)| hit.contains(l))
+        .map(|(g, _)| *g)
+        .collect();
     let mut value = FaultValue::new(victims);
     value.effective = Some(!hit_leaders.is_empty() || (mode == "all" && !hit.is_empty()));
     value.leader = Some(!hit_leaders.is_empty());
@@ -75,6 +84,13 @@ pub async fn start_process_fault(ctx: &Ctx, action: &ProcessAction, turn: Turn, 
     let mut facts: BTreeMap<String, serde_json::Value> = BTreeMap::new();
     facts.insert(action.done.to_string(), serde_json::json!(hit));
     facts.insert("leaders".into(), serde_json::json!(leaders));
-    facts.insert(format!("leaders_{}", action.done), serde_json::json!(hit_leaders));
-    Started { value: value.with_facts(facts), undo: (action.undo)(hit), summary: None }
+    facts.insert(
+        format!("leaders_{}", action.done),
+        serde_json::json!(hit_leaders),
+    );
+    Started {
+        value: value.with_facts(facts),
+        undo: (action.undo)(hit),
+        summary: None,
+    }
 }

@@ -35,9 +35,17 @@ impl Cluster {
     pub async fn start(n: usize, extra: &[&str]) -> Cluster {
         let turn = ONE_AT_A_TIME.lock().await;
         let dir = tempfile::tempdir().expect("tempdir");
-        let addrs: Vec<String> = (0..n).map(|_| format!("127.0.0.1:{}", free_port())).collect();
+        let addrs: Vec<String> = (0..n)
+            .map(|_| format!("127.0.0.1:{}", free_port()))
+            .collect();
         let c = Cluster {
-            _turn: turn, dir, addrs, extra: extra.iter().map(|s| s.to_string()).collect(), children: Default::default(), groups: 3 };
+            _turn: turn,
+            dir,
+            addrs,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            children: Default::default(),
+            groups: 3,
+        };
         for i in 0..n {
             let child = c.spawn(i);
             c.lock().push(Some(child));
@@ -47,14 +55,27 @@ impl Cluster {
     }
 
     fn spawn(&self, i: usize) -> Child {
-        let peers: Vec<String> = self.addrs.iter().enumerate().map(|(j, a)| format!("{}={a}", j + 1)).collect();
+        let peers: Vec<String> = self
+            .addrs
+            .iter()
+            .enumerate()
+            .map(|(j, a)| format!("{}={a}", j + 1))
+            .collect();
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.dir.path().join(format!("node{}.log", i + 1)))
             .expect("log file");
         Command::new(env!("CARGO_BIN_EXE_refkv"))
-            .args(["serve", "--id", &(i + 1).to_string(), "--listen", &self.addrs[i], "--peers", &peers.join(",")])
+            .args([
+                "serve",
+                "--id",
+                &(i + 1).to_string(),
+                "--listen",
+                &self.addrs[i],
+                "--peers",
+                &peers.join(","),
+            ])
             .arg("--data-dir")
             .arg(self.dir.path().join(format!("n{}", i + 1)))
             .args(&self.extra)
@@ -82,7 +103,9 @@ impl Cluster {
 
     /// SIGTERM, then wait for a clean exit; returns the exit status success.
     pub fn terminate(&self, i: usize) -> bool {
-        let Some(mut child) = self.lock()[i].take() else { return false };
+        let Some(mut child) = self.lock()[i].take() else {
+            return false;
+        };
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         child.wait().map(|s| s.success()).unwrap_or(false)
@@ -93,7 +116,11 @@ impl Cluster {
         let guard = self.lock();
         if let Some(child) = guard[i].as_ref() {
             let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-            let sig = if pause { nix::sys::signal::Signal::SIGSTOP } else { nix::sys::signal::Signal::SIGCONT };
+            let sig = if pause {
+                nix::sys::signal::Signal::SIGSTOP
+            } else {
+                nix::sys::signal::Signal::SIGCONT
+            };
             let _ = nix::sys::signal::kill(pid, sig);
         }
     }
@@ -105,7 +132,8 @@ impl Cluster {
     }
 
     pub fn log(&self, i: usize) -> String {
-        std::fs::read_to_string(self.dir.path().join(format!("node{}.log", i + 1))).unwrap_or_default()
+        std::fs::read_to_string(self.dir.path().join(format!("node{}.log", i + 1)))
+            .unwrap_or_default()
     }
 
     /// Lines of every node's log containing `pattern`, prefixed by the node number.
@@ -139,7 +167,11 @@ impl Cluster {
 
     pub async fn status(&self, i: usize, group: u64) -> Option<RaftAdminStatusResponse> {
         let mut admin = RaftAdminClient::new(self.channel(i).await?);
-        admin.status(RaftAdminStatusRequest { group_id: group }).await.ok().map(|r| r.into_inner())
+        admin
+            .status(RaftAdminStatusRequest { group_id: group })
+            .await
+            .ok()
+            .map(|r| r.into_inner())
     }
 
     /// The leader of `group` as seen by a live node that reports itself leader.
@@ -181,10 +213,26 @@ impl Cluster {
                 for i in 0..self.addrs.len() {
                     for g in 1..=self.groups {
                         let s = self.status(i, g).await;
-                        report.push_str(&format!("node {} group {g}: {:?}\n", i + 1, s.map(|s| (s.state, s.leader_id, s.term, s.applied_index, s.last_log_index))));
+                        report.push_str(&format!(
+                            "node {} group {g}: {:?}\n",
+                            i + 1,
+                            s.map(|s| (
+                                s.state,
+                                s.leader_id,
+                                s.term,
+                                s.applied_index,
+                                s.last_log_index
+                            ))
+                        ));
                     }
                 }
-                let errors: String = self.grep_logs("ERROR").lines().rev().take(30).collect::<Vec<_>>().join("\n");
+                let errors: String = self
+                    .grep_logs("ERROR")
+                    .lines()
+                    .rev()
+                    .take(30)
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 panic!("cluster not ready within {within:?}:\n{report}last errors:\n{errors}");
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -193,7 +241,10 @@ impl Cluster {
 
     pub async fn list_routes(&self, i: usize) -> ListRoutesResponse {
         let mut d = self.dist(i).await.expect("connect");
-        d.list_routes(ListRoutesRequest {}).await.expect("list routes").into_inner()
+        d.list_routes(ListRoutesRequest {})
+            .await
+            .expect("list routes")
+            .into_inner()
     }
 }
 
@@ -205,7 +256,10 @@ impl Drop for Cluster {
         // A failed test keeps its nodes' logs and data when asked to (for a post-mortem).
         if std::thread::panicking() && std::env::var_os("REFKV_KEEP_FAILED").is_some() {
             self.dir.disable_cleanup(true);
-            eprintln!("kept the failed cluster's directory: {}", self.dir.path().display());
+            eprintln!(
+                "kept the failed cluster's directory: {}",
+                self.dir.path().display()
+            );
         }
     }
 }
@@ -218,7 +272,10 @@ pub struct Clients<'a> {
 
 impl<'a> Clients<'a> {
     pub fn new(cluster: &'a Cluster) -> Clients<'a> {
-        Clients { cluster, kv: vec![None; cluster.addrs.len()] }
+        Clients {
+            cluster,
+            kv: vec![None; cluster.addrs.len()],
+        }
     }
 
     pub async fn kv(&mut self, i: usize) -> Option<&mut RawKvClient<Channel>> {
@@ -235,12 +292,22 @@ impl<'a> Clients<'a> {
     /// Puts `key` through node `first` (trying the others when a node is down) until it is
     /// acknowledged or `deadline`; an indeterminate failure is simply retried (same value).
     /// Returns the acknowledged response's commit metadata.
-    pub async fn put_until_acked(&mut self, first: usize, key: &[u8], value: &[u8], deadline: Instant) -> Option<CommitMeta> {
+    pub async fn put_until_acked(
+        &mut self,
+        first: usize,
+        key: &[u8],
+        value: &[u8],
+        deadline: Instant,
+    ) -> Option<CommitMeta> {
         let n = self.kv.len();
         let mut i = first;
         while Instant::now() < deadline {
             if let Some(kv) = self.kv(i).await {
-                let req = RawPutRequest { key: key.to_vec(), value: value.to_vec(), ..Default::default() };
+                let req = RawPutRequest {
+                    key: key.to_vec(),
+                    value: value.to_vec(),
+                    ..Default::default()
+                };
                 match kv.raw_put(req).await {
                     Ok(r) => {
                         let r = r.into_inner();
@@ -261,7 +328,13 @@ impl<'a> Clients<'a> {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let result = match self.kv(i).await {
-                Some(kv) => kv.raw_get(RawGetRequest { key: key.to_vec(), ..Default::default() }).await,
+                Some(kv) => {
+                    kv.raw_get(RawGetRequest {
+                        key: key.to_vec(),
+                        ..Default::default()
+                    })
+                    .await
+                }
                 None => Err(tonic::Status::unavailable("connect")),
             };
             match result {
@@ -285,7 +358,11 @@ pub fn assert_tiling(routes: &[RouteDescriptor]) {
     sorted.sort_by(|a, b| a.start.cmp(&b.start));
     let mut expect: Vec<u8> = Vec::new();
     for (i, r) in sorted.iter().enumerate() {
-        assert_eq!(r.start, expect, "gap or overlap before route {}", r.route_id);
+        assert_eq!(
+            r.start, expect,
+            "gap or overlap before route {}",
+            r.route_id
+        );
         let last = i + 1 == sorted.len();
         assert_eq!(r.end.is_empty(), last, "only the last route is unbounded");
         expect = r.end.clone();

@@ -17,7 +17,11 @@ async fn ip(args: &[&str]) -> Result<String> {
         .await
         .context("could not run `ip` (iproute2)")?;
     if !out.status.success() {
-        bail!("`ip {}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -34,12 +38,16 @@ pub fn ns_path(run_id: &str, node: &str) -> PathBuf {
 /// The run a faultline namespace belongs to (`faultline-<run>-<node>`).
 pub fn run_of(ns: &str) -> Option<&str> {
     let rest = ns.strip_prefix(NS_PREFIX)?;
-    rest.rsplit_once('-').map(|(run, _)| run).filter(|r| !r.is_empty())
+    rest.rsplit_once('-')
+        .map(|(run, _)| run)
+        .filter(|r| !r.is_empty())
 }
 
 /// Six hex digits naming the run in interface names (15 bytes at most).
 pub fn short_id(run_id: &str) -> String {
-    let h = run_id.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3));
+    let h = run_id.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    });
     format!("{:06x}", h & 0xff_ffff)
 }
 
@@ -50,7 +58,11 @@ pub fn host_link(run_id: &str) -> String {
 
 /// A third octet `X` such that nothing on this machine uses `10.79.X.0/24` yet.
 pub async fn free_octet(run_id: &str) -> Result<u8> {
-    let used = format!("{}\n{}", ip(&["-4", "-o", "addr"]).await?, ip(&["-4", "route", "show", "table", "all"]).await?);
+    let used = format!(
+        "{}\n{}",
+        ip(&["-4", "-o", "addr"]).await?,
+        ip(&["-4", "route", "show", "table", "all"]).await?
+    );
     let start = u32::from_str_radix(&short_id(run_id), 16).unwrap_or(0);
     (0..250u32)
         .map(|i| ((start + i) % 250 + 1) as u8)
@@ -71,11 +83,23 @@ pub async fn create_network(run_id: &str, octet: u8, nodes: &[String]) -> Result
         let ns = ns_name(run_id, node);
         let (inner, outer) = (format!("fl{s}a{i}"), format!("fl{s}b{i}"));
         ip(&["netns", "add", &ns]).await?;
-        ip(&["link", "add", &inner, "type", "veth", "peer", "name", &outer]).await?;
+        ip(&[
+            "link", "add", &inner, "type", "veth", "peer", "name", &outer,
+        ])
+        .await?;
         ip(&["link", "set", &inner, "netns", &ns]).await?;
         ip(&["link", "set", &outer, "netns", &sw]).await?;
         ip(&["-n", &ns, "link", "set", &inner, "name", "eth0"]).await?;
-        ip(&["-n", &ns, "addr", "add", &format!("10.79.{octet}.{}/24", 11 + i), "dev", "eth0"]).await?;
+        ip(&[
+            "-n",
+            &ns,
+            "addr",
+            "add",
+            &format!("10.79.{octet}.{}/24", 11 + i),
+            "dev",
+            "eth0",
+        ])
+        .await?;
         ip(&["-n", &ns, "link", "set", "eth0", "up"]).await?;
         ip(&["-n", &ns, "link", "set", "lo", "up"]).await?;
         ip(&["-n", &sw, "link", "set", &outer, "master", "br0", "up"]).await?;
@@ -107,7 +131,10 @@ pub async fn list_namespaces() -> Result<Vec<String>> {
 
 /// Processes running in a namespace.
 pub async fn pids_in(ns: &str) -> Vec<i32> {
-    ip(&["netns", "pids", ns]).await.map(|o| o.lines().filter_map(|l| l.trim().parse().ok()).collect()).unwrap_or_default()
+    ip(&["netns", "pids", ns])
+        .await
+        .map(|o| o.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
 }
 
 /// Deletes a namespace (its veth ends go with it, taking their peers along).

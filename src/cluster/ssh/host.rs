@@ -43,7 +43,9 @@ impl Host {
             .known_hosts_check(KnownHosts::Strict)
             .connect_timeout(CONNECT_TIMEOUT)
             .server_alive_interval(std::time::Duration::from_secs(5))
-            .control_persist(ControlPersist::IdleFor(MASTER_IDLE_S.try_into().expect("non-zero")));
+            .control_persist(ControlPersist::IdleFor(
+                MASTER_IDLE_S.try_into().expect("non-zero"),
+            ));
         if let Some(user) = &opts.user {
             builder.user(user.clone());
         }
@@ -56,8 +58,16 @@ impl Host {
         if let Some(known) = &opts.known_hosts {
             builder.user_known_hosts_file(known);
         }
-        let session = builder.connect(name).await.map_err(|e| connect_error(name, opts, e))?;
-        Ok(Host { name: name.to_string(), ip, session, sudo: opts.sudo })
+        let session = builder
+            .connect(name)
+            .await
+            .map_err(|e| connect_error(name, opts, e))?;
+        Ok(Host {
+            name: name.to_string(),
+            ip,
+            session,
+            sudo: opts.sudo,
+        })
     }
 
     /// Runs `program args` on the host (no stdin); its stdout, or an error saying `what`
@@ -72,23 +82,36 @@ impl Host {
             .await
             .with_context(|| format!("{what} on {}: ssh failed", self.name))?;
         if !out.status.success() {
-            bail!("{what} on {} failed ({}): {}", self.name, out.status, String::from_utf8_lossy(&out.stderr).trim());
+            bail!(
+                "{what} on {} failed ({}): {}",
+                self.name,
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         Ok(out.stdout)
     }
 
     /// Runs `script` with `sh -c` on the host; its stdout, or an error with its stderr.
     pub async fn sh(&self, script: &str) -> Result<String> {
-        let out = self.checked("sh", &["-c", script], &format!("`{}`", first_line(script))).await?;
+        let out = self
+            .checked("sh", &["-c", script], &format!("`{}`", first_line(script)))
+            .await?;
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
     /// Copies the local file `from` to `to` on the host, executable (written beside it
     /// and renamed, so a half-copied binary is never run).
     pub async fn upload(&self, from: &Path, to: &str) -> Result<()> {
-        let bytes = tokio::fs::read(from).await.with_context(|| format!("reading {}", from.display()))?;
+        let bytes = tokio::fs::read(from)
+            .await
+            .with_context(|| format!("reading {}", from.display()))?;
         let tmp = format!("{to}.part");
-        let script = format!("cat > {t} && chmod 755 {t} && mv {t} {to}", t = super::script::quote(&tmp), to = super::script::quote(to));
+        let script = format!(
+            "cat > {t} && chmod 755 {t} && mv {t} {to}",
+            t = super::script::quote(&tmp),
+            to = super::script::quote(to)
+        );
         let mut child = self
             .session
             .command("sh")
@@ -101,20 +124,35 @@ impl Host {
             .await
             .with_context(|| format!("uploading to {}", self.name))?;
         let mut stdin = child.stdin().take().context("no stdin to upload through")?;
-        stdin.write_all(&bytes).await.with_context(|| format!("uploading {} to {}:{to}", from.display(), self.name))?;
+        stdin
+            .write_all(&bytes)
+            .await
+            .with_context(|| format!("uploading {} to {}:{to}", from.display(), self.name))?;
         stdin.shutdown().await?;
         drop(stdin);
-        let out = child.wait_with_output().await.with_context(|| format!("uploading to {}", self.name))?;
+        let out = child
+            .wait_with_output()
+            .await
+            .with_context(|| format!("uploading to {}", self.name))?;
         if !out.status.success() {
-            bail!("uploading {} to {}:{to} failed: {}", from.display(), self.name, String::from_utf8_lossy(&out.stderr).trim());
+            bail!(
+                "uploading {} to {}:{to} failed: {}",
+                from.display(),
+                self.name,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         Ok(())
     }
 
     /// Copies the host's file `from` to the local file `to`.
     pub async fn download(&self, from: &str, to: &Path) -> Result<()> {
-        let bytes = self.checked("cat", &[from], &format!("downloading {from}")).await?;
-        tokio::fs::write(to, &bytes).await.with_context(|| format!("writing {}", to.display()))
+        let bytes = self
+            .checked("cat", &[from], &format!("downloading {from}"))
+            .await?;
+        tokio::fs::write(to, &bytes)
+            .await
+            .with_context(|| format!("writing {}", to.display()))
     }
 
     /// Closes the connection (the control master exits).
@@ -154,27 +192,44 @@ async fn resolve(name: &str, port: u16) -> Result<Ipv4Addr> {
     if let Ok(ip) = name.parse() {
         return Ok(ip);
     }
-    let addrs = tokio::net::lookup_host((name, port)).await.with_context(|| format!("resolving host {name}"))?;
+    let addrs = tokio::net::lookup_host((name, port))
+        .await
+        .with_context(|| format!("resolving host {name}"))?;
     addrs
         .filter_map(|a| match a.ip() {
             std::net::IpAddr::V4(ip) => Some(ip),
             std::net::IpAddr::V6(_) => None,
         })
         .next()
-        .with_context(|| format!("host {name} has no IPv4 address (the firewall faults name IPv4 peers)"))
+        .with_context(|| {
+            format!("host {name} has no IPv4 address (the firewall faults name IPv4 peers)")
+        })
 }
 
 /// A failed connection, said for people: the host, how it was reached, and ssh's reason.
 fn connect_error(name: &str, opts: &SshOptions, e: openssh::Error) -> anyhow::Error {
     use std::error::Error as _;
-    let mut reason = e.source().map(|s| s.to_string()).unwrap_or_else(|| e.to_string());
+    let mut reason = e
+        .source()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| e.to_string());
     if reason.contains("Host key verification failed") {
         // ssh's banner about a changed key is a dozen lines; the ones naming the key say it.
-        reason = reason.lines().filter(|l| l.to_lowercase().contains("host key")).collect::<Vec<_>>().join(" ");
+        reason = reason
+            .lines()
+            .filter(|l| l.to_lowercase().contains("host key"))
+            .collect::<Vec<_>>()
+            .join(" ");
     }
-    let user = opts.user.as_deref().map(|u| format!("{u}@")).unwrap_or_default();
+    let user = opts
+        .user
+        .as_deref()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
     let port = opts.port.map(|p| format!(" port {p}")).unwrap_or_default();
-    let hint = if reason.contains("Host key verification failed") || reason.contains("REMOTE HOST IDENTIFICATION") {
+    let hint = if reason.contains("Host key verification failed")
+        || reason.contains("REMOTE HOST IDENTIFICATION")
+    {
         " (its host key is unknown or changed: add it to the known hosts file, e.g. `ssh-keyscan HOST >> ~/.ssh/known_hosts`, or pass --ssh-known-hosts)"
     } else if reason.contains("Permission denied") {
         " (authentication failed: check --ssh-user and --ssh-key)"

@@ -66,10 +66,17 @@ impl SshOptions {
         if !self.hosts.is_empty() {
             return Ok(self.hosts.clone());
         }
-        let Some(file) = &self.hosts_file else { bail!("--cluster ssh needs --hosts h1,h2,... or --hosts-file FILE") };
-        let text = std::fs::read_to_string(file).with_context(|| format!("--hosts-file: reading {}", file.display()))?;
-        let hosts: Vec<String> =
-            text.lines().map(|l| l.split('#').next().unwrap_or_default().trim()).filter(|l| !l.is_empty()).map(str::to_string).collect();
+        let Some(file) = &self.hosts_file else {
+            bail!("--cluster ssh needs --hosts h1,h2,... or --hosts-file FILE")
+        };
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("--hosts-file: reading {}", file.display()))?;
+        let hosts: Vec<String> = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or_default().trim())
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
         if hosts.is_empty() {
             bail!("--hosts-file {} names no host", file.display());
         }
@@ -93,7 +100,10 @@ impl SshOptions {
         }
         let dir = self.dir.trim_end_matches('/');
         if !self.dir.starts_with('/') || dir.is_empty() || dir.contains('\'') {
-            bail!("--ssh-dir {:?} must be an absolute path other than / (without quotes)", self.dir);
+            bail!(
+                "--ssh-dir {:?} must be an absolute path other than / (without quotes)",
+                self.dir
+            );
         }
         Ok(hosts)
     }
@@ -137,9 +147,20 @@ impl SshCluster {
         let nodes = hosts
             .iter()
             .enumerate()
-            .map(|(i, h)| NodeInfo { name: format!("n{}", i + 1), id: i as u64 + 1, ip: h.ip, addr: format!("{}:{SERVER_PORT}", h.ip) })
+            .map(|(i, h)| NodeInfo {
+                name: format!("n{}", i + 1),
+                id: i as u64 + 1,
+                ip: h.ip,
+                addr: format!("{}:{SERVER_PORT}", h.ip),
+            })
             .collect();
-        let cluster = SshCluster { spec, hosts, nodes, exits: ExitBook::default(), log_starts: Mutex::new(HashMap::new()) };
+        let cluster = SshCluster {
+            spec,
+            hosts,
+            nodes,
+            exits: ExitBook::default(),
+            log_starts: Mutex::new(HashMap::new()),
+        };
         if let Err(e) = cluster.setup().await {
             let _ = cluster.teardown().await;
             return Err(e);
@@ -152,7 +173,13 @@ impl SshCluster {
     async fn setup(&self) -> Result<()> {
         futures::future::try_join_all(self.hosts.iter().map(check_firewall)).await?;
         futures::future::try_join_all(self.hosts.iter().map(|h| self.sweep(h))).await?;
-        futures::future::try_join_all(self.nodes.iter().zip(&self.hosts).map(|(node, host)| self.install(node, host))).await?;
+        futures::future::try_join_all(
+            self.nodes
+                .iter()
+                .zip(&self.hosts)
+                .map(|(node, host)| self.install(node, host)),
+        )
+        .await?;
         futures::future::try_join_all(self.nodes.iter().map(|node| self.spawn(node))).await?;
         Ok(())
     }
@@ -166,7 +193,12 @@ impl SshCluster {
                 .sh(&format!("test -x {}", script::quote(path)))
                 .await
                 .map(drop)
-                .with_context(|| format!("--remote-binary {path} is not an executable on {}", host.name)),
+                .with_context(|| {
+                    format!(
+                        "--remote-binary {path} is not an executable on {}",
+                        host.name
+                    )
+                }),
         }
     }
 
@@ -182,51 +214,101 @@ impl SshCluster {
         match &self.spec.binary {
             Binary::OnHost(path) => path.clone(),
             Binary::Upload(local) => {
-                let name = local.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "server".into());
+                let name = local
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "server".into());
                 format!("{}/bin/{name}", self.dir_of(node))
             }
         }
     }
 
     fn host_of(&self, node: &str) -> Result<&Host> {
-        let i = self.nodes.iter().position(|n| n.name == node).with_context(|| format!("no node named {node:?}"))?;
+        let i = self
+            .nodes
+            .iter()
+            .position(|n| n.name == node)
+            .with_context(|| format!("no node named {node:?}"))?;
         Ok(&self.hosts[i])
     }
 
     /// The server command line of `node`.
     pub fn command_of(&self, node: &NodeInfo) -> Vec<String> {
-        let layout = NodeLayout { binary: self.binary_path(&node.name), data_dir: format!("{}/data", self.dir_of(&node.name)) };
-        self.spec.db.node_command(node, &self.nodes, &layout, &self.spec.server_args)
+        let layout = NodeLayout {
+            binary: self.binary_path(&node.name),
+            data_dir: format!("{}/data", self.dir_of(&node.name)),
+        };
+        self.spec
+            .db
+            .node_command(node, &self.nodes, &layout, &self.spec.server_args)
     }
 
     async fn spawn(&self, node: &NodeInfo) -> Result<()> {
         let host = self.host_of(&node.name)?;
         self.exits.starting(&node.name);
         let out = host
-            .sh(&script::start(&self.dir_of(&node.name), &self.command_of(node)))
+            .sh(&script::start(
+                &self.dir_of(&node.name),
+                &self.command_of(node),
+            ))
             .await
             .with_context(|| format!("starting {}", node.name))?;
-        let offset = out.lines().next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
-        self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).insert(node.name.clone(), offset);
+        let offset = out
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        self.log_starts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(node.name.clone(), offset);
         self.exits.started(&node.name);
         Ok(())
     }
 
     /// Asks every host at once how its server is, then reports the exits not seen before.
     async fn exits_now(&self) -> Result<Vec<NodeExit>> {
-        let incarnations: Vec<u64> = self.nodes.iter().map(|n| self.exits.incarnation(&n.name)).collect();
-        let states =
-            futures::future::try_join_all(self.nodes.iter().zip(&self.hosts).map(|(node, host)| self.state_of(node, host))).await?;
+        let incarnations: Vec<u64> = self
+            .nodes
+            .iter()
+            .map(|n| self.exits.incarnation(&n.name))
+            .collect();
+        let states = futures::future::try_join_all(
+            self.nodes
+                .iter()
+                .zip(&self.hosts)
+                .map(|(node, host)| self.state_of(node, host)),
+        )
+        .await?;
         let mut out = Vec::new();
-        for ((node, host), (state, incarnation)) in self.nodes.iter().zip(&self.hosts).zip(states.into_iter().zip(incarnations)) {
+        for ((node, host), (state, incarnation)) in self
+            .nodes
+            .iter()
+            .zip(&self.hosts)
+            .zip(states.into_iter().zip(incarnations))
+        {
             if state == ServerState::Running {
                 continue;
             }
-            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else { continue };
-            let offset = self.log_starts.lock().unwrap_or_else(|p| p.into_inner()).get(&node.name).copied().unwrap_or(0);
-            let log = match host.sh(&script::log_since(&self.dir_of(&node.name), offset)).await {
+            let Some(expected) = self.exits.claim_exit(&node.name, incarnation) else {
+                continue;
+            };
+            let offset = self
+                .log_starts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&node.name)
+                .copied()
+                .unwrap_or(0);
+            let log = match host
+                .sh(&script::log_since(&self.dir_of(&node.name), offset))
+                .await
+            {
                 Ok(text) => text.lines().map(str::to_string).collect(),
-                Err(e) => vec![format!("(faultline could not read the log of {}: {e:#})", node.name)],
+                Err(e) => vec![format!(
+                    "(faultline could not read the log of {}: {e:#})",
+                    node.name
+                )],
             };
             let (code, signal) = state.code_and_signal();
             out.push(NodeExit::new(&node.name, expected, code, signal, &log));
@@ -236,18 +318,27 @@ impl SshCluster {
 
     async fn state_of(&self, node: &NodeInfo, host: &Host) -> Result<ServerState> {
         let out = host.sh(&script::status(&self.dir_of(&node.name))).await?;
-        ServerState::parse(&out).with_context(|| format!("{}: unexpected status {out:?}", node.name))
+        ServerState::parse(&out)
+            .with_context(|| format!("{}: unexpected status {out:?}", node.name))
     }
 
     async fn signal(&self, node: &str, sig: &str) -> Result<()> {
-        self.host_of(node)?.sh(&script::signal(&self.dir_of(node), sig)).await.map(drop)
+        self.host_of(node)?
+            .sh(&script::signal(&self.dir_of(node), sig))
+            .await
+            .map(drop)
     }
 }
 
 /// Heals leftover rules, kills our stray servers and wipes our node directories under `dir`.
 async fn sweep_host(host: &Host, dir: &str) -> Result<()> {
-    nemesis::net::remove_chain(host).await.with_context(|| format!("removing leftover firewall rules on {}", host.name))?;
-    host.sh(&script::sweep(dir)).await.map(drop).with_context(|| format!("sweeping {dir} on {}", host.name))
+    nemesis::net::remove_chain(host)
+        .await
+        .with_context(|| format!("removing leftover firewall rules on {}", host.name))?;
+    host.sh(&script::sweep(dir))
+        .await
+        .map(drop)
+        .with_context(|| format!("sweeping {dir} on {}", host.name))
 }
 
 /// `faultline cleanup --hosts ...`: on every host of `names` (as [`SshOptions::validate`]
@@ -261,10 +352,16 @@ pub async fn sweep_hosts(names: &[String], options: &SshOptions) -> Result<()> {
     let swept = futures::future::join_all(hosts.iter().map(|h| async move {
         check_firewall(h).await?;
         sweep_host(h, &options.dir).await?;
-        h.sh(&script::remove_root_if_empty(&options.dir)).await.map(drop)
+        h.sh(&script::remove_root_if_empty(&options.dir))
+            .await
+            .map(drop)
     }))
     .await;
-    let errors: Vec<String> = swept.into_iter().filter_map(|r| r.err()).map(|e| format!("{e:#}")).collect();
+    let errors: Vec<String> = swept
+        .into_iter()
+        .filter_map(|r| r.err())
+        .map(|e| format!("{e:#}"))
+        .collect();
     for h in hosts {
         h.close().await;
     }
@@ -336,7 +433,12 @@ impl NodeControl for SshCluster {
     }
 
     fn netns<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<PathBuf>> {
-        async move { bail!("{node} runs on its own host over ssh: it has no network namespace on this machine") }.boxed()
+        async move {
+            bail!(
+                "{node} runs on its own host over ssh: it has no network namespace on this machine"
+            )
+        }
+        .boxed()
     }
 
     fn node_net<'a>(&'a self, node: &'a str) -> BoxFuture<'a, Result<Box<dyn NetExec + 'a>>> {
@@ -385,7 +487,10 @@ impl Cluster for SshCluster {
             let mut first_err = None;
             for (node, host) in self.nodes.iter().zip(&self.hosts) {
                 let from = format!("{}/server.log", self.dir_of(&node.name));
-                if let Err(e) = host.download(&from, &dir.join(format!("{}.log", node.name))).await {
+                if let Err(e) = host
+                    .download(&from, &dir.join(format!("{}.log", node.name)))
+                    .await
+                {
                     first_err.get_or_insert(e);
                 }
             }
@@ -399,7 +504,9 @@ impl Cluster for SshCluster {
             self.exits.tearing_down();
             let swept = futures::future::join_all(self.hosts.iter().map(|h| self.sweep(h))).await;
             for host in &self.hosts {
-                let _ = host.sh(&script::remove_root_if_empty(&self.spec.options.dir)).await;
+                let _ = host
+                    .sh(&script::remove_root_if_empty(&self.spec.options.dir))
+                    .await;
             }
             swept.into_iter().collect::<Result<Vec<()>>>().map(drop)
         }

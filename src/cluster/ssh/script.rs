@@ -46,7 +46,10 @@ rm -rf "$r"/n[0-9]*
 
 /// Removes `root` if nothing is left in it.
 pub fn remove_root_if_empty(root: &str) -> String {
-    format!("rmdir {} 2>/dev/null || true", quote(root.trim_end_matches('/')))
+    format!(
+        "rmdir {} 2>/dev/null || true",
+        quote(root.trim_end_matches('/'))
+    )
 }
 
 /// Creates the node directory with its data dir and empty log.
@@ -79,7 +82,10 @@ cat "$d/server.pid"
 
 /// Sends `signal` (`STOP`, `CONT`, `KILL`) to the server; fails if it does not run.
 pub fn signal(dir: &str, signal: &str) -> String {
-    format!(r#"p=$(cat {}/server.pid) && kill -{signal} "$p""#, quote(dir))
+    format!(
+        r#"p=$(cat {}/server.pid) && kill -{signal} "$p""#,
+        quote(dir)
+    )
 }
 
 /// Kills the server (resuming it first, so a paused one dies too) and waits up to 5 s for
@@ -111,7 +117,11 @@ st || {{ sleep 0.2; st || echo gone; }}
 
 /// Prints the log written since byte `offset` (its last MiB at most).
 pub fn log_since(dir: &str, offset: u64) -> String {
-    format!("tail -c +{} {}/server.log | tail -c 1048576", offset + 1, quote(dir))
+    format!(
+        "tail -c +{} {}/server.log | tail -c 1048576",
+        offset + 1,
+        quote(dir)
+    )
 }
 
 /// What [`status`] printed.
@@ -128,7 +138,10 @@ impl ServerState {
         match out.trim() {
             "running" => Some(ServerState::Running),
             "gone" => Some(ServerState::Gone),
-            s => s.strip_prefix("exit ").and_then(|c| c.trim().parse().ok()).map(ServerState::Exited),
+            s => s
+                .strip_prefix("exit ")
+                .and_then(|c| c.trim().parse().ok())
+                .map(ServerState::Exited),
         }
     }
 
@@ -152,8 +165,16 @@ mod tests {
     use super::*;
 
     fn sh(script: &str) -> (bool, String, String) {
-        let out = std::process::Command::new("sh").arg("-c").arg(script).output().expect("sh runs");
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .output()
+            .expect("sh runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     }
 
     #[test]
@@ -164,8 +185,14 @@ mod tests {
 
     #[test]
     fn a_wait_status_becomes_a_code_or_a_signal() {
-        assert_eq!(ServerState::parse("exit 137\n"), Some(ServerState::Exited(137)));
-        assert_eq!(ServerState::Exited(137).code_and_signal(), (None, Some("SIGKILL".into())));
+        assert_eq!(
+            ServerState::parse("exit 137\n"),
+            Some(ServerState::Exited(137))
+        );
+        assert_eq!(
+            ServerState::Exited(137).code_and_signal(),
+            (None, Some("SIGKILL".into()))
+        );
         assert_eq!(ServerState::Exited(2).code_and_signal(), (Some(2), None));
         assert_eq!(ServerState::parse("running"), Some(ServerState::Running));
         assert_eq!(ServerState::parse("gone"), Some(ServerState::Gone));
@@ -188,13 +215,21 @@ mod tests {
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0].trim(), "0", "the log was empty");
         let pid: i32 = lines[1].trim().parse().unwrap();
-        assert_eq!(ServerState::parse(&sh(&status(&dir)).1), Some(ServerState::Running));
+        assert_eq!(
+            ServerState::parse(&sh(&status(&dir)).1),
+            Some(ServerState::Running)
+        );
         assert!(sh(&signal(&dir, "STOP")).0);
         assert!(sh(&kill(&dir)).0, "a paused server is killed too");
-        assert_eq!(ServerState::parse(&sh(&status(&dir)).1), Some(ServerState::Exited(137)));
+        assert_eq!(
+            ServerState::parse(&sh(&status(&dir)).1),
+            Some(ServerState::Exited(137))
+        );
         assert!(
             !std::path::Path::new(&format!("/proc/{pid}")).exists()
-                || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(" Z ")
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .unwrap_or_default()
+                    .contains(" Z ")
         );
         std::fs::write(format!("{dir}/server.log"), "it's up\n").unwrap();
         assert_eq!(sh(&log_since(&dir, 3)).1, "s up\n");
@@ -209,7 +244,10 @@ mod tests {
         assert!(!std::path::Path::new(&dir).exists(), "node dir swept");
         assert!(root.path().join("keep-me").exists());
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        assert!(stat.is_empty() || stat.contains(") Z"), "the server was killed: {stat}");
+        assert!(
+            stat.is_empty() || stat.contains(") Z"),
+            "the server was killed: {stat}"
+        );
         sh(&remove_root_if_empty(&root_s));
         assert!(root.path().exists(), "not empty: kept");
     }

@@ -26,7 +26,10 @@ pub fn collect(paths: &[PathBuf], format: Option<Format>) -> (Vec<PathBuf>, Vec<
                 walk(path, format, &mut found, &mut problems);
                 found.sort();
                 if found.is_empty() {
-                    problems.push(format!("{}: no history files in this directory", path.display()));
+                    problems.push(format!(
+                        "{}: no history files in this directory",
+                        path.display()
+                    ));
                 }
                 files.extend(found);
             }
@@ -51,10 +54,15 @@ fn walk(dir: &Path, format: Option<Format>, found: &mut Vec<PathBuf>, problems: 
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        let Ok(file_type) = entry.file_type() else { continue };
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
         if file_type.is_dir() {
             walk(&path, format, found, problems);
-        } else if (file_type.is_file() || file_type.is_symlink()) && path.is_file() && looks_like_history(&path, format) {
+        } else if (file_type.is_file() || file_type.is_symlink())
+            && path.is_file()
+            && looks_like_history(&path, format)
+        {
             found.push(path);
         }
     }
@@ -73,7 +81,11 @@ fn looks_like_history(path: &Path, format: Option<Format>) -> bool {
 /// The format the start of the file looks like.
 fn sniff(path: &Path) -> Option<Format> {
     let mut head = Vec::new();
-    std::fs::File::open(path).ok()?.take(SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
+    std::fs::File::open(path)
+        .ok()?
+        .take(SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .ok()?;
     detect_content(&String::from_utf8_lossy(&head))
 }
 
@@ -87,16 +99,26 @@ mod tests {
         let run = dir.path().join("store/t/2026");
         std::fs::create_dir_all(run.join("logs")).unwrap();
         std::fs::write(run.join("history.jsonl"), "").unwrap();
-        std::fs::write(run.join("logs/n1.log"), "INFO  jepsen.util - 1\t:ok\t:read\t1\n").unwrap();
+        std::fs::write(
+            run.join("logs/n1.log"),
+            "INFO  jepsen.util - 1\t:ok\t:read\t1\n",
+        )
+        .unwrap();
         std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
         std::fs::write(dir.path().join("h.edn"), "[{:process 0}]").unwrap();
         std::fs::write(dir.path().join("README.md"), "[x]").unwrap();
         let (files, problems) = collect(&[dir.path().to_path_buf()], None);
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(files, vec![dir.path().join("h.edn"), run.join("history.jsonl")]);
+        assert_eq!(
+            files,
+            vec![dir.path().join("h.edn"), run.join("history.jsonl")]
+        );
 
         let (files, _) = collect(&[dir.path().to_path_buf()], Some(Format::PorcupineKv));
-        assert_eq!(files, vec![dir.path().join("notes.txt"), run.join("history.jsonl")]);
+        assert_eq!(
+            files,
+            vec![dir.path().join("notes.txt"), run.join("history.jsonl")]
+        );
     }
 
     #[test]

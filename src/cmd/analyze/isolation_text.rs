@@ -16,7 +16,14 @@ const SHOWN_STEPS: usize = 12;
 /// Prints the isolation summary after the checker's verdict line.
 pub fn print(out: &mut impl Write, details: &Value, anomalies: &[Value]) {
     let names = |field: &str| -> Vec<String> {
-        details[field].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default()
+        details[field]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     if let Some(model) = details["consistency_model"].as_str() {
         let _ = writeln!(out, "    checked under {model}");
@@ -37,7 +44,11 @@ pub fn print(out: &mut impl Write, details: &Value, anomalies: &[Value]) {
         print_witness(out, a);
     }
     if anomalies.len() > SHOWN_WITNESSES {
-        let _ = writeln!(out, "    ... {} more witnesses in results.json (--out DIR)", anomalies.len() - SHOWN_WITNESSES);
+        let _ = writeln!(
+            out,
+            "    ... {} more witnesses in results.json (--out DIR)",
+            anomalies.len() - SHOWN_WITNESSES
+        );
     }
 }
 
@@ -50,7 +61,10 @@ pub fn witnesses<'a>(details: &'a Value, anomalies: &'a [Value]) -> &'a [Value] 
 }
 
 fn print_witness(out: &mut impl Write, a: &Value) {
-    let kind = a["type"].as_str().or_else(|| a["kind"].as_str()).unwrap_or("anomaly");
+    let kind = a["type"]
+        .as_str()
+        .or_else(|| a["kind"].as_str())
+        .unwrap_or("anomaly");
     let _ = writeln!(out, "    - {kind}");
     if let Some(cycle) = a["cycle"].as_array() {
         let txns: Vec<String> = cycle.iter().map(txn_label).collect();
@@ -62,12 +76,19 @@ fn print_witness(out: &mut impl Write, a: &Value) {
                 let _ = writeln!(out, "      {}", step_sentence(step));
             }
             if steps.len() > SHOWN_STEPS {
-                let _ = writeln!(out, "      ... {} more edges in results.json", steps.len() - SHOWN_STEPS);
+                let _ = writeln!(
+                    out,
+                    "      ... {} more edges in results.json",
+                    steps.len() - SHOWN_STEPS
+                );
             }
         }
         // Not a cycle (or a cycle without its edges): the witness' own sentence.
         _ => {
-            if let Some(s) = ["why", "explanation", "sentence"].iter().find_map(|f| a[*f].as_str()) {
+            if let Some(s) = ["why", "explanation", "sentence"]
+                .iter()
+                .find_map(|f| a[*f].as_str())
+            {
                 let _ = writeln!(out, "      {s}");
             }
         }
@@ -76,7 +97,10 @@ fn print_witness(out: &mut impl Write, a: &Value) {
 
 /// `T12 (process 3)`: a transaction by the op index of its completion.
 fn txn_label(t: &Value) -> String {
-    let id = t["txn"].as_u64().map(|i| format!("T{i}")).unwrap_or_else(|| "T?".into());
+    let id = t["txn"]
+        .as_u64()
+        .map(|i| format!("T{i}"))
+        .unwrap_or_else(|| "T?".into());
     match t["process"].as_u64() {
         Some(p) => format!("{id} (process {p})"),
         None => id,
@@ -85,7 +109,12 @@ fn txn_label(t: &Value) -> String {
 
 /// One edge as a sentence: its own `why`, else `Ti -kind on key k-> Tj`.
 fn step_sentence(step: &Value) -> String {
-    let end = |field: &str| step[field].as_u64().map(|i| format!("T{i}")).unwrap_or_else(|| "T?".into());
+    let end = |field: &str| {
+        step[field]
+            .as_u64()
+            .map(|i| format!("T{i}"))
+            .unwrap_or_else(|| "T?".into())
+    };
     let kind = step["kind"].as_str().unwrap_or("edge");
     let head = format!("{} -> {} ({kind})", end("from"), end("to"));
     match step["why"].as_str() {

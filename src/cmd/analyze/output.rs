@@ -19,13 +19,17 @@ pub fn print_summary(outcomes: &[(PathBuf, Outcome)]) {
     let mut out = std::io::stdout().lock();
     for (path, outcome) in outcomes {
         match outcome {
-            Outcome::Checked { verdict, loaded, .. } => {
+            Outcome::Checked {
+                verdict, loaded, ..
+            } => {
                 let _ = writeln!(out, "{}\t{}", path.display(), verdict.valid.as_str());
                 for w in &loaded.report.warnings {
                     eprintln!("faultline analyze: warning: {w}");
                 }
             }
-            Outcome::BadInput(msg) | Outcome::Internal(msg) => eprintln!("faultline analyze: {msg}"),
+            Outcome::BadInput(msg) | Outcome::Internal(msg) => {
+                eprintln!("faultline analyze: {msg}")
+            }
         }
     }
 }
@@ -35,9 +39,18 @@ pub fn print_readable(outcomes: &[(PathBuf, Outcome)], elapsed: Duration) {
     let mut tally = [0usize; 4];
     for (path, outcome) in outcomes {
         match outcome {
-            Outcome::Checked { loaded, verdict, initial } => {
+            Outcome::Checked {
+                loaded,
+                verdict,
+                initial,
+            } => {
                 tally[validity_slot(verdict.valid)] += 1;
-                let _ = writeln!(out, "{}: {}", path.display(), verdict.valid.as_str().to_uppercase());
+                let _ = writeln!(
+                    out,
+                    "{}: {}",
+                    path.display(),
+                    verdict.valid.as_str().to_uppercase()
+                );
                 let _ = writeln!(
                     out,
                     "  {} entries, format {}, initial value {initial}",
@@ -113,17 +126,31 @@ impl OpLocator<'_> {
 }
 
 fn print_checker(out: &mut impl Write, name: &str, r: &CheckerResult, locate: &OpLocator) {
-    let model = r.details.get("model").and_then(Value::as_str).map(|m| format!(" ({m})")).unwrap_or_default();
+    let model = r
+        .details
+        .get("model")
+        .and_then(Value::as_str)
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default();
     let _ = writeln!(out, "  {name}{model}: {}", r.valid.as_str());
     if let Some(reason) = &r.reason {
         let _ = writeln!(out, "    {reason}");
     }
-    let counts: Vec<String> = r.counts.iter().filter(|(_, &n)| n > 0).map(|(k, n)| format!("{k}={n}")).collect();
+    let counts: Vec<String> = r
+        .counts
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
     if !counts.is_empty() {
         let _ = writeln!(out, "    counts: {}", counts.join(" "));
     }
     if name == analysis::checkers::isolation::NAME {
-        isolation_text::print(out, &r.details, isolation_text::witnesses(&r.details, &r.anomalies));
+        isolation_text::print(
+            out,
+            &r.details,
+            isolation_text::witnesses(&r.details, &r.anomalies),
+        );
         return;
     }
     for a in r.anomalies.iter().take(SHOWN_ANOMALIES) {
@@ -133,13 +160,21 @@ fn print_checker(out: &mut impl Write, name: &str, r: &CheckerResult, locate: &O
         }
     }
     if r.anomalies.len() > SHOWN_ANOMALIES {
-        let _ = writeln!(out, "    ... {} more anomalies in results.json (--out DIR)", r.anomalies.len() - SHOWN_ANOMALIES);
+        let _ = writeln!(
+            out,
+            "    ... {} more anomalies in results.json (--out DIR)",
+            r.anomalies.len() - SHOWN_ANOMALIES
+        );
     }
 }
 
 /// An anomaly: its kind, its explanation if it has one, and a compact JSON excerpt.
 fn print_anomaly(out: &mut impl Write, a: &Value) {
-    let kind = a.get("kind").or_else(|| a.get("type")).and_then(Value::as_str).unwrap_or("anomaly");
+    let kind = a
+        .get("kind")
+        .or_else(|| a.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("anomaly");
     let _ = writeln!(out, "    - {kind}");
     if let Some(explanation) = a.get("explanation").and_then(Value::as_str) {
         for line in explanation.lines() {
@@ -157,7 +192,10 @@ fn print_anomaly(out: &mut impl Write, a: &Value) {
     }
     let mut text = rest.to_string();
     if text.len() > MAX_EXCERPT {
-        let cut = (0..=MAX_EXCERPT).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let cut = (0..=MAX_EXCERPT)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
         text.truncate(cut);
         text.push_str(" …");
     }
@@ -169,7 +207,9 @@ fn print_anomaly(out: &mut impl Write, a: &Value) {
 pub fn write_results(dir: &Path, outcomes: &[(PathBuf, Outcome)]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let doc = match outcomes {
-        [(_, Outcome::Checked { verdict, .. })] => serde_json::to_value(verdict).map_err(std::io::Error::other)?,
+        [(_, Outcome::Checked { verdict, .. })] => {
+            serde_json::to_value(verdict).map_err(std::io::Error::other)?
+        }
         _ => multi_input_results(outcomes)?,
     };
     let text = serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)?;
@@ -194,6 +234,10 @@ fn multi_input_results(outcomes: &[(PathBuf, Outcome)]) -> std::io::Result<Value
         };
         inputs.push(entry);
     }
-    let worst = if worst == Validity::NotApplicable { Validity::Unknown } else { worst };
+    let worst = if worst == Validity::NotApplicable {
+        Validity::Unknown
+    } else {
+        worst
+    };
     Ok(json!({"valid": worst, "inputs": inputs}))
 }

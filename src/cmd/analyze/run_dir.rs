@@ -21,12 +21,18 @@ pub fn run_verdict(path: &Path, history: &History) -> Option<Result<Verdict, Str
 }
 
 fn verdict_from(test_json_path: &Path, text: &str, history: &History) -> Result<Verdict, String> {
-    let doc: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("{}: not valid JSON: {e}", test_json_path.display()))?;
-    let test = doc.get("test").ok_or_else(|| format!("{}: has no \"test\" object", test_json_path.display()))?;
+    let doc: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| format!("{}: not valid JSON: {e}", test_json_path.display()))?;
+    let test = doc
+        .get("test")
+        .ok_or_else(|| format!("{}: has no \"test\" object", test_json_path.display()))?;
     let db = db_of(test).map_err(|e| format!("{}: {e}", test_json_path.display()))?;
     consistency_of(test).map_err(|e| format!("{}: {e}", test_json_path.display()))?;
-    let facts = recorded_facts(test, db.as_ref(), Some(workloads::WorkloadConfig::default().hot_prefix));
+    let facts = recorded_facts(
+        test,
+        db.as_ref(),
+        Some(workloads::WorkloadConfig::default().hot_prefix),
+    );
     let problems = recorded_problems(&test_json_path.with_file_name("results.json"));
     let mut verdict = analyse(history, &facts, &problems);
     if let Some(dir) = test_json_path.parent() {
@@ -43,7 +49,10 @@ fn recorded_problems(results_json: &Path) -> Vec<String> {
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
         return Vec::new();
     };
-    doc["checkers"]["run"]["reason"].as_str().map(|r| vec![r.to_string()]).unwrap_or_default()
+    doc["checkers"]["run"]["reason"]
+        .as_str()
+        .map(|r| vec![r.to_string()])
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -78,12 +87,27 @@ mod tests {
     fn a_run_directory_is_judged_by_the_run_registry_with_its_facts() {
         let dir = tempfile::tempdir().unwrap();
         let history_path = dir.path().join("history.jsonl");
-        std::fs::write(dir.path().join("test.json"), json!({"test": {"workload": "register", "nemesis": [], "db": "etcd"}}).to_string()).unwrap();
-        let v = run_verdict(&history_path, &register_history(json!(1))).expect("a run dir").unwrap();
+        std::fs::write(
+            dir.path().join("test.json"),
+            json!({"test": {"workload": "register", "nemesis": [], "db": "etcd"}}).to_string(),
+        )
+        .unwrap();
+        let v = run_verdict(&history_path, &register_history(json!(1)))
+            .expect("a run dir")
+            .unwrap();
         assert_eq!(v.checkers["linearizable"].valid, Validity::Valid);
-        assert!(!v.checkers.contains_key("set-full"), "register runs have no set checker");
-        assert_eq!(v.checkers["epoch-authority"].valid, Validity::NotApplicable, "{v:?}");
-        let v = run_verdict(&history_path, &register_history(json!(null))).unwrap().unwrap();
+        assert!(
+            !v.checkers.contains_key("set-full"),
+            "register runs have no set checker"
+        );
+        assert_eq!(
+            v.checkers["epoch-authority"].valid,
+            Validity::NotApplicable,
+            "{v:?}"
+        );
+        let v = run_verdict(&history_path, &register_history(json!(null)))
+            .unwrap()
+            .unwrap();
         assert_eq!(v.valid, Validity::Invalid);
     }
 
@@ -91,9 +115,15 @@ mod tests {
     fn problems_the_run_recorded_keep_the_verdict_unknown() {
         let dir = tempfile::tempdir().unwrap();
         let history_path = dir.path().join("history.jsonl");
-        std::fs::write(dir.path().join("test.json"), json!({"test": {"workload": "register", "db": "refkv"}}).to_string()).unwrap();
+        std::fs::write(
+            dir.path().join("test.json"),
+            json!({"test": {"workload": "register", "db": "refkv"}}).to_string(),
+        )
+        .unwrap();
         std::fs::write(dir.path().join("results.json"), json!({"valid": "unknown", "checkers": {"run": {"valid": "unknown", "reason": "interrupted"}}}).to_string()).unwrap();
-        let v = run_verdict(&history_path, &register_history(json!(1))).unwrap().unwrap();
+        let v = run_verdict(&history_path, &register_history(json!(1)))
+            .unwrap()
+            .unwrap();
         assert_eq!(v.valid, Validity::Unknown);
         assert_eq!(v.checkers["run"].reason.as_deref(), Some("interrupted"));
     }
@@ -102,9 +132,14 @@ mod tests {
     fn other_files_and_bad_test_json() {
         let dir = tempfile::tempdir().unwrap();
         assert!(run_verdict(&dir.path().join("h.jsonl"), &History::default()).is_none());
-        assert!(run_verdict(&dir.path().join("history.jsonl"), &History::default()).is_none(), "no test.json");
+        assert!(
+            run_verdict(&dir.path().join("history.jsonl"), &History::default()).is_none(),
+            "no test.json"
+        );
         std::fs::write(dir.path().join("test.json"), "{").unwrap();
-        let e = run_verdict(&dir.path().join("history.jsonl"), &History::default()).unwrap().unwrap_err();
+        let e = run_verdict(&dir.path().join("history.jsonl"), &History::default())
+            .unwrap()
+            .unwrap_err();
         assert!(e.contains("test.json: not valid JSON"), "{e}");
     }
 }

@@ -11,7 +11,13 @@ use std::path::PathBuf;
 pub struct SshHostArgs {
     /// The SSH hosts, one node each, in node order (n1 = the first). Each must run sshd and
     /// be reachable by the others at the IPv4 address it resolves to here.
-    #[arg(long, value_name = "HOST,...", value_delimiter = ',', conflicts_with = "hosts_file", help_heading = "SSH cluster")]
+    #[arg(
+        long,
+        value_name = "HOST,...",
+        value_delimiter = ',',
+        conflicts_with = "hosts_file",
+        help_heading = "SSH cluster"
+    )]
     pub hosts: Vec<String>,
 
     /// A file of SSH hosts, one a line (`#` starts a comment), instead of --hosts.
@@ -53,7 +59,12 @@ pub struct SshArgs {
 
     /// A server binary already on every host (nothing is uploaded); default: upload
     /// --db-binary, or the target's default binary (refkv: built here, static).
-    #[arg(long, value_name = "PATH", conflicts_with = "db_binary", help_heading = "SSH cluster")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        conflicts_with = "db_binary",
+        help_heading = "SSH cluster"
+    )]
     pub remote_binary: Option<String>,
 }
 
@@ -61,7 +72,12 @@ impl SshHostArgs {
     /// Options without a remote binary: `test` adds its own.
     pub fn into_options(self) -> SshOptions {
         SshOptions {
-            hosts: self.hosts.into_iter().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect(),
+            hosts: self
+                .hosts
+                .into_iter()
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+                .collect(),
             hosts_file: self.hosts_file,
             user: self.ssh_user,
             key: self.ssh_key,
@@ -76,6 +92,9 @@ impl SshHostArgs {
 
 impl SshArgs {
     pub fn into_options(self) -> SshOptions {
-        SshOptions { remote_binary: self.remote_binary, ..self.host_args.into_options() }
+        SshOptions {
+            remote_binary: self.remote_binary,
+            ..self.host_args.into_options()
+        }
     }
 }

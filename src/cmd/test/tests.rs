@@ -15,17 +15,31 @@ struct Wrap {
 fn plan(argv: &[&str]) -> Result<Plan, BadArgs> {
     let mut full = vec!["test"];
     full.extend_from_slice(argv);
-    Plan::from_spec(&Wrap::try_parse_from(full).expect("clap accepts").args.into_spec())
+    Plan::from_spec(
+        &Wrap::try_parse_from(full)
+            .expect("clap accepts")
+            .args
+            .into_spec(),
+    )
 }
 
 #[test]
 fn auto_partition_modes_fit_the_cluster_size() {
     use nemesis::PartitionMode as M;
     let three = plan(&[]).unwrap().partition_modes;
-    assert_eq!(three, vec![M::One, M::Majority, M::Bridge, M::Ring, M::Leader], "3 nodes: the shapes of before");
+    assert_eq!(
+        three,
+        vec![M::One, M::Majority, M::Bridge, M::Ring, M::Leader],
+        "3 nodes: the shapes of before"
+    );
     let five = plan(&["--nodes", "5"]).unwrap().partition_modes;
     assert!(five.contains(&M::MajoritiesRing), "{five:?}");
-    assert_eq!(plan(&["--partition-modes", "majorities-ring"]).unwrap().partition_modes, vec![M::MajoritiesRing]);
+    assert_eq!(
+        plan(&["--partition-modes", "majorities-ring"])
+            .unwrap()
+            .partition_modes,
+        vec![M::MajoritiesRing]
+    );
 }
 
 #[test]
@@ -41,12 +55,25 @@ fn defaults_resolve_to_the_hotspot_workload() {
 
 #[test]
 fn flags_override_the_workload_defaults() {
-    let p = plan(&["--workload", "register", "--concurrency", "2n", "--rate", "50", "--nemesis", "kill,partition", "--bug", "no-fence"])
-        .unwrap();
+    let p = plan(&[
+        "--workload",
+        "register",
+        "--concurrency",
+        "2n",
+        "--rate",
+        "50",
+        "--nemesis",
+        "kill,partition",
+        "--bug",
+        "no-fence",
+    ])
+    .unwrap();
     assert_eq!(p.workload.concurrency.processes(3), 6);
     assert_eq!(p.workload.rate, 50.0);
     assert_eq!(p.nemesis, vec![FaultKind::PARTITION, FaultKind::KILL]);
-    assert!(p.server_args.ends_with(&["--bug".to_string(), "no-fence".to_string()]));
+    assert!(p
+        .server_args
+        .ends_with(&["--bug".to_string(), "no-fence".to_string()]));
     assert_eq!(p.test_name, "refkv-register-kill+partition-bug-no-fence");
 }
 
@@ -56,18 +83,30 @@ fn read_fraction_sets_the_register_mix_and_is_recorded() {
     assert_eq!(p.workload.read_fraction, 0.8);
     let json = p.to_json();
     assert_eq!(json["read_fraction"], serde_json::json!(0.8));
-    assert!((json["cas_fraction"].as_f64().unwrap() - 0.1).abs() < 1e-9, "{json}");
+    assert!(
+        (json["cas_fraction"].as_f64().unwrap() - 0.1).abs() < 1e-9,
+        "{json}"
+    );
     let err = plan(&["--read-fraction", "2"]).expect_err("refused").0;
-    assert!(err.contains("--read-fraction") && err.contains("between 0 and 1"), "{err}");
+    assert!(
+        err.contains("--read-fraction") && err.contains("between 0 and 1"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_target_without_cas_gets_reads_and_writes_only() {
     let p = plan(&["--db", "elastickv", "--workload", "register"]).unwrap();
     assert_eq!(p.workload.cas_fraction, 0.0);
-    assert_eq!(p.to_json()["register_ops"], serde_json::json!(["read", "write"]));
+    assert_eq!(
+        p.to_json()["register_ops"],
+        serde_json::json!(["read", "write"])
+    );
     let refkv = plan(&["--workload", "register"]).unwrap();
-    assert_eq!(refkv.to_json()["register_ops"], serde_json::json!(["read", "write", "cas"]));
+    assert_eq!(
+        refkv.to_json()["register_ops"],
+        serde_json::json!(["read", "write", "cas"])
+    );
 }
 
 #[test]
@@ -75,14 +114,33 @@ fn a_schedule_too_long_for_the_time_limit_is_warned_about() {
     let p = plan(&["--nemesis", "partition,kill", "--time-limit", "30"]).unwrap();
     assert_eq!(p.warnings().len(), 1, "the kill would start at 30 s");
     assert_eq!(p.to_json()["warnings"].as_array().map(Vec::len), Some(1));
-    assert!(plan(&["--nemesis", "partition,kill", "--time-limit", "60"]).unwrap().warnings().is_empty());
+    assert!(plan(&["--nemesis", "partition,kill", "--time-limit", "60"])
+        .unwrap()
+        .warnings()
+        .is_empty());
 }
 
 #[test]
 fn the_read_path_defaults_to_node_and_is_recorded() {
-    assert_eq!(plan(&["--db", "elastickv"]).unwrap().to_json()["read_path"], "node");
-    assert_eq!(plan(&["--db", "elastickv", "--read-path", "leader"]).unwrap().to_json()["read_path"], "leader");
-    let etcd = plan(&["--db", "etcd", "--workload", "register", "--read-path", "leader"]).expect_err("etcd has no read path");
+    assert_eq!(
+        plan(&["--db", "elastickv"]).unwrap().to_json()["read_path"],
+        "node"
+    );
+    assert_eq!(
+        plan(&["--db", "elastickv", "--read-path", "leader"])
+            .unwrap()
+            .to_json()["read_path"],
+        "leader"
+    );
+    let etcd = plan(&[
+        "--db",
+        "etcd",
+        "--workload",
+        "register",
+        "--read-path",
+        "leader",
+    ])
+    .expect_err("etcd has no read path");
     assert!(etcd.0.contains("--read-path"), "{}", etcd.0);
 }
 
@@ -100,15 +158,29 @@ fn bad_values_are_rejected_with_the_flag_named() {
         (vec!["--time-limit", "0"], "--time-limit"),
         (vec!["--test-name", "../escape"], "--test-name"),
     ] {
-        let err = plan(&argv).err().unwrap_or_else(|| panic!("{argv:?} accepted")).0;
+        let err = plan(&argv)
+            .err()
+            .unwrap_or_else(|| panic!("{argv:?} accepted"))
+            .0;
         assert!(err.contains(flag), "{argv:?}: {err}");
     }
 }
 
 #[test]
 fn other_targets_get_only_the_users_server_args_and_their_own_name() {
-    let p = plan(&["--db", "etcd", "--workload", "register", "--server-arg=--heartbeat-interval=50"]).unwrap();
-    assert_eq!(p.server_args, vec!["--heartbeat-interval=50"], "refkv's --groups/--auto-split are not etcd flags");
+    let p = plan(&[
+        "--db",
+        "etcd",
+        "--workload",
+        "register",
+        "--server-arg=--heartbeat-interval=50",
+    ])
+    .unwrap();
+    assert_eq!(
+        p.server_args,
+        vec!["--heartbeat-interval=50"],
+        "refkv's --groups/--auto-split are not etcd flags"
+    );
     assert_eq!(p.test_name, "etcd-register-none");
     assert_eq!(p.db.groups(), vec![1]);
     assert_eq!(p.to_json()["db"], "etcd");
@@ -127,39 +199,102 @@ fn a_dynamic_db_binary_is_fine_outside_refkv_in_docker() {
 #[test]
 fn the_default_spec_is_faultline_tests_defaults() {
     let spec = TestSpec::default();
-    let parsed = Wrap::try_parse_from(["test"]).expect("clap accepts").args.into_spec();
-    assert_eq!((spec.nodes, spec.groups, spec.time_limit, spec.nemesis.as_str()), (3, 3, 60, "none"));
+    let parsed = Wrap::try_parse_from(["test"])
+        .expect("clap accepts")
+        .args
+        .into_spec();
+    assert_eq!(
+        (
+            spec.nodes,
+            spec.groups,
+            spec.time_limit,
+            spec.nemesis.as_str()
+        ),
+        (3, 3, 60, "none")
+    );
     assert_eq!(format!("{spec:?}"), format!("{parsed:?}"));
     assert!(spec.generator.is_none());
 }
 
 #[test]
 fn elastickv_through_redis_has_cas_and_the_client_is_recorded() {
-    let p = plan(&["--db", "elastickv", "--client", "redis", "--workload", "register"]).unwrap();
+    let p = plan(&[
+        "--db",
+        "elastickv",
+        "--client",
+        "redis",
+        "--workload",
+        "register",
+    ])
+    .unwrap();
     assert!(p.workload.cas_fraction > 0.0);
     let json = p.to_json();
-    assert_eq!((json["client"].as_str(), json["set_read"].as_str()), (Some("redis"), Some("scan")));
-    assert_eq!(json["register_ops"], serde_json::json!(["read", "write", "cas"]));
-    let grpc = plan(&["--db", "elastickv", "--workload", "register"]).unwrap().to_json();
-    assert_eq!((grpc["client"].as_str(), grpc["set_read"].as_str()), (Some("grpc"), None));
+    assert_eq!(
+        (json["client"].as_str(), json["set_read"].as_str()),
+        (Some("redis"), Some("scan"))
+    );
+    assert_eq!(
+        json["register_ops"],
+        serde_json::json!(["read", "write", "cas"])
+    );
+    let grpc = plan(&["--db", "elastickv", "--workload", "register"])
+        .unwrap()
+        .to_json();
+    assert_eq!(
+        (grpc["client"].as_str(), grpc["set_read"].as_str()),
+        (Some("grpc"), None)
+    );
 }
 
 #[test]
 fn redis_runs_one_node_through_its_own_protocol_and_says_so() {
     let p = plan(&["--db", "redis", "--workload", "set", "--set-read", "mget"]).unwrap();
-    assert_eq!((p.spec.nodes, p.protocol()), (1, workloads::Protocol::Redis));
+    assert_eq!(
+        (p.spec.nodes, p.protocol()),
+        (1, workloads::Protocol::Redis)
+    );
     assert_eq!(p.to_json()["set_read"], "mget");
-    assert!(p.warnings().iter().any(|w| w.contains("--nodes 3 is ignored")), "{:?}", p.warnings());
-    assert!(plan(&["--db", "redis", "--workload", "set", "--nodes", "1"]).unwrap().warnings().is_empty());
+    assert!(
+        p.warnings()
+            .iter()
+            .any(|w| w.contains("--nodes 3 is ignored")),
+        "{:?}",
+        p.warnings()
+    );
+    assert!(
+        plan(&["--db", "redis", "--workload", "set", "--nodes", "1"])
+            .unwrap()
+            .warnings()
+            .is_empty()
+    );
 }
 
 #[test]
 fn client_choices_a_target_cannot_honour_name_the_flag() {
     for (argv, says) in [
-        (vec!["--db", "redis", "--workload", "set", "--client", "grpc"], "--client grpc"),
-        (vec!["--db", "etcd", "--workload", "set", "--client", "redis"], "--client redis"),
-        (vec!["--workload", "set", "--set-read", "mget"], "--set-read mget"),
-        (vec!["--db", "elastickv", "--client", "redis", "--read-path", "leader"], "--read-path leader"),
+        (
+            vec!["--db", "redis", "--workload", "set", "--client", "grpc"],
+            "--client grpc",
+        ),
+        (
+            vec!["--db", "etcd", "--workload", "set", "--client", "redis"],
+            "--client redis",
+        ),
+        (
+            vec!["--workload", "set", "--set-read", "mget"],
+            "--set-read mget",
+        ),
+        (
+            vec![
+                "--db",
+                "elastickv",
+                "--client",
+                "redis",
+                "--read-path",
+                "leader",
+            ],
+            "--read-path leader",
+        ),
     ] {
         let err = plan(&argv).expect_err("refused");
         assert!(err.0.contains(says), "{argv:?}: {}", err.0);
@@ -168,37 +303,88 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
 
 #[test]
 fn auto_partition_modes_on_one_node_are_empty_and_refused_only_with_the_partition_nemesis() {
-    assert!(plan(&["--nodes", "1", "--workload", "register"]).unwrap().partition_modes.is_empty());
-    let err = plan(&["--nodes", "1", "--workload", "register", "--nemesis", "partition"]).expect_err("no shape fits one node").0;
+    assert!(plan(&["--nodes", "1", "--workload", "register"])
+        .unwrap()
+        .partition_modes
+        .is_empty());
+    let err = plan(&[
+        "--nodes",
+        "1",
+        "--workload",
+        "register",
+        "--nemesis",
+        "partition",
+    ])
+    .expect_err("no shape fits one node")
+    .0;
     assert!(err.contains("no partition shape fits 1 node"), "{err}");
-    assert!(plan(&["--partition-modes", ","]).expect_err("an explicit empty list").0.contains("at least one mode"));
+    assert!(plan(&["--partition-modes", ","])
+        .expect_err("an explicit empty list")
+        .0
+        .contains("at least one mode"));
 }
 
 #[test]
 fn an_ssh_cluster_runs_one_node_per_host_and_auto_partitions_fit_them() {
     let five = plan(&["--cluster", "ssh", "--hosts", "h1,h2,h3,h4,h5"]).unwrap();
     assert_eq!(five.spec.nodes, 5);
-    assert!(five.partition_modes.contains(&nemesis::PartitionMode::MajoritiesRing), "{:?}", five.partition_modes);
-    assert_eq!(five.to_json()["ssh"]["hosts"], serde_json::json!(["h1", "h2", "h3", "h4", "h5"]));
+    assert!(
+        five.partition_modes
+            .contains(&nemesis::PartitionMode::MajoritiesRing),
+        "{:?}",
+        five.partition_modes
+    );
+    assert_eq!(
+        five.to_json()["ssh"]["hosts"],
+        serde_json::json!(["h1", "h2", "h3", "h4", "h5"])
+    );
     assert_eq!(five.to_json()["ssh"]["dir"], "/var/tmp/faultline");
-    assert!(plan(&[]).unwrap().to_json().get("ssh").is_none(), "other clusters record no ssh options");
+    assert!(
+        plan(&[]).unwrap().to_json().get("ssh").is_none(),
+        "other clusters record no ssh options"
+    );
 
     let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), "# the lab\n10.0.1.11\n10.0.1.12  # rack 2\n\n10.0.1.13\n").unwrap();
-    let from_file = plan(&["--cluster", "ssh", "--hosts-file", &file.path().display().to_string()]).unwrap();
-    assert_eq!(from_file.spec.ssh.hosts, ["10.0.1.11", "10.0.1.12", "10.0.1.13"]);
+    std::fs::write(
+        file.path(),
+        "# the lab\n10.0.1.11\n10.0.1.12  # rack 2\n\n10.0.1.13\n",
+    )
+    .unwrap();
+    let from_file = plan(&[
+        "--cluster",
+        "ssh",
+        "--hosts-file",
+        &file.path().display().to_string(),
+    ])
+    .unwrap();
+    assert_eq!(
+        from_file.spec.ssh.hosts,
+        ["10.0.1.11", "10.0.1.12", "10.0.1.13"]
+    );
 }
 
 #[test]
 fn an_ssh_cluster_refuses_missing_duplicate_hosts_and_a_bad_dir() {
     let e = plan(&["--cluster", "ssh"]).unwrap_err().0;
     assert!(e.contains("--hosts"), "{e}");
-    let e = plan(&["--cluster", "ssh", "--hosts", "h1,h1"]).unwrap_err().0;
+    let e = plan(&["--cluster", "ssh", "--hosts", "h1,h1"])
+        .unwrap_err()
+        .0;
     assert!(e.contains("h1 is named twice"), "{e}");
-    let e = plan(&["--cluster", "ssh", "--hosts", "h1", "--ssh-dir", "/"]).unwrap_err().0;
+    let e = plan(&["--cluster", "ssh", "--hosts", "h1", "--ssh-dir", "/"])
+        .unwrap_err()
+        .0;
     assert!(e.contains("--ssh-dir"), "{e}");
     let e = plan(&["--hosts", "h1,h2,h3"]).unwrap_err().0;
-    assert!(e.contains("need --cluster ssh"), "hosts on a Docker run are a mistake: {e}");
-    let e = plan(&["--cluster", "ssh", "--hosts-file", "/nonexistent/hosts"]).unwrap_err().0;
-    assert!(e.contains("--hosts-file") && e.contains("/nonexistent/hosts"), "{e}");
+    assert!(
+        e.contains("need --cluster ssh"),
+        "hosts on a Docker run are a mistake: {e}"
+    );
+    let e = plan(&["--cluster", "ssh", "--hosts-file", "/nonexistent/hosts"])
+        .unwrap_err()
+        .0;
+    assert!(
+        e.contains("--hosts-file") && e.contains("/nonexistent/hosts"),
+        "{e}"
+    );
 }

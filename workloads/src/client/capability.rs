@@ -40,7 +40,12 @@ impl ClientCapability {
 pub trait CasClient: Send + Sync {
     /// Writes `new` only if the current value is `expected` (`None` = the key must be
     /// absent). `applied == false` means the comparison failed.
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
+    fn cas(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> BoxFuture<'_, CallResult<WriteReply>>;
 }
 
 /// A transaction of micro-ops (the capability the `append` and `rw-register` workloads
@@ -50,5 +55,8 @@ pub trait TxnClient: Send + Sync {
     /// read returned (a JSON list for a list read, a value or `null` for a register read);
     /// anything for a write (ignored). A failure is classified as for every call: definite
     /// only when the transaction certainly did not take effect.
-    fn transact<'a>(&'a self, mops: &'a [crate::txn::Mop]) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
+    fn transact<'a>(
+        &'a self,
+        mops: &'a [crate::txn::Mop],
+    ) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
 }

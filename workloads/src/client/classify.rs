@@ -68,22 +68,38 @@ impl CallError {
             message.truncate(cut);
             message.push('…');
         }
-        CallError { certainty, tag, message }
+        CallError {
+            certainty,
+            tag,
+            message,
+        }
     }
 
     /// The call did not finish within the client's deadline.
     pub fn timed_out(kind: CallKind) -> Self {
-        CallError::new(certainty_for(kind, Certainty::Indeterminate), "timed-out", "client deadline expired")
+        CallError::new(
+            certainty_for(kind, Certainty::Indeterminate),
+            "timed-out",
+            "client deadline expired",
+        )
     }
 
     /// The test was cancelled while the call was in flight.
     pub fn cancelled(kind: CallKind) -> Self {
-        CallError::new(certainty_for(kind, Certainty::Indeterminate), "cancelled", "test cancelled while the call was in flight")
+        CallError::new(
+            certainty_for(kind, Certainty::Indeterminate),
+            "cancelled",
+            "test cancelled while the call was in flight",
+        )
     }
 
     /// A response the client cannot interpret (e.g. a missing required field).
     pub fn bad_response(kind: CallKind, message: impl Into<String>) -> Self {
-        CallError::new(certainty_for(kind, Certainty::Indeterminate), "bad-response", message)
+        CallError::new(
+            certainty_for(kind, Certainty::Indeterminate),
+            "bad-response",
+            message,
+        )
     }
 
     pub fn is_definite(&self) -> bool {
@@ -160,7 +176,8 @@ pub fn classify_code(code: Code, not_sent: bool, local: bool) -> (&'static str, 
 fn connect_failed(status: &Status) -> bool {
     in_source_chain::<tonic::ConnectError>(status)
         || sources(status).any(|e| {
-            e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+            e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
         })
 }
 
@@ -170,7 +187,9 @@ fn is_server_timeout(status: &Status) -> bool {
 }
 
 fn sources(status: &Status) -> impl Iterator<Item = &(dyn StdError + 'static)> {
-    std::iter::successors(status.source(), |e: &&(dyn StdError + 'static)| (*e).source())
+    std::iter::successors(status.source(), |e: &&(dyn StdError + 'static)| {
+        (*e).source()
+    })
 }
 
 fn in_source_chain<E: StdError + 'static>(status: &Status) -> bool {
@@ -316,7 +335,10 @@ mod tests {
         let from_server = Status::cancelled("Timeout expired");
         let write = classify(CallKind::Mutation, &from_server);
         assert_eq!((write.certainty, write.tag), (Indeterminate, "timed-out"));
-        assert_eq!(classify(CallKind::Mutation, &Status::cancelled("client went away")).tag, "cancelled");
+        assert_eq!(
+            classify(CallKind::Mutation, &Status::cancelled("client went away")).tag,
+            "cancelled"
+        );
     }
 
     #[test]
@@ -330,6 +352,9 @@ mod tests {
     fn history_text_has_tag_first() {
         let err = CallError::new(Definite, "aborted", "epoch 3 is stale");
         assert_eq!(err.history_text(), "aborted: epoch 3 is stale");
-        assert_eq!(CallError::new(Definite, "aborted", "").history_text(), "aborted");
+        assert_eq!(
+            CallError::new(Definite, "aborted", "").history_text(),
+            "aborted"
+        );
     }
 }

@@ -32,7 +32,12 @@ pub fn commit_meta(meta: Option<&kv::CommitMeta>) -> Option<CommitMeta> {
 /// the plain `commit_index` of `RawPutResponse`/`RawDeleteResponse` field 1 as `log_index`
 /// (elastickv: the Raft log index of the write's entry in its group; 0 = not reported).
 pub fn write_meta(meta: Option<&kv::CommitMeta>, commit_index: u64) -> Option<CommitMeta> {
-    commit_meta(meta).or_else(|| (commit_index != 0).then(|| CommitMeta { log_index: Some(commit_index), ..CommitMeta::default() }))
+    commit_meta(meta).or_else(|| {
+        (commit_index != 0).then(|| CommitMeta {
+            log_index: Some(commit_index),
+            ..CommitMeta::default()
+        })
+    })
 }
 
 pub fn route_state_name(state: i32) -> &'static str {
@@ -153,7 +158,13 @@ mod tests {
     fn zero_meta_is_none_and_partial_meta_keeps_what_was_sent() {
         assert_eq!(commit_meta(None), None);
         assert_eq!(commit_meta(Some(&kv::CommitMeta::default())), None);
-        let m = kv::CommitMeta { group_id: 2, term: 5, log_index: 77, node_id: "n1".into(), ..Default::default() };
+        let m = kv::CommitMeta {
+            group_id: 2,
+            term: 5,
+            log_index: 77,
+            node_id: "n1".into(),
+            ..Default::default()
+        };
         let out = commit_meta(Some(&m)).expect("meta");
         assert_eq!(out.group, Some(2));
         assert_eq!(out.term, Some(5));
@@ -165,9 +176,23 @@ mod tests {
     #[test]
     fn a_write_without_the_extension_keeps_its_commit_index() {
         assert_eq!(write_meta(None, 0), None, "0 = not reported");
-        assert_eq!(write_meta(None, 412), Some(CommitMeta { log_index: Some(412), ..CommitMeta::default() }));
-        let m = kv::CommitMeta { group_id: 2, log_index: 77, ..Default::default() };
-        assert_eq!(write_meta(Some(&m), 412).and_then(|m| m.log_index), Some(77), "the extension wins");
+        assert_eq!(
+            write_meta(None, 412),
+            Some(CommitMeta {
+                log_index: Some(412),
+                ..CommitMeta::default()
+            })
+        );
+        let m = kv::CommitMeta {
+            group_id: 2,
+            log_index: 77,
+            ..Default::default()
+        };
+        assert_eq!(
+            write_meta(Some(&m), 412).and_then(|m| m.log_index),
+            Some(77),
+            "the extension wins"
+        );
     }
 
     #[test]
@@ -182,48 +207,106 @@ mod tests {
             epoch: 3,
         };
         let rec = route_record(&r);
-        assert_eq!((rec.id, rec.start.as_str(), rec.end.as_str(), rec.group), (4, "hot/", "", 2));
-        assert_eq!((rec.state.as_str(), rec.epoch, rec.parent), ("WRITE_FENCED", 3, Some(1)));
-        let j = kv::SplitJob { job_id: 9, source_route_id: 4, split_key: b"hot/5".to_vec(), target_group_id: 3, phase: kv::SplitJobPhase::DeltaCopy as i32, source_group_id: 2, ..Default::default() };
+        assert_eq!(
+            (rec.id, rec.start.as_str(), rec.end.as_str(), rec.group),
+            (4, "hot/", "", 2)
+        );
+        assert_eq!(
+            (rec.state.as_str(), rec.epoch, rec.parent),
+            ("WRITE_FENCED", 3, Some(1))
+        );
+        let j = kv::SplitJob {
+            job_id: 9,
+            source_route_id: 4,
+            split_key: b"hot/5".to_vec(),
+            target_group_id: 3,
+            phase: kv::SplitJobPhase::DeltaCopy as i32,
+            source_group_id: 2,
+            ..Default::default()
+        };
         let jr = job_record(&j);
-        assert_eq!((jr.id, jr.route_id, jr.split_key.as_str(), jr.source_group, jr.target_group, jr.phase.as_str()), (9, 4, "hot/5", 2, 3, "DELTA_COPY"));
+        assert_eq!(
+            (
+                jr.id,
+                jr.route_id,
+                jr.split_key.as_str(),
+                jr.source_group,
+                jr.target_group,
+                jr.phase.as_str()
+            ),
+            (9, 4, "hot/5", 2, 3, "DELTA_COPY")
+        );
         assert_eq!(jr.new_epoch, None, "proto3's 0: the store did not say");
-        assert_eq!(job_record(&kv::SplitJob { new_epoch: 7, ..j }).new_epoch, Some(7));
+        assert_eq!(
+            job_record(&kv::SplitJob { new_epoch: 7, ..j }).new_epoch,
+            Some(7)
+        );
         assert_eq!(job_phase_name(999), "NONE");
     }
 
     #[test]
     fn list_response_routes_are_sorted_by_start() {
-        let mk = |id, start: &str| kv::RouteDescriptor { route_id: id, start: start.as_bytes().to_vec(), ..Default::default() };
-        let resp = kv::ListRoutesResponse { catalog_version: 7, routes: vec![mk(3, "m"), mk(1, ""), mk(2, "c")], jobs: vec![] };
+        let mk = |id, start: &str| kv::RouteDescriptor {
+            route_id: id,
+            start: start.as_bytes().to_vec(),
+            ..Default::default()
+        };
+        let resp = kv::ListRoutesResponse {
+            catalog_version: 7,
+            routes: vec![mk(3, "m"), mk(1, ""), mk(2, "c")],
+            jobs: vec![],
+        };
         let snap = snapshot_from_list(&resp);
         assert_eq!(snap.version, 7);
-        assert_eq!(snap.routes.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(
+            snap.routes.iter().map(|r| r.id).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
     }
 
     #[test]
     fn delta_event_separates_upserts_and_deletes() {
         use kv::catalog_watch_event::Payload;
-        let route = kv::RouteDescriptor { route_id: 5, ..Default::default() };
+        let route = kv::RouteDescriptor {
+            route_id: 5,
+            ..Default::default()
+        };
         let ev = kv::CatalogWatchEvent {
             payload: Some(Payload::Delta(kv::CatalogDeltaRecord {
                 previous_version: 1,
                 version: 2,
                 mutations: vec![
-                    kv::CatalogDeltaMutation { op: kv::CatalogDeltaMutationOp::Delete as i32, route_id: 1, route: None },
-                    kv::CatalogDeltaMutation { op: kv::CatalogDeltaMutationOp::Upsert as i32, route_id: 5, route: Some(route) },
+                    kv::CatalogDeltaMutation {
+                        op: kv::CatalogDeltaMutationOp::Delete as i32,
+                        route_id: 1,
+                        route: None,
+                    },
+                    kv::CatalogDeltaMutation {
+                        op: kv::CatalogDeltaMutationOp::Upsert as i32,
+                        route_id: 5,
+                        route: Some(route),
+                    },
                 ],
                 jobs: vec![],
             })),
         };
         match catalog_event(&ev) {
-            Some(CatalogEvent::Delta { previous_version: 1, version: 2, upserts, deleted_routes, .. }) => {
+            Some(CatalogEvent::Delta {
+                previous_version: 1,
+                version: 2,
+                upserts,
+                deleted_routes,
+                ..
+            }) => {
                 assert_eq!(deleted_routes, vec![1]);
                 assert_eq!(upserts.len(), 1);
                 assert_eq!(upserts[0].id, 5);
             }
             other => panic!("unexpected {other:?}"),
         }
-        assert_eq!(catalog_event(&kv::CatalogWatchEvent { payload: None }), None);
+        assert_eq!(
+            catalog_event(&kv::CatalogWatchEvent { payload: None }),
+            None
+        );
     }
 }

@@ -3,10 +3,13 @@
 //! `grpc-timeout` and enforced locally) and every failure comes back classified.
 
 use super::classify::{classify, CallError, CallKind};
-use super::convert::{catalog_event, commit_meta, job_record, raft_state_name, route_record, snapshot_from_list, write_meta};
+use super::convert::{
+    catalog_event, commit_meta, job_record, raft_state_name, route_record, snapshot_from_list,
+    write_meta,
+};
 use super::{
-    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
-    SplitRequest, WriteReply,
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply,
+    ScanReply, SplitReply, SplitRequest, WriteReply,
 };
 use crate::proto::health::health_client::HealthClient;
 use crate::proto::health::{health_check_response::ServingStatus, HealthCheckRequest};
@@ -66,7 +69,11 @@ pub struct ClientOptions {
 impl ClientOptions {
     /// The deadlines and set read of a [`super::redis::RedisClient`].
     pub fn redis(&self) -> super::redis::RedisOptions {
-        super::redis::RedisOptions { call_timeout: self.call_timeout, connect_timeout: self.connect_timeout, set_read: self.set_read }
+        super::redis::RedisOptions {
+            call_timeout: self.call_timeout,
+            connect_timeout: self.connect_timeout,
+            set_read: self.set_read,
+        }
     }
 }
 
@@ -104,11 +111,19 @@ impl KvClient {
     pub fn connect_lazy(node: &NodeEndpoint, opts: &ClientOptions) -> anyhow::Result<KvClient> {
         let uri = format!("http://{}", node.addr);
         let mut endpoint = Endpoint::from_shared(uri)
-            .with_context(|| format!("node {}: bad address {:?} (expected ip:port)", node.name, node.addr))?
+            .with_context(|| {
+                format!(
+                    "node {}: bad address {:?} (expected ip:port)",
+                    node.name, node.addr
+                )
+            })?
             .connect_timeout(opts.connect_timeout)
             .tcp_nodelay(true);
         if let Some(interval) = opts.keepalive {
-            endpoint = endpoint.http2_keep_alive_interval(interval).keep_alive_timeout(interval).keep_alive_while_idle(false);
+            endpoint = endpoint
+                .http2_keep_alive_interval(interval)
+                .keep_alive_timeout(interval)
+                .keep_alive_while_idle(false);
         }
         let channel = endpoint.connect_lazy();
         Ok(KvClient {
@@ -118,7 +133,8 @@ impl KvClient {
             refkv_txn: opts.refkv_txn,
             channel: channel.clone(),
             kv: RawKvClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
-            dist: DistributionClient::new(channel.clone()).max_decoding_message_size(MAX_RESPONSE_BYTES),
+            dist: DistributionClient::new(channel.clone())
+                .max_decoding_message_size(MAX_RESPONSE_BYTES),
             admin: RaftAdminClient::new(channel.clone()),
             health: HealthClient::new(channel),
         })
@@ -146,31 +162,51 @@ impl KvClient {
     /// grpc.health.v1 Check of the whole server: true when it reports SERVING.
     pub async fn health(&self) -> CallResult<bool> {
         let mut c = self.health.clone();
-        let req = self.request(HealthCheckRequest { service: String::new() });
+        let req = self.request(HealthCheckRequest {
+            service: String::new(),
+        });
         let resp = self.call(CallKind::Read, c.check(req)).await?;
         Ok(resp.status == ServingStatus::Serving as i32)
     }
 
     async fn put(&self, req: kv::RawPutRequest) -> CallResult<WriteReply> {
         let mut c = self.kv.clone();
-        let resp = self.call(CallKind::Mutation, c.raw_put(self.request(req))).await?;
-        Ok(WriteReply { applied: resp.success, meta: write_meta(resp.meta.as_ref(), resp.commit_index) })
+        let resp = self
+            .call(CallKind::Mutation, c.raw_put(self.request(req)))
+            .await?;
+        Ok(WriteReply {
+            applied: resp.success,
+            meta: write_meta(resp.meta.as_ref(), resp.commit_index),
+        })
     }
 
     async fn get(&self, key: Vec<u8>) -> CallResult<ReadReply> {
         let mut c = self.kv.clone();
-        let req = self.request(kv::RawGetRequest { key, ..Default::default() });
+        let req = self.request(kv::RawGetRequest {
+            key,
+            ..Default::default()
+        });
         let resp = self.call(CallKind::Read, c.raw_get(req)).await?;
         let meta = commit_meta(resp.meta.as_ref());
-        Ok(ReadReply { value: resp.exists.then_some(resp.value), meta })
+        Ok(ReadReply {
+            value: resp.exists.then_some(resp.value),
+            meta,
+        })
     }
 
     /// `key` as of the store timestamp `ts` (RawGet with `ts` set).
     async fn get_at(&self, key: Vec<u8>, ts: u64) -> CallResult<ReadReply> {
         let mut c = self.kv.clone();
-        let req = self.request(kv::RawGetRequest { key, ts, ..Default::default() });
+        let req = self.request(kv::RawGetRequest {
+            key,
+            ts,
+            ..Default::default()
+        });
         let resp = self.call(CallKind::Read, c.raw_get(req)).await?;
-        Ok(ReadReply { value: resp.exists.then_some(resp.value), meta: commit_meta(resp.meta.as_ref()) })
+        Ok(ReadReply {
+            value: resp.exists.then_some(resp.value),
+            meta: commit_meta(resp.meta.as_ref()),
+        })
     }
 
     /// elastickv's `RawLatestCommitTS` for one key, called by path: it is not part of the
@@ -178,10 +214,15 @@ impl KvClient {
     async fn latest_ts(&self, key: Vec<u8>) -> CallResult<Option<u64>> {
         let mut grpc = tonic::client::Grpc::new(self.channel.clone());
         let path = tonic::codegen::http::uri::PathAndQuery::from_static("/RawKV/RawLatestCommitTS");
-        let codec = tonic_prost::ProstCodec::<kv::RawLatestCommitTsRequest, kv::RawLatestCommitTsResponse>::default();
+        let codec = tonic_prost::ProstCodec::<
+            kv::RawLatestCommitTsRequest,
+            kv::RawLatestCommitTsResponse,
+        >::default();
         let req = self.request(kv::RawLatestCommitTsRequest { key });
         let call = async move {
-            grpc.ready().await.map_err(|e| tonic::Status::unavailable(format!("connection failed before sending: {e}")))?;
+            grpc.ready().await.map_err(|e| {
+                tonic::Status::unavailable(format!("connection failed before sending: {e}"))
+            })?;
             grpc.unary(req, path, codec).await
         };
         let resp = self.call(CallKind::Read, call).await?;
@@ -192,17 +233,29 @@ impl KvClient {
         let mut c = self.kv.clone();
         let req = self.request(kv::RawDeleteRequest { key });
         let resp = self.call(CallKind::Mutation, c.raw_delete(req)).await?;
-        Ok(WriteReply { applied: resp.success, meta: write_meta(resp.meta.as_ref(), resp.commit_index) })
+        Ok(WriteReply {
+            applied: resp.success,
+            meta: write_meta(resp.meta.as_ref(), resp.commit_index),
+        })
     }
 
     async fn scan_page(&self, start: Vec<u8>, end: Vec<u8>, limit: u64) -> CallResult<ScanReply> {
         let mut c = self.kv.clone();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let req = self.request(kv::RawScanAtRequest { start_key: start, end_key: end, limit, ..Default::default() });
+        let req = self.request(kv::RawScanAtRequest {
+            start_key: start,
+            end_key: end,
+            limit,
+            ..Default::default()
+        });
         let resp = self.call(CallKind::Read, c.raw_scan_at(req)).await?;
         Ok(ScanReply {
             pairs: resp.kv.into_iter().map(|p| (p.key, p.value)).collect(),
-            metas: resp.meta.iter().filter_map(|m| commit_meta(Some(m))).collect(),
+            metas: resp
+                .meta
+                .iter()
+                .filter_map(|m| commit_meta(Some(m)))
+                .collect(),
         })
     }
 
@@ -214,12 +267,17 @@ impl KvClient {
         let mut from = start;
         loop {
             let page_limit = (wanted - out.pairs.len() as u64).min(SCAN_PAGE);
-            let page = self.scan_page(from.clone(), end.clone(), page_limit).await?;
+            let page = self
+                .scan_page(from.clone(), end.clone(), page_limit)
+                .await?;
             let short = (page.pairs.len() as u64) < page_limit;
             out.metas.extend(page.metas);
             if let Some((last, _)) = page.pairs.last() {
                 if *last < from {
-                    return Err(CallError::bad_response(CallKind::Read, "RawScanAt returned a key before the page's start"));
+                    return Err(CallError::bad_response(
+                        CallKind::Read,
+                        "RawScanAt returned a key before the page's start",
+                    ));
                 }
                 from = last.clone();
                 from.push(0);
@@ -233,7 +291,12 @@ impl KvClient {
 
     async fn routes(&self) -> CallResult<CatalogSnapshot> {
         let mut c = self.dist.clone();
-        let resp = self.call(CallKind::Read, c.list_routes(self.request(kv::ListRoutesRequest {}))).await?;
+        let resp = self
+            .call(
+                CallKind::Read,
+                c.list_routes(self.request(kv::ListRoutesRequest {})),
+            )
+            .await?;
         Ok(snapshot_from_list(&resp))
     }
 
@@ -266,7 +329,9 @@ impl KvClient {
             target_group_id: r.target_group.unwrap_or(0),
             options: Default::default(),
         });
-        let resp = self.call(CallKind::Mutation, c.start_split_migration(req)).await?;
+        let resp = self
+            .call(CallKind::Mutation, c.start_split_migration(req))
+            .await?;
         Ok(SplitReply {
             catalog_version: resp.catalog_version,
             left: None,
@@ -278,25 +343,46 @@ impl KvClient {
 
     async fn get_split_job(&self, job_id: u64) -> CallResult<SplitJobRecord> {
         let mut c = self.dist.clone();
-        let resp = self.call(CallKind::Read, c.get_split_job(self.request(kv::GetSplitJobRequest { job_id }))).await?;
-        resp.job.as_ref().map(job_record).ok_or_else(|| CallError::bad_response(CallKind::Read, "GetSplitJob returned no job"))
+        let resp = self
+            .call(
+                CallKind::Read,
+                c.get_split_job(self.request(kv::GetSplitJobRequest { job_id })),
+            )
+            .await?;
+        resp.job
+            .as_ref()
+            .map(job_record)
+            .ok_or_else(|| CallError::bad_response(CallKind::Read, "GetSplitJob returned no job"))
     }
 
     async fn split_jobs(&self) -> CallResult<Vec<SplitJobRecord>> {
         let mut c = self.dist.clone();
-        let resp = self.call(CallKind::Read, c.list_split_jobs(self.request(kv::ListSplitJobsRequest::default()))).await?;
+        let resp = self
+            .call(
+                CallKind::Read,
+                c.list_split_jobs(self.request(kv::ListSplitJobsRequest::default())),
+            )
+            .await?;
         Ok(resp.jobs.iter().map(job_record).collect())
     }
 
     async fn abandon_job(&self, job_id: u64) -> CallResult<()> {
         let mut c = self.dist.clone();
-        self.call(CallKind::Mutation, c.abandon_split_job(self.request(kv::AbandonSplitJobRequest { job_id }))).await?;
+        self.call(
+            CallKind::Mutation,
+            c.abandon_split_job(self.request(kv::AbandonSplitJobRequest { job_id })),
+        )
+        .await?;
         Ok(())
     }
 
     async fn retry_job(&self, job_id: u64) -> CallResult<()> {
         let mut c = self.dist.clone();
-        self.call(CallKind::Mutation, c.retry_split_job(self.request(kv::RetrySplitJobRequest { job_id }))).await?;
+        self.call(
+            CallKind::Mutation,
+            c.retry_split_job(self.request(kv::RetrySplitJobRequest { job_id })),
+        )
+        .await?;
         Ok(())
     }
 
@@ -306,7 +392,11 @@ impl KvClient {
         let resp = self.call(CallKind::Read, c.status(req)).await?;
         let state = raft_state_name(resp.state);
         Ok(GroupStatus {
-            group: if resp.group_id != 0 { resp.group_id } else { group },
+            group: if resp.group_id != 0 {
+                resp.group_id
+            } else {
+                group
+            },
             node_id: resp.node_id,
             is_leader: state == "LEADER",
             state: state.to_string(),
@@ -321,7 +411,11 @@ impl KvClient {
     async fn open_watch(&self, after_version: u64) -> CallResult<CatalogStream> {
         let mut c = self.dist.clone();
         // No grpc-timeout on the request: the stream is long-lived. Only opening it is bounded.
-        let req = tonic::Request::new(kv::CatalogWatchRequest { protocol_version: 1, after_version, max_batch_size: 0 });
+        let req = tonic::Request::new(kv::CatalogWatchRequest {
+            protocol_version: 1,
+            after_version,
+            max_batch_size: 0,
+        });
         let stream = self.call(CallKind::Read, c.watch_catalog(req)).await?;
         let events = stream.filter_map(|item| async move {
             match item {
@@ -343,7 +437,11 @@ impl KvTarget for KvClient {
     }
 
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        let req = kv::RawPutRequest { key: key.to_vec(), value: value.to_vec(), ..Default::default() };
+        let req = kv::RawPutRequest {
+            key: key.to_vec(),
+            value: value.to_vec(),
+            ..Default::default()
+        };
         Box::pin(self.put(req))
     }
 
@@ -353,12 +451,28 @@ impl KvTarget for KvClient {
         self.cas_supported.then_some(self as &dyn super::CasClient)
     }
 
-    fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
+    fn write_pinned(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        group: u64,
+        epoch: u64,
+    ) -> BoxFuture<'_, CallResult<WriteReply>> {
         if !self.cas_supported || group == 0 {
-            let err = CallError::new(super::Certainty::Definite, "unimplemented", "this server has no pinned writes");
+            let err = CallError::new(
+                super::Certainty::Definite,
+                "unimplemented",
+                "this server has no pinned writes",
+            );
             return Box::pin(async move { Err(err) });
         }
-        let req = kv::RawPutRequest { key: key.to_vec(), value: value.to_vec(), group_id: group, route_epoch: epoch, ..Default::default() };
+        let req = kv::RawPutRequest {
+            key: key.to_vec(),
+            value: value.to_vec(),
+            group_id: group,
+            route_epoch: epoch,
+            ..Default::default()
+        };
         Box::pin(self.put(req))
     }
 
@@ -405,7 +519,10 @@ impl KvTarget for KvClient {
         Box::pin(self.retry_job(job_id))
     }
 
-    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+    fn start_split_migration(
+        &self,
+        request: SplitRequest,
+    ) -> BoxFuture<'_, CallResult<SplitReply>> {
         Box::pin(self.split_migration(request))
     }
 
@@ -421,9 +538,18 @@ impl KvTarget for KvClient {
         self.refkv_txn.then_some(self as &dyn super::TxnClient)
     }
 
-    fn txn_hold(&self, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> BoxFuture<'_, CallResult<Vec<super::InFlightTxn>>> {
+    fn txn_hold(
+        &self,
+        arm_hold_ms: u64,
+        after_primary_commit: bool,
+        release: bool,
+    ) -> BoxFuture<'_, CallResult<Vec<super::InFlightTxn>>> {
         if !self.refkv_txn {
-            let err = CallError::new(super::Certainty::Definite, "unimplemented", "this server has no TxnHold");
+            let err = CallError::new(
+                super::Certainty::Definite,
+                "unimplemented",
+                "this server has no TxnHold",
+            );
             return Box::pin(async move { Err(err) });
         }
         Box::pin(self.hold_txns(arm_hold_ms, after_primary_commit, release))
@@ -431,7 +557,12 @@ impl KvTarget for KvClient {
 }
 
 impl super::CasClient for KvClient {
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+    fn cas(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> BoxFuture<'_, CallResult<WriteReply>> {
         let req = kv::RawPutRequest {
             key: key.to_vec(),
             value: new.to_vec(),

@@ -28,7 +28,11 @@ use serde_json::Value as Json;
 
 /// The request for `mops`.
 pub fn txn_request(mops: &[Mop]) -> kv::TxnRequest {
-    let mop = |kind: kv::TxnMopKind, key: &str, value: i64| kv::TxnMop { kind: kind as i32, key: key.as_bytes().to_vec(), value };
+    let mop = |kind: kv::TxnMopKind, key: &str, value: i64| kv::TxnMop {
+        kind: kind as i32,
+        key: key.as_bytes().to_vec(),
+        value,
+    };
     let mops = mops
         .iter()
         .map(|m| match m {
@@ -45,15 +49,29 @@ pub fn txn_request(mops: &[Mop]) -> kv::TxnRequest {
 /// answer with a result count other than the micro-ops' is a bad response.
 pub fn txn_values(mops: &[Mop], resp: kv::TxnResponse) -> CallResult<Vec<Json>> {
     if resp.results.len() != mops.len() {
-        let message = format!("a transaction of {} micro-ops was answered with {} results", mops.len(), resp.results.len());
+        let message = format!(
+            "a transaction of {} micro-ops was answered with {} results",
+            mops.len(),
+            resp.results.len()
+        );
         return Err(CallError::bad_response(call_kind(mops), message));
     }
     let value = |mop: &Mop, r: kv::TxnMopResult| match mop {
-        Mop::Read { shape: ReadShape::List, .. } => Json::Array(r.values.into_iter().map(Json::from).collect()),
-        Mop::Read { shape: ReadShape::Register, .. } => r.values.last().map_or(Json::Null, |v| Json::from(*v)),
+        Mop::Read {
+            shape: ReadShape::List,
+            ..
+        } => Json::Array(r.values.into_iter().map(Json::from).collect()),
+        Mop::Read {
+            shape: ReadShape::Register,
+            ..
+        } => r.values.last().map_or(Json::Null, |v| Json::from(*v)),
         _ => Json::Null,
     };
-    Ok(mops.iter().zip(resp.results).map(|(m, r)| value(m, r)).collect())
+    Ok(mops
+        .iter()
+        .zip(resp.results)
+        .map(|(m, r)| value(m, r))
+        .collect())
 }
 
 /// A transaction that writes may change the store; one that only reads cannot.
@@ -67,19 +85,34 @@ fn call_kind(mops: &[Mop]) -> CallKind {
 
 impl KvClient {
     async fn run_txn(&self, mops: &[Mop]) -> CallResult<Vec<Json>> {
-        let mut client = RefkvTxnClient::new(self.channel.clone()).max_decoding_message_size(super::MAX_RESPONSE_BYTES);
+        let mut client = RefkvTxnClient::new(self.channel.clone())
+            .max_decoding_message_size(super::MAX_RESPONSE_BYTES);
         let kind = call_kind(mops);
-        let resp = self.call(kind, client.txn(self.request(txn_request(mops)))).await?;
+        let resp = self
+            .call(kind, client.txn(self.request(txn_request(mops))))
+            .await?;
         txn_values(mops, resp)
     }
 }
 
 impl KvClient {
     /// Test only: `RefkvTxn.TxnHold` (see [`crate::client::KvTarget::txn_hold`]).
-    pub(super) async fn hold_txns(&self, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> CallResult<Vec<InFlightTxn>> {
-        let mut client = RefkvTxnClient::new(self.channel.clone()).max_decoding_message_size(super::MAX_RESPONSE_BYTES);
-        let req = kv::TxnHoldRequest { arm_hold_ms, release, after_primary_commit };
-        let resp = self.call(CallKind::Mutation, client.txn_hold(self.request(req))).await?;
+    pub(super) async fn hold_txns(
+        &self,
+        arm_hold_ms: u64,
+        after_primary_commit: bool,
+        release: bool,
+    ) -> CallResult<Vec<InFlightTxn>> {
+        let mut client = RefkvTxnClient::new(self.channel.clone())
+            .max_decoding_message_size(super::MAX_RESPONSE_BYTES);
+        let req = kv::TxnHoldRequest {
+            arm_hold_ms,
+            release,
+            after_primary_commit,
+        };
+        let resp = self
+            .call(CallKind::Mutation, client.txn_hold(self.request(req)))
+            .await?;
         Ok(resp.txns.into_iter().map(in_flight_txn).collect())
     }
 }
@@ -115,39 +148,113 @@ mod tests {
     use tonic::Status;
 
     fn appending() -> Vec<Mop> {
-        vec![Mop::Append { key: "la/1".into(), value: 7 }, Mop::Read { key: "la/2".into(), shape: ReadShape::List }]
+        vec![
+            Mop::Append {
+                key: "la/1".into(),
+                value: 7,
+            },
+            Mop::Read {
+                key: "la/2".into(),
+                shape: ReadShape::List,
+            },
+        ]
     }
 
     fn reading() -> Vec<Mop> {
-        vec![Mop::Read { key: "la/1".into(), shape: ReadShape::List }]
+        vec![Mop::Read {
+            key: "la/1".into(),
+            shape: ReadShape::List,
+        }]
     }
 
     #[test]
     fn a_listed_transaction_reads_as_text_with_no_commit_timestamp_until_it_has_one() {
-        let listed = kv::InFlightTxn { start_ts: 5, commit_ts: 0, primary: b"a/la/1".to_vec(), secondary_writes: vec![b"h/la/2".to_vec()], held: true };
+        let listed = kv::InFlightTxn {
+            start_ts: 5,
+            commit_ts: 0,
+            primary: b"a/la/1".to_vec(),
+            secondary_writes: vec![b"h/la/2".to_vec()],
+            held: true,
+        };
         let t = in_flight_txn(listed.clone());
-        assert_eq!((t.start_ts, t.commit_ts, t.primary.as_str(), t.secondary_writes, t.held), (5, None, "a/la/1", vec!["h/la/2".to_string()], true));
-        assert_eq!(in_flight_txn(kv::InFlightTxn { commit_ts: 9, ..listed }).commit_ts, Some(9));
+        assert_eq!(
+            (
+                t.start_ts,
+                t.commit_ts,
+                t.primary.as_str(),
+                t.secondary_writes,
+                t.held
+            ),
+            (5, None, "a/la/1", vec!["h/la/2".to_string()], true)
+        );
+        assert_eq!(
+            in_flight_txn(kv::InFlightTxn {
+                commit_ts: 9,
+                ..listed
+            })
+            .commit_ts,
+            Some(9)
+        );
     }
 
     #[test]
     fn the_request_carries_every_micro_op_in_order() {
-        let req = txn_request(&[appending(), vec![Mop::Write { key: "rw/3".into(), value: 4 }]].concat());
-        let kinds: Vec<(i32, &[u8], i64)> = req.mops.iter().map(|m| (m.kind, m.key.as_slice(), m.value)).collect();
+        let req = txn_request(
+            &[
+                appending(),
+                vec![Mop::Write {
+                    key: "rw/3".into(),
+                    value: 4,
+                }],
+            ]
+            .concat(),
+        );
+        let kinds: Vec<(i32, &[u8], i64)> = req
+            .mops
+            .iter()
+            .map(|m| (m.kind, m.key.as_slice(), m.value))
+            .collect();
         assert_eq!(
             kinds,
-            [(kv::TxnMopKind::Append as i32, b"la/1".as_slice(), 7), (kv::TxnMopKind::Read as i32, b"la/2", 0), (kv::TxnMopKind::Write as i32, b"rw/3", 4)]
+            [
+                (kv::TxnMopKind::Append as i32, b"la/1".as_slice(), 7),
+                (kv::TxnMopKind::Read as i32, b"la/2", 0),
+                (kv::TxnMopKind::Write as i32, b"rw/3", 4)
+            ]
         );
     }
 
     #[test]
     fn list_and_register_reads_come_back_as_the_history_records_them() {
         let result = |exists, values: Vec<i64>| kv::TxnMopResult { exists, values };
-        let resp = kv::TxnResponse { results: vec![result(false, vec![]), result(true, vec![3, 7])], start_ts: 1, commit_ts: 2 };
-        assert_eq!(txn_values(&appending(), resp).unwrap(), [Json::Null, json!([3, 7])]);
-        let registers = vec![Mop::Read { key: "rw/1".into(), shape: ReadShape::Register }, Mop::Read { key: "rw/2".into(), shape: ReadShape::Register }];
-        let resp = kv::TxnResponse { results: vec![result(true, vec![5]), result(false, vec![])], start_ts: 1, commit_ts: 0 };
-        assert_eq!(txn_values(&registers, resp).unwrap(), [json!(5), Json::Null]);
+        let resp = kv::TxnResponse {
+            results: vec![result(false, vec![]), result(true, vec![3, 7])],
+            start_ts: 1,
+            commit_ts: 2,
+        };
+        assert_eq!(
+            txn_values(&appending(), resp).unwrap(),
+            [Json::Null, json!([3, 7])]
+        );
+        let registers = vec![
+            Mop::Read {
+                key: "rw/1".into(),
+                shape: ReadShape::Register,
+            },
+            Mop::Read {
+                key: "rw/2".into(),
+                shape: ReadShape::Register,
+            },
+        ];
+        let resp = kv::TxnResponse {
+            results: vec![result(true, vec![5]), result(false, vec![])],
+            start_ts: 1,
+            commit_ts: 0,
+        };
+        assert_eq!(
+            txn_values(&registers, resp).unwrap(),
+            [json!(5), Json::Null]
+        );
     }
 
     #[test]
@@ -158,32 +265,50 @@ mod tests {
 
     #[test]
     fn a_conflict_abort_is_definite() {
-        let err = txn_failure(&appending(), &Status::aborted("transaction aborted: write conflict on la/1"));
+        let err = txn_failure(
+            &appending(),
+            &Status::aborted("transaction aborted: write conflict on la/1"),
+        );
         assert_eq!(err.certainty, Definite);
     }
 
     #[test]
     fn a_refusal_before_any_prewrite_is_definite() {
-        let err = txn_failure(&appending(), &Status::unavailable("transaction not started: no start timestamp"));
+        let err = txn_failure(
+            &appending(),
+            &Status::unavailable("transaction not started: no start timestamp"),
+        );
         assert_eq!(err.certainty, Definite);
     }
 
     #[test]
     fn an_unknown_outcome_after_a_prewrite_is_indeterminate() {
-        let err = txn_failure(&appending(), &Status::unknown("outcome unknown: commit of the primary la/1: commit not confirmed"));
+        let err = txn_failure(
+            &appending(),
+            &Status::unknown("outcome unknown: commit of the primary la/1: commit not confirmed"),
+        );
         assert_eq!(err.certainty, Indeterminate);
-        assert_eq!(txn_failure(&appending(), &Status::deadline_exceeded("outcome unknown")).certainty, Indeterminate);
+        assert_eq!(
+            txn_failure(&appending(), &Status::deadline_exceeded("outcome unknown")).certainty,
+            Indeterminate
+        );
     }
 
     #[test]
     fn the_clients_own_deadline_is_indeterminate_for_a_writing_transaction() {
-        assert_eq!(CallError::timed_out(call_kind(&appending())).certainty, Indeterminate);
+        assert_eq!(
+            CallError::timed_out(call_kind(&appending())).certainty,
+            Indeterminate
+        );
     }
 
     #[test]
     fn a_connection_broken_after_sending_is_indeterminate() {
         let mut status = Status::unavailable("connection reset");
-        status.set_source(std::sync::Arc::new(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "broken pipe")));
+        status.set_source(std::sync::Arc::new(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "broken pipe",
+        )));
         assert_eq!(txn_failure(&appending(), &status).certainty, Indeterminate);
     }
 
@@ -196,7 +321,13 @@ mod tests {
 
     #[test]
     fn a_read_only_transaction_is_always_definite() {
-        assert_eq!(txn_failure(&reading(), &Status::unknown("outcome unknown")).certainty, Definite);
-        assert_eq!(CallError::timed_out(call_kind(&reading())).certainty, Definite);
+        assert_eq!(
+            txn_failure(&reading(), &Status::unknown("outcome unknown")).certainty,
+            Definite
+        );
+        assert_eq!(
+            CallError::timed_out(call_kind(&reading())).certainty,
+            Definite
+        );
     }
 }

@@ -173,9 +173,21 @@ pub trait KvTarget: Send + Sync {
     /// A stale client's write: sent straight to `group` as if routed under route `epoch`
     /// (refkv's RawPut extension), refused rather than re-routed if that is not the owner.
     /// Stores without it answer a definite `unimplemented` without sending anything.
-    fn write_pinned(&self, key: &[u8], value: &[u8], group: u64, epoch: u64) -> BoxFuture<'_, CallResult<WriteReply>> {
+    fn write_pinned(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        group: u64,
+        epoch: u64,
+    ) -> BoxFuture<'_, CallResult<WriteReply>> {
         let _ = (key, value, group, epoch);
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no pinned writes")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no pinned writes",
+            ))
+        })
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
     /// Keys in `[start, end)`; an empty `end` means unbounded; `limit` 0 = no limit. A
@@ -188,27 +200,60 @@ pub trait KvTarget: Send + Sync {
     /// elastickv's cross-group split (`StartSplitMigration`, its milestone-2 RPC): the
     /// right child moves to `request.target_group` through a split job. Stores without it
     /// answer a definite `unimplemented`.
-    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+    fn start_split_migration(
+        &self,
+        request: SplitRequest,
+    ) -> BoxFuture<'_, CallResult<SplitReply>> {
         let _ = request;
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no StartSplitMigration")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no StartSplitMigration",
+            ))
+        })
     }
     /// elastickv's milestone-2 job introspection and control (`GetSplitJob`,
     /// `ListSplitJobs`, `AbandonSplitJob`, `RetrySplitJob`). Stores without it answer a
     /// definite `unimplemented`, which callers record; they never substitute another call.
     fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<SplitJobRecord>> {
         let _ = job_id;
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no GetSplitJob")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no GetSplitJob",
+            ))
+        })
     }
     fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<SplitJobRecord>>> {
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no ListSplitJobs")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no ListSplitJobs",
+            ))
+        })
     }
     fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
         let _ = job_id;
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no AbandonSplitJob")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no AbandonSplitJob",
+            ))
+        })
     }
     fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
         let _ = job_id;
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no RetrySplitJob")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no RetrySplitJob",
+            ))
+        })
     }
     /// Raft status of `group` as this node sees it (0 = the default group).
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>>;
@@ -216,13 +261,25 @@ pub trait KvTarget: Send + Sync {
     /// `ts`). Stores without versioned reads return a definite `unimplemented` error.
     fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
         let _ = (key, ts);
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no versioned reads")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no versioned reads",
+            ))
+        })
     }
     /// The commit timestamp of the newest version of `key` (`None` = absent; elastickv's
     /// RawLatestCommitTS). Stores without one return a definite `unimplemented` error.
     fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
         let _ = key;
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no commit timestamps")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no commit timestamps",
+            ))
+        })
     }
     /// The client's transactions, if it can run them (`None`: the transaction workloads do
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
@@ -236,17 +293,34 @@ pub trait KvTarget: Send + Sync {
     /// most that long.
     /// Returns the transactions this node coordinates whose locks are live. Stores without
     /// it answer a definite `unimplemented`; a wrapping client forwards to the client it wraps.
-    fn txn_hold(&self, arm_hold_ms: u64, after_primary_commit: bool, release: bool) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
+    fn txn_hold(
+        &self,
+        arm_hold_ms: u64,
+        after_primary_commit: bool,
+        release: bool,
+    ) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
         match self.wrapped() {
             Some(w) => w.txn_hold(arm_hold_ms, after_primary_commit, release),
-            None => Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no TxnHold")) }),
+            None => Box::pin(async {
+                Err(CallError::new(
+                    Certainty::Definite,
+                    "unimplemented",
+                    "no TxnHold",
+                ))
+            }),
         }
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         let _ = after_version;
-        Box::pin(async { Err(CallError::new(Certainty::Definite, "unimplemented", "no catalog watch")) })
+        Box::pin(async {
+            Err(CallError::new(
+                Certainty::Definite,
+                "unimplemented",
+                "no catalog watch",
+            ))
+        })
     }
 }
 

@@ -37,7 +37,13 @@ mod tests {
         for r in [SetRead::Scan, SetRead::Mget] {
             assert_eq!(r.name().parse::<SetRead>(), Ok(r));
         }
-        assert!("resp".parse::<Protocol>().unwrap_err().contains("grpc or redis"));
-        assert!("keys".parse::<SetRead>().unwrap_err().contains("scan or mget"));
+        assert!("resp"
+            .parse::<Protocol>()
+            .unwrap_err()
+            .contains("grpc or redis"));
+        assert!("keys"
+            .parse::<SetRead>()
+            .unwrap_err()
+            .contains("scan or mget"));
     }
 }

@@ -23,7 +23,10 @@
 use super::classify::{CallError, CallKind, Certainty};
 use super::protocol::SetRead;
 use super::redis_classify::{classify_redis, is_not_leader, RedisFailure};
-use super::{CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply};
+use super::{
+    CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
+    SplitRequest, WriteReply,
+};
 use analysis::history::CatalogSnapshot;
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -63,7 +66,10 @@ pub struct AttemptedKeys(Mutex<BTreeSet<Vec<u8>>>);
 
 impl AttemptedKeys {
     pub fn insert(&self, key: &[u8]) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(key.to_vec());
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_vec());
     }
 
     /// The attempted keys in `[start, end)` (an empty `end` = unbounded), in order.
@@ -85,7 +91,8 @@ struct Link {
 
 impl Link {
     fn new(addr: &str) -> anyhow::Result<Link> {
-        let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| anyhow::anyhow!("bad Redis address {addr:?}: {e}"))?;
+        let client = redis::Client::open(format!("redis://{addr}/"))
+            .map_err(|e| anyhow::anyhow!("bad Redis address {addr:?}: {e}"))?;
         Ok(Link {
             addr: addr.to_string(),
             client,
@@ -94,7 +101,11 @@ impl Link {
     }
 
     /// The open connection, opening it if needed; a failure here means nothing was sent.
-    async fn connection(&self, kind: CallKind, connect_timeout: Duration) -> CallResult<MultiplexedConnection> {
+    async fn connection(
+        &self,
+        kind: CallKind,
+        connect_timeout: Duration,
+    ) -> CallResult<MultiplexedConnection> {
         let mut slot = self.conn.lock().await;
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
@@ -102,8 +113,16 @@ impl Link {
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(connect_timeout))
             .set_response_timeout(None);
-        let opened = self.client.get_multiplexed_async_connection_with_config(&config).await;
-        let conn = opened.map_err(|e| classify_redis(kind, RedisFailure::NotConnected(&format!("{}: {e}", self.addr))))?;
+        let opened = self
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await;
+        let conn = opened.map_err(|e| {
+            classify_redis(
+                kind,
+                RedisFailure::NotConnected(&format!("{}: {e}", self.addr)),
+            )
+        })?;
         *slot = Some(conn.clone());
         Ok(conn)
     }
@@ -117,11 +136,13 @@ impl Link {
 /// The whole text of a server's error reply (code first), or `None` for a transport error.
 fn reply_text(e: &redis::RedisError) -> Option<String> {
     match e.kind() {
-        redis::ErrorKind::Server(_) | redis::ErrorKind::Extension => Some(match (e.code(), e.detail()) {
-            (Some(code), Some(detail)) => format!("{code} {detail}"),
-            (Some(code), None) => code.to_string(),
-            _ => e.to_string(),
-        }),
+        redis::ErrorKind::Server(_) | redis::ErrorKind::Extension => {
+            Some(match (e.code(), e.detail()) {
+                (Some(code), Some(detail)) => format!("{code} {detail}"),
+                (Some(code), None) => code.to_string(),
+                _ => e.to_string(),
+            })
+        }
         _ => None,
     }
 }
@@ -156,7 +177,10 @@ impl RedisClient {
                 0
             }
         };
-        let links = addrs.into_iter().map(Link::new).collect::<anyhow::Result<Vec<_>>>()?;
+        let links = addrs
+            .into_iter()
+            .map(Link::new)
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(RedisClient {
             node: node.name.clone(),
             own,
@@ -170,15 +194,32 @@ impl RedisClient {
 
     /// Sends `cmd` to `links[link]` under the call deadline.
     async fn query(&self, link: usize, kind: CallKind, cmd: &redis::Cmd) -> CallResult<Value> {
-        let mut conn = self.links[link].connection(kind, self.options.connect_timeout).await?;
-        let reply = tokio::time::timeout(self.options.call_timeout, cmd.query_async::<Value>(&mut conn)).await;
+        let mut conn = self.links[link]
+            .connection(kind, self.options.connect_timeout)
+            .await?;
+        let reply = tokio::time::timeout(
+            self.options.call_timeout,
+            cmd.query_async::<Value>(&mut conn),
+        )
+        .await;
         self.outcome(link, kind, reply).await
     }
 
     /// Sends `pipe` (its commands in one round trip) to `links[link]` under the call deadline.
-    async fn query_pipe(&self, link: usize, kind: CallKind, pipe: &redis::Pipeline) -> CallResult<Vec<Value>> {
-        let mut conn = self.links[link].connection(kind, self.options.connect_timeout).await?;
-        let reply = tokio::time::timeout(self.options.call_timeout, pipe.query_async::<Vec<Value>>(&mut conn)).await;
+    async fn query_pipe(
+        &self,
+        link: usize,
+        kind: CallKind,
+        pipe: &redis::Pipeline,
+    ) -> CallResult<Vec<Value>> {
+        let mut conn = self.links[link]
+            .connection(kind, self.options.connect_timeout)
+            .await?;
+        let reply = tokio::time::timeout(
+            self.options.call_timeout,
+            pipe.query_async::<Vec<Value>>(&mut conn),
+        )
+        .await;
         self.outcome(link, kind, reply).await
     }
 
@@ -197,14 +238,19 @@ impl RedisClient {
                 Some(text) => Err(classify_redis(kind, RedisFailure::Reply(&text))),
                 None => {
                     link.reset().await;
-                    Err(classify_redis(kind, RedisFailure::Transport(&format!("{}: {e}", link.addr))))
+                    Err(classify_redis(
+                        kind,
+                        RedisFailure::Transport(&format!("{}: {e}", link.addr)),
+                    ))
                 }
             },
         }
     }
 
     async fn get(&self, key: &[u8]) -> CallResult<ReadReply> {
-        let value = self.query(self.own, CallKind::Read, redis::cmd("GET").arg(key)).await?;
+        let value = self
+            .query(self.own, CallKind::Read, redis::cmd("GET").arg(key))
+            .await?;
         Ok(ReadReply {
             value: optional_bytes(value, "GET")?,
             meta: None,
@@ -214,22 +260,47 @@ impl RedisClient {
     async fn set(&self, key: &[u8], value: &[u8]) -> CallResult<WriteReply> {
         self.attempted.insert(key);
         match self
-            .query(self.own, CallKind::Mutation, redis::cmd("SET").arg(key).arg(value))
+            .query(
+                self.own,
+                CallKind::Mutation,
+                redis::cmd("SET").arg(key).arg(value),
+            )
             .await?
         {
-            Value::Okay => Ok(WriteReply { applied: true, meta: None }),
+            Value::Okay => Ok(WriteReply {
+                applied: true,
+                meta: None,
+            }),
             // elastickv relays a SET it proxied to the leader as a bulk string
             // (`adapter/redis_proxy_leader.go` ~384–400, `writeGoRedisValue`).
-            Value::SimpleString(s) if s.eq_ignore_ascii_case("OK") => Ok(WriteReply { applied: true, meta: None }),
-            Value::BulkString(b) if b.eq_ignore_ascii_case(b"OK") => Ok(WriteReply { applied: true, meta: None }),
-            other => Err(CallError::bad_response(CallKind::Mutation, format!("SET answered {other:?}"))),
+            Value::SimpleString(s) if s.eq_ignore_ascii_case("OK") => Ok(WriteReply {
+                applied: true,
+                meta: None,
+            }),
+            Value::BulkString(b) if b.eq_ignore_ascii_case(b"OK") => Ok(WriteReply {
+                applied: true,
+                meta: None,
+            }),
+            other => Err(CallError::bad_response(
+                CallKind::Mutation,
+                format!("SET answered {other:?}"),
+            )),
         }
     }
 
     async fn del(&self, key: &[u8]) -> CallResult<WriteReply> {
-        match self.query(self.own, CallKind::Mutation, redis::cmd("DEL").arg(key)).await? {
-            Value::Int(_) => Ok(WriteReply { applied: true, meta: None }),
-            other => Err(CallError::bad_response(CallKind::Mutation, format!("DEL answered {other:?}"))),
+        match self
+            .query(self.own, CallKind::Mutation, redis::cmd("DEL").arg(key))
+            .await?
+        {
+            Value::Int(_) => Ok(WriteReply {
+                applied: true,
+                meta: None,
+            }),
+            other => Err(CallError::bad_response(
+                CallKind::Mutation,
+                format!("DEL answered {other:?}"),
+            )),
         }
     }
 
@@ -239,10 +310,18 @@ impl RedisClient {
         if let Some(i) = *self.script_node.lock().unwrap_or_else(|p| p.into_inner()) {
             return Ok(i);
         }
-        let order = std::iter::once(self.own).chain((0..self.links.len()).filter(|&i| i != self.own));
+        let order =
+            std::iter::once(self.own).chain((0..self.links.len()).filter(|&i| i != self.own));
         let mut refusals = Vec::new();
         for i in order {
-            match self.query(i, CallKind::Read, redis::cmd("EVAL").arg(PROBE_SCRIPT).arg(0)).await {
+            match self
+                .query(
+                    i,
+                    CallKind::Read,
+                    redis::cmd("EVAL").arg(PROBE_SCRIPT).arg(0),
+                )
+                .await
+            {
                 Ok(_) => {
                     *self.script_node.lock().unwrap_or_else(|p| p.into_inner()) = Some(i);
                     return Ok(i);
@@ -261,7 +340,12 @@ impl RedisClient {
         *self.script_node.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
-    async fn compare_and_set(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> CallResult<WriteReply> {
+    async fn compare_and_set(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> CallResult<WriteReply> {
         let link = self.script_link().await?;
         self.attempted.insert(key);
         let args = |c: &mut redis::Cmd| {
@@ -280,7 +364,10 @@ impl RedisClient {
             result = self.query(link, CallKind::Mutation, &eval).await;
         }
         match result {
-            Ok(Value::Int(1)) => Ok(WriteReply { applied: true, meta: None }),
+            Ok(Value::Int(1)) => Ok(WriteReply {
+                applied: true,
+                meta: None,
+            }),
             Ok(Value::Int(0)) => Ok(WriteReply {
                 applied: false,
                 meta: None,
@@ -337,7 +424,11 @@ impl RedisClient {
             if values.len() != batch.len() {
                 return Err(CallError::bad_response(
                     CallKind::Read,
-                    format!("{} keys read, {} values answered", batch.len(), values.len()),
+                    format!(
+                        "{} keys read, {} values answered",
+                        batch.len(),
+                        values.len()
+                    ),
                 ));
             }
             for (k, v) in batch.iter().zip(values) {
@@ -360,8 +451,15 @@ impl RedisClient {
             }
             match self.query(self.own, CallKind::Read, &cmd).await {
                 Ok(Value::Array(values)) => return Ok(values),
-                Ok(other) => return Err(CallError::bad_response(CallKind::Read, format!("MGET answered {other:?}"))),
-                Err(e) if e.tag == "unknown-command" => self.no_mget.store(true, std::sync::atomic::Ordering::Relaxed),
+                Ok(other) => {
+                    return Err(CallError::bad_response(
+                        CallKind::Read,
+                        format!("MGET answered {other:?}"),
+                    ))
+                }
+                Err(e) if e.tag == "unknown-command" => self
+                    .no_mget
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
                 Err(e) => return Err(e),
             }
         }
@@ -374,17 +472,26 @@ impl RedisClient {
 
     async fn scan_range(&self, start: &[u8], end: &[u8], limit: u64) -> CallResult<ScanReply> {
         let mut pairs = match self.options.set_read {
-            SetRead::Scan => self.scan_keys(start, end).await?.into_iter().map(|k| (k, Vec::new())).collect(),
+            SetRead::Scan => self
+                .scan_keys(start, end)
+                .await?
+                .into_iter()
+                .map(|k| (k, Vec::new()))
+                .collect(),
             SetRead::Mget => self.mget_range(start, end).await?,
         };
         if limit > 0 {
             pairs.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
         }
-        Ok(ScanReply { pairs, metas: vec![] })
+        Ok(ScanReply {
+            pairs,
+            metas: vec![],
+        })
     }
 
     async fn ping(&self) -> CallResult<GroupStatus> {
-        self.query(self.own, CallKind::Read, &redis::cmd("PING")).await?;
+        self.query(self.own, CallKind::Read, &redis::cmd("PING"))
+            .await?;
         Ok(GroupStatus {
             group: 1,
             node_id: self.node.clone(),
@@ -403,7 +510,10 @@ fn optional_bytes(value: Value, command: &str) -> CallResult<Option<Vec<u8>>> {
         Value::Nil => Ok(None),
         Value::BulkString(b) => Ok(Some(b)),
         Value::SimpleString(s) => Ok(Some(s.into_bytes())),
-        other => Err(CallError::bad_response(CallKind::Read, format!("{command} answered {other:?}"))),
+        other => Err(CallError::bad_response(
+            CallKind::Read,
+            format!("{command} answered {other:?}"),
+        )),
     }
 }
 
@@ -428,7 +538,10 @@ pub fn scan_page(value: Value) -> CallResult<(u64, Vec<Vec<u8>>)> {
         Some(Value::Int(c)) => u64::try_from(c).ok(),
         _ => None,
     };
-    Ok((cursor.ok_or_else(|| bad("a cursor that is not a number"))?, keys))
+    Ok((
+        cursor.ok_or_else(|| bad("a cursor that is not a number"))?,
+        keys,
+    ))
 }
 
 /// The glob `SCAN` matches for `[start, end)`: the bounds' common prefix, escaped, then `*`.
@@ -454,7 +567,11 @@ fn in_range(key: &[u8], start: &[u8], end: &[u8]) -> bool {
 }
 
 fn unsupported(what: &str) -> CallError {
-    CallError::new(Certainty::Definite, "unimplemented", format!("the Redis protocol has no {what}"))
+    CallError::new(
+        Certainty::Definite,
+        "unimplemented",
+        format!("the Redis protocol has no {what}"),
+    )
 }
 
 impl KvTarget for RedisClient {
@@ -496,7 +613,12 @@ impl KvTarget for RedisClient {
 }
 
 impl super::CasClient for RedisClient {
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+    fn cas(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> BoxFuture<'_, CallResult<WriteReply>> {
         let (key, expected, new) = (key.to_vec(), expected.map(<[u8]>::to_vec), new.to_vec());
         async move { self.compare_and_set(&key, expected.as_deref(), &new).await }.boxed()
     }

@@ -53,19 +53,39 @@ pub struct ReplyRule {
 }
 
 const fn rule(prefix: &'static str, tag: &'static str, certainty: Certainty) -> ReplyRule {
-    ReplyRule { prefix, tag, certainty }
+    ReplyRule {
+        prefix,
+        tag,
+        certainty,
+    }
 }
 
 /// The reply rules in the order they are tried; see the module table for the reasons.
 pub const REPLY_RULES: &[ReplyRule] = &[
     rule("NOSCRIPT", "no-script", Certainty::Definite),
-    rule("ERR leader redis address unknown", "leader-unknown", Certainty::Definite),
+    rule(
+        "ERR leader redis address unknown",
+        "leader-unknown",
+        Certainty::Definite,
+    ),
     rule("dial tcp", "leader-unreachable", Certainty::Indeterminate),
     rule("NOTLEADER", "not-leader", Certainty::Indeterminate),
     rule("ERR syntax error", "syntax-error", Certainty::Definite),
-    rule("ERR wrong number of arguments", "syntax-error", Certainty::Definite),
-    rule("ERR unknown command", "unknown-command", Certainty::Definite),
-    rule("ERR unsupported command", "unknown-command", Certainty::Definite),
+    rule(
+        "ERR wrong number of arguments",
+        "syntax-error",
+        Certainty::Definite,
+    ),
+    rule(
+        "ERR unknown command",
+        "unknown-command",
+        Certainty::Definite,
+    ),
+    rule(
+        "ERR unsupported command",
+        "unknown-command",
+        Certainty::Definite,
+    ),
     rule("WRONGTYPE", "wrong-type", Certainty::Definite),
     rule("LOADING", "loading", Certainty::Definite),
     rule("BUSY", "busy", Certainty::Definite),
@@ -81,9 +101,13 @@ pub fn reply_rule(text: &str) -> (&'static str, Certainty) {
     REPLY_RULES
         .iter()
         .find(|r| {
-            text.len() >= r.prefix.len() && text.is_char_boundary(r.prefix.len()) && text[..r.prefix.len()].eq_ignore_ascii_case(r.prefix)
+            text.len() >= r.prefix.len()
+                && text.is_char_boundary(r.prefix.len())
+                && text[..r.prefix.len()].eq_ignore_ascii_case(r.prefix)
         })
-        .map_or(("error-reply", Certainty::Indeterminate), |r| (r.tag, r.certainty))
+        .map_or(("error-reply", Certainty::Indeterminate), |r| {
+            (r.tag, r.certainty)
+        })
 }
 
 /// Classifies a failed command of the given kind.
@@ -101,7 +125,11 @@ pub fn classify_redis(kind: CallKind, failure: RedisFailure<'_>) -> CallError {
             (tag, certainty, text.to_string())
         }
     };
-    let certainty = if kind == CallKind::Read { Certainty::Definite } else { certainty };
+    let certainty = if kind == CallKind::Read {
+        Certainty::Definite
+    } else {
+        certainty
+    };
     CallError::new(certainty, tag, message)
 }
 
@@ -124,7 +152,10 @@ mod tests {
 
     #[test]
     fn noscript_is_definite() {
-        assert_eq!(mutation("NOSCRIPT No matching script. Please use EVAL."), ("no-script", Definite));
+        assert_eq!(
+            mutation("NOSCRIPT No matching script. Please use EVAL."),
+            ("no-script", Definite)
+        );
     }
 
     #[test]
@@ -137,8 +168,15 @@ mod tests {
 
     #[test]
     fn a_proxy_dial_error_is_indeterminate_because_the_proxy_retries() {
-        for text in ["dial tcp 10.77.3.11:6379: connect: connection refused", "dial tcp 10.77.3.11:6379: i/o timeout"] {
-            assert_eq!(mutation(text), ("leader-unreachable", Indeterminate), "{text}");
+        for text in [
+            "dial tcp 10.77.3.11:6379: connect: connection refused",
+            "dial tcp 10.77.3.11:6379: i/o timeout",
+        ] {
+            assert_eq!(
+                mutation(text),
+                ("leader-unreachable", Indeterminate),
+                "{text}"
+            );
         }
     }
 
@@ -152,7 +190,11 @@ mod tests {
             "leader proxy circuit open",
             "not leader",
         ] {
-            assert_eq!(mutation(&format!("NOTLEADER {phrase}")), ("not-leader", Indeterminate), "{phrase}");
+            assert_eq!(
+                mutation(&format!("NOTLEADER {phrase}")),
+                ("not-leader", Indeterminate),
+                "{phrase}"
+            );
         }
         assert_eq!(
             mutation("notleader lower case"),
@@ -193,8 +235,14 @@ mod tests {
             ("LOADING Redis is loading the dataset in memory", "loading"),
             ("BUSY Redis is busy running a script.", "busy"),
             ("MASTERDOWN Link with MASTER is down", "master-down"),
-            ("READONLY You can't write against a read only replica.", "read-only"),
-            ("OOM command not allowed when used memory > 'maxmemory'.", "out-of-memory"),
+            (
+                "READONLY You can't write against a read only replica.",
+                "read-only",
+            ),
+            (
+                "OOM command not allowed when used memory > 'maxmemory'.",
+                "out-of-memory",
+            ),
             ("NOPERM this user has no permissions", "no-permission"),
         ] {
             assert_eq!(mutation(text), (tag, Definite), "{text}");
@@ -216,7 +264,10 @@ mod tests {
 
     #[test]
     fn not_connected_is_definite() {
-        let e = classify_redis(CallKind::Mutation, RedisFailure::NotConnected("connection refused"));
+        let e = classify_redis(
+            CallKind::Mutation,
+            RedisFailure::NotConnected("connection refused"),
+        );
         assert_eq!((e.tag, e.certainty), ("unavailable", Definite));
         assert!(e.message.contains("before sending"));
     }
@@ -244,7 +295,13 @@ mod tests {
             let e = classify_redis(CallKind::Read, failure);
             assert_eq!(e.certainty, Definite, "{failure:?}");
         }
-        let probe = classify_redis(CallKind::Read, RedisFailure::Reply("NOTLEADER etcd raft engine is not leader"));
-        assert!(is_not_leader(&probe), "the probe's NOTLEADER sends the client to the next node");
+        let probe = classify_redis(
+            CallKind::Read,
+            RedisFailure::Reply("NOTLEADER etcd raft engine is not leader"),
+        );
+        assert!(
+            is_not_leader(&probe),
+            "the probe's NOTLEADER sends the client to the next node"
+        );
     }
 }

@@ -24,7 +24,9 @@ impl Drop for RespDouble {
 
 /// Serves `handler` on a fresh loopback port; every command lands in `log` under `name`.
 pub async fn start(name: &str, log: Log, handler: Handler) -> RespDouble {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind a loopback port");
     let addr = listener.local_addr().expect("local address").to_string();
     let name = name.to_string();
     let task = tokio::spawn(async move {
@@ -39,12 +41,18 @@ async fn serve(stream: TcpStream, name: String, log: Log, handler: Handler) {
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     while let Some(cmd) = read_command(&mut read).await {
-        let reply = if cmd.first().is_some_and(|c| c.eq_ignore_ascii_case(b"CLIENT")) {
+        let reply = if cmd
+            .first()
+            .is_some_and(|c| c.eq_ignore_ascii_case(b"CLIENT"))
+        {
             b"+OK\r\n".to_vec()
         } else {
-            log.lock()
-                .unwrap()
-                .push((name.clone(), cmd.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()));
+            log.lock().unwrap().push((
+                name.clone(),
+                cmd.iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect(),
+            ));
             handler(&cmd)
         };
         if write.write_all(&reply).await.is_err() {
@@ -58,7 +66,9 @@ async fn read_line(read: &mut BufReader<tokio::net::tcp::OwnedReadHalf>) -> Opti
     (read.read_line(&mut line).await.ok()? > 0).then(|| line.trim_end().to_string())
 }
 
-async fn read_command(read: &mut BufReader<tokio::net::tcp::OwnedReadHalf>) -> Option<Vec<Vec<u8>>> {
+async fn read_command(
+    read: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+) -> Option<Vec<Vec<u8>>> {
     let count: usize = read_line(read).await?.strip_prefix('*')?.parse().ok()?;
     let mut args = Vec::with_capacity(count);
     for _ in 0..count {

@@ -35,11 +35,19 @@ pub fn etcd_rule(code: Code, message: &str) -> Option<(&'static str, Certainty)>
     match code {
         Code::Unavailable if text == "etcdserver: no leader" => Some(("no-leader", Definite)),
         Code::Unavailable if text == "etcdserver: not leader" => Some(("not-leader", Definite)),
-        Code::Unavailable if text.starts_with("etcdserver: request timed out") => Some(("timed-out", Indeterminate)),
-        Code::Unavailable if text == "etcdserver: leader changed" => Some(("leader-changed", Indeterminate)),
-        Code::Unavailable if text == "etcdserver: server stopped" => Some(("server-stopped", Indeterminate)),
+        Code::Unavailable if text.starts_with("etcdserver: request timed out") => {
+            Some(("timed-out", Indeterminate))
+        }
+        Code::Unavailable if text == "etcdserver: leader changed" => {
+            Some(("leader-changed", Indeterminate))
+        }
+        Code::Unavailable if text == "etcdserver: server stopped" => {
+            Some(("server-stopped", Indeterminate))
+        }
         Code::Unavailable => Some(("unavailable", Indeterminate)),
-        Code::ResourceExhausted if text == "etcdserver: too many requests" => Some(("too-many-requests", Definite)),
+        Code::ResourceExhausted if text == "etcdserver: too many requests" => {
+            Some(("too-many-requests", Definite))
+        }
         _ => None,
     }
 }
@@ -53,7 +61,11 @@ pub fn classify_etcd(kind: CallKind, status: &Status) -> CallError {
     }
     match etcd_rule(status.code(), status.message()) {
         Some((tag, certainty)) => {
-            let certainty = if kind == CallKind::Read { Certainty::Definite } else { certainty };
+            let certainty = if kind == CallKind::Read {
+                Certainty::Definite
+            } else {
+                certainty
+            };
             CallError::new(certainty, tag, status.message())
         }
         None => generic,
@@ -68,30 +80,98 @@ mod tests {
     #[test]
     fn server_sent_etcd_errors_for_mutations() {
         let table = [
-            (Code::Unavailable, "etcdserver: no leader", "no-leader", Definite),
-            (Code::Unavailable, "etcdserver: not leader", "not-leader", Definite),
-            (Code::Unavailable, "etcdserver: request timed out", "timed-out", Indeterminate),
-            (Code::Unavailable, "etcdserver: request timed out, possibly due to previous leader failure", "timed-out", Indeterminate),
-            (Code::Unavailable, "etcdserver: request timed out, possibly due to connection lost", "timed-out", Indeterminate),
-            (Code::Unavailable, "etcdserver: leader changed", "leader-changed", Indeterminate),
-            (Code::Unavailable, "etcdserver: server stopped", "server-stopped", Indeterminate),
-            (Code::Unavailable, "something new", "unavailable", Indeterminate),
-            (Code::ResourceExhausted, "etcdserver: too many requests", "too-many-requests", Definite),
-            (Code::InvalidArgument, "etcdserver: request is too large", "invalid-argument", Definite),
-            (Code::DeadlineExceeded, "context deadline exceeded", "timed-out", Indeterminate),
-            (Code::Cancelled, "context canceled", "cancelled", Indeterminate),
+            (
+                Code::Unavailable,
+                "etcdserver: no leader",
+                "no-leader",
+                Definite,
+            ),
+            (
+                Code::Unavailable,
+                "etcdserver: not leader",
+                "not-leader",
+                Definite,
+            ),
+            (
+                Code::Unavailable,
+                "etcdserver: request timed out",
+                "timed-out",
+                Indeterminate,
+            ),
+            (
+                Code::Unavailable,
+                "etcdserver: request timed out, possibly due to previous leader failure",
+                "timed-out",
+                Indeterminate,
+            ),
+            (
+                Code::Unavailable,
+                "etcdserver: request timed out, possibly due to connection lost",
+                "timed-out",
+                Indeterminate,
+            ),
+            (
+                Code::Unavailable,
+                "etcdserver: leader changed",
+                "leader-changed",
+                Indeterminate,
+            ),
+            (
+                Code::Unavailable,
+                "etcdserver: server stopped",
+                "server-stopped",
+                Indeterminate,
+            ),
+            (
+                Code::Unavailable,
+                "something new",
+                "unavailable",
+                Indeterminate,
+            ),
+            (
+                Code::ResourceExhausted,
+                "etcdserver: too many requests",
+                "too-many-requests",
+                Definite,
+            ),
+            (
+                Code::InvalidArgument,
+                "etcdserver: request is too large",
+                "invalid-argument",
+                Definite,
+            ),
+            (
+                Code::DeadlineExceeded,
+                "context deadline exceeded",
+                "timed-out",
+                Indeterminate,
+            ),
+            (
+                Code::Cancelled,
+                "context canceled",
+                "cancelled",
+                Indeterminate,
+            ),
             (Code::Internal, "oops", "internal", Indeterminate),
         ];
         for (code, text, tag, certainty) in table {
             let err = classify_etcd(CallKind::Mutation, &Status::new(code, text));
-            assert_eq!((err.tag, err.certainty), (tag, certainty), "{code:?} {text:?}");
+            assert_eq!(
+                (err.tag, err.certainty),
+                (tag, certainty),
+                "{code:?} {text:?}"
+            );
             assert_eq!(err.message, text);
         }
     }
 
     #[test]
     fn reads_are_always_definite() {
-        for text in ["etcdserver: request timed out", "etcdserver: leader changed", "etcdserver: no leader"] {
+        for text in [
+            "etcdserver: request timed out",
+            "etcdserver: leader changed",
+            "etcdserver: no leader",
+        ] {
             let err = classify_etcd(CallKind::Read, &Status::new(Code::Unavailable, text));
             assert_eq!(err.certainty, Definite, "{text}");
         }
@@ -102,6 +182,9 @@ mod tests {
         // refkv documents a server-sent Unavailable as "nothing proposed"; etcd does not.
         let status = Status::new(Code::Unavailable, "etcdserver: request timed out");
         assert_eq!(classify(CallKind::Mutation, &status).certainty, Definite);
-        assert_eq!(classify_etcd(CallKind::Mutation, &status).certainty, Indeterminate);
+        assert_eq!(
+            classify_etcd(CallKind::Mutation, &status).certainty,
+            Indeterminate
+        );
     }
 }

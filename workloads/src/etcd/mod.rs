@@ -24,8 +24,8 @@ pub mod txn;
 use crate::client::classify::CallKind;
 use crate::client::grpc::ClientOptions;
 use crate::client::{
-    CallError, CallResult, Certainty, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
-    SplitRequest, WriteReply,
+    CallError, CallResult, Certainty, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply,
+    ScanReply, SplitReply, SplitRequest, WriteReply,
 };
 use analysis::history::CatalogSnapshot;
 use anyhow::Context;
@@ -71,7 +71,12 @@ impl EtcdClient {
     pub fn connect_lazy(node: &NodeEndpoint, opts: &ClientOptions) -> anyhow::Result<EtcdClient> {
         let uri = format!("http://{}", node.addr);
         let channel = Endpoint::from_shared(uri)
-            .with_context(|| format!("node {}: bad etcd address {:?} (expected ip:port)", node.name, node.addr))?
+            .with_context(|| {
+                format!(
+                    "node {}: bad etcd address {:?} (expected ip:port)",
+                    node.name, node.addr
+                )
+            })?
             .connect_timeout(opts.connect_timeout)
             .tcp_nodelay(true)
             .connect_lazy();
@@ -89,7 +94,11 @@ impl EtcdClient {
         req
     }
 
-    async fn call<T>(&self, kind: CallKind, fut: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>) -> CallResult<T> {
+    async fn call<T>(
+        &self,
+        kind: CallKind,
+        fut: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> CallResult<T> {
         match tokio::time::timeout(self.timeout, fut).await {
             Err(_) => Err(CallError::timed_out(kind)),
             Ok(Err(status)) => Err(classify::classify_etcd(kind, &status)),
@@ -104,28 +113,52 @@ impl EtcdClient {
 
     async fn put(&self, key: &[u8], value: &[u8]) -> CallResult<WriteReply> {
         let mut c = self.kv.clone();
-        let req = pb::PutRequest { key: key.to_vec(), value: value.to_vec(), ..Default::default() };
-        self.call(CallKind::Mutation, c.put(self.request(req))).await?;
-        Ok(WriteReply { applied: true, meta: None })
+        let req = pb::PutRequest {
+            key: key.to_vec(),
+            value: value.to_vec(),
+            ..Default::default()
+        };
+        self.call(CallKind::Mutation, c.put(self.request(req)))
+            .await?;
+        Ok(WriteReply {
+            applied: true,
+            meta: None,
+        })
     }
 
     async fn txn(&self, req: pb::TxnRequest) -> CallResult<WriteReply> {
         let mut c = self.kv.clone();
-        let resp = self.call(CallKind::Mutation, c.txn(self.request(req))).await?;
-        Ok(WriteReply { applied: resp.succeeded, meta: None })
+        let resp = self
+            .call(CallKind::Mutation, c.txn(self.request(req)))
+            .await?;
+        Ok(WriteReply {
+            applied: resp.succeeded,
+            meta: None,
+        })
     }
 
     async fn remove(&self, key: &[u8]) -> CallResult<WriteReply> {
         let mut c = self.kv.clone();
-        let req = pb::DeleteRangeRequest { key: key.to_vec(), ..Default::default() };
-        self.call(CallKind::Mutation, c.delete_range(self.request(req))).await?;
-        Ok(WriteReply { applied: true, meta: None })
+        let req = pb::DeleteRangeRequest {
+            key: key.to_vec(),
+            ..Default::default()
+        };
+        self.call(CallKind::Mutation, c.delete_range(self.request(req)))
+            .await?;
+        Ok(WriteReply {
+            applied: true,
+            meta: None,
+        })
     }
 
     async fn member_status(&self) -> CallResult<GroupStatus> {
         let mut c = self.maintenance.clone();
-        let resp = self.call(CallKind::Read, c.status(self.request(pb::StatusRequest {}))).await?;
-        let header = resp.header.ok_or_else(|| CallError::bad_response(CallKind::Read, "Status without a response header"))?;
+        let resp = self
+            .call(CallKind::Read, c.status(self.request(pb::StatusRequest {})))
+            .await?;
+        let header = resp.header.ok_or_else(|| {
+            CallError::bad_response(CallKind::Read, "Status without a response header")
+        })?;
         Ok(group_status(header.member_id, &resp))
     }
 }
@@ -143,7 +176,11 @@ pub fn group_status(member_id: u64, resp: &pb::StatusResponse) -> GroupStatus {
         node_id: format!("{member_id:x}"),
         is_leader,
         state: state.to_string(),
-        leader_id: if resp.leader == 0 { String::new() } else { format!("{:x}", resp.leader) },
+        leader_id: if resp.leader == 0 {
+            String::new()
+        } else {
+            format!("{:x}", resp.leader)
+        },
         leader_address: String::new(),
         term: resp.raft_term,
         commit_index: resp.raft_index,
@@ -168,11 +205,20 @@ pub fn cas_compare(key: &[u8], expected: Option<&[u8]>) -> pb::Compare {
         Some(v) => (CompareTarget::Value, TargetUnion::Value(v.to_vec())),
         None => (CompareTarget::Create, TargetUnion::CreateRevision(0)),
     };
-    pb::Compare { result: CompareResult::Equal as i32, target: target as i32, key: key.to_vec(), target_union: Some(union) }
+    pb::Compare {
+        result: CompareResult::Equal as i32,
+        target: target as i32,
+        key: key.to_vec(),
+        target_union: Some(union),
+    }
 }
 
 fn unsupported(what: &str) -> CallError {
-    CallError::new(Certainty::Definite, "unimplemented", format!("etcd has no {what}"))
+    CallError::new(
+        Certainty::Definite,
+        "unimplemented",
+        format!("etcd has no {what}"),
+    )
 }
 
 impl KvTarget for EtcdClient {
@@ -185,10 +231,16 @@ impl KvTarget for EtcdClient {
     }
 
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
-        let req = pb::RangeRequest { key: key.to_vec(), ..Default::default() };
+        let req = pb::RangeRequest {
+            key: key.to_vec(),
+            ..Default::default()
+        };
         async move {
             let resp = self.range(req).await?;
-            Ok(ReadReply { value: resp.kvs.into_iter().next().map(|kv| kv.value), meta: None })
+            Ok(ReadReply {
+                value: resp.kvs.into_iter().next().map(|kv| kv.value),
+                meta: None,
+            })
         }
         .boxed()
     }
@@ -208,11 +260,23 @@ impl KvTarget for EtcdClient {
     }
 
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
-        let key = if start.is_empty() { vec![0] } else { start.to_vec() };
-        let req = pb::RangeRequest { key, range_end: range_end(end), limit: limit.min(i64::MAX as u64) as i64, ..Default::default() };
+        let key = if start.is_empty() {
+            vec![0]
+        } else {
+            start.to_vec()
+        };
+        let req = pb::RangeRequest {
+            key,
+            range_end: range_end(end),
+            limit: limit.min(i64::MAX as u64) as i64,
+            ..Default::default()
+        };
         async move {
             let resp = self.range(req).await?;
-            Ok(ScanReply { pairs: resp.kvs.into_iter().map(|kv| (kv.key, kv.value)).collect(), metas: vec![] })
+            Ok(ScanReply {
+                pairs: resp.kvs.into_iter().map(|kv| (kv.key, kv.value)).collect(),
+                metas: vec![],
+            })
         }
         .boxed()
     }
@@ -231,11 +295,22 @@ impl KvTarget for EtcdClient {
 }
 
 impl crate::client::CasClient for EtcdClient {
-    fn cas(&self, key: &[u8], expected: Option<&[u8]>, new: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        let put = pb::PutRequest { key: key.to_vec(), value: new.to_vec(), ..Default::default() };
+    fn cas(
+        &self,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let put = pb::PutRequest {
+            key: key.to_vec(),
+            value: new.to_vec(),
+            ..Default::default()
+        };
         let req = pb::TxnRequest {
             compare: vec![cas_compare(key, expected)],
-            success: vec![pb::RequestOp { request: Some(pb::request_op::Request::RequestPut(put)) }],
+            success: vec![pb::RequestOp {
+                request: Some(pb::request_op::Request::RequestPut(put)),
+            }],
             failure: vec![],
         };
         async move { self.txn(req).await }.boxed()

@@ -7,7 +7,10 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free loopback port")
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
 }
 
 /// A single-member etcd in a temporary data dir, killed on drop (also used by `super::txn_tests`).
@@ -28,18 +31,31 @@ impl LocalEtcd {
             .args(["--listen-client-urls", &format!("http://{addr}")])
             .args(["--advertise-client-urls", &format!("http://{addr}")])
             .args(["--listen-peer-urls", &format!("http://127.0.0.1:{peer}")])
-            .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{peer}")])
+            .args([
+                "--initial-advertise-peer-urls",
+                &format!("http://127.0.0.1:{peer}"),
+            ])
             .args(["--initial-cluster", &format!("t1=http://127.0.0.1:{peer}")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("the etcd binary (apt-get install etcd-server)");
-        LocalEtcd { child, addr, _dir: dir }
+        LocalEtcd {
+            child,
+            addr,
+            _dir: dir,
+        }
     }
 
     pub(super) fn client(&self) -> EtcdClient {
-        EtcdClient::connect_lazy(&NodeEndpoint { name: "n1".into(), addr: self.addr.clone() }, &ClientOptions::default())
-            .expect("a valid address")
+        EtcdClient::connect_lazy(
+            &NodeEndpoint {
+                name: "n1".into(),
+                addr: self.addr.clone(),
+            },
+            &ClientOptions::default(),
+        )
+        .expect("a valid address")
     }
 }
 
@@ -83,13 +99,28 @@ async fn register_operations_against_a_real_etcd() {
     assert!(status.term >= 1);
 
     assert_eq!(c.read(b"k").await.unwrap().value, None);
-    assert!(!c.cas(b"k", Some(b"1"), b"2").await.unwrap().applied, "cas on an absent key fails");
-    assert!(c.cas(b"k", None, b"1").await.unwrap().applied, "cas expecting absence creates");
-    assert!(!c.cas(b"k", None, b"9").await.unwrap().applied, "the key exists now");
+    assert!(
+        !c.cas(b"k", Some(b"1"), b"2").await.unwrap().applied,
+        "cas on an absent key fails"
+    );
+    assert!(
+        c.cas(b"k", None, b"1").await.unwrap().applied,
+        "cas expecting absence creates"
+    );
+    assert!(
+        !c.cas(b"k", None, b"9").await.unwrap().applied,
+        "the key exists now"
+    );
     assert!(c.cas(b"k", Some(b"1"), b"2").await.unwrap().applied);
-    assert_eq!(c.read(b"k").await.unwrap().value.as_deref(), Some(&b"2"[..]));
+    assert_eq!(
+        c.read(b"k").await.unwrap().value.as_deref(),
+        Some(&b"2"[..])
+    );
     assert!(c.write(b"k", b"3").await.unwrap().applied);
-    assert_eq!(c.read(b"k").await.unwrap().value.as_deref(), Some(&b"3"[..]));
+    assert_eq!(
+        c.read(b"k").await.unwrap().value.as_deref(),
+        Some(&b"3"[..])
+    );
     c.delete(b"k").await.unwrap();
     assert_eq!(c.read(b"k").await.unwrap().value, None);
 }
@@ -102,19 +133,37 @@ async fn scans_are_half_open_and_unbounded_with_an_empty_end() {
     for k in ["s/1", "s/2", "s/3", "t"] {
         c.write(k.as_bytes(), b"x").await.unwrap();
     }
-    let keys = |r: ScanReply| r.pairs.into_iter().map(|(k, _)| String::from_utf8(k).unwrap()).collect::<Vec<_>>();
-    assert_eq!(keys(c.scan(b"s/", b"s0", 0).await.unwrap()), ["s/1", "s/2", "s/3"]);
-    assert_eq!(keys(c.scan(b"s/2", b"", 0).await.unwrap()), ["s/2", "s/3", "t"]);
+    let keys = |r: ScanReply| {
+        r.pairs
+            .into_iter()
+            .map(|(k, _)| String::from_utf8(k).unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        keys(c.scan(b"s/", b"s0", 0).await.unwrap()),
+        ["s/1", "s/2", "s/3"]
+    );
+    assert_eq!(
+        keys(c.scan(b"s/2", b"", 0).await.unwrap()),
+        ["s/2", "s/3", "t"]
+    );
     assert_eq!(keys(c.scan(b"", b"", 2).await.unwrap()), ["s/1", "s/2"]);
     let err = c.list_routes().await.unwrap_err();
-    assert_eq!((err.tag, err.certainty), ("unimplemented", Certainty::Definite));
+    assert_eq!(
+        (err.tag, err.certainty),
+        ("unimplemented", Certainty::Definite)
+    );
 }
 
 #[tokio::test]
 async fn a_dead_member_gives_definite_failures_for_writes() {
     let (_etcd, fresh) = client_of_a_dead_member().await;
     let err = fresh.write(b"k", b"1").await.unwrap_err();
-    assert_eq!(err.certainty, Certainty::Definite, "connection refused: nothing was sent ({err})");
+    assert_eq!(
+        err.certainty,
+        Certainty::Definite,
+        "connection refused: nothing was sent ({err})"
+    );
 }
 
 #[test]
@@ -127,7 +176,10 @@ fn empty_range_ends_mean_unbounded() {
 fn cas_compares_value_or_absence() {
     use pb::compare::{CompareResult, CompareTarget, TargetUnion};
     let c = cas_compare(b"k", Some(b"5"));
-    assert_eq!((c.result, c.target), (CompareResult::Equal as i32, CompareTarget::Value as i32));
+    assert_eq!(
+        (c.result, c.target),
+        (CompareResult::Equal as i32, CompareTarget::Value as i32)
+    );
     assert_eq!(c.target_union, Some(TargetUnion::Value(b"5".to_vec())));
     let c = cas_compare(b"k", None);
     assert_eq!(c.target, CompareTarget::Create as i32);
@@ -136,13 +188,24 @@ fn cas_compares_value_or_absence() {
 
 #[test]
 fn status_names_the_leader_only_when_it_is_this_member() {
-    let resp = |leader| pb::StatusResponse { leader, raft_term: 4, raft_index: 9, ..Default::default() };
+    let resp = |leader| pb::StatusResponse {
+        leader,
+        raft_term: 4,
+        raft_index: 9,
+        ..Default::default()
+    };
     let s = group_status(0xabc, &resp(0xabc));
     assert!(s.is_leader);
-    assert_eq!((s.state.as_str(), s.node_id.as_str(), s.term), ("LEADER", "abc", 4));
+    assert_eq!(
+        (s.state.as_str(), s.node_id.as_str(), s.term),
+        ("LEADER", "abc", 4)
+    );
     let s = group_status(0xabc, &resp(0xdef));
     assert!(!s.is_leader);
-    assert_eq!((s.state.as_str(), s.leader_id.as_str()), ("FOLLOWER", "def"));
+    assert_eq!(
+        (s.state.as_str(), s.leader_id.as_str()),
+        ("FOLLOWER", "def")
+    );
     let s = group_status(0xabc, &resp(0));
     assert_eq!((s.state.as_str(), s.leader_id.as_str()), ("CANDIDATE", ""));
 }

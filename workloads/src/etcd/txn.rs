@@ -59,8 +59,26 @@ pub enum Attempt {
 
 /// Which workload's micro-ops `mops` are: `None` when it mixes list and register micro-ops.
 pub fn shape_of(mops: &[Mop]) -> Option<ReadShape> {
-    let list = mops.iter().any(|m| matches!(m, Mop::Append { .. } | Mop::Read { shape: ReadShape::List, .. }));
-    let register = mops.iter().any(|m| matches!(m, Mop::Write { .. } | Mop::Read { shape: ReadShape::Register, .. }));
+    let list = mops.iter().any(|m| {
+        matches!(
+            m,
+            Mop::Append { .. }
+                | Mop::Read {
+                    shape: ReadShape::List,
+                    ..
+                }
+        )
+    });
+    let register = mops.iter().any(|m| {
+        matches!(
+            m,
+            Mop::Write { .. }
+                | Mop::Read {
+                    shape: ReadShape::Register,
+                    ..
+                }
+        )
+    });
     match (list, register) {
         (true, true) => None,
         (true, false) => Some(ReadShape::List),
@@ -109,7 +127,9 @@ pub fn register_puts(mops: &[Mop]) -> Vec<(String, Vec<u8>)> {
             }
         }
     }
-    last.into_iter().map(|(k, v)| (k, v.to_string().into_bytes())).collect()
+    last.into_iter()
+        .map(|(k, v)| (k, v.to_string().into_bytes()))
+        .collect()
 }
 
 /// One put per appended key: the list `seen` holds for it followed by the transaction's
@@ -152,7 +172,9 @@ pub fn answers(mops: &[Mop], mut before: BTreeMap<String, Json>) -> Option<Vec<J
                 out.push(Json::Null);
             }
             Mop::Append { key, value } => {
-                let list = before.entry(key.clone()).or_insert_with(|| Json::Array(Vec::new()));
+                let list = before
+                    .entry(key.clone())
+                    .or_insert_with(|| Json::Array(Vec::new()));
                 list.as_array_mut()?.push(Json::from(*value));
                 out.push(Json::Null);
             }
@@ -162,13 +184,24 @@ pub fn answers(mops: &[Mop], mut before: BTreeMap<String, Json>) -> Option<Vec<J
 }
 
 fn range_op(key: &str) -> pb::RequestOp {
-    let range = pb::RangeRequest { key: key.as_bytes().to_vec(), ..Default::default() };
-    pb::RequestOp { request: Some(pb::request_op::Request::RequestRange(range)) }
+    let range = pb::RangeRequest {
+        key: key.as_bytes().to_vec(),
+        ..Default::default()
+    };
+    pb::RequestOp {
+        request: Some(pb::request_op::Request::RequestRange(range)),
+    }
 }
 
 fn put_op(key: &str, value: Vec<u8>) -> pb::RequestOp {
-    let put = pb::PutRequest { key: key.as_bytes().to_vec(), value, ..Default::default() };
-    pb::RequestOp { request: Some(pb::request_op::Request::RequestPut(put)) }
+    let put = pb::PutRequest {
+        key: key.as_bytes().to_vec(),
+        value,
+        ..Default::default()
+    };
+    pb::RequestOp {
+        request: Some(pb::request_op::Request::RequestPut(put)),
+    }
 }
 
 /// The comparison `MOD(key) == revision` (0: the key does not exist).
@@ -184,36 +217,76 @@ pub fn mod_compare(key: &str, revision: i64) -> pb::Compare {
 
 /// A `Txn` checking `compare`, whose `success` ranges `reads` and then applies `puts`, and
 /// whose `failure` does nothing.
-pub fn commit_request(compare: Vec<pb::Compare>, reads: &[String], puts: Vec<(String, Vec<u8>)>) -> pb::TxnRequest {
+pub fn commit_request(
+    compare: Vec<pb::Compare>,
+    reads: &[String],
+    puts: Vec<(String, Vec<u8>)>,
+) -> pb::TxnRequest {
     let mut success: Vec<pb::RequestOp> = reads.iter().map(|k| range_op(k)).collect();
     success.extend(puts.into_iter().map(|(k, v)| put_op(&k, v)));
-    pb::TxnRequest { compare, success, failure: vec![] }
+    pb::TxnRequest {
+        compare,
+        success,
+        failure: vec![],
+    }
 }
 
 /// The first `keys.len()` responses of a committed `Txn` as ranges: each key's record
 /// (`None`: absent). An answer of another shape is a bad response.
-fn ranged<'r>(keys: &[String], responses: &'r [pb::ResponseOp], kind: CallKind) -> CallResult<Vec<Option<&'r KeyValue>>> {
+fn ranged<'r>(
+    keys: &[String],
+    responses: &'r [pb::ResponseOp],
+    kind: CallKind,
+) -> CallResult<Vec<Option<&'r KeyValue>>> {
     if responses.len() < keys.len() {
-        return Err(CallError::bad_response(kind, format!("a Txn of {} ranges answered {} responses", keys.len(), responses.len())));
+        return Err(CallError::bad_response(
+            kind,
+            format!(
+                "a Txn of {} ranges answered {} responses",
+                keys.len(),
+                responses.len()
+            ),
+        ));
     }
-    keys.iter().zip(responses).map(|(key, r)| range_record(key, r, kind)).collect()
+    keys.iter()
+        .zip(responses)
+        .map(|(key, r)| range_record(key, r, kind))
+        .collect()
 }
 
 /// The record one key's range returned (`None`: absent); anything else is a bad response.
-fn range_record<'r>(key: &str, response: &'r pb::ResponseOp, kind: CallKind) -> CallResult<Option<&'r KeyValue>> {
+fn range_record<'r>(
+    key: &str,
+    response: &'r pb::ResponseOp,
+    kind: CallKind,
+) -> CallResult<Option<&'r KeyValue>> {
     match &response.response {
         Some(pb::response_op::Response::ResponseRange(range)) => match range.kvs.as_slice() {
             [] => Ok(None),
             [kv] if kv.key == key.as_bytes() => Ok(Some(kv)),
-            kvs => Err(CallError::bad_response(kind, format!("the range of {key} answered {} records of other keys", kvs.len()))),
+            kvs => Err(CallError::bad_response(
+                kind,
+                format!(
+                    "the range of {key} answered {} records of other keys",
+                    kvs.len()
+                ),
+            )),
         },
-        other => Err(CallError::bad_response(kind, format!("the range of {key} answered {other:?}"))),
+        other => Err(CallError::bad_response(
+            kind,
+            format!("the range of {key} answered {other:?}"),
+        )),
     }
 }
 
 /// What each read key held before the transaction, as the history records it: a list
 /// (absent = `[]`) or a register value (absent = `null`).
-pub fn read_values(shape: ReadShape, keys: &[String], responses: &[pb::ResponseOp], kind: CallKind) -> CallResult<BTreeMap<String, Json>> {
+pub fn read_values(
+    shape: ReadShape,
+    keys: &[String],
+    responses: &[pb::ResponseOp],
+    kind: CallKind,
+) -> CallResult<BTreeMap<String, Json>> {
     let records = ranged(keys, responses, kind)?;
     let mut out = BTreeMap::new();
     for (key, record) in keys.iter().zip(records) {
@@ -221,7 +294,9 @@ pub fn read_values(shape: ReadShape, keys: &[String], responses: &[pb::ResponseO
             (ReadShape::Register, None) => Json::Null,
             (ReadShape::Register, Some(kv)) => decode_value(&kv.value),
             (ReadShape::List, None) => Json::Array(Vec::new()),
-            (ReadShape::List, Some(kv)) => Json::from(decode_list(&kv.value).ok_or_else(|| not_a_list(key, &kv.value, kind))?),
+            (ReadShape::List, Some(kv)) => {
+                Json::from(decode_list(&kv.value).ok_or_else(|| not_a_list(key, &kv.value, kind))?)
+            }
         };
         out.insert(key.clone(), value);
     }
@@ -229,13 +304,20 @@ pub fn read_values(shape: ReadShape, keys: &[String], responses: &[pb::ResponseO
 }
 
 /// Each key's list and `mod_revision` (absent: `[]` and 0), from a `Txn` of their ranges.
-pub fn seen_lists(keys: &[String], responses: &[pb::ResponseOp], kind: CallKind) -> CallResult<BTreeMap<String, (Vec<i64>, i64)>> {
+pub fn seen_lists(
+    keys: &[String],
+    responses: &[pb::ResponseOp],
+    kind: CallKind,
+) -> CallResult<BTreeMap<String, (Vec<i64>, i64)>> {
     let records = ranged(keys, responses, kind)?;
     let mut out = BTreeMap::new();
     for (key, record) in keys.iter().zip(records) {
         let seen = match record {
             None => (Vec::new(), 0),
-            Some(kv) => (decode_list(&kv.value).ok_or_else(|| not_a_list(key, &kv.value, kind))?, kv.mod_revision),
+            Some(kv) => (
+                decode_list(&kv.value).ok_or_else(|| not_a_list(key, &kv.value, kind))?,
+                kv.mod_revision,
+            ),
         };
         out.insert(key.clone(), seen);
     }
@@ -243,14 +325,24 @@ pub fn seen_lists(keys: &[String], responses: &[pb::ResponseOp], kind: CallKind)
 }
 
 fn not_a_list(key: &str, value: &[u8], kind: CallKind) -> CallError {
-    CallError::bad_response(kind, format!("{key} holds {:?}, not a JSON list of integers", String::from_utf8_lossy(value)))
+    CallError::bad_response(
+        kind,
+        format!(
+            "{key} holds {:?}, not a JSON list of integers",
+            String::from_utf8_lossy(value)
+        ),
+    )
 }
 
 /// A failure of list-append's reading step, which is definite (a read, and every attempt
 /// before it was a failed compare): its message says so, so that a `fail` whose tag reads
 /// like an unknown outcome (`timed-out`, `leader-changed`) is not mistaken for one.
 pub fn before_commit(e: CallError) -> CallError {
-    CallError::new(Certainty::Definite, e.tag, format!("before the commit, nothing written: {}", e.message))
+    CallError::new(
+        Certainty::Definite,
+        e.tag,
+        format!("before the commit, nothing written: {}", e.message),
+    )
 }
 
 /// The definite failure of a transaction whose every commit attempt met a changed key.
@@ -276,9 +368,16 @@ where
 
 /// The answers of a committed `Txn` whose `success` ranged `reads` first (a bad response
 /// when its responses are not those ranges).
-fn committed_answers(shape: ReadShape, mops: &[Mop], reads: &[String], resp: &pb::TxnResponse, kind: CallKind) -> CallResult<Vec<Json>> {
+fn committed_answers(
+    shape: ReadShape,
+    mops: &[Mop],
+    reads: &[String],
+    resp: &pb::TxnResponse,
+    kind: CallKind,
+) -> CallResult<Vec<Json>> {
     let before = read_values(shape, reads, &resp.responses, kind)?;
-    answers(mops, before).ok_or_else(|| CallError::bad_response(kind, "a read's key was not ranged"))
+    answers(mops, before)
+        .ok_or_else(|| CallError::bad_response(kind, "a read's key was not ranged"))
 }
 
 impl EtcdClient {
@@ -291,9 +390,14 @@ impl EtcdClient {
     async fn register_txn(&self, mops: &[Mop]) -> CallResult<Vec<Json>> {
         let kind = commit_kind(mops);
         let reads = read_keys(mops);
-        let resp = self.txn_call(kind, commit_request(vec![], &reads, register_puts(mops))).await?;
+        let resp = self
+            .txn_call(kind, commit_request(vec![], &reads, register_puts(mops)))
+            .await?;
         if !resp.succeeded {
-            return Err(CallError::bad_response(kind, "a Txn without a compare answered succeeded = false"));
+            return Err(CallError::bad_response(
+                kind,
+                "a Txn without a compare answered succeeded = false",
+            ));
         }
         committed_answers(ReadShape::Register, mops, &reads, &resp, kind)
     }
@@ -301,7 +405,10 @@ impl EtcdClient {
     /// The lists and mod revisions of `keys`, read in one linearizable `Txn` of ranges. Its
     /// failures say they happened before anything was written ([`before_commit`]).
     async fn read_lists(&self, keys: &[String]) -> CallResult<BTreeMap<String, (Vec<i64>, i64)>> {
-        let resp = self.txn_call(CallKind::Read, commit_request(vec![], keys, vec![])).await.map_err(before_commit)?;
+        let resp = self
+            .txn_call(CallKind::Read, commit_request(vec![], keys, vec![]))
+            .await
+            .map_err(before_commit)?;
         seen_lists(keys, &resp.responses, CallKind::Read).map_err(before_commit)
     }
 
@@ -309,16 +416,32 @@ impl EtcdClient {
     async fn append_attempt(&self, mops: &[Mop]) -> CallResult<Attempt> {
         let kind = commit_kind(mops);
         let appended = appended_keys(mops);
-        let seen = if appended.is_empty() { BTreeMap::new() } else { self.read_lists(&appended).await? };
-        let compare = seen.iter().map(|(k, (_, rev))| mod_compare(k, *rev)).collect::<Vec<_>>();
+        let seen = if appended.is_empty() {
+            BTreeMap::new()
+        } else {
+            self.read_lists(&appended).await?
+        };
+        let compare = seen
+            .iter()
+            .map(|(k, (_, rev))| mod_compare(k, *rev))
+            .collect::<Vec<_>>();
         let lists = seen.into_iter().map(|(k, (list, _))| (k, list)).collect();
         let reads = read_keys(mops);
         let conditional = !compare.is_empty();
-        let resp = self.txn_call(kind, commit_request(compare, &reads, list_puts(mops, &lists))).await?;
+        let resp = self
+            .txn_call(
+                kind,
+                commit_request(compare, &reads, list_puts(mops, &lists)),
+            )
+            .await?;
         match (resp.succeeded, conditional) {
-            (true, _) => committed_answers(ReadShape::List, mops, &reads, &resp, kind).map(Attempt::Committed),
+            (true, _) => committed_answers(ReadShape::List, mops, &reads, &resp, kind)
+                .map(Attempt::Committed),
             (false, true) => Ok(Attempt::Conflict),
-            (false, false) => Err(CallError::bad_response(kind, "a Txn without a compare answered succeeded = false")),
+            (false, false) => Err(CallError::bad_response(
+                kind,
+                "a Txn without a compare answered succeeded = false",
+            )),
         }
     }
 
@@ -326,8 +449,14 @@ impl EtcdClient {
         match shape_of(mops) {
             _ if mops.is_empty() => Ok(Vec::new()),
             Some(ReadShape::Register) => self.register_txn(mops).await,
-            Some(ReadShape::List) => retry_conflicts(COMMIT_ATTEMPTS, || self.append_attempt(mops)).await,
-            None => Err(CallError::new(Certainty::Definite, "bad-transaction", "list and register micro-ops in one transaction; nothing was sent")),
+            Some(ReadShape::List) => {
+                retry_conflicts(COMMIT_ATTEMPTS, || self.append_attempt(mops)).await
+            }
+            None => Err(CallError::new(
+                Certainty::Definite,
+                "bad-transaction",
+                "list and register micro-ops in one transaction; nothing was sent",
+            )),
         }
     }
 }

@@ -14,19 +14,31 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use Certainty::{Definite, Indeterminate};
 
 fn append(key: &str, value: i64) -> Mop {
-    Mop::Append { key: key.into(), value }
+    Mop::Append {
+        key: key.into(),
+        value,
+    }
 }
 
 fn lread(key: &str) -> Mop {
-    Mop::Read { key: key.into(), shape: ReadShape::List }
+    Mop::Read {
+        key: key.into(),
+        shape: ReadShape::List,
+    }
 }
 
 fn write(key: &str, value: i64) -> Mop {
-    Mop::Write { key: key.into(), value }
+    Mop::Write {
+        key: key.into(),
+        value,
+    }
 }
 
 fn rread(key: &str) -> Mop {
-    Mop::Read { key: key.into(), shape: ReadShape::Register }
+    Mop::Read {
+        key: key.into(),
+        shape: ReadShape::Register,
+    }
 }
 
 /// Runs `retry_conflicts` over `script` (one outcome per attempt); returns its result and
@@ -36,7 +48,11 @@ fn scripted(script: Vec<CallResult<Attempt>>) -> (CallResult<Vec<Json>>, usize) 
     let script = std::sync::Mutex::new(script.into_iter());
     let run = retry_conflicts(COMMIT_ATTEMPTS, || {
         calls.fetch_add(1, Ordering::SeqCst);
-        let next = script.lock().unwrap().next().expect("no attempt beyond the script");
+        let next = script
+            .lock()
+            .unwrap()
+            .next()
+            .expect("no attempt beyond the script");
         async move { next }
     });
     let result = futures::executor::block_on(run);
@@ -44,27 +60,46 @@ fn scripted(script: Vec<CallResult<Attempt>>) -> (CallResult<Vec<Json>>, usize) 
 }
 
 fn range_response(kvs: Vec<mvccpb_kv::KeyValue>) -> pb::ResponseOp {
-    let range = pb::RangeResponse { kvs, ..Default::default() };
-    pb::ResponseOp { response: Some(pb::response_op::Response::ResponseRange(range)) }
+    let range = pb::RangeResponse {
+        kvs,
+        ..Default::default()
+    };
+    pb::ResponseOp {
+        response: Some(pb::response_op::Response::ResponseRange(range)),
+    }
 }
 
-
 fn kv(key: &str, value: &str, mod_revision: i64) -> mvccpb_kv::KeyValue {
-    mvccpb_kv::KeyValue { key: key.into(), value: value.into(), mod_revision, ..Default::default() }
+    mvccpb_kv::KeyValue {
+        key: key.into(),
+        value: value.into(),
+        mod_revision,
+        ..Default::default()
+    }
 }
 
 // --- outcome rules -------------------------------------------------------------------
 
 #[test]
 fn conflicts_on_every_attempt_are_a_definite_conflict() {
-    let (result, calls) = scripted((0..COMMIT_ATTEMPTS).map(|_| Ok(Attempt::Conflict)).collect());
+    let (result, calls) = scripted(
+        (0..COMMIT_ATTEMPTS)
+            .map(|_| Ok(Attempt::Conflict))
+            .collect(),
+    );
     let e = result.unwrap_err();
-    assert_eq!((e.tag, e.certainty, calls), ("conflict", Definite, COMMIT_ATTEMPTS));
+    assert_eq!(
+        (e.tag, e.certainty, calls),
+        ("conflict", Definite, COMMIT_ATTEMPTS)
+    );
 }
 
 #[test]
 fn a_conflict_is_tried_again_and_a_later_commit_is_ok() {
-    let (result, calls) = scripted(vec![Ok(Attempt::Conflict), Ok(Attempt::Committed(vec![json!(null)]))]);
+    let (result, calls) = scripted(vec![
+        Ok(Attempt::Conflict),
+        Ok(Attempt::Committed(vec![json!(null)])),
+    ]);
     assert_eq!((result.unwrap(), calls), (vec![json!(null)], 2));
 }
 
@@ -78,7 +113,10 @@ fn an_indeterminate_failure_after_a_conflict_is_kept_and_never_retried() {
 
 #[test]
 fn a_definite_failure_ends_the_transaction_at_once() {
-    let no_leader = classify::classify_etcd(CallKind::Mutation, &tonic::Status::unavailable("etcdserver: no leader"));
+    let no_leader = classify::classify_etcd(
+        CallKind::Mutation,
+        &tonic::Status::unavailable("etcdserver: no leader"),
+    );
     let (result, calls) = scripted(vec![Err(no_leader)]);
     let e = result.unwrap_err();
     assert_eq!((e.tag, e.certainty, calls), ("no-leader", Definite, 1));
@@ -87,11 +125,25 @@ fn a_definite_failure_ends_the_transaction_at_once() {
 #[test]
 fn a_commit_answer_that_is_not_the_ranges_is_indeterminate_when_the_txn_writes() {
     let keys = vec!["la/1".to_string()];
-    let put = pb::ResponseOp { response: Some(pb::response_op::Response::ResponsePut(pb::PutResponse::default())) };
-    let e = read_values(ReadShape::List, &keys, std::slice::from_ref(&put), CallKind::Mutation).unwrap_err();
+    let put = pb::ResponseOp {
+        response: Some(pb::response_op::Response::ResponsePut(
+            pb::PutResponse::default(),
+        )),
+    };
+    let e = read_values(
+        ReadShape::List,
+        &keys,
+        std::slice::from_ref(&put),
+        CallKind::Mutation,
+    )
+    .unwrap_err();
     assert_eq!((e.tag, e.certainty), ("bad-response", Indeterminate));
     let e = read_values(ReadShape::List, &keys, &[], CallKind::Mutation).unwrap_err();
-    assert_eq!((e.tag, e.certainty), ("bad-response", Indeterminate), "too few responses");
+    assert_eq!(
+        (e.tag, e.certainty),
+        ("bad-response", Indeterminate),
+        "too few responses"
+    );
     let other_key = range_response(vec![kv("la/2", "[1]", 3)]);
     let e = read_values(ReadShape::List, &keys, &[other_key], CallKind::Mutation).unwrap_err();
     assert_eq!(e.certainty, Indeterminate, "a record of another key");
@@ -102,23 +154,39 @@ fn a_stored_value_that_is_not_a_list_is_a_definite_failure_when_only_read() {
     let keys = vec!["la/1".to_string()];
     let garbage = range_response(vec![kv("la/1", "7", 3)]);
     let e = seen_lists(&keys, std::slice::from_ref(&garbage), CallKind::Read).unwrap_err();
-    assert_eq!((e.tag, e.certainty), ("bad-response", Definite), "the reading step wrote nothing");
+    assert_eq!(
+        (e.tag, e.certainty),
+        ("bad-response", Definite),
+        "the reading step wrote nothing"
+    );
     let e = read_values(ReadShape::List, &keys, &[garbage], CallKind::Mutation).unwrap_err();
-    assert_eq!(e.certainty, Indeterminate, "inside a committed Txn that wrote");
+    assert_eq!(
+        e.certainty, Indeterminate,
+        "inside a committed Txn that wrote"
+    );
 }
 
 #[test]
 fn a_failure_of_the_reading_step_is_definite_and_says_so() {
-    let e = before_commit(classify::classify_etcd(CallKind::Read, &tonic::Status::unavailable("etcdserver: leader changed")));
+    let e = before_commit(classify::classify_etcd(
+        CallKind::Read,
+        &tonic::Status::unavailable("etcdserver: leader changed"),
+    ));
     assert_eq!((e.tag, e.certainty), ("leader-changed", Definite));
-    assert_eq!(e.message, "before the commit, nothing written: etcdserver: leader changed");
+    assert_eq!(
+        e.message,
+        "before the commit, nothing written: etcdserver: leader changed"
+    );
 }
 
 #[test]
 fn the_commit_is_a_mutation_only_when_the_transaction_writes() {
     assert_eq!(commit_kind(&[lread("a"), lread("b")]), CallKind::Read);
     assert_eq!(commit_kind(&[rread("a")]), CallKind::Read);
-    assert_eq!(commit_kind(&[lread("a"), append("a", 1)]), CallKind::Mutation);
+    assert_eq!(
+        commit_kind(&[lread("a"), append("a", 1)]),
+        CallKind::Mutation
+    );
     assert_eq!(commit_kind(&[write("a", 1)]), CallKind::Mutation);
 }
 
@@ -126,21 +194,69 @@ fn the_commit_is_a_mutation_only_when_the_transaction_writes() {
 
 #[test]
 fn double_writes_are_coalesced_to_the_last_and_reads_see_the_txns_own_writes() {
-    let mops = [rread("x"), write("x", 1), rread("x"), write("x", 2), write("y", 3), rread("x")];
-    assert_eq!(register_puts(&mops), vec![("x".to_string(), b"2".to_vec()), ("y".to_string(), b"3".to_vec())]);
+    let mops = [
+        rread("x"),
+        write("x", 1),
+        rread("x"),
+        write("x", 2),
+        write("y", 3),
+        rread("x"),
+    ];
+    assert_eq!(
+        register_puts(&mops),
+        vec![
+            ("x".to_string(), b"2".to_vec()),
+            ("y".to_string(), b"3".to_vec())
+        ]
+    );
     assert_eq!(read_keys(&mops), ["x"]);
     let before = BTreeMap::from([("x".to_string(), json!(null))]);
-    assert_eq!(answers(&mops, before).unwrap(), vec![json!(null), json!(null), json!(1), json!(null), json!(null), json!(2)]);
+    assert_eq!(
+        answers(&mops, before).unwrap(),
+        vec![
+            json!(null),
+            json!(null),
+            json!(1),
+            json!(null),
+            json!(null),
+            json!(2)
+        ]
+    );
 }
 
 #[test]
 fn a_list_put_is_the_seen_list_and_every_append_in_order() {
-    let mops = [append("a", 5), lread("a"), append("b", 6), append("a", 7), lread("a")];
+    let mops = [
+        append("a", 5),
+        lread("a"),
+        append("b", 6),
+        append("a", 7),
+        lread("a"),
+    ];
     let seen = BTreeMap::from([("a".to_string(), vec![1, 2])]);
-    assert_eq!(list_puts(&mops, &seen), vec![("a".to_string(), b"[1,2,5,7]".to_vec()), ("b".to_string(), b"[6]".to_vec())]);
+    assert_eq!(
+        list_puts(&mops, &seen),
+        vec![
+            ("a".to_string(), b"[1,2,5,7]".to_vec()),
+            ("b".to_string(), b"[6]".to_vec())
+        ]
+    );
     let before = BTreeMap::from([("a".to_string(), json!([1, 2]))]);
-    assert_eq!(answers(&mops, before).unwrap(), vec![json!(null), json!([1, 2, 5]), json!(null), json!(null), json!([1, 2, 5, 7])]);
-    assert_eq!(answers(&[lread("z")], BTreeMap::new()), None, "a read whose key was not ranged");
+    assert_eq!(
+        answers(&mops, before).unwrap(),
+        vec![
+            json!(null),
+            json!([1, 2, 5]),
+            json!(null),
+            json!(null),
+            json!([1, 2, 5, 7])
+        ]
+    );
+    assert_eq!(
+        answers(&[lread("z")], BTreeMap::new()),
+        None,
+        "a read whose key was not ranged"
+    );
 }
 
 #[test]
@@ -155,9 +271,16 @@ fn lists_round_trip_and_garbage_is_not_a_list() {
 #[test]
 fn the_commit_ranges_first_then_puts_and_compares_mod_revisions() {
     use pb::compare::{CompareTarget, TargetUnion};
-    let req = commit_request(vec![mod_compare("a", 0)], &["b".to_string()], vec![("a".to_string(), b"[1]".to_vec())]);
+    let req = commit_request(
+        vec![mod_compare("a", 0)],
+        &["b".to_string()],
+        vec![("a".to_string(), b"[1]".to_vec())],
+    );
     assert_eq!(req.compare[0].target, CompareTarget::Mod as i32);
-    assert_eq!(req.compare[0].target_union, Some(TargetUnion::ModRevision(0)));
+    assert_eq!(
+        req.compare[0].target_union,
+        Some(TargetUnion::ModRevision(0))
+    );
     assert!(req.failure.is_empty(), "a failed compare writes nothing");
     let kinds: Vec<&str> = req
         .success
@@ -173,8 +296,14 @@ fn the_commit_ranges_first_then_puts_and_compares_mod_revisions() {
 
 #[test]
 fn mixed_or_empty_transactions_have_their_shape() {
-    assert_eq!(shape_of(&[append("a", 1), lread("a")]), Some(ReadShape::List));
-    assert_eq!(shape_of(&[write("a", 1), rread("a")]), Some(ReadShape::Register));
+    assert_eq!(
+        shape_of(&[append("a", 1), lread("a")]),
+        Some(ReadShape::List)
+    );
+    assert_eq!(
+        shape_of(&[write("a", 1), rread("a")]),
+        Some(ReadShape::Register)
+    );
     assert_eq!(shape_of(&[append("a", 1), write("b", 2)]), None);
     assert_eq!(shape_of(&[]), Some(ReadShape::Register));
 }
@@ -186,7 +315,11 @@ async fn etcd_refuses_a_key_put_twice_in_one_txn_which_is_why_writes_are_coalesc
     let etcd = LocalEtcd::start();
     let c = etcd.client();
     wait_leader(&c).await;
-    let twice = commit_request(vec![], &[], vec![("k".into(), b"1".to_vec()), ("k".into(), b"2".to_vec())]);
+    let twice = commit_request(
+        vec![],
+        &[],
+        vec![("k".into(), b"1".to_vec()), ("k".into(), b"2".to_vec())],
+    );
     let mut stub = c.kv.clone();
     let status = stub.txn(twice).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
@@ -199,10 +332,31 @@ async fn register_transactions_against_a_real_etcd() {
     let c = etcd.client();
     wait_leader(&c).await;
     let t = c.as_txn().expect("the etcd client runs transactions");
-    let got = t.transact(&[rread("x"), write("x", 1), rread("x"), write("x", 2), write("y", 3)]).await.unwrap();
-    assert_eq!(got, vec![json!(null), json!(null), json!(1), json!(null), json!(null)]);
-    assert_eq!(t.transact(&[rread("x"), rread("y"), rread("z")]).await.unwrap(), vec![json!(2), json!(3), json!(null)]);
-    assert_eq!(c.read(b"x").await.unwrap().value.as_deref(), Some(&b"2"[..]), "stored as decimal text");
+    let got = t
+        .transact(&[
+            rread("x"),
+            write("x", 1),
+            rread("x"),
+            write("x", 2),
+            write("y", 3),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![json!(null), json!(null), json!(1), json!(null), json!(null)]
+    );
+    assert_eq!(
+        t.transact(&[rread("x"), rread("y"), rread("z")])
+            .await
+            .unwrap(),
+        vec![json!(2), json!(3), json!(null)]
+    );
+    assert_eq!(
+        c.read(b"x").await.unwrap().value.as_deref(),
+        Some(&b"2"[..]),
+        "stored as decimal text"
+    );
 }
 
 #[tokio::test]
@@ -211,11 +365,39 @@ async fn append_transactions_against_a_real_etcd() {
     let c = etcd.client();
     wait_leader(&c).await;
     let t = c.as_txn().unwrap();
-    let got = t.transact(&[append("a", 1), lread("a"), append("a", 2), lread("a"), lread("b")]).await.unwrap();
-    assert_eq!(got, vec![json!(null), json!([1]), json!(null), json!([1, 2]), json!([])]);
-    assert_eq!(t.transact(&[lread("a"), append("b", 3)]).await.unwrap(), vec![json!([1, 2]), json!(null)]);
-    assert_eq!(t.transact(&[lread("a"), lread("b")]).await.unwrap(), vec![json!([1, 2]), json!([3])]);
-    assert_eq!(c.read(b"a").await.unwrap().value.as_deref(), Some(&b"[1,2]"[..]), "stored as JSON text");
+    let got = t
+        .transact(&[
+            append("a", 1),
+            lread("a"),
+            append("a", 2),
+            lread("a"),
+            lread("b"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        vec![
+            json!(null),
+            json!([1]),
+            json!(null),
+            json!([1, 2]),
+            json!([])
+        ]
+    );
+    assert_eq!(
+        t.transact(&[lread("a"), append("b", 3)]).await.unwrap(),
+        vec![json!([1, 2]), json!(null)]
+    );
+    assert_eq!(
+        t.transact(&[lread("a"), lread("b")]).await.unwrap(),
+        vec![json!([1, 2]), json!([3])]
+    );
+    assert_eq!(
+        c.read(b"a").await.unwrap().value.as_deref(),
+        Some(&b"[1,2]"[..]),
+        "stored as JSON text"
+    );
 }
 
 #[tokio::test]
@@ -227,7 +409,10 @@ async fn a_key_holding_something_else_fails_definitely_before_anything_is_writte
     let t = c.as_txn().unwrap();
     let e = t.transact(&[append("a", 1)]).await.unwrap_err();
     assert_eq!((e.tag, e.certainty), ("bad-response", Definite), "{e}");
-    assert_eq!(c.read(b"a").await.unwrap().value.as_deref(), Some(&b"oops"[..]));
+    assert_eq!(
+        c.read(b"a").await.unwrap().value.as_deref(),
+        Some(&b"oops"[..])
+    );
 }
 
 #[tokio::test]
@@ -240,17 +425,31 @@ async fn concurrent_appends_to_one_key_keep_exactly_the_acknowledged_ones() {
         let mut outcomes = Vec::new();
         for n in 0..8 {
             let value = (i * 100 + n) as i64;
-            outcomes.push((value, c.as_txn().unwrap().transact(&[append("hot", value), lread("hot")]).await));
+            outcomes.push((
+                value,
+                c.as_txn()
+                    .unwrap()
+                    .transact(&[append("hot", value), lread("hot")])
+                    .await,
+            ));
         }
         outcomes
     });
-    let outcomes: Vec<(i64, CallResult<Vec<Json>>)> = futures::future::join_all(runs).await.into_iter().flatten().collect();
+    let outcomes: Vec<(i64, CallResult<Vec<Json>>)> = futures::future::join_all(runs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
     let mut acked = Vec::new();
     for (value, outcome) in &outcomes {
         match outcome {
             Ok(got) => {
                 let read = got[1].as_array().expect("a list");
-                assert_eq!(read.last(), Some(&json!(value)), "a txn reads its own append last");
+                assert_eq!(
+                    read.last(),
+                    Some(&json!(value)),
+                    "a txn reads its own append last"
+                );
                 acked.push(*value);
             }
             Err(e) => assert_eq!((e.tag, e.certainty), ("conflict", Definite), "{e}"),
@@ -260,7 +459,10 @@ async fn concurrent_appends_to_one_key_keep_exactly_the_acknowledged_ones() {
     let mut sorted = stored.clone();
     sorted.sort_unstable();
     acked.sort_unstable();
-    assert_eq!(sorted, acked, "every acknowledged append once, no failed one");
+    assert_eq!(
+        sorted, acked,
+        "every acknowledged append once, no failed one"
+    );
     assert!(!acked.is_empty());
 }
 
@@ -270,6 +472,9 @@ async fn a_dead_member_fails_a_transaction_definitely() {
     let t = fresh.as_txn().unwrap();
     for mops in [vec![write("x", 1)], vec![append("a", 1)]] {
         let e = t.transact(&mops).await.unwrap_err();
-        assert_eq!(e.certainty, Definite, "connection refused: nothing was sent ({e})");
+        assert_eq!(
+            e.certainty, Definite,
+            "connection refused: nothing was sent ({e})"
+        );
     }
 }

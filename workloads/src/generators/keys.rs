@@ -2,8 +2,8 @@
 //! `hotspot` workloads.
 
 use super::OpSpec;
-use crate::kv_ops::{Cas, Read, Write};
 use crate::config::{KeyDist, WorkloadConfig};
+use crate::kv_ops::{Cas, Read, Write};
 use rand::rngs::SmallRng;
 use rand::RngExt;
 use rand_distr::{Distribution, Zipf};
@@ -40,7 +40,11 @@ impl KeyChooser {
             KeyDist::Celebrity(p) => Mode::Celebrity(p),
             KeyDist::HotRange => Mode::Celebrity(1.0),
         };
-        KeyChooser { n, celebrities, mode }
+        KeyChooser {
+            n,
+            celebrities,
+            mode,
+        }
     }
 
     pub fn choose(&self, rng: &mut SmallRng) -> u64 {
@@ -102,7 +106,11 @@ impl RegisterOps {
         self.next_value += 1;
         let previous = self.last_value.insert(index, value);
         match previous {
-            Some(expected) if roll < self.read_fraction + self.cas_fraction => OpSpec::new(Cas { key, expected, new: value }),
+            Some(expected) if roll < self.read_fraction + self.cas_fraction => OpSpec::new(Cas {
+                key,
+                expected,
+                new: value,
+            }),
             _ => OpSpec::new(Write { key, value }),
         }
     }
@@ -140,7 +148,10 @@ mod tests {
         // Rank 1's share for s = 1, n = 100 is 1 / H(100) ≈ 0.193.
         let head = h[0] as f64 / 200_000.0;
         assert!((0.18..0.21).contains(&head), "head share {head}");
-        assert!(h[0] > h[1] && h[1] > h[4] && h[4] > h[20] && h[20] > h[90], "{h:?}");
+        assert!(
+            h[0] > h[1] && h[1] > h[4] && h[4] > h[20] && h[20] > h[90],
+            "{h:?}"
+        );
     }
 
     #[test]

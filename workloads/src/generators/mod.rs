@@ -39,7 +39,10 @@ pub struct ScanRange {
 impl ScanRange {
     /// Every key that starts with `prefix`.
     pub fn prefix(prefix: &str) -> ScanRange {
-        ScanRange { start: prefix.to_string(), end: prefix_end(prefix) }
+        ScanRange {
+            start: prefix.to_string(),
+            end: prefix_end(prefix),
+        }
     }
 }
 
@@ -137,18 +140,33 @@ pub struct WorkloadSpec {
 impl WorkloadSpec {
     /// A workload with the common defaults, judged by `checkers`, that needs nothing beyond
     /// the key-value calls and loads no hot range.
-    pub const fn new(build: fn(&WorkloadConfig) -> Box<dyn Workload>, checkers: &'static [&'static str]) -> WorkloadSpec {
-        WorkloadSpec { defaults: std::convert::identity, build, checkers, hot_range: false, needs: &[] }
+    pub const fn new(
+        build: fn(&WorkloadConfig) -> Box<dyn Workload>,
+        checkers: &'static [&'static str],
+    ) -> WorkloadSpec {
+        WorkloadSpec {
+            defaults: std::convert::identity,
+            build,
+            checkers,
+            hot_range: false,
+            needs: &[],
+        }
     }
 
     /// With the common defaults adjusted by `defaults`.
-    pub const fn with_defaults(self, defaults: fn(WorkloadConfig) -> WorkloadConfig) -> WorkloadSpec {
+    pub const fn with_defaults(
+        self,
+        defaults: fn(WorkloadConfig) -> WorkloadConfig,
+    ) -> WorkloadSpec {
         WorkloadSpec { defaults, ..self }
     }
 
     /// Loading a hot range for the splitter.
     pub const fn loading_hot_range(self) -> WorkloadSpec {
-        WorkloadSpec { hot_range: true, ..self }
+        WorkloadSpec {
+            hot_range: true,
+            ..self
+        }
     }
 
     /// Needing the client capabilities `needs`.

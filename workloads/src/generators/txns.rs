@@ -77,7 +77,10 @@ impl TxnGen {
         let key = self.key_name(self.pool[slot].0);
         self.touched.insert(key.clone());
         if rng.random_bool(0.5) {
-            return Mop::Read { key, shape: self.shape };
+            return Mop::Read {
+                key,
+                shape: self.shape,
+            };
         }
         let value = self.next_value;
         self.next_value += 1;
@@ -96,7 +99,9 @@ impl TxnGen {
 impl Workload for TxnGen {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
         let len = rng.random_range(self.min_len..=self.max_len);
-        OpSpec::new(Txn { mops: (0..len).map(|_| self.next_mop(rng)).collect() })
+        OpSpec::new(Txn {
+            mops: (0..len).map(|_| self.next_mop(rng)).collect(),
+        })
     }
 
     /// Its keys, recorded as `lists` (list-append) or `txn_registers` (rw-register).
@@ -107,7 +112,14 @@ impl Workload for TxnGen {
     /// One read-only transaction per key touched, reading it as the workload does (a whole
     /// list, or a register's value), in key order.
     fn final_ops(&self) -> Vec<OpSpec> {
-        let read = |key: &String| OpSpec::new(Txn { mops: vec![Mop::Read { key: key.clone(), shape: self.shape }] });
+        let read = |key: &String| {
+            OpSpec::new(Txn {
+                mops: vec![Mop::Read {
+                    key: key.clone(),
+                    shape: self.shape,
+                }],
+            })
+        };
         self.touched.iter().map(read).collect()
     }
 }
@@ -124,7 +136,11 @@ mod tests {
         (txns, touched)
     }
 
-    fn run_with_finals(kind: &str, n: usize, max_writes: u64) -> (Vec<Vec<Mop>>, Touched, Vec<OpSpec>) {
+    fn run_with_finals(
+        kind: &str,
+        n: usize,
+        max_writes: u64,
+    ) -> (Vec<Vec<Mop>>, Touched, Vec<OpSpec>) {
         let mut cfg = WorkloadConfig::defaults(WorkloadKind::from_name(kind).expect("declared"));
         cfg.max_writes_per_key = max_writes;
         cfg.validate().unwrap();
@@ -133,7 +149,9 @@ mod tests {
         let txns = (0..n)
             .map(|_| {
                 let op = g.next_op(&mut rng);
-                op.get::<Txn>().map(|t| t.mops.clone()).unwrap_or_else(|| panic!("not a transaction: {op:?}"))
+                op.get::<Txn>()
+                    .map(|t| t.mops.clone())
+                    .unwrap_or_else(|| panic!("not a transaction: {op:?}"))
             })
             .collect();
         (txns, g.touched(), g.final_ops())
@@ -145,11 +163,19 @@ mod tests {
         assert!(txns.iter().all(|t| (1..=4).contains(&t.len())));
         let lens: BTreeSet<usize> = txns.iter().map(Vec::len).collect();
         assert_eq!(lens, (1..=4).collect(), "every length occurs");
-        let values: Vec<i64> = txns.iter().flatten().filter_map(|m| match m {
-            Mop::Append { value, .. } => Some(*value),
-            _ => None,
-        }).collect();
-        assert_eq!(values.iter().collect::<BTreeSet<_>>().len(), values.len(), "appended values are unique");
+        let values: Vec<i64> = txns
+            .iter()
+            .flatten()
+            .filter_map(|m| match m {
+                Mop::Append { value, .. } => Some(*value),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            values.iter().collect::<BTreeSet<_>>().len(),
+            values.len(),
+            "appended values are unique"
+        );
         assert!(txns.iter().flatten().any(Mop::is_read));
     }
 
@@ -171,17 +197,31 @@ mod tests {
             }
         }
         for (key, at) in &retired_after {
-            let later = txns[at + 1..].iter().flatten().any(|m| m.key() == *key && !m.is_read());
+            let later = txns[at + 1..]
+                .iter()
+                .flatten()
+                .any(|m| m.key() == *key && !m.is_read());
             assert!(!later, "{key} written after it was retired");
         }
-        assert!(touched.kind("lists").len() > 12, "fresh keys were taken: {}", touched.kind("lists").len());
+        assert!(
+            touched.kind("lists").len() > 12,
+            "fresh keys were taken: {}",
+            touched.kind("lists").len()
+        );
         assert!(touched.registers.is_empty() && touched.kind("txn_registers").is_empty());
     }
 
     #[test]
     fn rw_register_writes_registers_and_reads_them_as_values() {
         let (txns, touched) = run("rw-register", 500, 5);
-        assert!(txns.iter().flatten().all(|m| matches!(m, Mop::Write { .. } | Mop::Read { shape: ReadShape::Register, .. })));
+        assert!(txns.iter().flatten().all(|m| matches!(
+            m,
+            Mop::Write { .. }
+                | Mop::Read {
+                    shape: ReadShape::Register,
+                    ..
+                }
+        )));
         assert!(!touched.kind("txn_registers").is_empty() && touched.kind("lists").is_empty());
     }
 
@@ -208,29 +248,67 @@ mod tests {
         let (txns, touched) = run("append", 2000, 128);
         let groups: BTreeSet<u8> = touched.kind("lists").iter().map(|k| group(k)).collect();
         assert_eq!(groups, [1, 2, 3].into(), "the keys fall in every range");
-        let spanning = txns.iter().filter(|t| t.iter().map(|m| group(m.key())).collect::<BTreeSet<_>>().len() > 1).count();
-        let multi_key = txns.iter().filter(|t| t.iter().map(Mop::key).collect::<BTreeSet<_>>().len() > 1).count();
-        assert!(spanning * 2 > multi_key, "most multi-key transactions span ranges: {spanning} of {multi_key}");
+        let spanning = txns
+            .iter()
+            .filter(|t| {
+                t.iter()
+                    .map(|m| group(m.key()))
+                    .collect::<BTreeSet<_>>()
+                    .len()
+                    > 1
+            })
+            .count();
+        let multi_key = txns
+            .iter()
+            .filter(|t| t.iter().map(Mop::key).collect::<BTreeSet<_>>().len() > 1)
+            .count();
+        assert!(
+            spanning * 2 > multi_key,
+            "most multi-key transactions span ranges: {spanning} of {multi_key}"
+        );
         assert_eq!(spread_letter(0), 'a');
         assert_eq!(spread_letter(1), 'h');
-        assert_eq!((0..26).map(spread_letter).collect::<BTreeSet<_>>().len(), 26);
+        assert_eq!(
+            (0..26).map(spread_letter).collect::<BTreeSet<_>>().len(),
+            26
+        );
     }
 
     #[test]
     fn every_key_touched_is_read_back_by_one_read_transaction_of_the_workloads_shape() {
-        for (kind, shape, recorded) in [("append", ReadShape::List, "lists"), ("rw-register", ReadShape::Register, "txn_registers")] {
+        for (kind, shape, recorded) in [
+            ("append", ReadShape::List, "lists"),
+            ("rw-register", ReadShape::Register, "txn_registers"),
+        ] {
             let (_, touched, finals) = run_with_finals(kind, 200, 128);
             let keys = touched.kind(recorded);
             assert_eq!(finals.len(), keys.len(), "{kind}");
             for (op, key) in finals.iter().zip(&keys) {
                 let txn = op.get::<Txn>().expect("a transaction");
-                assert_eq!(txn.mops, vec![Mop::Read { key: key.clone(), shape }], "{kind}");
+                assert_eq!(
+                    txn.mops,
+                    vec![Mop::Read {
+                        key: key.clone(),
+                        shape
+                    }],
+                    "{kind}"
+                );
                 assert_eq!(op.call_kind(), crate::client::CallKind::Read);
             }
-            assert_eq!(finals[0].describe(), format!("txn read of {}", keys.iter().next().unwrap()));
+            assert_eq!(
+                finals[0].describe(),
+                format!("txn read of {}", keys.iter().next().unwrap())
+            );
             let json = serde_json::to_value(&touched).unwrap();
-            let fields: BTreeSet<&str> = json.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
-            assert_eq!(fields, [recorded, "registers", "set_ranges"].into(), "test.json's touched keeps its fields: {json}");
+            let fields: BTreeSet<&str> = json
+                .as_object()
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            assert_eq!(
+                fields,
+                [recorded, "registers", "set_ranges"].into(),
+                "test.json's touched keeps its fields: {json}"
+            );
         }
     }
 }

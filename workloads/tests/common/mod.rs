@@ -60,7 +60,11 @@ impl FakeStore {
             get_script: Mutex::new(VecDeque::new()),
             puts: AtomicU64::new(0),
             gets: AtomicU64::new(0),
-            catalog: Mutex::new(VecDeque::from([list_response(1, vec![route(1, "", "", 1, 0)], vec![])])),
+            catalog: Mutex::new(VecDeque::from([list_response(
+                1,
+                vec![route(1, "", "", 1, 0)],
+                vec![],
+            )])),
             list_calls: AtomicU64::new(0),
             list_limit: AtomicU64::new(u64::MAX),
             watch: Mutex::new(WatchMode::Unimplemented),
@@ -94,15 +98,28 @@ impl FakeStore {
     }
 
     pub fn insert(&self, key: &str, value: &str) {
-        self.data.lock().unwrap().insert(key.as_bytes().to_vec(), value.as_bytes().to_vec());
+        self.data
+            .lock()
+            .unwrap()
+            .insert(key.as_bytes().to_vec(), value.as_bytes().to_vec());
     }
 
     pub fn get(&self, key: &str) -> Option<String> {
-        self.data.lock().unwrap().get(key.as_bytes()).map(|v| String::from_utf8_lossy(v).into_owned())
+        self.data
+            .lock()
+            .unwrap()
+            .get(key.as_bytes())
+            .map(|v| String::from_utf8_lossy(v).into_owned())
     }
 
     fn meta(&self) -> Option<kv::CommitMeta> {
-        Some(kv::CommitMeta { group_id: 1, term: self.term.load(Ordering::SeqCst), log_index: 1, node_id: self.name.clone(), ..Default::default() })
+        Some(kv::CommitMeta {
+            group_id: 1,
+            term: self.term.load(Ordering::SeqCst),
+            log_index: 1,
+            node_id: self.name.clone(),
+            ..Default::default()
+        })
     }
 }
 
@@ -130,8 +147,16 @@ pub fn route(id: u64, start: &str, end: &str, group: u64, parent: u64) -> kv::Ro
     }
 }
 
-pub fn list_response(version: u64, routes: Vec<kv::RouteDescriptor>, jobs: Vec<kv::SplitJob>) -> kv::ListRoutesResponse {
-    kv::ListRoutesResponse { catalog_version: version, routes, jobs }
+pub fn list_response(
+    version: u64,
+    routes: Vec<kv::RouteDescriptor>,
+    jobs: Vec<kv::SplitJob>,
+) -> kv::ListRoutesResponse {
+    kv::ListRoutesResponse {
+        catalog_version: version,
+        routes,
+        jobs,
+    }
 }
 
 /// The fake's gRPC face (a local type, so the generated service traits can be implemented).
@@ -147,23 +172,41 @@ impl std::ops::Deref for Svc {
 
 #[tonic::async_trait]
 impl raw_kv_server::RawKv for Svc {
-    async fn raw_put(&self, request: Request<kv::RawPutRequest>) -> Result<Response<kv::RawPutResponse>, Status> {
+    async fn raw_put(
+        &self,
+        request: Request<kv::RawPutRequest>,
+    ) -> Result<Response<kv::RawPutResponse>, Status> {
         self.puts.fetch_add(1, Ordering::SeqCst);
         apply(&self.put_script).await?;
         let r = request.into_inner();
         let mut data = self.data.lock().unwrap();
         if r.cas {
             let current = data.get(&r.key);
-            let matches = if r.expect_absent { current.is_none() } else { current == Some(&r.expected) };
+            let matches = if r.expect_absent {
+                current.is_none()
+            } else {
+                current == Some(&r.expected)
+            };
             if !matches {
-                return Ok(Response::new(kv::RawPutResponse { commit_index: 0, success: false, meta: None }));
+                return Ok(Response::new(kv::RawPutResponse {
+                    commit_index: 0,
+                    success: false,
+                    meta: None,
+                }));
             }
         }
         data.insert(r.key, r.value);
-        Ok(Response::new(kv::RawPutResponse { commit_index: 1, success: true, meta: self.meta() }))
+        Ok(Response::new(kv::RawPutResponse {
+            commit_index: 1,
+            success: true,
+            meta: self.meta(),
+        }))
     }
 
-    async fn raw_get(&self, request: Request<kv::RawGetRequest>) -> Result<Response<kv::RawGetResponse>, Status> {
+    async fn raw_get(
+        &self,
+        request: Request<kv::RawGetRequest>,
+    ) -> Result<Response<kv::RawGetResponse>, Status> {
         self.gets.fetch_add(1, Ordering::SeqCst);
         apply(&self.get_script).await?;
         let r = request.into_inner();
@@ -176,22 +219,38 @@ impl raw_kv_server::RawKv for Svc {
         }))
     }
 
-    async fn raw_delete(&self, request: Request<kv::RawDeleteRequest>) -> Result<Response<kv::RawDeleteResponse>, Status> {
+    async fn raw_delete(
+        &self,
+        request: Request<kv::RawDeleteRequest>,
+    ) -> Result<Response<kv::RawDeleteResponse>, Status> {
         let r = request.into_inner();
         let existed = self.data.lock().unwrap().remove(&r.key).is_some();
-        Ok(Response::new(kv::RawDeleteResponse { commit_index: 1, success: existed, meta: self.meta() }))
+        Ok(Response::new(kv::RawDeleteResponse {
+            commit_index: 1,
+            success: existed,
+            meta: self.meta(),
+        }))
     }
 
-    async fn raw_scan_at(&self, request: Request<kv::RawScanAtRequest>) -> Result<Response<kv::RawScanAtResponse>, Status> {
+    async fn raw_scan_at(
+        &self,
+        request: Request<kv::RawScanAtRequest>,
+    ) -> Result<Response<kv::RawScanAtResponse>, Status> {
         apply(&self.get_script).await?;
         let r = request.into_inner();
         let data = self.data.lock().unwrap();
         let kvs = data
             .iter()
             .filter(|(k, _)| **k >= r.start_key && (r.end_key.is_empty() || **k < r.end_key))
-            .map(|(k, v)| kv::RawKvPair { key: k.clone(), value: v.clone() })
+            .map(|(k, v)| kv::RawKvPair {
+                key: k.clone(),
+                value: v.clone(),
+            })
             .collect();
-        Ok(Response::new(kv::RawScanAtResponse { kv: kvs, meta: self.meta().into_iter().collect() }))
+        Ok(Response::new(kv::RawScanAtResponse {
+            kv: kvs,
+            meta: self.meta().into_iter().collect(),
+        }))
     }
 }
 
@@ -199,50 +258,86 @@ type EventStream = Pin<Box<dyn Stream<Item = Result<kv::CatalogWatchEvent, Statu
 
 #[tonic::async_trait]
 impl distribution_server::Distribution for Svc {
-    async fn get_route(&self, _: Request<kv::GetRouteRequest>) -> Result<Response<kv::GetRouteResponse>, Status> {
+    async fn get_route(
+        &self,
+        _: Request<kv::GetRouteRequest>,
+    ) -> Result<Response<kv::GetRouteResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 
-    async fn list_routes(&self, _: Request<kv::ListRoutesRequest>) -> Result<Response<kv::ListRoutesResponse>, Status> {
-        if self.list_calls.fetch_add(1, Ordering::SeqCst) >= self.list_limit.load(Ordering::SeqCst) {
+    async fn list_routes(
+        &self,
+        _: Request<kv::ListRoutesRequest>,
+    ) -> Result<Response<kv::ListRoutesResponse>, Status> {
+        if self.list_calls.fetch_add(1, Ordering::SeqCst) >= self.list_limit.load(Ordering::SeqCst)
+        {
             return Err(Status::unavailable("scripted: node down"));
         }
         let mut seq = self.catalog.lock().unwrap();
-        let resp = if seq.len() > 1 { seq.pop_front() } else { seq.front().cloned() };
-        resp.map(Response::new).ok_or_else(|| Status::unavailable("no catalog"))
+        let resp = if seq.len() > 1 {
+            seq.pop_front()
+        } else {
+            seq.front().cloned()
+        };
+        resp.map(Response::new)
+            .ok_or_else(|| Status::unavailable("no catalog"))
     }
 
-    async fn split_range(&self, _: Request<kv::SplitRangeRequest>) -> Result<Response<kv::SplitRangeResponse>, Status> {
+    async fn split_range(
+        &self,
+        _: Request<kv::SplitRangeRequest>,
+    ) -> Result<Response<kv::SplitRangeResponse>, Status> {
         Err(Status::failed_precondition("not the catalog leader"))
     }
 
-    async fn start_split_migration(&self, _: Request<kv::StartSplitMigrationRequest>) -> Result<Response<kv::StartSplitMigrationResponse>, Status> {
+    async fn start_split_migration(
+        &self,
+        _: Request<kv::StartSplitMigrationRequest>,
+    ) -> Result<Response<kv::StartSplitMigrationResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 
-    async fn get_split_job(&self, _: Request<kv::GetSplitJobRequest>) -> Result<Response<kv::GetSplitJobResponse>, Status> {
+    async fn get_split_job(
+        &self,
+        _: Request<kv::GetSplitJobRequest>,
+    ) -> Result<Response<kv::GetSplitJobResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 
-    async fn list_split_jobs(&self, _: Request<kv::ListSplitJobsRequest>) -> Result<Response<kv::ListSplitJobsResponse>, Status> {
+    async fn list_split_jobs(
+        &self,
+        _: Request<kv::ListSplitJobsRequest>,
+    ) -> Result<Response<kv::ListSplitJobsResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 
-    async fn abandon_split_job(&self, _: Request<kv::AbandonSplitJobRequest>) -> Result<Response<kv::AbandonSplitJobResponse>, Status> {
+    async fn abandon_split_job(
+        &self,
+        _: Request<kv::AbandonSplitJobRequest>,
+    ) -> Result<Response<kv::AbandonSplitJobResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 
-    async fn retry_split_job(&self, _: Request<kv::RetrySplitJobRequest>) -> Result<Response<kv::RetrySplitJobResponse>, Status> {
+    async fn retry_split_job(
+        &self,
+        _: Request<kv::RetrySplitJobRequest>,
+    ) -> Result<Response<kv::RetrySplitJobResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 
-    async fn get_catalog_capabilities(&self, _: Request<kv::CatalogCapabilitiesRequest>) -> Result<Response<kv::CatalogCapabilitiesResponse>, Status> {
+    async fn get_catalog_capabilities(
+        &self,
+        _: Request<kv::CatalogCapabilitiesRequest>,
+    ) -> Result<Response<kv::CatalogCapabilitiesResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 
     type WatchCatalogStream = EventStream;
 
-    async fn watch_catalog(&self, _: Request<kv::CatalogWatchRequest>) -> Result<Response<EventStream>, Status> {
+    async fn watch_catalog(
+        &self,
+        _: Request<kv::CatalogWatchRequest>,
+    ) -> Result<Response<EventStream>, Status> {
         let mode = self.watch.lock().unwrap().clone();
         match mode {
             WatchMode::Unimplemented => Err(Status::unimplemented("no watch in this fake")),
@@ -258,10 +353,17 @@ impl distribution_server::Distribution for Svc {
 
 #[tonic::async_trait]
 impl raft_admin_server::RaftAdmin for Svc {
-    async fn status(&self, request: Request<kv::RaftAdminStatusRequest>) -> Result<Response<kv::RaftAdminStatusResponse>, Status> {
+    async fn status(
+        &self,
+        request: Request<kv::RaftAdminStatusRequest>,
+    ) -> Result<Response<kv::RaftAdminStatusResponse>, Status> {
         let group = request.into_inner().group_id;
         let leads = self.leads.lock().unwrap().contains(&group);
-        let state = if leads { kv::RaftAdminState::Leader } else { kv::RaftAdminState::Follower };
+        let state = if leads {
+            kv::RaftAdminState::Leader
+        } else {
+            kv::RaftAdminState::Follower
+        };
         Ok(Response::new(kv::RaftAdminStatusResponse {
             state: state as i32,
             term: self.term.load(Ordering::SeqCst),
@@ -271,29 +373,44 @@ impl raft_admin_server::RaftAdmin for Svc {
         }))
     }
 
-    async fn transfer_leadership(&self, _: Request<kv::RaftAdminTransferLeadershipRequest>) -> Result<Response<kv::RaftAdminTransferLeadershipResponse>, Status> {
+    async fn transfer_leadership(
+        &self,
+        _: Request<kv::RaftAdminTransferLeadershipRequest>,
+    ) -> Result<Response<kv::RaftAdminTransferLeadershipResponse>, Status> {
         Err(Status::unimplemented("fake"))
     }
 }
 
 /// Serves `store` on a fresh loopback port; returns the endpoint.
 pub async fn serve(store: Arc<FakeStore>) -> NodeEndpoint {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let addr = listener.local_addr().expect("local addr");
     let router = tonic::transport::Server::builder()
         .add_service(raw_kv_server::RawKvServer::new(Svc(store.clone())))
-        .add_service(distribution_server::DistributionServer::new(Svc(store.clone())))
+        .add_service(distribution_server::DistributionServer::new(Svc(
+            store.clone()
+        )))
         .add_service(raft_admin_server::RaftAdminServer::new(Svc(store.clone())));
     tokio::spawn(router.serve_with_incoming(TcpListenerStream::new(listener)));
-    NodeEndpoint { name: store.name.clone(), addr: addr.to_string() }
+    NodeEndpoint {
+        name: store.name.clone(),
+        addr: addr.to_string(),
+    }
 }
 
 /// An address nothing listens on (bound, then released).
 pub async fn dead_endpoint(name: &str) -> NodeEndpoint {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let addr: SocketAddr = listener.local_addr().expect("local addr");
     drop(listener);
-    NodeEndpoint { name: name.to_string(), addr: addr.to_string() }
+    NodeEndpoint {
+        name: name.to_string(),
+        addr: addr.to_string(),
+    }
 }
 
 /// Keeps every recorded entry in memory, assigning indices like the runner's sink.
@@ -331,12 +448,23 @@ pub fn assert_well_formed(ops: &[Op]) {
     use analysis::history::{OpType, Process};
     let mut open: std::collections::HashMap<u64, &Op> = Default::default();
     for op in ops {
-        let Process::Client(p) = op.process else { continue };
+        let Process::Client(p) = op.process else {
+            continue;
+        };
         match op.kind {
-            OpType::Invoke => assert!(open.insert(p, op).is_none(), "process {p} invoked twice: {op:?}"),
+            OpType::Invoke => assert!(
+                open.insert(p, op).is_none(),
+                "process {p} invoked twice: {op:?}"
+            ),
             _ => {
-                let inv = open.remove(&p).unwrap_or_else(|| panic!("completion without invoke: {op:?}"));
-                assert_eq!((&inv.f, &inv.key, &inv.node), (&op.f, &op.key, &op.node), "mismatched pair");
+                let inv = open
+                    .remove(&p)
+                    .unwrap_or_else(|| panic!("completion without invoke: {op:?}"));
+                assert_eq!(
+                    (&inv.f, &inv.key, &inv.node),
+                    (&op.f, &op.key, &op.node),
+                    "mismatched pair"
+                );
             }
         }
     }
@@ -353,7 +481,9 @@ pub struct KillableProxy {
 
 impl KillableProxy {
     pub async fn start(name: &str, backend: &NodeEndpoint) -> KillableProxy {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let backend = backend.addr.clone();
         let connections: Arc<Mutex<Vec<tokio::task::AbortHandle>>> = Default::default();
@@ -370,7 +500,14 @@ impl KillableProxy {
                 conns.lock().unwrap().push(handle.abort_handle());
             }
         });
-        KillableProxy { endpoint: NodeEndpoint { name: name.to_string(), addr: addr.to_string() }, tasks, connections }
+        KillableProxy {
+            endpoint: NodeEndpoint {
+                name: name.to_string(),
+                addr: addr.to_string(),
+            },
+            tasks,
+            connections,
+        }
     }
 
     /// Stops accepting and drops every proxied connection.

@@ -18,16 +18,33 @@ use serde_json::json;
 
 /// Adds a `committed-under-abandoned-epoch` witness to `report` (rule (a)) per write the
 /// target of an abandoned job committed under its unpublished new epoch.
-pub fn no_writes_under_abandoned_epochs(acked: &[AckedOp], timeline: &CatalogTimeline, lineage: &Lineage, report: &mut RuleReport) {
-    let published: FxHashSet<u64> = timeline.in_time_order().flat_map(|o| o.snapshot.routes.iter().map(|r| r.epoch)).collect();
+pub fn no_writes_under_abandoned_epochs(
+    acked: &[AckedOp],
+    timeline: &CatalogTimeline,
+    lineage: &Lineage,
+    report: &mut RuleReport,
+) {
+    let published: FxHashSet<u64> = timeline
+        .in_time_order()
+        .flat_map(|o| o.snapshot.routes.iter().map(|r| r.epoch))
+        .collect();
     for op in acked.iter().filter(|op| op.is_write) {
-        let Some((meta, key)) = op.meta.zip(op.key) else { continue };
-        let (Some(route), Some(epoch), Some(group)) = (meta.route_id, meta.route_epoch, meta.group) else { continue };
+        let Some((meta, key)) = op.meta.zip(op.key) else {
+            continue;
+        };
+        let (Some(route), Some(epoch), Some(group)) = (meta.route_id, meta.route_epoch, meta.group)
+        else {
+            continue;
+        };
         if published.contains(&epoch) {
             continue;
         }
-        let Some(obs) = timeline.observed_before(op.invoke_time) else { continue };
-        let Some(current) = obs.route_for(key) else { continue };
+        let Some(obs) = timeline.observed_before(op.invoke_time) else {
+            continue;
+        };
+        let Some(current) = obs.route_for(key) else {
+            continue;
+        };
         let abandoned = jobs_for_range(&obs.snapshot.jobs, current, key, lineage).find(|j| {
             j.target_group == group
                 && j.new_epoch == Some(epoch)

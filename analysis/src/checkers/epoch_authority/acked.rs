@@ -10,7 +10,16 @@ use rustc_hash::FxHashMap;
 
 /// Functions that change the store (`stale-write`: a write sent straight to a group under
 /// the epoch a stale client still holds).
-pub const WRITE_FNS: &[&str] = &[ops::WRITE, ops::PUT, ops::CAS, ops::ADD, ops::DELETE, ops::APPEND, ops::INSERT, ops::STALE_WRITE];
+pub const WRITE_FNS: &[&str] = &[
+    ops::WRITE,
+    ops::PUT,
+    ops::CAS,
+    ops::ADD,
+    ops::DELETE,
+    ops::APPEND,
+    ops::INSERT,
+    ops::STALE_WRITE,
+];
 
 /// How the history's stale writes ended: attempted (invoked), acknowledged (`ok`),
 /// rejected (`fail`), indeterminate (`info`, or never completed).
@@ -23,12 +32,17 @@ pub struct StaleWriteCounts {
 }
 
 fn stale_writes(history: &History) -> impl Iterator<Item = &crate::history::Op> {
-    history.ops.iter().filter(|o| o.process.client().is_some() && o.f == ops::STALE_WRITE)
+    history
+        .ops
+        .iter()
+        .filter(|o| o.process.client().is_some() && o.f == ops::STALE_WRITE)
 }
 
 /// History indices of the acknowledged (`ok`) stale-write completions.
 pub fn stale_write_oks(history: &History) -> impl Iterator<Item = u64> + '_ {
-    stale_writes(history).filter(|o| o.kind == OpType::Ok).map(|o| o.index)
+    stale_writes(history)
+        .filter(|o| o.kind == OpType::Ok)
+        .map(|o| o.index)
 }
 
 pub fn stale_write_counts(history: &History) -> StaleWriteCounts {
@@ -65,7 +79,9 @@ pub fn acknowledged_ops(history: &History) -> Vec<AckedOp<'_>> {
     let mut open: FxHashMap<u64, usize> = FxHashMap::default();
     let mut acked = Vec::new();
     for (pos, op) in history.ops.iter().enumerate() {
-        let Process::Client(process) = op.process else { continue };
+        let Process::Client(process) = op.process else {
+            continue;
+        };
         if op.kind == OpType::Invoke {
             open.insert(process, pos);
             continue;
@@ -74,7 +90,10 @@ pub fn acknowledged_ops(history: &History) -> Vec<AckedOp<'_>> {
         if op.kind != OpType::Ok {
             continue;
         }
-        let key = op.key.as_deref().or_else(|| invoke.and_then(|i| i.key.as_deref()));
+        let key = op
+            .key
+            .as_deref()
+            .or_else(|| invoke.and_then(|i| i.key.as_deref()));
         acked.push(AckedOp {
             process,
             f: op.f.as_str(),

@@ -43,12 +43,16 @@ struct Tracker {
     split_keys_unverifiable: u64,
 }
 
-pub fn catalog_invariants(timeline: &CatalogTimeline, report: &mut RuleReport) -> serde_json::Value {
+pub fn catalog_invariants(
+    timeline: &CatalogTimeline,
+    report: &mut RuleReport,
+) -> serde_json::Value {
     for e in &timeline.errors {
         report.violation(json!({"kind": "unreadable-catalog-event", "catalog_op": e.op_index, "explanation": e.message}));
     }
     if timeline.is_empty() {
-        report.unknown_reason = Some("no catalog observations (watcher events) in the history".into());
+        report.unknown_reason =
+            Some("no catalog observations (watcher events) in the history".into());
         return json!({});
     }
     let mut t = Tracker::default();
@@ -82,7 +86,9 @@ pub fn catalog_invariants(timeline: &CatalogTimeline, report: &mut RuleReport) -
     }
     let final_op = previous.map(|o| o.op_index);
     let mut unsettled_vanished = Vec::new();
-    let final_jobs: FxHashSet<u64> = previous.map(|o| o.snapshot.jobs.iter().map(|j| j.id).collect()).unwrap_or_default();
+    let final_jobs: FxHashSet<u64> = previous
+        .map(|o| o.snapshot.jobs.iter().map(|j| j.id).collect())
+        .unwrap_or_default();
     let mut job_ids: Vec<_> = t.jobs.keys().copied().collect();
     job_ids.sort_unstable();
     for id in job_ids {
@@ -97,7 +103,8 @@ pub fn catalog_invariants(timeline: &CatalogTimeline, report: &mut RuleReport) -
                     it never reached DONE or ABANDONED"),
             }));
         } else {
-            unsettled_vanished.push(json!({"job": id, "last_phase": phase, "last_seen_op": seen_op}));
+            unsettled_vanished
+                .push(json!({"job": id, "last_phase": phase, "last_seen_op": seen_op}));
         }
     }
     if !unsettled_vanished.is_empty() && report.unknown_reason.is_none() {
@@ -127,7 +134,12 @@ fn tiling_violation(report: &mut RuleReport, obs: &CatalogObservation, kind: &st
 fn check_tiling(obs: &CatalogObservation, report: &mut RuleReport) {
     let routes = &obs.snapshot.routes;
     if routes.is_empty() {
-        tiling_violation(report, obs, "empty-catalog", "the catalog has no routes".into());
+        tiling_violation(
+            report,
+            obs,
+            "empty-catalog",
+            "the catalog has no routes".into(),
+        );
         return;
     }
     if let Some((kind, detail)) = tiling_gap_or_overlap(routes, "", "") {
@@ -136,41 +148,88 @@ fn check_tiling(obs: &CatalogObservation, report: &mut RuleReport) {
     let mut ids = FxHashSet::default();
     for r in routes {
         if !ids.insert(r.id) {
-            tiling_violation(report, obs, "duplicate-route-id", format!("route id {} appears twice", r.id));
+            tiling_violation(
+                report,
+                obs,
+                "duplicate-route-id",
+                format!("route id {} appears twice", r.id),
+            );
         }
     }
 }
 
 /// Whether `routes` (sorted by start) tile `[start, end)` (`end` empty = unbounded);
 /// the first defect found, as (kind, description).
-pub fn tiling_gap_or_overlap(routes: &[RouteRecord], start: &str, end: &str) -> Option<(&'static str, String)> {
+pub fn tiling_gap_or_overlap(
+    routes: &[RouteRecord],
+    start: &str,
+    end: &str,
+) -> Option<(&'static str, String)> {
     let mut cursor: Option<&str> = Some(start); // None = already reached unbounded end
     for r in routes {
         if !r.end.is_empty() && r.start >= r.end {
-            return Some(("empty-route", format!("route {} [{:?}, {:?}) is empty", r.id, r.start, r.end)));
+            return Some((
+                "empty-route",
+                format!("route {} [{:?}, {:?}) is empty", r.id, r.start, r.end),
+            ));
         }
         match cursor {
-            None => return Some(("overlap", format!("route {} starts at {:?} after a route that is unbounded", r.id, r.start))),
+            None => {
+                return Some((
+                    "overlap",
+                    format!(
+                        "route {} starts at {:?} after a route that is unbounded",
+                        r.id, r.start
+                    ),
+                ))
+            }
             Some(c) if r.start.as_str() > c => {
-                return Some(("gap", format!("no route covers [{c:?}, {:?}) (before route {})", r.start, r.id)))
+                return Some((
+                    "gap",
+                    format!(
+                        "no route covers [{c:?}, {:?}) (before route {})",
+                        r.start, r.id
+                    ),
+                ))
             }
             Some(c) if r.start.as_str() < c => {
-                return Some(("overlap", format!("route {} starts at {:?}, inside the previous route ending at {c:?}", r.id, r.start)))
+                return Some((
+                    "overlap",
+                    format!(
+                        "route {} starts at {:?}, inside the previous route ending at {c:?}",
+                        r.id, r.start
+                    ),
+                ))
             }
             _ => {}
         }
-        cursor = if r.end.is_empty() { None } else { Some(r.end.as_str()) };
+        cursor = if r.end.is_empty() {
+            None
+        } else {
+            Some(r.end.as_str())
+        };
     }
     match (cursor, end.is_empty()) {
         (None, true) => None,
         (Some(c), true) => Some(("gap", format!("no route covers [{c:?}, unbounded)"))),
         (Some(c), false) if c == end => None,
-        (Some(c), false) => Some((if c < end { "gap" } else { "overlap" }, format!("routes end at {c:?}, expected {end:?}"))),
-        (None, false) => Some(("overlap", format!("a route is unbounded, expected the range to end at {end:?}"))),
+        (Some(c), false) => Some((
+            if c < end { "gap" } else { "overlap" },
+            format!("routes end at {c:?}, expected {end:?}"),
+        )),
+        (None, false) => Some((
+            "overlap",
+            format!("a route is unbounded, expected the range to end at {end:?}"),
+        )),
     }
 }
 
-fn check_lineage(obs: &CatalogObservation, previous: Option<&CatalogObservation>, t: &mut Tracker, report: &mut RuleReport) {
+fn check_lineage(
+    obs: &CatalogObservation,
+    previous: Option<&CatalogObservation>,
+    t: &mut Tracker,
+    report: &mut RuleReport,
+) {
     let version_gap = previous.is_some_and(|p| obs.snapshot.version > p.snapshot.version + 1);
     let present: FxHashSet<u64> = obs.snapshot.routes.iter().map(|r| r.id).collect();
     let mut parents_to_tile = Vec::new();
@@ -186,24 +245,45 @@ fn check_lineage(obs: &CatalogObservation, previous: Option<&CatalogObservation>
             continue; // routes of the first observation have no observable history
         }
         let Some(p) = r.parent.filter(|&p| p != r.id) else {
-            tiling_violation(report, obs, "route-without-parent",
-                format!("new route {} [{:?}, {:?}) has no parent route", r.id, r.start, r.end));
+            tiling_violation(
+                report,
+                obs,
+                "route-without-parent",
+                format!(
+                    "new route {} [{:?}, {:?}) has no parent route",
+                    r.id, r.start, r.end
+                ),
+            );
             continue;
         };
         let Some(parent) = t.routes.get(&p) else {
             if version_gap {
                 t.lineage_unverifiable += 1;
             } else {
-                tiling_violation(report, obs, "parent-never-existed",
-                    format!("new route {} names parent {p}, which no earlier version contained", r.id));
+                tiling_violation(
+                    report,
+                    obs,
+                    "parent-never-existed",
+                    format!(
+                        "new route {} names parent {p}, which no earlier version contained",
+                        r.id
+                    ),
+                );
             }
             continue;
         };
-        let inside = parent.start <= r.start && (parent.end.is_empty() || (!r.end.is_empty() && r.end <= parent.end));
+        let inside = parent.start <= r.start
+            && (parent.end.is_empty() || (!r.end.is_empty() && r.end <= parent.end));
         if !inside {
-            tiling_violation(report, obs, "child-outside-parent", format!(
-                "route {} [{:?}, {:?}) is not inside its parent {p} [{:?}, {:?})",
-                r.id, r.start, r.end, parent.start, parent.end));
+            tiling_violation(
+                report,
+                obs,
+                "child-outside-parent",
+                format!(
+                    "route {} [{:?}, {:?}) is not inside its parent {p} [{:?}, {:?})",
+                    r.id, r.start, r.end, parent.start, parent.end
+                ),
+            );
         }
         if !present.contains(&p) && !parents_to_tile.contains(&p) {
             parents_to_tile.push(p);
@@ -225,8 +305,15 @@ fn check_lineage(obs: &CatalogObservation, previous: Option<&CatalogObservation>
             .cloned()
             .collect();
         if let Some((_, detail)) = tiling_gap_or_overlap(&descendants, &parent.start, &parent.end) {
-            tiling_violation(report, obs, "children-do-not-tile-parent", format!(
-                "the descendants of route {p} [{:?}, {:?}) do not tile it: {detail}", parent.start, parent.end));
+            tiling_violation(
+                report,
+                obs,
+                "children-do-not-tile-parent",
+                format!(
+                    "the descendants of route {p} [{:?}, {:?}) do not tile it: {detail}",
+                    parent.start, parent.end
+                ),
+            );
         }
     }
 }
@@ -242,13 +329,32 @@ fn descends(parent: &FxHashMap<u64, u64>, mut id: u64, ancestor: u64) -> bool {
     false
 }
 
-fn check_epoch_progress(obs: &CatalogObservation, old: &RouteRecord, new: &RouteRecord, report: &mut RuleReport) {
+fn check_epoch_progress(
+    obs: &CatalogObservation,
+    old: &RouteRecord,
+    new: &RouteRecord,
+    report: &mut RuleReport,
+) {
     if new.epoch < old.epoch {
-        tiling_violation(report, obs, "route-epoch-went-backwards",
-            format!("route {} went from epoch {} to {}", new.id, old.epoch, new.epoch));
+        tiling_violation(
+            report,
+            obs,
+            "route-epoch-went-backwards",
+            format!(
+                "route {} went from epoch {} to {}",
+                new.id, old.epoch, new.epoch
+            ),
+        );
     } else if new.group != old.group && new.epoch == old.epoch {
-        tiling_violation(report, obs, "owner-changed-without-epoch-bump", format!(
-            "route {} moved from group {} to group {} but kept epoch {}", new.id, old.group, new.group, new.epoch));
+        tiling_violation(
+            report,
+            obs,
+            "owner-changed-without-epoch-bump",
+            format!(
+                "route {} moved from group {} to group {} but kept epoch {}",
+                new.id, old.group, new.group, new.epoch
+            ),
+        );
     }
 }
 
@@ -261,15 +367,27 @@ fn check_jobs(obs: &CatalogObservation, t: &mut Tracker, report: &mut RuleReport
         if let Some((old, _)) = t.jobs.get(&job.id) {
             let (was, now) = (known(old), known(&phase));
             if is_terminal(old) && *old != phase {
-                tiling_violation(report, obs, "terminal-job-changed",
-                    format!("split job {} went from {old} to {phase}", job.id));
-            } else if was.is_some_and(JobPhase::at_or_after_cutover) && now.is_some_and(JobPhase::is_abandon_path) {
+                tiling_violation(
+                    report,
+                    obs,
+                    "terminal-job-changed",
+                    format!("split job {} went from {old} to {phase}", job.id),
+                );
+            } else if was.is_some_and(JobPhase::at_or_after_cutover)
+                && now.is_some_and(JobPhase::is_abandon_path)
+            {
                 tiling_violation(report, obs, "abandoned-after-cutover",
                     format!("split job {} went from {old} to {phase}: after CUTOVER the source is no longer authoritative", job.id));
-            } else if let (Some(a), Some(b)) = (was.and_then(JobPhase::rank), now.and_then(JobPhase::rank)) {
+            } else if let (Some(a), Some(b)) =
+                (was.and_then(JobPhase::rank), now.and_then(JobPhase::rank))
+            {
                 if b < a {
-                    tiling_violation(report, obs, "job-phase-went-backwards",
-                        format!("split job {} went from {old} back to {phase}", job.id));
+                    tiling_violation(
+                        report,
+                        obs,
+                        "job-phase-went-backwards",
+                        format!("split job {} went from {old} back to {phase}", job.id),
+                    );
                 }
             }
         }
@@ -277,16 +395,32 @@ fn check_jobs(obs: &CatalogObservation, t: &mut Tracker, report: &mut RuleReport
     }
 }
 
-fn check_split_key(obs: &CatalogObservation, job: &SplitJobRecord, t: &mut Tracker, report: &mut RuleReport) {
-    let route = obs.snapshot.routes.iter().find(|r| r.id == job.route_id).or_else(|| t.routes.get(&job.route_id));
+fn check_split_key(
+    obs: &CatalogObservation,
+    job: &SplitJobRecord,
+    t: &mut Tracker,
+    report: &mut RuleReport,
+) {
+    let route = obs
+        .snapshot
+        .routes
+        .iter()
+        .find(|r| r.id == job.route_id)
+        .or_else(|| t.routes.get(&job.route_id));
     let Some(route) = route else {
         t.split_keys_unverifiable += 1;
         return;
     };
-    let interior = route.start < job.split_key && (route.end.is_empty() || job.split_key < route.end);
+    let interior =
+        route.start < job.split_key && (route.end.is_empty() || job.split_key < route.end);
     if !interior {
-        tiling_violation(report, obs, "split-key-not-interior", format!(
+        tiling_violation(
+            report,
+            obs,
+            "split-key-not-interior",
+            format!(
             "split job {} splits route {} [{:?}, {:?}) at {:?}, which is not strictly inside it",
-            job.id, route.id, route.start, route.end, job.split_key));
+            job.id, route.id, route.start, route.end, job.split_key),
+        );
     }
 }

@@ -59,16 +59,40 @@ pub fn check(history: &History, opts: &EpochAuthorityOptions) -> CheckerResult {
 }
 
 /// As [`check`], reusing an already parsed catalog timeline.
-pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: &EpochAuthorityOptions) -> CheckerResult {
+pub fn check_with_timeline(
+    history: &History,
+    timeline: &CatalogTimeline,
+    opts: &EpochAuthorityOptions,
+) -> CheckerResult {
     let acked = acknowledged_ops(history);
     let lineage = timeline.lineage();
     let w = opts.max_witnesses;
-    let mut a = RuleReport::new("a", "per route and epoch, all acknowledged writes were committed by one group", w);
-    let mut b = RuleReport::new("b", "no write acknowledged under an epoch superseded before it was invoked", w);
-    let mut c = RuleReport::new("c", "no two acknowledged writes share a (group, log index) commit slot", w);
+    let mut a = RuleReport::new(
+        "a",
+        "per route and epoch, all acknowledged writes were committed by one group",
+        w,
+    );
+    let mut b = RuleReport::new(
+        "b",
+        "no write acknowledged under an epoch superseded before it was invoked",
+        w,
+    );
+    let mut c = RuleReport::new(
+        "c",
+        "no two acknowledged writes share a (group, log index) commit slot",
+        w,
+    );
     let mut d = RuleReport::new("d", "per process and key, epochs never go backwards", w);
-    let mut e = RuleReport::new("e", "catalog invariants: versions, tiling, lineage, split keys, settled jobs", w);
-    let mut f = RuleReport::new("f", "no write committed by a move's source after its fence was complete", w);
+    let mut e = RuleReport::new(
+        "e",
+        "catalog invariants: versions, tiling, lineage, split keys, settled jobs",
+        w,
+    );
+    let mut f = RuleReport::new(
+        "f",
+        "no write committed by a move's source after its fence was complete",
+        w,
+    );
     write_rules::one_group_per_epoch(&acked, timeline, &mut a);
     abandoned::no_writes_under_abandoned_epochs(&acked, timeline, &lineage, &mut a);
     write_rules::no_stale_epoch_writes(&acked, timeline, &lineage, &mut b);
@@ -79,7 +103,9 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     let rules = [a, b, c, d, e, f];
     let mut result = assemble(&acked, timeline, &rules, catalog_details);
     let stale = acked::stale_write_counts(history);
-    let witnesses = acked::stale_write_oks(history).filter(|i| rules.iter().any(|r| r.violating_ops.contains(i))).count() as u64;
+    let witnesses = acked::stale_write_oks(history)
+        .filter(|i| rules.iter().any(|r| r.violating_ops.contains(i)))
+        .count() as u64;
     for (name, n) in [
         ("stale-writes-attempted", stale.attempted),
         ("stale-writes-acknowledged", stale.acknowledged),
@@ -92,18 +118,39 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     result
 }
 
-fn assemble(acked: &[AckedOp], timeline: &CatalogTimeline, rules: &[RuleReport], catalog_details: serde_json::Value) -> CheckerResult {
-    let valid = rules.iter().fold(Validity::Valid, |v, r| v.merge(r.validity()));
+fn assemble(
+    acked: &[AckedOp],
+    timeline: &CatalogTimeline,
+    rules: &[RuleReport],
+    catalog_details: serde_json::Value,
+) -> CheckerResult {
+    let valid = rules
+        .iter()
+        .fold(Validity::Valid, |v, r| v.merge(r.validity()));
     let mut result = CheckerResult::new(valid);
     let writes = acked.iter().filter(|o| o.is_write).count() as u64;
-    let with_meta = acked.iter().filter(|o| o.is_write && o.meta.is_some()).count() as u64;
+    let with_meta = acked
+        .iter()
+        .filter(|o| o.is_write && o.meta.is_some())
+        .count() as u64;
     result.counts.insert("acknowledged-writes".into(), writes);
-    result.counts.insert("acknowledged-writes-with-metadata".into(), with_meta);
-    result.counts.insert("catalog-observations".into(), timeline.observations.len() as u64);
+    result
+        .counts
+        .insert("acknowledged-writes-with-metadata".into(), with_meta);
+    result.counts.insert(
+        "catalog-observations".into(),
+        timeline.observations.len() as u64,
+    );
     for r in rules {
-        result.counts.insert(format!("{}-checked", r.rule), r.checked);
-        result.counts.insert(format!("{}-violations", r.rule), r.violations);
-        result.counts.insert(format!("{}-skipped", r.rule), r.skipped);
+        result
+            .counts
+            .insert(format!("{}-checked", r.rule), r.checked);
+        result
+            .counts
+            .insert(format!("{}-violations", r.rule), r.violations);
+        result
+            .counts
+            .insert(format!("{}-skipped", r.rule), r.skipped);
         result.anomalies.extend(r.witnesses.iter().cloned());
     }
     result.reason = match valid {
@@ -111,14 +158,23 @@ fn assemble(acked: &[AckedOp], timeline: &CatalogTimeline, rules: &[RuleReport],
             rules
                 .iter()
                 .filter(|r| r.violations > 0)
-                .map(|r| format!("rule ({}) violated {} time(s): {}", r.rule, r.violations, r.title))
+                .map(|r| {
+                    format!(
+                        "rule ({}) violated {} time(s): {}",
+                        r.rule, r.violations, r.title
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; "),
         ),
         Validity::Unknown => Some(
             rules
                 .iter()
-                .filter_map(|r| r.unknown_reason.as_ref().map(|why| format!("rule ({}) unknown: {why}", r.rule)))
+                .filter_map(|r| {
+                    r.unknown_reason
+                        .as_ref()
+                        .map(|why| format!("rule ({}) unknown: {why}", r.rule))
+                })
                 .collect::<Vec<_>>()
                 .join("; "),
         ),

@@ -22,9 +22,11 @@ fn catalog_owners(timeline: &CatalogTimeline) -> CatalogOwners {
     let mut owners: CatalogOwners = FxHashMap::default();
     for obs in timeline.in_time_order() {
         for route in &obs.snapshot.routes {
-            let entry = owners
-                .entry((route.id, route.epoch))
-                .or_insert(Some((route.group, obs.snapshot.version, obs.op_index)));
+            let entry = owners.entry((route.id, route.epoch)).or_insert(Some((
+                route.group,
+                obs.snapshot.version,
+                obs.op_index,
+            )));
             if matches!(entry, Some((g, _, _)) if *g != route.group) {
                 *entry = None;
             }
@@ -62,7 +64,9 @@ pub fn one_group_per_epoch(acked: &[AckedOp], timeline: &CatalogTimeline, report
                 continue;
             }
         }
-        let (first_group, first_op) = *first_committer.entry((route, epoch)).or_insert((group, op.index));
+        let (first_group, first_op) = *first_committer
+            .entry((route, epoch))
+            .or_insert((group, op.index));
         if first_group != group {
             report.violation(json!({
                 "kind": "two-groups-one-epoch",
@@ -82,13 +86,25 @@ pub fn one_group_per_epoch(acked: &[AckedOp], timeline: &CatalogTimeline, report
 /// Rule (b): a write acknowledged under epoch `e` of route `r` is stale when the catalog
 /// observed *before the write was invoked* already placed its key in `r` (or a descendant
 /// of `r`) at a later epoch, or in a descendant of `r` owned by another group.
-pub fn no_stale_epoch_writes(acked: &[AckedOp], timeline: &CatalogTimeline, lineage: &Lineage, report: &mut RuleReport) {
+pub fn no_stale_epoch_writes(
+    acked: &[AckedOp],
+    timeline: &CatalogTimeline,
+    lineage: &Lineage,
+    report: &mut RuleReport,
+) {
     if timeline.is_empty() {
         report.unknown_reason =
             Some("no catalog observations in the history: cannot tell when routes moved".into());
         return;
     }
-    for ObservedWrite { op, key, meta: m, obs, current } in writes_in_observed_catalog(acked, timeline, report) {
+    for ObservedWrite {
+        op,
+        key,
+        meta: m,
+        obs,
+        current,
+    } in writes_in_observed_catalog(acked, timeline, report)
+    {
         let (Some(route), Some(epoch), Some(group)) = (m.route_id, m.route_epoch, m.group) else {
             report.skipped += 1;
             continue;
@@ -126,7 +142,10 @@ pub fn no_stale_epoch_writes(acked: &[AckedOp], timeline: &CatalogTimeline, line
 pub fn unique_commit_slots(acked: &[AckedOp], report: &mut RuleReport) {
     let mut slots: FxHashMap<(u64, u64), (u64, u64)> = FxHashMap::default();
     for op in acked.iter().filter(|op| op.is_write) {
-        let Some((group, term, index)) = op.meta.and_then(|m| Some((m.group?, m.term?, m.log_index?))) else {
+        let Some((group, term, index)) = op
+            .meta
+            .and_then(|m| Some((m.group?, m.term?, m.log_index?)))
+        else {
             report.skipped += 1;
             continue;
         };
@@ -135,7 +154,11 @@ pub fn unique_commit_slots(acked: &[AckedOp], report: &mut RuleReport) {
         if first_op == op.index {
             continue;
         }
-        let kind = if first_term == term { "duplicate-commit-slot" } else { "log-index-reused-across-terms" };
+        let kind = if first_term == term {
+            "duplicate-commit-slot"
+        } else {
+            "log-index-reused-across-terms"
+        };
         report.violation(json!({
             "kind": kind,
             "op": op.index, "other_op": first_op, "key": op.key,
@@ -166,7 +189,9 @@ pub fn epochs_monotonic_per_process(acked: &[AckedOp], lineage: &Lineage, report
         };
         report.checked += 1;
         let now = (m.route_id, epoch, op.index);
-        let Some(prev) = last.insert((op.process, key), now) else { continue };
+        let Some(prev) = last.insert((op.process, key), now) else {
+            continue;
+        };
         let (prev_route, prev_epoch, prev_op) = prev;
         let backwards = match (prev_route, m.route_id) {
             (Some(a), Some(b)) if a != b => lineage.descends_from(a, b),
@@ -204,16 +229,36 @@ const FENCE_COMPLETE_PHASES: &[JobPhase] = &[JobPhase::DeltaCopy];
 /// not judged; nor are jobs of other routes, even of the same group; nor jobs ever seen
 /// abandoned: the abandon unfences the source, which may then commit a write invoked while
 /// the job was in `DELTA_COPY`.)
-pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, lineage: &Lineage, report: &mut RuleReport) {
+pub fn no_writes_after_fence(
+    acked: &[AckedOp],
+    timeline: &CatalogTimeline,
+    lineage: &Lineage,
+    report: &mut RuleReport,
+) {
     if timeline.is_empty() {
-        report.unknown_reason = Some("no catalog observations in the history: cannot tell when ranges were fenced".into());
+        report.unknown_reason = Some(
+            "no catalog observations in the history: cannot tell when ranges were fenced".into(),
+        );
         return;
     }
     let abandoned: rustc_hash::FxHashSet<u64> = timeline
         .in_time_order()
-        .flat_map(|o| o.snapshot.jobs.iter().filter(|j| j.job_phase().is_some_and(JobPhase::is_abandon_path)).map(|j| j.id))
+        .flat_map(|o| {
+            o.snapshot
+                .jobs
+                .iter()
+                .filter(|j| j.job_phase().is_some_and(JobPhase::is_abandon_path))
+                .map(|j| j.id)
+        })
         .collect();
-    for ObservedWrite { op, key, meta: m, obs, current } in writes_in_observed_catalog(acked, timeline, report) {
+    for ObservedWrite {
+        op,
+        key,
+        meta: m,
+        obs,
+        current,
+    } in writes_in_observed_catalog(acked, timeline, report)
+    {
         let Some(group) = m.group else {
             report.skipped += 1;
             continue;
@@ -223,7 +268,10 @@ pub fn no_writes_after_fence(acked: &[AckedOp], timeline: &CatalogTimeline, line
             continue;
         }
         let fenced_job = jobs_for_range(&obs.snapshot.jobs, current, key, lineage).find(|j| {
-            j.source_group == group && j.job_phase().is_some_and(|p| FENCE_COMPLETE_PHASES.contains(&p)) && !abandoned.contains(&j.id)
+            j.source_group == group
+                && j.job_phase()
+                    .is_some_and(|p| FENCE_COMPLETE_PHASES.contains(&p))
+                && !abandoned.contains(&j.id)
         });
         let Some(job) = fenced_job else { continue };
         report.violation(json!({
@@ -255,14 +303,24 @@ struct ObservedWrite<'a> {
 /// The acknowledged writes with metadata and a key that a catalog observation preceding their
 /// invoke covers (rules (b) and (f) judge writes against that catalog); the others are
 /// counted as skipped.
-fn writes_in_observed_catalog<'a>(acked: &'a [AckedOp<'a>], timeline: &'a CatalogTimeline, report: &mut RuleReport) -> Vec<ObservedWrite<'a>> {
+fn writes_in_observed_catalog<'a>(
+    acked: &'a [AckedOp<'a>],
+    timeline: &'a CatalogTimeline,
+    report: &mut RuleReport,
+) -> Vec<ObservedWrite<'a>> {
     let mut out = Vec::new();
     for op in acked.iter().filter(|op| op.is_write) {
         let placed = (|| {
             let (meta, key) = (op.meta?, op.key?);
             let obs = timeline.observed_before(op.invoke_time)?;
             let current = obs.route_for(key)?;
-            Some(ObservedWrite { op, key, meta, obs, current })
+            Some(ObservedWrite {
+                op,
+                key,
+                meta,
+                obs,
+                current,
+            })
         })();
         match placed {
             Some(w) => out.push(w),

@@ -30,7 +30,17 @@ pub const MAX_FAULTS_PER_WITNESS: usize = 6;
 pub const HELD_LEAD_NS: u64 = 15_000_000_000;
 
 /// Facts of a nemesis event copied into a witness's `faults` entry when present.
-const NAMED_FACTS: [&str; 9] = ["aim", "moved_key", "route_id", "target_group", "job_id", "phase_seen", "killed", "mode", "split"];
+const NAMED_FACTS: [&str; 9] = [
+    "aim",
+    "moved_key",
+    "route_id",
+    "target_group",
+    "job_id",
+    "phase_seen",
+    "killed",
+    "mode",
+    "split",
+];
 
 /// One fault turn: its start event and its span.
 struct Turn {
@@ -69,8 +79,15 @@ fn fault_turns(history: &History) -> Vec<Turn> {
     for (op, event) in fault_events(&history.ops) {
         match event.edge {
             FaultEdge::Start => {
-                open.entry(event.fault.clone()).or_default().push_back(turns.len());
-                turns.push(Turn { index: op.index, start: op.time, stop: end, event });
+                open.entry(event.fault.clone())
+                    .or_default()
+                    .push_back(turns.len());
+                turns.push(Turn {
+                    index: op.index,
+                    start: op.time,
+                    stop: end,
+                    event,
+                });
             }
             FaultEdge::Stop => {
                 if let Some(i) = open.get_mut(&event.fault).and_then(VecDeque::pop_front) {
@@ -88,23 +105,43 @@ fn txn_spans(history: &History) -> FxHashMap<u64, Span> {
     let mut spans = FxHashMap::default();
     let end = history.ops.iter().map(|op| op.time).max().unwrap_or(0);
     for op in &history.ops {
-        let Process::Client(p) = op.process else { continue };
+        let Process::Client(p) = op.process else {
+            continue;
+        };
         if op.kind == OpType::Invoke {
             pending.insert(p, (op.index, op.time));
         } else if let Some((_, invoke)) = pending.remove(&p) {
-            spans.insert(op.index, Span { invoke, complete: op.time });
+            spans.insert(
+                op.index,
+                Span {
+                    invoke,
+                    complete: op.time,
+                },
+            );
         }
     }
     for (index, invoke) in pending.into_values() {
-        spans.insert(index, Span { invoke, complete: end });
+        spans.insert(
+            index,
+            Span {
+                invoke,
+                complete: end,
+            },
+        );
     }
     spans
 }
 
 fn annotate_one(witness: &mut Value, turns: &[Turn], spans: &FxHashMap<u64, Span>) {
     let focus = focus_txns(witness);
-    let in_flight: Vec<Span> = focus.iter().filter_map(|t| t["txn"].as_u64().and_then(|i| spans.get(&i).copied())).collect();
-    let (Some(from), Some(to)) = (in_flight.iter().map(|s| s.invoke).min(), in_flight.iter().map(|s| s.complete).max()) else {
+    let in_flight: Vec<Span> = focus
+        .iter()
+        .filter_map(|t| t["txn"].as_u64().and_then(|i| spans.get(&i).copied()))
+        .collect();
+    let (Some(from), Some(to)) = (
+        in_flight.iter().map(|s| s.invoke).min(),
+        in_flight.iter().map(|s| s.complete).max(),
+    ) else {
         return;
     };
     let keys = witness_keys(witness, &focus);
@@ -116,7 +153,10 @@ fn annotate_one(witness: &mut Value, turns: &[Turn], spans: &FxHashMap<u64, Span
         if !overlaps && held.is_none() {
             continue;
         }
-        let on_keys: Vec<String> = turn_keys(&turn.event).into_iter().filter(|k| keys.contains(k)).collect();
+        let on_keys: Vec<String> = turn_keys(&turn.event)
+            .into_iter()
+            .filter(|k| keys.contains(k))
+            .collect();
         let entry = fault_entry(turn, held, &on_keys);
         if held.is_some() || !on_keys.is_empty() {
             named.push(entry);
@@ -127,13 +167,20 @@ fn annotate_one(witness: &mut Value, turns: &[Turn], spans: &FxHashMap<u64, Span
     if named.is_empty() && others.is_empty() {
         return;
     }
-    let sentences: Vec<String> = named.iter().filter_map(|e| e["why"].as_str().map(str::to_string)).collect();
+    let sentences: Vec<String> = named
+        .iter()
+        .filter_map(|e| e["why"].as_str().map(str::to_string))
+        .collect();
     if !sentences.is_empty() {
         if let Some(why) = witness["why"].as_str() {
             witness["why"] = Value::String(format!("{why}. Under way: {}", sentences.join("; ")));
         }
     }
-    let listed: Vec<Value> = named.into_iter().chain(others).take(MAX_FAULTS_PER_WITNESS).collect();
+    let listed: Vec<Value> = named
+        .into_iter()
+        .chain(others)
+        .take(MAX_FAULTS_PER_WITNESS)
+        .collect();
     witness["faults"] = Value::Array(listed);
 }
 
@@ -149,7 +196,9 @@ fn focus_txns(witness: &Value) -> Vec<Value> {
 
 fn collect_txns(v: &Value, out: &mut Vec<Value>) {
     match v {
-        Value::Object(m) if m.get("txn").is_some_and(Value::is_u64) && m.contains_key("value") => out.push(v.clone()),
+        Value::Object(m) if m.get("txn").is_some_and(Value::is_u64) && m.contains_key("value") => {
+            out.push(v.clone())
+        }
         Value::Object(m) => m.values().for_each(|x| collect_txns(x, out)),
         Value::Array(a) => a.iter().for_each(|x| collect_txns(x, out)),
         _ => {}
@@ -158,7 +207,9 @@ fn collect_txns(v: &Value, out: &mut Vec<Value>) {
 
 /// A key as the witness and the fault events spell it.
 fn key_text(v: &Value) -> String {
-    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
 }
 
 /// The keys a transaction writes (`append` / `w` micro-ops).
@@ -182,7 +233,12 @@ fn witness_keys(witness: &Value, focus: &[Value]) -> BTreeSet<String> {
         }
     }
     for txn in focus {
-        for m in txn["value"].as_array().into_iter().flatten().filter(|m| !m[1].is_null()) {
+        for m in txn["value"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| !m[1].is_null())
+        {
             keys.insert(key_text(&m[1]));
         }
     }
@@ -192,21 +248,37 @@ fn witness_keys(witness: &Value, focus: &[Value]) -> BTreeSet<String> {
 /// The keys a fault event names: a split's key, a move's moved key.
 fn turn_keys(event: &FaultEvent) -> Vec<String> {
     let facts = &event.value.facts;
-    let moved = facts.get("moved_key").and_then(Value::as_str).map(str::to_string);
-    event.value.split_key().map(str::to_string).into_iter().chain(moved).collect()
+    let moved = facts
+        .get("moved_key")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    event
+        .value
+        .split_key()
+        .map(str::to_string)
+        .into_iter()
+        .chain(moved)
+        .collect()
 }
 
 /// The witness transaction a `txn-move` turn held, if one matches (module doc).
 fn held_txn(turn: &Turn, focus: &[Value], spans: &FxHashMap<u64, Span>) -> Option<u64> {
     let held = turn.event.value.facts.get("txn")?;
-    let mut keys: BTreeSet<String> = held["secondary_writes"].as_array()?.iter().map(key_text).collect();
+    let mut keys: BTreeSet<String> = held["secondary_writes"]
+        .as_array()?
+        .iter()
+        .map(key_text)
+        .collect();
     keys.insert(key_text(held.get("primary")?));
     let earliest = turn.start.saturating_sub(HELD_LEAD_NS);
-    let mut matching = focus.iter().filter(|t| written_keys(t) == keys).filter_map(|t| {
-        let index = t["txn"].as_u64()?;
-        let span = spans.get(&index)?;
-        (span.complete >= earliest && span.invoke <= turn.start).then_some(index)
-    });
+    let mut matching = focus
+        .iter()
+        .filter(|t| written_keys(t) == keys)
+        .filter_map(|t| {
+            let index = t["txn"].as_u64()?;
+            let span = spans.get(&index)?;
+            (span.complete >= earliest && span.invoke <= turn.start).then_some(index)
+        });
     let first = matching.next()?;
     matching.all(|i| i == first).then_some(first)
 }
@@ -245,7 +317,9 @@ fn fault_sentence(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> String 
         (Some(k), _, _) => format!(" moved key {k}"),
         _ => String::new(),
     };
-    let phase = text("phase_seen").map(|p| format!(", released in {p}")).unwrap_or_default();
+    let phase = text("phase_seen")
+        .map(|p| format!(", released in {p}"))
+        .unwrap_or_default();
     let name = format!("{} (op {})", turn.event.fault, turn.index);
     let killed = facts.get("killed").and_then(Value::as_bool) == Some(true);
     let node = turn.event.value.targets.join(", ");

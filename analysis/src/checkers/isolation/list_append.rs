@@ -15,8 +15,8 @@
 use super::found::{show_list, tname, txn_json, Analysis, Anomaly, Explain};
 use super::graph::{Edge, EdgeKind};
 use super::txns::{Arg, Sc, Status, Txns};
-use crate::history::txn_table::Atom;
 use crate::history::txn::MopKind;
+use crate::history::txn_table::Atom;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
@@ -219,7 +219,8 @@ fn analyze_key<'a>(
     for &(r, list) in reads {
         // Reads that share the table's chain (the same start) are prefixes of each other.
         let same_chain = std::ptr::eq(list.as_ptr(), longest.as_ptr());
-        let prefix = list.len() <= longest.len() && (same_chain || list.iter().zip(longest).all(|(a, b)| a == b));
+        let prefix = list.len() <= longest.len()
+            && (same_chain || list.iter().zip(longest).all(|(a, b)| a == b));
         if prefix {
             let n = list.len();
             if first_dup < n {
@@ -487,7 +488,12 @@ fn list_of<'a>(txns: &Txns<'a>, l: &'a [Atom]) -> String {
     show_list(txns.elems(l))
 }
 
-fn incompatible<'a>(txns: &Txns<'a>, k: u32, a: (u32, &'a [Atom]), b: (u32, &'a [Atom])) -> Anomaly {
+fn incompatible<'a>(
+    txns: &Txns<'a>,
+    k: u32,
+    a: (u32, &'a [Atom]),
+    b: (u32, &'a [Atom]),
+) -> Anomaly {
     let key = txns.keys[k as usize];
     Anomaly {
         name: "incompatible-order",
@@ -538,7 +544,14 @@ fn garbage_read<'a>(txns: &Txns<'a>, k: u32, r: u32, list: &'a [Atom], e: Sc) ->
     }
 }
 
-fn intermediate_read<'a>(txns: &Txns<'a>, k: u32, r: u32, list: &'a [Atom], e: Sc, w: u32) -> Anomaly {
+fn intermediate_read<'a>(
+    txns: &Txns<'a>,
+    k: u32,
+    r: u32,
+    list: &'a [Atom],
+    e: Sc,
+    w: u32,
+) -> Anomaly {
     let key = txns.keys[k as usize];
     Anomaly {
         name: "G1b",

@@ -14,7 +14,12 @@ struct H {
 
 impl H {
     fn push(&mut self, kind: OpType, p: u64, value: Value) -> &mut Self {
-        self.ops.push(super::test_gen::txn_op(self.ops.len() as u64, kind, p, value));
+        self.ops.push(super::test_gen::txn_op(
+            self.ops.len() as u64,
+            kind,
+            p,
+            value,
+        ));
         self
     }
     fn invoke(&mut self, p: u64, v: Value) -> &mut Self {
@@ -195,10 +200,19 @@ fn g_single_is_found_and_proscribed_by_snapshot_isolation() {
 fn g_single_is_allowed_and_valid_under_read_committed() {
     let r = la(&g_single(), C::ReadCommitted);
     assert_eq!(r.valid, Validity::Valid, "{r:#?}");
-    assert!(types(&r).is_empty(), "as Elle, only proscribed anomalies are reported: {r:#?}");
+    assert!(
+        types(&r).is_empty(),
+        "as Elle, only proscribed anomalies are reported: {r:#?}"
+    );
     assert_eq!(r.details["allowed_anomaly_types"], json!(["G-single-item"]));
-    assert!(r.anomalies.is_empty(), "no witness of an allowed anomaly: {r:#?}");
-    assert!(r.details["not"].as_array().is_some_and(|n| !n.is_empty()), "the boundary still counts it: {r:#?}");
+    assert!(
+        r.anomalies.is_empty(),
+        "no witness of an allowed anomaly: {r:#?}"
+    );
+    assert!(
+        r.details["not"].as_array().is_some_and(|n| !n.is_empty()),
+        "the boundary still counts it: {r:#?}"
+    );
 }
 
 #[test]
@@ -206,9 +220,15 @@ fn a_nil_read_in_a_committed_list_append_txn_is_the_empty_list() {
     // T2 read key x as nil (the empty list) after T1's append of 1 was acknowledged:
     // a stale read, G-single-item-realtime, exactly as the same read of [] would be.
     let (mut nil, mut empty) = (H::default(), H::default());
-    nil.txn(0, json!([["append", "x", 1]])).txn(1, json!([["r", "x", null]]));
-    empty.txn(0, json!([["append", "x", 1]])).txn(1, json!([["r", "x", []]]));
-    let (a, b) = (la(&nil, C::StrictSerializable), la(&empty, C::StrictSerializable));
+    nil.txn(0, json!([["append", "x", 1]]))
+        .txn(1, json!([["r", "x", null]]));
+    empty
+        .txn(0, json!([["append", "x", 1]]))
+        .txn(1, json!([["r", "x", []]]));
+    let (a, b) = (
+        la(&nil, C::StrictSerializable),
+        la(&empty, C::StrictSerializable),
+    );
     assert_eq!(a.valid, Validity::Invalid, "{a:#?}");
     assert_eq!(types(&a), types(&b));
 }
@@ -294,7 +314,13 @@ fn an_element_appended_twice_makes_it_unknown_never_invalid() {
     h.txn(2, json!([["r", "x", [1]]]));
     let r = la(&h, C::StrictSerializable);
     assert_eq!(r.valid, Validity::Unknown, "{r:#?}");
-    assert!(r.reason.as_deref().unwrap_or_default().contains("appended elements must be unique"), "{r:#?}");
+    assert!(
+        r.reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("appended elements must be unique"),
+        "{r:#?}"
+    );
 }
 
 #[test]
@@ -386,14 +412,34 @@ fn an_incompatible_order_witness_names_each_read_with_its_own_transaction() {
     h.txn(0, json!([["append", "x", 1]]))
         .txn(0, json!([["append", "x", 2]]))
         .txn(0, json!([["append", "x", 3]]));
-    h.txn(1, json!([["r", "x", [1, 2]]])).txn(2, json!([["r", "x", [1, 3]]]));
+    h.txn(1, json!([["r", "x", [1, 2]]]))
+        .txn(2, json!([["r", "x", [1, 3]]]));
     let r = la(&h, C::ReadCommitted);
-    let w = r.anomalies.iter().find(|a| a["type"] == "incompatible-order").expect("incompatible-order");
-    let pairs: Vec<(Value, Value)> = w["txns"].as_array().unwrap().iter().map(|t| (t["process"].clone(), t["value"][0][2].clone())).collect();
-    assert_ne!(w["txns"][0]["txn"], w["txns"][1]["txn"], "two reads, two transactions: {w:#}");
+    let w = r
+        .anomalies
+        .iter()
+        .find(|a| a["type"] == "incompatible-order")
+        .expect("incompatible-order");
+    let pairs: Vec<(Value, Value)> = w["txns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["process"].clone(), t["value"][0][2].clone()))
+        .collect();
+    assert_ne!(
+        w["txns"][0]["txn"], w["txns"][1]["txn"],
+        "two reads, two transactions: {w:#}"
+    );
     for (i, (process, read)) in pairs.iter().enumerate() {
-        assert_eq!(read, &w["values"][i], "the transaction shown read the list shown: {w:#}");
-        assert_eq!(process, &json!(if read == &json!([1, 2]) { 1 } else { 2 }), "{w:#}");
+        assert_eq!(
+            read, &w["values"][i],
+            "the transaction shown read the list shown: {w:#}"
+        );
+        assert_eq!(
+            process,
+            &json!(if read == &json!([1, 2]) { 1 } else { 2 }),
+            "{w:#}"
+        );
     }
 }
 
@@ -649,14 +695,22 @@ fn a_history_read_compact_is_judged_exactly_as_the_same_history_read_as_json() {
     use crate::formats::{jsonl, TxnForm};
     let mut h = H::default();
     h.txn(0, json!([["append", "x", 1], ["append", "y", 1]]));
-    h.txn(1, json!([["r", "x", [1]], ["append", "x", 2], ["r", "y", ["e\"é", 1]]]));
-    h.invoke(2, json!([["append", "x", 3]])).fail(2, json!([["append", "x", 3]]));
+    h.txn(
+        1,
+        json!([["r", "x", [1]], ["append", "x", 2], ["r", "y", ["e\"é", 1]]]),
+    );
+    h.invoke(2, json!([["append", "x", 3]]))
+        .fail(2, json!([["append", "x", 3]]));
     h.txn(3, json!([["r", "x", [1, 3]], ["r", "y", [1]]]));
     for history in [h.history(), gen(2000, true, 3)] {
         let mut text = Vec::new();
         let mut w = jsonl::JsonlWriter::new(&mut text);
         history.ops.iter().for_each(|op| w.write_op(op).unwrap());
-        let read = |form| jsonl::read_history_parallel_as(&text[..], "h.jsonl", form).unwrap().0;
+        let read = |form| {
+            jsonl::read_history_parallel_as(&text[..], "h.jsonl", form)
+                .unwrap()
+                .0
+        };
         let (as_json, compact) = (read(TxnForm::Json), read(TxnForm::Compact));
         assert_eq!(as_json.ops, history.ops, "the JSON form is the file's");
         assert!(compact.txn_table.is_some() && compact.ops.iter().all(|op| op.value.is_null()));
@@ -664,12 +718,18 @@ fn a_history_read_compact_is_judged_exactly_as_the_same_history_read_as_json() {
             assert_eq!(*compact.txn_value(p), op.value, "op {p}");
         }
         for model in [C::StrictSerializable, C::ReadCommitted] {
-            let opts = Opts { consistency: model, ..Opts::default() };
+            let opts = Opts {
+                consistency: model,
+                ..Opts::default()
+            };
             let (a, b) = (check(&as_json, &opts), check(&compact, &opts));
             if model == C::StrictSerializable {
                 assert_eq!(a.valid, Validity::Invalid, "the histories hold anomalies");
             }
-            assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+            assert_eq!(
+                serde_json::to_string(&a).unwrap(),
+                serde_json::to_string(&b).unwrap()
+            );
         }
     }
 }

@@ -11,8 +11,8 @@
 
 use super::found::{show_list, tname, txn_json, Anomaly};
 use super::txns::{Arg, Sc, Status, Txns};
-use crate::history::txn_table::Atom;
 use crate::history::txn::MopKind;
+use crate::history::txn_table::Atom;
 use rustc_hash::FxHashMap;
 use serde_json::json;
 
@@ -118,9 +118,9 @@ fn future_read(txns: &Txns, t: u32, out: &mut Vec<Anomaly>) {
         let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else {
             continue;
         };
-        let earlier = mops[..i]
-            .iter()
-            .find(|r| r.key == m.key && matches!(r.arg, Arg::List(l) if txns.elems(l).any(|x| x == e)));
+        let earlier = mops[..i].iter().find(|r| {
+            r.key == m.key && matches!(r.arg, Arg::List(l) if txns.elems(l).any(|x| x == e))
+        });
         if let Some(r) = earlier {
             let Arg::List(l) = r.arg else { continue };
             let key = txns.keys[m.key as usize];

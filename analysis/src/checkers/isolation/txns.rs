@@ -139,7 +139,11 @@ impl<'a> Txns<'a> {
 /// Collects the transactions of `history`, whose micro-ops `table` holds
 /// ([`History::txn_table`]); an error names the op (by index) whose value or pairing is
 /// malformed.
-pub fn collect<'a>(history: &'a History, table: &'a TxnTable, model: TxnModel) -> Result<Txns<'a>, String> {
+pub fn collect<'a>(
+    history: &'a History,
+    table: &'a TxnTable,
+    model: TxnModel,
+) -> Result<Txns<'a>, String> {
     let mut c = Collector {
         model,
         out: Txns {
@@ -250,7 +254,9 @@ impl<'a> Collector<'a> {
         }
         if self.key_ids[k] == NO_KEY {
             self.key_ids[k] = self.out.keys.len() as u32;
-            self.out.keys.push(atom_sc(self.out.table, self.out.table.key_atom(table_key)));
+            self.out
+                .keys
+                .push(atom_sc(self.out.table, self.out.table.key_atom(table_key)));
         }
         self.key_ids[k]
     }
@@ -263,7 +269,9 @@ impl<'a> Collector<'a> {
         let start = self.out.mops.len() as u32;
         let op = &self.out.history.ops[position];
         let table: &'a TxnTable = self.out.table;
-        let converted = table.mops(position, op.index).and_then(|m| self.convert(m, read_nil_is_empty));
+        let converted = table
+            .mops(position, op.index)
+            .and_then(|m| self.convert(m, read_nil_is_empty));
         match converted {
             Some(()) => Ok(start..self.out.mops.len() as u32),
             None => {
@@ -290,10 +298,16 @@ impl<'a> Collector<'a> {
                 _ => return None,
             };
             let arg = match (kind, m.arg) {
-                (MopKind::Read, TableArg::Null) if read_nil_is_empty && list_append => Arg::List(&[]),
+                (MopKind::Read, TableArg::Null) if read_nil_is_empty && list_append => {
+                    Arg::List(&[])
+                }
                 (MopKind::Read, TableArg::Null) => Arg::Null,
-                (MopKind::Read, TableArg::List { chain, len }) if list_append => Arg::List(table.list(chain, len)),
-                (MopKind::Read, TableArg::Scalar(a)) if !list_append => Arg::Scalar(atom_sc(table, a)),
+                (MopKind::Read, TableArg::List { chain, len }) if list_append => {
+                    Arg::List(table.list(chain, len))
+                }
+                (MopKind::Read, TableArg::Scalar(a)) if !list_append => {
+                    Arg::Scalar(atom_sc(table, a))
+                }
                 (MopKind::Read, _) => return None,
                 (_, TableArg::Scalar(a)) => Arg::Scalar(atom_sc(table, a)),
                 (_, _) => return None,

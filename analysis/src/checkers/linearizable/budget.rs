@@ -23,7 +23,10 @@ pub const NOT_CHECKED: &str = "not checked (history already invalid)";
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Exceeded {
     #[error("{}", time_message(limit, *remainder_of_total))]
-    Time { limit: Duration, remainder_of_total: bool },
+    Time {
+        limit: Duration,
+        remainder_of_total: bool,
+    },
     #[error("the search exceeded its memory budget of {} MiB (used {} MiB)", limit_bytes >> 20, used_bytes >> 20)]
     Memory { limit_bytes: u64, used_bytes: u64 },
     /// Another key proved the history invalid and the grace ran out.
@@ -33,18 +36,30 @@ pub enum Exceeded {
 
 impl Budget {
     pub fn start(time: Duration, memory_bytes: u64) -> Self {
-        Budget { stop: None, started: Instant::now(), time, memory_bytes, time_is_remainder: false }
+        Budget {
+            stop: None,
+            started: Instant::now(),
+            time,
+            memory_bytes,
+            time_is_remainder: false,
+        }
     }
 
     /// A budget of `per_key` time, cut short if the whole check's `deadline` comes first.
     pub fn start_until(per_key: Duration, deadline: Instant, memory_bytes: u64) -> Self {
         let left = deadline.saturating_duration_since(Instant::now());
-        Budget { time_is_remainder: left < per_key, ..Budget::start(per_key.min(left), memory_bytes) }
+        Budget {
+            time_is_remainder: left < per_key,
+            ..Budget::start(per_key.min(left), memory_bytes)
+        }
     }
 
     /// The same budget, also stopped by `stop`.
     pub fn stopped_by(self, stop: Arc<FirstVerdict>) -> Self {
-        Budget { stop: Some(stop), ..self }
+        Budget {
+            stop: Some(stop),
+            ..self
+        }
     }
 
     pub fn elapsed(&self) -> Duration {
@@ -56,14 +71,20 @@ impl Budget {
             return Err(Exceeded::HistoryInvalid);
         }
         if self.started.elapsed() > self.time {
-            return Err(Exceeded::Time { limit: self.time, remainder_of_total: self.time_is_remainder });
+            return Err(Exceeded::Time {
+                limit: self.time,
+                remainder_of_total: self.time_is_remainder,
+            });
         }
         Ok(())
     }
 
     pub fn check_memory(&self, used_bytes: u64) -> Result<(), Exceeded> {
         if used_bytes > self.memory_bytes {
-            return Err(Exceeded::Memory { limit_bytes: self.memory_bytes, used_bytes });
+            return Err(Exceeded::Memory {
+                limit_bytes: self.memory_bytes,
+                used_bytes,
+            });
         }
         Ok(())
     }
@@ -72,9 +93,15 @@ impl Budget {
 /// The message of a time limit: the key's own, or what remained of the whole check's.
 fn time_message(limit: &Duration, remainder_of_total: bool) -> String {
     if remainder_of_total {
-        format!("the check's total time budget ran out ({:.3} s were left for this key)", limit.as_secs_f64())
+        format!(
+            "the check's total time budget ran out ({:.3} s were left for this key)",
+            limit.as_secs_f64()
+        )
     } else {
-        format!("the search exceeded its time budget of {:.3} s", limit.as_secs_f64())
+        format!(
+            "the search exceeded its time budget of {:.3} s",
+            limit.as_secs_f64()
+        )
     }
 }
 
@@ -84,11 +111,30 @@ mod tests {
 
     #[test]
     fn each_limit_says_which_it_was() {
-        let time = |remainder_of_total| Exceeded::Time { limit: Duration::from_millis(1500), remainder_of_total }.to_string();
-        assert_eq!(time(false), "the search exceeded its time budget of 1.500 s");
-        assert_eq!(time(true), "the check's total time budget ran out (1.500 s were left for this key)");
-        let memory = Exceeded::Memory { limit_bytes: 64 << 20, used_bytes: 65 << 20 }.to_string();
-        assert_eq!(memory, "the search exceeded its memory budget of 64 MiB (used 65 MiB)");
+        let time = |remainder_of_total| {
+            Exceeded::Time {
+                limit: Duration::from_millis(1500),
+                remainder_of_total,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            time(false),
+            "the search exceeded its time budget of 1.500 s"
+        );
+        assert_eq!(
+            time(true),
+            "the check's total time budget ran out (1.500 s were left for this key)"
+        );
+        let memory = Exceeded::Memory {
+            limit_bytes: 64 << 20,
+            used_bytes: 65 << 20,
+        }
+        .to_string();
+        assert_eq!(
+            memory,
+            "the search exceeded its memory budget of 64 MiB (used 65 MiB)"
+        );
         assert_eq!(Exceeded::HistoryInvalid.to_string(), NOT_CHECKED);
     }
 }

@@ -23,7 +23,9 @@ pub struct Zobrist {
 impl Zobrist {
     pub fn new(ops: usize) -> Self {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ ops as u64;
-        let keys = (0..ops).map(|_| (splitmix64(&mut seed), splitmix64(&mut seed))).collect();
+        let keys = (0..ops)
+            .map(|_| (splitmix64(&mut seed), splitmix64(&mut seed)))
+            .collect();
         Zobrist { keys }
     }
 
@@ -107,7 +109,12 @@ pub struct ExactCache {
 impl ExactCache {
     fn new(ops: usize) -> Self {
         let words = ops.div_ceil(usize::BITS as usize).max(1);
-        ExactCache { words, index: FxHashMap::default(), arena: Vec::new(), chain: Vec::new() }
+        ExactCache {
+            words,
+            index: FxHashMap::default(),
+            arena: Vec::new(),
+            chain: Vec::new(),
+        }
     }
 
     fn stored(&self, entry: u32) -> &[usize] {
@@ -150,11 +157,21 @@ mod tests {
 
     #[test]
     fn both_caches_remember_set_and_state() {
-        for mut cache in [ConfigCache::for_ops(100, 1000), ConfigCache::for_ops(100, 10)] {
+        for mut cache in [
+            ConfigCache::for_ops(100, 1000),
+            ConfigCache::for_ops(100, 10),
+        ] {
             let s = set_of(100, &[1, 70]);
             assert!(cache.insert((1, 2), &s, 7));
-            assert!(!cache.insert((1, 2), &s, 7), "{} cache forgot", cache.kind());
-            assert!(cache.insert((1, 2), &s, 8), "state is part of the configuration");
+            assert!(
+                !cache.insert((1, 2), &s, 7),
+                "{} cache forgot",
+                cache.kind()
+            );
+            assert!(
+                cache.insert((1, 2), &s, 8),
+                "state is part of the configuration"
+            );
             assert_eq!(cache.len(), 2);
         }
     }
@@ -163,7 +180,10 @@ mod tests {
     fn exact_cache_tells_apart_sets_with_colliding_hashes() {
         let mut cache = ConfigCache::for_ops(100, 1000);
         assert!(cache.insert((5, 5), &set_of(100, &[1]), 0));
-        assert!(cache.insert((5, 5), &set_of(100, &[2]), 0), "different set, same hash");
+        assert!(
+            cache.insert((5, 5), &set_of(100, &[2]), 0),
+            "different set, same hash"
+        );
         assert!(!cache.insert((5, 5), &set_of(100, &[2]), 0));
         assert!(!cache.insert((5, 5), &set_of(100, &[1]), 0));
     }

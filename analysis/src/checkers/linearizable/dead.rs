@@ -21,7 +21,9 @@ use fixedbitset::FixedBitSet;
 /// The dead writes of `key`, by op id.
 pub fn dead_writes(key: &KeyHistory) -> FixedBitSet {
     let mut dead = FixedBitSet::with_capacity(key.ops.len());
-    let Some(observed) = observed_values(key) else { return dead };
+    let Some(observed) = observed_values(key) else {
+        return dead;
+    };
     for (i, op) in key.ops.iter().enumerate() {
         if let Action::Write(v) = op.action {
             if op.is_determinate() && !observed.contains(v as usize) {
@@ -42,17 +44,33 @@ mod tests {
     #[test]
     fn only_determinate_writes_of_unobserved_values_are_dead() {
         let mut t = ValueTable::new();
-        let (a, b, c) = (t.intern(&json!(1)).unwrap(), t.intern(&json!(2)).unwrap(), t.intern(&json!(3)).unwrap());
+        let (a, b, c) = (
+            t.intern(&json!(1)).unwrap(),
+            t.intern(&json!(2)).unwrap(),
+            t.intern(&json!(3)).unwrap(),
+        );
         let op = |call, ret, action| PreparedOp { call, ret, action };
         let ops = vec![
             op(0, 1, Action::Write(a)),         // dead
             op(2, 3, Action::Write(b)),         // read later
             op(4, NO_RETURN, Action::Write(a)), // indeterminate: pruning's business
             op(5, 6, Action::Read(b)),
-            op(7, 8, Action::Cas { expected: c, new: a }), // a cas is never dead
-            op(9, 10, Action::Write(c)),                   // expected by the cas
+            op(
+                7,
+                8,
+                Action::Cas {
+                    expected: c,
+                    new: a,
+                },
+            ), // a cas is never dead
+            op(9, 10, Action::Write(c)), // expected by the cas
         ];
-        let key = KeyHistory { key: None, ops, values: t, initial: ValueTable::NULL };
+        let key = KeyHistory {
+            key: None,
+            ops,
+            values: t,
+            initial: ValueTable::NULL,
+        };
         assert_eq!(dead_writes(&key).ones().collect::<Vec<_>>(), vec![0]);
     }
 }

@@ -27,9 +27,15 @@ impl EntryList {
     /// Builds the list of the determinate ops in history order: `ops` must be in call
     /// order.
     pub fn new(ops: &[PreparedOp]) -> Self {
-        let calls: Vec<u32> = (0..ops.len() as u32).filter(|&i| ops[i as usize].is_determinate()).collect();
-        let mut returns: Vec<(u32, u32)> =
-            ops.iter().enumerate().filter(|(_, o)| o.is_determinate()).map(|(i, o)| (o.ret, i as u32)).collect();
+        let calls: Vec<u32> = (0..ops.len() as u32)
+            .filter(|&i| ops[i as usize].is_determinate())
+            .collect();
+        let mut returns: Vec<(u32, u32)> = ops
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.is_determinate())
+            .map(|(i, o)| (o.ret, i as u32))
+            .collect();
         returns.sort_unstable();
         let entries = calls.len() + returns.len();
         let tail = entries as u32 + 1;
@@ -45,7 +51,8 @@ impl EntryList {
         let mut call_entry = vec![NONE; ops.len()];
         let (mut c, mut r, mut e) = (0usize, 0usize, 1usize);
         while c < calls.len() || r < returns.len() {
-            let take_call = r == returns.len() || (c < calls.len() && ops[calls[c] as usize].call < returns[r].0);
+            let take_call = r == returns.len()
+                || (c < calls.len() && ops[calls[c] as usize].call < returns[r].0);
             if take_call {
                 let op = calls[c];
                 list.op[e] = op;
@@ -157,7 +164,11 @@ mod tests {
 
     #[test]
     fn orders_entries_by_position_and_lifts_reversibly() {
-        let op = |call, ret| PreparedOp { call, ret, action: Action::Read(0) };
+        let op = |call, ret| PreparedOp {
+            call,
+            ret,
+            action: Action::Read(0),
+        };
         // op0 [0,3], op1 [1, never], op2 [2,4]
         let ops = [op(0, 3), op(1, NO_RETURN), op(2, 4)];
         let mut l = EntryList::new(&ops);

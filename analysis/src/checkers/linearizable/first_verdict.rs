@@ -24,13 +24,19 @@ pub struct FirstVerdict {
 
 impl FirstVerdict {
     pub fn new(grace: Option<Duration>) -> Self {
-        FirstVerdict { started: Instant::now(), grace, stop_at: AtomicU64::new(u64::MAX) }
+        FirstVerdict {
+            started: Instant::now(),
+            grace,
+            stop_at: AtomicU64::new(u64::MAX),
+        }
     }
 
     /// Records that a key was found invalid (the first one sets the cut-off).
     pub fn key_invalid(&self) {
         if let Some(grace) = self.grace {
-            let at = (self.started.elapsed() + grace).as_nanos().min(u64::MAX as u128 - 1) as u64;
+            let at = (self.started.elapsed() + grace)
+                .as_nanos()
+                .min(u64::MAX as u128 - 1) as u64;
             self.stop_at.fetch_min(at, Ordering::Relaxed);
         }
     }

@@ -49,10 +49,16 @@ impl<'a> KvModel<'a> {
     }
 
     fn intern_created(&mut self, s: String) -> Option<u32> {
-        if let Some(id) = self.values.string_id(&s).or_else(|| self.created_ids.get(s.as_str()).copied()) {
+        if let Some(id) = self
+            .values
+            .string_id(&s)
+            .or_else(|| self.created_ids.get(s.as_str()).copied())
+        {
             return Some(id);
         }
-        let id = self.base().checked_add(u32::try_from(self.created.len()).ok()?)?;
+        let id = self
+            .base()
+            .checked_add(u32::try_from(self.created.len()).ok()?)?;
         self.bytes += 2 * s.len() as u64 + 64;
         let s: Box<str> = s.into();
         self.created_ids.insert(s.clone(), id);
@@ -119,6 +125,10 @@ mod tests {
         let s = m.step(s, Action::Append(y)).unwrap();
         assert_eq!(m.describe(s), json!("xyy"));
         assert_eq!(m.step(s, Action::Read(xy)), None);
-        assert_eq!(m.step(ValueTable::NULL, Action::Append(x)), Some(x), "absent + x = x");
+        assert_eq!(
+            m.step(ValueTable::NULL, Action::Append(x)),
+            Some(x),
+            "absent + x = x"
+        );
     }
 }

@@ -29,11 +29,11 @@ pub mod fast;
 pub mod first_verdict;
 pub mod kv;
 pub mod model;
+pub mod pool;
 pub mod prepare;
 pub mod prune;
 pub mod register;
 mod report;
-pub mod pool;
 mod schedule;
 pub mod search;
 pub mod values;
@@ -140,7 +140,10 @@ impl Default for LinearizableOptions {
 /// Checks `history` for linearizability under `opts.model`, key by key in parallel.
 pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
     if opts.model == Model::Kv && !(opts.initial.is_string() || opts.initial.is_null()) {
-        return report::unusable(format!("the kv model needs a string (or null) initial value, got {}", opts.initial));
+        return report::unusable(format!(
+            "the kv model needs a string (or null) initial value, got {}",
+            opts.initial
+        ));
     }
     let prepared = match prepare::prepare(history, opts.model, &opts.initial, opts.null_reads) {
         Ok(p) => p,

@@ -20,7 +20,9 @@ pub struct Pool {
 
 impl Pool {
     pub fn new(ops: &[PreparedOp]) -> Self {
-        let ids: Vec<u32> = (0..ops.len() as u32).filter(|&i| !ops[i as usize].is_determinate()).collect();
+        let ids: Vec<u32> = (0..ops.len() as u32)
+            .filter(|&i| !ops[i as usize].is_determinate())
+            .collect();
         let n = ids.len() as u32;
         Pool {
             calls: ids.iter().map(|&i| ops[i as usize].call).collect(),
@@ -100,8 +102,17 @@ mod tests {
 
     #[test]
     fn holds_indeterminate_ops_in_call_order_and_lifts_reversibly() {
-        let op = |call, ret| PreparedOp { call, ret, action: Action::Write(1) };
-        let ops = [op(0, NO_RETURN), op(1, 5), op(2, NO_RETURN), op(3, NO_RETURN)];
+        let op = |call, ret| PreparedOp {
+            call,
+            ret,
+            action: Action::Write(1),
+        };
+        let ops = [
+            op(0, NO_RETURN),
+            op(1, 5),
+            op(2, NO_RETURN),
+            op(3, NO_RETURN),
+        ];
         let mut p = Pool::new(&ops);
         assert_eq!(walk(&p), vec![0, 2, 3]);
         assert_eq!(p.call(1), 2);

@@ -11,8 +11,8 @@
 use super::model::Action;
 use super::values::ValueTable;
 use super::{Model, NullReads};
-use crate::ops;
 use crate::history::{History, Op, OpType};
+use crate::ops;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
@@ -88,7 +88,8 @@ impl PrepCounts {
         }
         self.malformed += o.malformed;
         let room = 5usize.saturating_sub(self.malformed_examples.len());
-        self.malformed_examples.extend(o.malformed_examples.into_iter().take(room));
+        self.malformed_examples
+            .extend(o.malformed_examples.into_iter().take(room));
     }
 
     fn note_malformed(&mut self, what: String) {
@@ -122,9 +123,18 @@ struct Pair {
 }
 
 /// Splits and reduces `history` for `model`. `initial` is the value every key starts at.
-pub fn prepare(history: &History, model: Model, initial: &Value, null_reads: NullReads) -> Result<Prepared, String> {
+pub fn prepare(
+    history: &History,
+    model: Model,
+    initial: &Value,
+    null_reads: NullReads,
+) -> Result<Prepared, String> {
     if history.ops.len() >= NO_RETURN as usize {
-        return Err(format!("history has {} entries; at most {} are supported", history.ops.len(), NO_RETURN - 1));
+        return Err(format!(
+            "history has {} entries; at most {} are supported",
+            history.ops.len(),
+            NO_RETURN - 1
+        ));
     }
     let (groups, mut counts) = pair_by_key(history);
     let per_key: Vec<(KeyHistory, PrepCounts, Option<String>)> = groups
@@ -143,7 +153,11 @@ pub fn prepare(history: &History, model: Model, initial: &Value, null_reads: Nul
             None => keys.push(k),
         }
     }
-    Ok(Prepared { keys, counts, unfollowed })
+    Ok(Prepared {
+        keys,
+        counts,
+        unfollowed,
+    })
 }
 
 /// Pass 1 (sequential): pair invokes with completions and group the pairs by key, in
@@ -167,7 +181,10 @@ fn pair_by_key(history: &History) -> (Vec<KeyPairs>, PrepCounts) {
                 groups.push((op.key.clone(), Vec::new()));
                 groups.len() - 1
             });
-            groups[g].1.push(Pair { invoke: pos, completion: NO_RETURN });
+            groups[g].1.push(Pair {
+                invoke: pos,
+                completion: NO_RETURN,
+            });
             // A process that invokes again without completing leaves the earlier op
             // indeterminate; it simply keeps no completion.
             pending.insert(process, (g, groups[g].1.len() - 1));
@@ -228,7 +245,9 @@ struct Unchecked {
 
 impl Unchecked {
     fn note(&mut self, invoke: &Op, completion: Option<&Op>) {
-        if completion.is_some_and(|c| c.kind == OpType::Fail) || matches!(invoke.f.as_str(), ops::READ_SET | ops::SCAN) {
+        if completion.is_some_and(|c| c.kind == OpType::Fail)
+            || matches!(invoke.f.as_str(), ops::READ_SET | ops::SCAN)
+        {
             return; // took no effect, or only read
         }
         if !is_set_function(&invoke.f) {
@@ -241,7 +260,11 @@ impl Unchecked {
     /// Why the key cannot be judged, if it cannot. A key that only set ops address is a set
     /// element, not a register, and is simply not judged by this checker.
     fn reason(&self, model: Model, key: &Option<String>, register_ops: usize) -> Option<String> {
-        let mut changes: Vec<String> = self.register_changes.iter().map(|(f, n)| format!("{f}×{n}")).collect();
+        let mut changes: Vec<String> = self
+            .register_changes
+            .iter()
+            .map(|(f, n)| format!("{f}×{n}"))
+            .collect();
         if self.keyed_adds > 0 && register_ops > 0 {
             changes.push(format!("add×{}", self.keyed_adds));
         }
@@ -277,7 +300,8 @@ fn reduce_key(
     for pair in pairs {
         counts.client_ops += 1;
         let invoke = &history.ops[pair.invoke as usize];
-        let completion = (pair.completion != NO_RETURN).then(|| &history.ops[pair.completion as usize]);
+        let completion =
+            (pair.completion != NO_RETURN).then(|| &history.ops[pair.completion as usize]);
         let reduced = reduce_pair(model, invoke, completion, &mut values);
         if !matches!(reduced, Reduced::Unsupported) {
             register_ops += 1;
@@ -291,8 +315,16 @@ fn reduce_key(
                 if completion.is_none() {
                     counts.never_completed += 1;
                 }
-                let ret = if determinate { pair.completion } else { NO_RETURN };
-                ops.push(PreparedOp { call: pair.invoke, ret, action });
+                let ret = if determinate {
+                    pair.completion
+                } else {
+                    NO_RETURN
+                };
+                ops.push(PreparedOp {
+                    call: pair.invoke,
+                    ret,
+                    action,
+                });
             }
             Reduced::Failed => counts.failed_dropped += 1,
             Reduced::IndeterminateRead => {
@@ -305,7 +337,9 @@ fn reduce_key(
                 *counts.unsupported.entry(invoke.f.clone()).or_default() += 1;
                 unchecked.note(invoke, completion);
             }
-            Reduced::Malformed(why) => counts.note_malformed(format!("op at index {}: {why}", invoke.index)),
+            Reduced::Malformed(why) => {
+                counts.note_malformed(format!("op at index {}: {why}", invoke.index))
+            }
         }
     }
     if null_reads == NullReads::Auto {
@@ -314,7 +348,16 @@ fn reduce_key(
         counts.kept -= dropped;
     }
     let unfollowed = unchecked.reason(model, &key, register_ops);
-    Ok((KeyHistory { key, ops, values, initial }, counts, unfollowed))
+    Ok((
+        KeyHistory {
+            key,
+            ops,
+            values,
+            initial,
+        },
+        counts,
+        unfollowed,
+    ))
 }
 
 /// If a key starts with a value and nothing ever writes `null`, the key can never be
@@ -324,7 +367,9 @@ fn reduce_key(
 /// runs) `null` means absent and is checked like any value.
 fn drop_unknown_null_reads(ops: &mut Vec<PreparedOp>, initial: u32) -> u64 {
     let writes_null = ops.iter().any(|o| match o.action {
-        Action::Write(v) | Action::Cas { new: v, .. } | Action::CasMaybe { new: v, .. } => v == ValueTable::NULL,
+        Action::Write(v) | Action::Cas { new: v, .. } | Action::CasMaybe { new: v, .. } => {
+            v == ValueTable::NULL
+        }
         Action::Read(_) | Action::Append(_) => false,
     });
     if initial == ValueTable::NULL || writes_null {
@@ -344,14 +389,24 @@ enum Reduced {
     Malformed(String),
 }
 
-fn reduce_pair(model: Model, invoke: &Op, completion: Option<&Op>, values: &mut ValueTable) -> Reduced {
-    let Some(kind) = kind_of(&invoke.f) else { return Reduced::Unsupported };
+fn reduce_pair(
+    model: Model,
+    invoke: &Op,
+    completion: Option<&Op>,
+    values: &mut ValueTable,
+) -> Reduced {
+    let Some(kind) = kind_of(&invoke.f) else {
+        return Reduced::Unsupported;
+    };
     if !model_handles(model, kind) {
         return Reduced::Unsupported;
     }
     if let Some(c) = completion {
         if c.f != invoke.f {
-            return Reduced::Malformed(format!("invoked as {:?} but completed (index {}) as {:?}", invoke.f, c.index, c.f));
+            return Reduced::Malformed(format!(
+                "invoked as {:?} but completed (index {}) as {:?}",
+                invoke.f, c.index, c.f
+            ));
         }
     }
     let outcome = completion.map(|c| c.kind).unwrap_or(OpType::Info);
@@ -365,7 +420,11 @@ fn reduce_pair(model: Model, invoke: &Op, completion: Option<&Op>, values: &mut 
         (Value::Null, Some(c)) => &c.value,
         (v, _) => v,
     };
-    let mut intern = |v: &Value| values.intern(v).ok_or_else(|| "too many distinct values".to_string());
+    let mut intern = |v: &Value| {
+        values
+            .intern(v)
+            .ok_or_else(|| "too many distinct values".to_string())
+    };
     let action = match kind {
         Kind::Read if !determinate => return Reduced::IndeterminateRead,
         Kind::Read => completion.map(|c| intern(&c.value).map(Action::Read)),
@@ -373,7 +432,11 @@ fn reduce_pair(model: Model, invoke: &Op, completion: Option<&Op>, values: &mut 
         Kind::Cas => Some(match argument() {
             Value::Array(pair) if pair.len() == 2 => intern(&pair[0]).and_then(|expected| {
                 let new = intern(&pair[1])?;
-                Ok(if determinate { Action::Cas { expected, new } } else { Action::CasMaybe { expected, new } })
+                Ok(if determinate {
+                    Action::Cas { expected, new }
+                } else {
+                    Action::CasMaybe { expected, new }
+                })
             }),
             other => Err(format!("cas value must be [expected, new], got {other}")),
         }),

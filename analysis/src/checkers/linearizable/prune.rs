@@ -14,14 +14,20 @@ use fixedbitset::FixedBitSet;
 /// The values some op observes: returned by a read, or expected by a cas (of any
 /// outcome). `None` if the key has appends, whose effects show up inside other values.
 pub fn observed_values(key: &KeyHistory) -> Option<FixedBitSet> {
-    if key.ops.iter().any(|op| matches!(op.action, Action::Append(_))) {
+    if key
+        .ops
+        .iter()
+        .any(|op| matches!(op.action, Action::Append(_)))
+    {
         return None;
     }
     let mut observed = FixedBitSet::with_capacity(key.values.len());
     for op in &key.ops {
         match op.action {
             Action::Read(v) => observed.insert(v as usize),
-            Action::Cas { expected, .. } | Action::CasMaybe { expected, .. } => observed.insert(expected as usize),
+            Action::Cas { expected, .. } | Action::CasMaybe { expected, .. } => {
+                observed.insert(expected as usize)
+            }
             Action::Write(_) | Action::Append(_) => {}
         }
     }
@@ -30,7 +36,9 @@ pub fn observed_values(key: &KeyHistory) -> Option<FixedBitSet> {
 
 /// Drops irrelevant indeterminate ops from `key`; returns how many were dropped.
 pub fn prune_unobserved_writes(key: &mut KeyHistory) -> u64 {
-    let Some(observed) = observed_values(key) else { return 0 };
+    let Some(observed) = observed_values(key) else {
+        return 0;
+    };
     let before = key.ops.len();
     key.ops.retain(|op| {
         let written = match op.action {
@@ -50,13 +58,22 @@ mod tests {
     use serde_json::json;
 
     fn key_with(ops: Vec<PreparedOp>, values: ValueTable) -> KeyHistory {
-        KeyHistory { key: None, ops, values, initial: ValueTable::NULL }
+        KeyHistory {
+            key: None,
+            ops,
+            values,
+            initial: ValueTable::NULL,
+        }
     }
 
     #[test]
     fn drops_only_indeterminate_writes_nobody_observed() {
         let mut t = ValueTable::new();
-        let (a, b, c) = (t.intern(&json!(1)).unwrap(), t.intern(&json!(2)).unwrap(), t.intern(&json!(3)).unwrap());
+        let (a, b, c) = (
+            t.intern(&json!(1)).unwrap(),
+            t.intern(&json!(2)).unwrap(),
+            t.intern(&json!(3)).unwrap(),
+        );
         let op = |call, ret, action| PreparedOp { call, ret, action };
         let mut key = key_with(
             vec![
@@ -64,7 +81,14 @@ mod tests {
                 op(1, NO_RETURN, Action::Write(b)), // read later: kept
                 op(2, 5, Action::Write(c)),         // determinate: kept
                 op(3, 4, Action::Read(b)),
-                op(6, NO_RETURN, Action::CasMaybe { expected: b, new: a }), // new value unobserved: pruned
+                op(
+                    6,
+                    NO_RETURN,
+                    Action::CasMaybe {
+                        expected: b,
+                        new: a,
+                    },
+                ), // new value unobserved: pruned
             ],
             t,
         );

@@ -49,12 +49,51 @@ mod tests {
         let mut t = ValueTable::new();
         let (one, two) = (t.intern(&json!(1)).unwrap(), t.intern(&json!(2)).unwrap());
         let mut m = RegisterModel::new(ValueTable::NULL, &t);
-        assert_eq!(m.step(ValueTable::NULL, Action::Read(ValueTable::NULL)), Some(ValueTable::NULL));
+        assert_eq!(
+            m.step(ValueTable::NULL, Action::Read(ValueTable::NULL)),
+            Some(ValueTable::NULL)
+        );
         assert_eq!(m.step(ValueTable::NULL, Action::Read(one)), None);
         assert_eq!(m.step(ValueTable::NULL, Action::Write(one)), Some(one));
-        assert_eq!(m.step(one, Action::Cas { expected: one, new: two }), Some(two));
-        assert_eq!(m.step(two, Action::Cas { expected: one, new: two }), None);
-        assert_eq!(m.step(two, Action::CasMaybe { expected: one, new: one }), Some(two));
-        assert_eq!(m.step(one, Action::CasMaybe { expected: one, new: two }), Some(two));
+        assert_eq!(
+            m.step(
+                one,
+                Action::Cas {
+                    expected: one,
+                    new: two
+                }
+            ),
+            Some(two)
+        );
+        assert_eq!(
+            m.step(
+                two,
+                Action::Cas {
+                    expected: one,
+                    new: two
+                }
+            ),
+            None
+        );
+        assert_eq!(
+            m.step(
+                two,
+                Action::CasMaybe {
+                    expected: one,
+                    new: one
+                }
+            ),
+            Some(two)
+        );
+        assert_eq!(
+            m.step(
+                one,
+                Action::CasMaybe {
+                    expected: one,
+                    new: two
+                }
+            ),
+            Some(two)
+        );
     }
 }

@@ -2,12 +2,12 @@
 //! (invalid > unknown > valid), counts, per-key details and one witness per failed key.
 
 use super::budget::{Budget, Exceeded, NOT_CHECKED};
+use super::fast::{self, FastOutcome};
 use super::kv::KvModel;
 use super::model::SequentialModel;
 use super::prepare::{KeyHistory, PrepCounts, UnfollowedKey};
 use super::register::RegisterModel;
 use super::search::{search, SearchOutcome, SearchStats};
-use super::fast::{self, FastOutcome};
 use super::{prune, witness, LinearizableOptions, Model};
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity};
@@ -55,19 +55,36 @@ pub struct PendingKey {
 
 /// Prunes `key` and tries the fast path on it.
 pub fn fast_stage(history: &History, mut key: KeyHistory, opts: &LinearizableOptions) -> Staged {
-    let pruned = if opts.prune { prune::prune_unobserved_writes(&mut key) } else { 0 };
+    let pruned = if opts.prune {
+        prune::prune_unobserved_writes(&mut key)
+    } else {
+        0
+    };
     if !opts.fast_path {
-        return Staged::Search(PendingKey { key, pruned, fallback: None });
+        return Staged::Search(PendingKey {
+            key,
+            pruned,
+            fallback: None,
+        });
     }
     let started = Instant::now();
     match fast::check_key(history, &key) {
-        FastOutcome::NotEligible(why) => Staged::Search(PendingKey { key, pruned, fallback: Some(why) }),
+        FastOutcome::NotEligible(why) => Staged::Search(PendingKey {
+            key,
+            pruned,
+            fallback: Some(why),
+        }),
         decided => Staged::Done(fast_report(&key, pruned, decided, started)),
     }
 }
 
 /// Searches a pending key within `budget`.
-pub fn search_stage(history: &History, pending: &PendingKey, opts: &LinearizableOptions, budget: &Budget) -> KeyReport {
+pub fn search_stage(
+    history: &History,
+    pending: &PendingKey,
+    opts: &LinearizableOptions,
+    budget: &Budget,
+) -> KeyReport {
     let mut report = search_key(history, &pending.key, opts, budget, pending.pruned);
     report.fallback = pending.fallback.clone();
     report
@@ -95,7 +112,11 @@ fn fast_report(key: &KeyHistory, pruned: u64, outcome: FastOutcome, started: Ins
         FastOutcome::NotLinearizable(w) => (Validity::Invalid, Some(w)),
         _ => (Validity::Valid, None),
     };
-    let stats = SearchStats { cache_kind: "none", elapsed: started.elapsed(), ..Default::default() };
+    let stats = SearchStats {
+        cache_kind: "none",
+        elapsed: started.elapsed(),
+        ..Default::default()
+    };
     KeyReport {
         key: key.key.clone(),
         ops: key.ops.len(),
@@ -116,7 +137,13 @@ const ENGINE_SEARCH: &str = "wgl";
 /// A key [`FirstVerdict`] stopped before any engine ran.
 const ENGINE_NONE: &str = "none";
 
-fn search_key(history: &History, key: &KeyHistory, opts: &LinearizableOptions, budget: &Budget, pruned: u64) -> KeyReport {
+fn search_key(
+    history: &History,
+    key: &KeyHistory,
+    opts: &LinearizableOptions,
+    budget: &Budget,
+    pruned: u64,
+) -> KeyReport {
     match opts.model {
         Model::Kv => {
             let mut model = KvModel::new(key.initial, &key.values);
@@ -161,8 +188,14 @@ fn run<M: SequentialModel>(
         SearchOutcome::OutOfBudget(exceeded) => {
             report.valid = Validity::Unknown;
             report.stopped = exceeded == Exceeded::HistoryInvalid;
-            report.budget_bound =
-                matches!(exceeded, Exceeded::Memory { .. } | Exceeded::Time { remainder_of_total: false, .. });
+            report.budget_bound = matches!(
+                exceeded,
+                Exceeded::Memory { .. }
+                    | Exceeded::Time {
+                        remainder_of_total: false,
+                        ..
+                    }
+            );
             report.reason = Some(format!(
                 "key {}: {exceeded} after {} configurations ({} ops)",
                 key_name(&key.key),
@@ -205,8 +238,14 @@ pub fn unusable(reason: String) -> CheckerResult {
     r
 }
 
-pub fn assemble(opts: &LinearizableOptions, counts: PrepCounts, mut keys: Vec<KeyReport>) -> CheckerResult {
-    let valid = keys.iter().fold(Validity::Valid, |acc, k| acc.merge(k.valid));
+pub fn assemble(
+    opts: &LinearizableOptions,
+    counts: PrepCounts,
+    mut keys: Vec<KeyReport>,
+) -> CheckerResult {
+    let valid = keys
+        .iter()
+        .fold(Validity::Valid, |acc, k| acc.merge(k.valid));
     let pruned: u64 = keys.iter().map(|k| k.pruned).sum();
     let checked = counts.kept - pruned;
     let unsupported: u64 = counts.unsupported.values().sum();
@@ -218,18 +257,39 @@ pub fn assemble(opts: &LinearizableOptions, counts: PrepCounts, mut keys: Vec<Ke
     c.insert("pruned".into(), pruned);
     c.insert("failed-dropped".into(), counts.failed_dropped);
     c.insert("indeterminate".into(), counts.indeterminate);
-    c.insert("indeterminate-reads-dropped".into(), counts.indeterminate_reads_dropped);
+    c.insert(
+        "indeterminate-reads-dropped".into(),
+        counts.indeterminate_reads_dropped,
+    );
     c.insert("never-completed".into(), counts.never_completed);
     c.insert("null-reads-dropped".into(), counts.null_reads_dropped);
     c.insert("unsupported-ops".into(), unsupported);
     c.insert("non-client-events".into(), counts.non_client_events);
     c.insert("malformed".into(), counts.malformed);
-    c.insert("configurations".into(), keys.iter().map(|k| k.stats.configurations).sum());
-    c.insert("keys-invalid".into(), keys.iter().filter(|k| k.valid == Validity::Invalid).count() as u64);
-    c.insert("keys-unknown".into(), keys.iter().filter(|k| k.valid == Validity::Unknown).count() as u64);
-    c.insert("keys-fast-path".into(), keys.iter().filter(|k| k.engine == ENGINE_FAST).count() as u64);
-    c.insert("keys-wgl".into(), keys.iter().filter(|k| k.engine == ENGINE_SEARCH).count() as u64);
-    c.insert("keys-not-checked".into(), keys.iter().filter(|k| k.stopped).count() as u64);
+    c.insert(
+        "configurations".into(),
+        keys.iter().map(|k| k.stats.configurations).sum(),
+    );
+    c.insert(
+        "keys-invalid".into(),
+        keys.iter().filter(|k| k.valid == Validity::Invalid).count() as u64,
+    );
+    c.insert(
+        "keys-unknown".into(),
+        keys.iter().filter(|k| k.valid == Validity::Unknown).count() as u64,
+    );
+    c.insert(
+        "keys-fast-path".into(),
+        keys.iter().filter(|k| k.engine == ENGINE_FAST).count() as u64,
+    );
+    c.insert(
+        "keys-wgl".into(),
+        keys.iter().filter(|k| k.engine == ENGINE_SEARCH).count() as u64,
+    );
+    c.insert(
+        "keys-not-checked".into(),
+        keys.iter().filter(|k| k.stopped).count() as u64,
+    );
 
     result.reason = reason(&keys, &counts, unsupported, opts.model);
     // Nothing left to check (every op failed, only nemesis events, ...) is trivially
@@ -241,7 +301,11 @@ pub fn assemble(opts: &LinearizableOptions, counts: PrepCounts, mut keys: Vec<Ke
         result.valid = Validity::Unknown;
     }
     keys.sort_by(|a, b| a.key.cmp(&b.key));
-    result.anomalies = keys.iter_mut().filter_map(|k| k.witness.take()).take(WITNESSES_KEPT).collect();
+    result.anomalies = keys
+        .iter_mut()
+        .filter_map(|k| k.witness.take())
+        .take(WITNESSES_KEPT)
+        .collect();
     result.details = json!({
         "model": opts.model.name(),
         "initial": opts.initial,
@@ -257,18 +321,34 @@ fn nothing_this_model_checks(counts: &PrepCounts, unsupported: u64) -> bool {
     unsupported > 0 && counts.client_ops == unsupported
 }
 
-fn reason(keys: &[KeyReport], counts: &PrepCounts, unsupported: u64, model: Model) -> Option<String> {
+fn reason(
+    keys: &[KeyReport],
+    counts: &PrepCounts,
+    unsupported: u64,
+    model: Model,
+) -> Option<String> {
     let mut parts = Vec::new();
     if counts.malformed > 0 {
         parts.push(format!(
             "{} malformed op(s) could not be checked, so the verdict cannot be trusted (first: {})",
             counts.malformed,
-            counts.malformed_examples.first().map(String::as_str).unwrap_or("?")
+            counts
+                .malformed_examples
+                .first()
+                .map(String::as_str)
+                .unwrap_or("?")
         ));
     }
-    let invalid: Vec<&KeyReport> = keys.iter().filter(|k| k.valid == Validity::Invalid).collect();
+    let invalid: Vec<&KeyReport> = keys
+        .iter()
+        .filter(|k| k.valid == Validity::Invalid)
+        .collect();
     if let Some(first) = invalid.first() {
-        let op = first.witness.as_ref().and_then(|w| w["op"]["index"].as_u64()).unwrap_or_default();
+        let op = first
+            .witness
+            .as_ref()
+            .and_then(|w| w["op"]["index"].as_u64())
+            .unwrap_or_default();
         parts.push(format!(
             "{} key(s) not linearizable; first: key {}, op index {op} cannot be linearized",
             invalid.len(),
@@ -277,8 +357,16 @@ fn reason(keys: &[KeyReport], counts: &PrepCounts, unsupported: u64, model: Mode
     }
     let unknown: Vec<&str> = keys.iter().filter_map(|k| k.reason.as_deref()).collect();
     if !unknown.is_empty() {
-        let shown = unknown.iter().take(3).copied().collect::<Vec<_>>().join("; ");
-        parts.push(format!("{} key(s) could not be decided: {shown}", unknown.len()));
+        let shown = unknown
+            .iter()
+            .take(3)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("; ");
+        parts.push(format!(
+            "{} key(s) could not be decided: {shown}",
+            unknown.len()
+        ));
     }
     if nothing_this_model_checks(counts, unsupported) {
         parts.push(format!(
@@ -288,7 +376,11 @@ fn reason(keys: &[KeyReport], counts: &PrepCounts, unsupported: u64, model: Mode
         ));
     }
     if unsupported > 0 {
-        let fs: Vec<String> = counts.unsupported.iter().map(|(f, n)| format!("{f}×{n}")).collect();
+        let fs: Vec<String> = counts
+            .unsupported
+            .iter()
+            .map(|(f, n)| format!("{f}×{n}"))
+            .collect();
         parts.push(format!(
             "{unsupported} op(s) with a function model {} does not check were ignored: {}",
             model.name(),

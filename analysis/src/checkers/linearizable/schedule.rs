@@ -36,7 +36,10 @@ pub fn decide_all(
     deadline: Instant,
     first: &Arc<FirstVerdict>,
 ) -> Vec<KeyReport> {
-    let staged: Vec<Staged> = keys.into_par_iter().map(|k| report::fast_stage(history, k, opts)).collect();
+    let staged: Vec<Staged> = keys
+        .into_par_iter()
+        .map(|k| report::fast_stage(history, k, opts))
+        .collect();
     let mut reports = Vec::new();
     let mut pending = Vec::new();
     for s in staged {
@@ -74,7 +77,9 @@ pub fn decide_all(
             reports.push(r);
         }
     }
-    reports.extend(in_order(&again, |p| round(p, opts.per_key_time, opts.per_key_memory_bytes)));
+    reports.extend(in_order(&again, |p| {
+        round(p, opts.per_key_time, opts.per_key_memory_bytes)
+    }));
     reports
 }
 
@@ -94,7 +99,12 @@ fn in_order<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R>
             });
         }
     });
-    results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().map(|r| r.expect("every item ran")).collect()
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -104,7 +114,10 @@ mod tests {
     #[test]
     fn in_order_runs_every_item_and_keeps_their_order() {
         let items: Vec<u64> = (0..100).collect();
-        assert_eq!(in_order(&items, |&i| i * 2), (0..100).map(|i| i * 2).collect::<Vec<_>>());
+        assert_eq!(
+            in_order(&items, |&i| i * 2),
+            (0..100).map(|i| i * 2).collect::<Vec<_>>()
+        );
         assert!(in_order(&Vec::<u64>::new(), |&i| i).is_empty());
     }
 }

@@ -41,7 +41,13 @@ fn earlier_twins(key: &KeyHistory) -> Vec<u32> {
     key.ops
         .iter()
         .enumerate()
-        .map(|(i, o)| if o.is_determinate() { NO_TWIN } else { last.insert(o.action, i as u32).unwrap_or(NO_TWIN) })
+        .map(|(i, o)| {
+            if o.is_determinate() {
+                NO_TWIN
+            } else {
+                last.insert(o.action, i as u32).unwrap_or(NO_TWIN)
+            }
+        })
         .collect()
 }
 
@@ -137,7 +143,12 @@ struct Frame {
 /// configuration after it fails, so does this one, and there is no need to branch.
 /// (A write of the current value is *not* safe: where the linearization had it, it may
 /// have changed the state.) This keeps read-heavy, highly concurrent histories linear.
-fn safe_move<M: SequentialModel>(list: &EntryList, key: &KeyHistory, model: &mut M, state: u32) -> Option<u32> {
+fn safe_move<M: SequentialModel>(
+    list: &EntryList,
+    key: &KeyHistory,
+    model: &mut M,
+    state: u32,
+) -> Option<u32> {
     let mut e = list.first();
     while list.is_call(e) {
         let action = key.ops[list.op(e) as usize].action;
@@ -163,7 +174,12 @@ fn first_return(list: &EntryList) -> u32 {
     e
 }
 
-pub fn search<M: SequentialModel>(key: &KeyHistory, model: &mut M, budget: &Budget, exact_max_ops: usize) -> (SearchOutcome, SearchStats) {
+pub fn search<M: SequentialModel>(
+    key: &KeyHistory,
+    model: &mut M,
+    budget: &Budget,
+    exact_max_ops: usize,
+) -> (SearchOutcome, SearchStats) {
     let mut search = Search::new(key, model, budget, exact_max_ops);
     let outcome = search.run();
     let mut stats = search.stats;
@@ -220,7 +236,12 @@ struct Search<'a, M: SequentialModel> {
 }
 
 impl<'a, M: SequentialModel> Search<'a, M> {
-    fn new(key: &'a KeyHistory, model: &'a mut M, budget: &'a Budget, exact_max_ops: usize) -> Self {
+    fn new(
+        key: &'a KeyHistory,
+        model: &'a mut M,
+        budget: &'a Budget,
+        exact_max_ops: usize,
+    ) -> Self {
         let ops = &key.ops;
         let list = EntryList::new(ops);
         let pool = Pool::new(ops);
@@ -234,7 +255,10 @@ impl<'a, M: SequentialModel> Search<'a, M> {
             twins: earlier_twins(key),
             dead: dead_writes(key),
             zobrist: Zobrist::new(ops.len()),
-            stats: SearchStats { cache_kind: cache.kind(), ..Default::default() },
+            stats: SearchStats {
+                cache_kind: cache.kind(),
+                ..Default::default()
+            },
             list,
             pool,
             cache,
@@ -245,7 +269,10 @@ impl<'a, M: SequentialModel> Search<'a, M> {
             stack: Vec::new(),
             path: Vec::new(),
             swept: Vec::new(),
-            deepest: Deepest { ops: Vec::new(), common: 0 },
+            deepest: Deepest {
+                ops: Vec::new(),
+                common: 0,
+            },
             remaining: ops.iter().filter(|o| o.is_determinate()).count(),
             cursor: Cursor::Fresh,
         }
@@ -271,7 +298,11 @@ impl<'a, M: SequentialModel> Search<'a, M> {
                 Next::Skip => {}
                 Next::Backtrack => {
                     if !self.backtrack() {
-                        return SearchOutcome::NotLinearizable(failure(self.key, self.model, &self.deepest.ops));
+                        return SearchOutcome::NotLinearizable(failure(
+                            self.key,
+                            self.model,
+                            &self.deepest.ops,
+                        ));
                     }
                 }
             }
@@ -288,7 +319,11 @@ impl<'a, M: SequentialModel> Search<'a, M> {
                     Some(e) => {
                         // If the configuration after it was already explored, this one fails.
                         self.cursor = Cursor::Exhausted;
-                        Next::Try(Candidate { op: list.op(e), at: Cursor::Main(e), safe: true })
+                        Next::Try(Candidate {
+                            op: list.op(e),
+                            at: Cursor::Main(e),
+                            safe: true,
+                        })
                     }
                     None => Next::Skip,
                 }
@@ -297,8 +332,16 @@ impl<'a, M: SequentialModel> Search<'a, M> {
                 self.cursor = Cursor::Main(list.next(e));
                 let op = list.op(e);
                 // A dead write goes alone only when its return is the first pending one.
-                let allowed = !self.dead.contains(op as usize) || first_return(list) == list.return_of(e);
-                self.try_if(allowed, Candidate { op, at: Cursor::Main(e), safe: false })
+                let allowed =
+                    !self.dead.contains(op as usize) || first_return(list) == list.return_of(e);
+                self.try_if(
+                    allowed,
+                    Candidate {
+                        op,
+                        at: Cursor::Main(e),
+                        safe: false,
+                    },
+                )
             }
             // The first pending return: the pool's turn, for ops called before it.
             Cursor::Main(e) => {
@@ -310,7 +353,14 @@ impl<'a, M: SequentialModel> Search<'a, M> {
                 let op = self.pool.op(slot);
                 let twin = self.twins[op as usize];
                 let first_of_twins = twin == NO_TWIN || self.linearized.contains(twin as usize);
-                self.try_if(first_of_twins, Candidate { op, at: Cursor::Pool(slot, bound), safe: false })
+                self.try_if(
+                    first_of_twins,
+                    Candidate {
+                        op,
+                        at: Cursor::Pool(slot, bound),
+                        safe: false,
+                    },
+                )
             }
             Cursor::Pool(..) | Cursor::Exhausted => Next::Backtrack,
         }
@@ -331,11 +381,19 @@ impl<'a, M: SequentialModel> Search<'a, M> {
         let (action, determinate) = (entry.action, entry.is_determinate());
         // An indeterminate op that would change nothing is never needed.
         let state = self.state;
-        let Some(next_state) = self.model.step(state, action).filter(|s| determinate || *s != state) else {
+        let Some(next_state) = self
+            .model
+            .step(state, action)
+            .filter(|s| determinate || *s != state)
+        else {
             return Ok(());
         };
         let path_before = self.path.len();
-        let swept_now = if matches!(action, Action::Write(_)) && !self.dead.contains(op as usize) { self.sweep() } else { 0 };
+        let swept_now = if matches!(action, Action::Write(_)) && !self.dead.contains(op as usize) {
+            self.sweep()
+        } else {
+            0
+        };
         self.toggle(op);
         self.linearized.insert(op as usize);
         if !self.cache.insert(self.hash, &self.linearized, next_state) {
@@ -346,7 +404,8 @@ impl<'a, M: SequentialModel> Search<'a, M> {
         }
         self.stats.configurations += 1;
         if self.stats.configurations & (MEMORY_CHECK_EVERY - 1) == 0 {
-            self.budget.check_memory(self.fixed_bytes + self.cache.bytes() + self.model.extra_bytes())?;
+            self.budget
+                .check_memory(self.fixed_bytes + self.cache.bytes() + self.model.extra_bytes())?;
         }
         match at {
             Cursor::Main(e) => {
@@ -354,9 +413,17 @@ impl<'a, M: SequentialModel> Search<'a, M> {
                 self.remaining -= 1;
             }
             Cursor::Pool(slot, _) => self.pool.lift(slot),
-            Cursor::Fresh | Cursor::Exhausted => unreachable!("candidates are in the list or the pool"),
+            Cursor::Fresh | Cursor::Exhausted => {
+                unreachable!("candidates are in the list or the pool")
+            }
         }
-        self.stack.push(Frame { op, at, state_before: state, safe, swept: swept_now });
+        self.stack.push(Frame {
+            op,
+            at,
+            state_before: state,
+            safe,
+            swept: swept_now,
+        });
         self.path.push(op);
         self.deepest.on_push(&self.path, path_before);
         self.state = next_state;
@@ -367,7 +434,9 @@ impl<'a, M: SequentialModel> Search<'a, M> {
     /// Undoes the last linearization and resumes with the candidates after it; false when
     /// there is none to undo (the history is not linearizable).
     fn backtrack(&mut self) -> bool {
-        let Some(frame) = self.stack.pop() else { return false };
+        let Some(frame) = self.stack.pop() else {
+            return false;
+        };
         self.stats.backtracks += 1;
         self.toggle(frame.op);
         self.linearized.set(frame.op as usize, false);
@@ -446,7 +515,9 @@ fn failure<M: SequentialModel>(key: &KeyHistory, model: &mut M, best: &[u32]) ->
     for &op in best {
         in_best.insert(op as usize);
         // Replaying a prefix the search accepted cannot fail; keep the state if it did.
-        state = model.step(state, key.ops[op as usize].action).unwrap_or(state);
+        state = model
+            .step(state, key.ops[op as usize].action)
+            .unwrap_or(state);
     }
     let stuck_op = key
         .ops
@@ -456,5 +527,9 @@ fn failure<M: SequentialModel>(key: &KeyHistory, model: &mut M, best: &[u32]) ->
         .min_by_key(|(_, o)| o.ret)
         .map(|(i, _)| i as u32)
         .unwrap_or(0);
-    Failure { best: best.to_vec(), state_after_best: state, stuck_op }
+    Failure {
+        best: best.to_vec(),
+        state_after_best: state,
+        stuck_op,
+    }
 }

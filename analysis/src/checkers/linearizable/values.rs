@@ -25,7 +25,10 @@ impl ValueTable {
     pub const NULL: u32 = 0;
 
     pub fn new() -> Self {
-        ValueTable { values: vec![Value::Null], ..Default::default() }
+        ValueTable {
+            values: vec![Value::Null],
+            ..Default::default()
+        }
     }
 
     /// The id of `value`, allocating one if it is new. `None` only if there are more than

@@ -15,10 +15,18 @@ const PREFIX_SHOWN: usize = 64;
 const CONCURRENT_SHOWN: usize = 24;
 
 /// Builds the anomaly object for a non-linearizable key.
-pub fn witness(history: &History, key: &KeyHistory, failure: &Failure, state_after: Value) -> Value {
+pub fn witness(
+    history: &History,
+    key: &KeyHistory,
+    failure: &Failure,
+    state_after: Value,
+) -> Value {
     let stuck = &key.ops[failure.stuck_op as usize];
     let shown_from = failure.best.len().saturating_sub(PREFIX_SHOWN);
-    let prefix: Vec<Value> = failure.best[shown_from..].iter().map(|&i| op_json(history, &key.ops[i as usize])).collect();
+    let prefix: Vec<Value> = failure.best[shown_from..]
+        .iter()
+        .map(|&i| op_json(history, &key.ops[i as usize]))
+        .collect();
     let in_prefix = {
         let mut s = fixedbitset::FixedBitSet::with_capacity(key.ops.len());
         failure.best.iter().for_each(|&i| s.insert(i as usize));
@@ -41,10 +49,19 @@ pub fn witness(history: &History, key: &KeyHistory, failure: &Failure, state_aft
 
 /// The ops of `key` overlapping op `stuck` in real time (those invoked closest to it),
 /// in call order, each marked with `in_prefix`.
-pub(super) fn concurrent_ops(history: &History, key: &KeyHistory, stuck: u32, in_prefix: impl Fn(usize) -> bool) -> Vec<Value> {
+pub(super) fn concurrent_ops(
+    history: &History,
+    key: &KeyHistory,
+    stuck: u32,
+    in_prefix: impl Fn(usize) -> bool,
+) -> Vec<Value> {
     let culprit = &key.ops[stuck as usize];
-    let mut concurrent: Vec<(usize, &PreparedOp)> =
-        key.ops.iter().enumerate().filter(|(i, o)| *i != stuck as usize && overlaps(o, culprit)).collect();
+    let mut concurrent: Vec<(usize, &PreparedOp)> = key
+        .ops
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| *i != stuck as usize && overlaps(o, culprit))
+        .collect();
     concurrent.sort_by_key(|(_, o)| o.call.abs_diff(culprit.call));
     concurrent.truncate(CONCURRENT_SHOWN);
     concurrent.sort_by_key(|(_, o)| o.call);
@@ -89,7 +106,11 @@ fn explanation(history: &History, stuck: &PreparedOp, state_after: &Value) -> St
         Action::Read(_) => format!(
             "{} returned {}",
             invoke.f,
-            history.ops.get(stuck.ret as usize).map(|c| c.value.to_string()).unwrap_or_default()
+            history
+                .ops
+                .get(stuck.ret as usize)
+                .map(|c| c.value.to_string())
+                .unwrap_or_default()
         ),
         Action::Cas { .. } => format!("cas {} succeeded", invoke.value),
         _ => format!("{} {} completed", invoke.f, invoke.value),

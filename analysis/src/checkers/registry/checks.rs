@@ -7,7 +7,9 @@
 
 use super::facts::{Basis, RunFacts};
 use super::rules;
-use crate::checkers::{crashes, epoch_authority, isolation, linearizable, set_full, split, stale_read, vacuity};
+use crate::checkers::{
+    crashes, epoch_authority, isolation, linearizable, set_full, split, stale_read, vacuity,
+};
 use crate::history::{History, Op, Process};
 use crate::ops;
 use crate::verdict::{CheckerResult, Validity};
@@ -29,16 +31,25 @@ fn check_run_linearizable(history: &History) -> CheckerResult {
     let ops: Vec<Op> = history
         .ops
         .iter()
-        .filter(|op| matches!(op.process, Process::Client(_)) && RUN_REGISTER_FNS.contains(&op.f.as_str()))
+        .filter(|op| {
+            matches!(op.process, Process::Client(_)) && RUN_REGISTER_FNS.contains(&op.f.as_str())
+        })
         .cloned()
         .collect();
-    let opts = linearizable::LinearizableOptions { model: linearizable::Model::CasRegister, ..Default::default() };
+    let opts = linearizable::LinearizableOptions {
+        model: linearizable::Model::CasRegister,
+        ..Default::default()
+    };
     let mut result = linearizable::check(&History::new(ops), &opts);
     stale_read::annotate(history, &mut result);
     result
 }
 
-fn check_bare_linearizable(history: &History, facts: &RunFacts, model: linearizable::Model) -> CheckerResult {
+fn check_bare_linearizable(
+    history: &History,
+    facts: &RunFacts,
+    model: linearizable::Model,
+) -> CheckerResult {
     let opts = linearizable::LinearizableOptions {
         model,
         initial: facts.options.initial.clone(),
@@ -65,7 +76,9 @@ fn note_model(result: &mut CheckerResult, model: &str) {
 /// `--linearizable-set`.
 pub fn check_set_full(history: &History, facts: &RunFacts) -> CheckerResult {
     let opts = match facts.basis {
-        Basis::Run => set_full::SetFullOptions { linearizable: facts.linearizable_reads },
+        Basis::Run => set_full::SetFullOptions {
+            linearizable: facts.linearizable_reads,
+        },
         Basis::Evidence => facts.options.set_full.clone(),
     };
     set_full::check(history, &opts)
@@ -83,7 +96,13 @@ pub fn check_isolation(history: &History, facts: &RunFacts) -> CheckerResult {
 
 /// Each requested fault took effect at least once (otherwise the run tested nothing).
 pub fn check_vacuity(history: &History, facts: &RunFacts) -> CheckerResult {
-    vacuity::check(history, &vacuity::VacuityOptions { nemesis: facts.nemesis.clone(), ..Default::default() })
+    vacuity::check(
+        history,
+        &vacuity::VacuityOptions {
+            nemesis: facts.nemesis.clone(),
+            ..Default::default()
+        },
+    )
 }
 
 /// Rules (a)–(f). Without commit metadata (evidence of a store that sends none, such as
@@ -91,7 +110,8 @@ pub fn check_vacuity(history: &History, facts: &RunFacts) -> CheckerResult {
 /// anything short of `invalid` is then `not-applicable`, the verdict a run of such a store
 /// gets.
 pub fn check_epoch_authority(history: &History, facts: &RunFacts) -> CheckerResult {
-    let result = epoch_authority::check(history, &epoch_authority::EpochAuthorityOptions::default());
+    let result =
+        epoch_authority::check(history, &epoch_authority::EpochAuthorityOptions::default());
     if facts.commit_meta || result.valid == Validity::Invalid {
         return result;
     }
@@ -103,7 +123,11 @@ pub fn check_epoch_authority(history: &History, facts: &RunFacts) -> CheckerResu
 
 /// Auto-splits (or forced ones) judged with the run's hot prefix and the store's cooldown.
 pub fn check_split(history: &History, facts: &RunFacts) -> CheckerResult {
-    let opts = split::SplitOptions { hot_prefix: facts.hot_prefix.clone(), cooldown_s: facts.split_cooldown_s, ..Default::default() };
+    let opts = split::SplitOptions {
+        hot_prefix: facts.hot_prefix.clone(),
+        cooldown_s: facts.split_cooldown_s,
+        ..Default::default()
+    };
     split::check(history, &opts)
 }
 

@@ -109,19 +109,27 @@ impl RunFacts {
     /// observations, splits (the split nemesis started, or the catalog changed), the
     /// faults that started, node-lifecycle events, the client functions.
     pub fn from_evidence(history: &History) -> RunFacts {
-        let started: BTreeSet<String> =
-            fault_events(&history.ops).filter(|(_, e)| e.edge == FaultEdge::Start).map(|(_, e)| e.fault).collect();
+        let started: BTreeSet<String> = fault_events(&history.ops)
+            .filter(|(_, e)| e.edge == FaultEdge::Start)
+            .map(|(_, e)| e.fault)
+            .collect();
         let catalog = history.ops.iter().any(is_catalog_event);
-        let lifecycle_event = |o: &Op| o.process == Process::Watcher && (o.f == events::NODE_WATCH || o.f == events::NODE_EXIT);
+        let lifecycle_event = |o: &Op| {
+            o.process == Process::Watcher && (o.f == events::NODE_WATCH || o.f == events::NODE_EXIT)
+        };
         RunFacts {
             basis: Basis::Evidence,
             workload: String::new(),
             judged_by: Vec::new(),
-            splits_expected: catalog && (started.contains(split::events::SPLIT_FAULT) || catalog_changed(history)),
+            splits_expected: catalog
+                && (started.contains(split::events::SPLIT_FAULT) || catalog_changed(history)),
             nemesis: started.into_iter().collect(),
             store: "the store".into(),
             linearizable_reads: true,
-            commit_meta: history.ops.iter().any(|o| o.meta.as_ref().is_some_and(attributes_epochs)),
+            commit_meta: history
+                .ops
+                .iter()
+                .any(|o| o.meta.as_ref().is_some_and(attributes_epochs)),
             catalog,
             splits: catalog,
             hot_prefix: None,
@@ -159,7 +167,11 @@ fn client_functions(history: &History) -> BTreeSet<String> {
 /// Commit metadata epoch-authority can use: a log index or a serving node alone (what
 /// elastickv's RawPut and faultline's leader reads record) attributes nothing to an epoch.
 fn attributes_epochs(meta: &CommitMeta) -> bool {
-    meta.group.is_some() || meta.term.is_some() || meta.route_id.is_some() || meta.route_epoch.is_some() || meta.catalog_version.is_some()
+    meta.group.is_some()
+        || meta.term.is_some()
+        || meta.route_id.is_some()
+        || meta.route_epoch.is_some()
+        || meta.catalog_version.is_some()
 }
 
 /// The watcher saw more than one distinct set of routes.

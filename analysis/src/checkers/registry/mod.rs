@@ -20,7 +20,9 @@ mod rules;
 pub use facts::{Basis, CheckOptions, ModelChoice, RunFacts};
 pub use rules::{bare_linearizable_model, KV_FUNCTIONS, REGISTER_FUNCTIONS};
 
-use crate::checkers::{crashes, epoch_authority, isolation, linearizable, set_full, split, vacuity};
+use crate::checkers::{
+    crashes, epoch_authority, isolation, linearizable, set_full, split, vacuity,
+};
 use crate::history::History;
 use crate::ops;
 use crate::verdict::{CheckerResult, Validity, Verdict};
@@ -65,7 +67,15 @@ pub const REGISTRY: &[Checker] = &[
     Checker {
         name: linearizable::NAME,
         scope: Scope::ClientOps,
-        functions: &[ops::READ, ops::GET, ops::WRITE, ops::PUT, ops::CAS, ops::COMPARE_AND_SET, ops::APPEND],
+        functions: &[
+            ops::READ,
+            ops::GET,
+            ops::WRITE,
+            ops::PUT,
+            ops::CAS,
+            ops::COMPARE_AND_SET,
+            ops::APPEND,
+        ],
         models: &["register", "cas-register", "kv"],
         matrix_column: true,
         applies: rules::linearizable_applies,
@@ -142,12 +152,18 @@ pub fn known_functions() -> Vec<&'static str> {
 
 /// `faultline analyze --model` values: `auto`, then each checker's models.
 pub fn model_names() -> Vec<&'static str> {
-    std::iter::once("auto").chain(REGISTRY.iter().flat_map(|c| c.models.iter().copied())).collect()
+    std::iter::once("auto")
+        .chain(REGISTRY.iter().flat_map(|c| c.models.iter().copied()))
+        .collect()
 }
 
 /// The detection matrix's checker columns, in registry order.
 pub fn matrix_columns() -> Vec<&'static str> {
-    REGISTRY.iter().filter(|c| c.matrix_column).map(|c| c.name).collect()
+    REGISTRY
+        .iter()
+        .filter(|c| c.matrix_column)
+        .map(|c| c.name)
+        .collect()
 }
 
 /// The decision for every checker, in registry order, made before any runs.
@@ -157,13 +173,25 @@ pub fn plan(facts: &RunFacts) -> Vec<(&'static Checker, Applies)> {
 
 /// Runs the applicable checkers into `checkers` (a run's each with its `check_ms`) and
 /// writes the not-applicable ones with their reasons.
-pub fn run_into(history: &History, facts: &RunFacts, checkers: &mut BTreeMap<String, CheckerResult>) {
+pub fn run_into(
+    history: &History,
+    facts: &RunFacts,
+    checkers: &mut BTreeMap<String, CheckerResult>,
+) {
     run_scopes_into(history, facts, &[Scope::ClientOps, Scope::Run], checkers);
 }
 
 /// [`run_into`] for the checkers of `scopes` only.
-pub fn run_scopes_into(history: &History, facts: &RunFacts, scopes: &[Scope], checkers: &mut BTreeMap<String, CheckerResult>) {
-    for (checker, applies) in plan(facts).into_iter().filter(|(c, _)| scopes.contains(&c.scope)) {
+pub fn run_scopes_into(
+    history: &History,
+    facts: &RunFacts,
+    scopes: &[Scope],
+    checkers: &mut BTreeMap<String, CheckerResult>,
+) {
+    for (checker, applies) in plan(facts)
+        .into_iter()
+        .filter(|(c, _)| scopes.contains(&c.scope))
+    {
         let result = match applies {
             Applies::Omitted => continue,
             Applies::NotApplicable(reason) => not_applicable(reason),
@@ -197,7 +225,10 @@ fn timed(check: impl FnOnce() -> CheckerResult) -> CheckerResult {
     let started = std::time::Instant::now();
     let mut result = check();
     if let serde_json::Value::Object(m) = &mut result.details {
-        m.insert("check_ms".into(), serde_json::json!(started.elapsed().as_millis() as u64));
+        m.insert(
+            "check_ms".into(),
+            serde_json::json!(started.elapsed().as_millis() as u64),
+        );
     }
     result
 }
@@ -230,7 +261,18 @@ mod tests {
     #[test]
     fn every_checker_is_registered_once_under_its_own_name() {
         let mut names: Vec<&str> = REGISTRY.iter().map(|c| c.name).collect();
-        assert_eq!(names, ["linearizable", "set-full", "isolation", "epoch-authority", "split", "vacuity", "crashes"]);
+        assert_eq!(
+            names,
+            [
+                "linearizable",
+                "set-full",
+                "isolation",
+                "epoch-authority",
+                "split",
+                "vacuity",
+                "crashes"
+            ]
+        );
         names.sort();
         names.dedup();
         assert_eq!(names.len(), REGISTRY.len());
@@ -239,35 +281,76 @@ mod tests {
     #[test]
     fn a_bare_history_without_evidence_gets_no_run_level_checker() {
         let facts = RunFacts::from_evidence(&History::default());
-        assert!(decisions(&facts).iter().all(|(_, a)| *a == Applies::Omitted), "{:?}", decisions(&facts));
+        assert!(
+            decisions(&facts)
+                .iter()
+                .all(|(_, a)| *a == Applies::Omitted),
+            "{:?}",
+            decisions(&facts)
+        );
     }
 
     #[test]
     fn evidence_of_a_started_fault_brings_vacuity_for_that_fault() {
-        let h = History::new(vec![nemesis_event("start-kill"), nemesis_event("stop-kill")]);
+        let h = History::new(vec![
+            nemesis_event("start-kill"),
+            nemesis_event("stop-kill"),
+        ]);
         let facts = RunFacts::from_evidence(&h);
         assert_eq!(facts.nemesis, ["kill"]);
-        let applies: Vec<&str> = decisions(&facts).into_iter().filter(|(_, a)| *a == Applies::Yes).map(|(n, _)| n).collect();
-        assert_eq!(applies, ["linearizable", "vacuity"], "only events: trivially linearizable, and the fault's vacuity");
+        let applies: Vec<&str> = decisions(&facts)
+            .into_iter()
+            .filter(|(_, a)| *a == Applies::Yes)
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(
+            applies,
+            ["linearizable", "vacuity"],
+            "only events: trivially linearizable, and the fault's vacuity"
+        );
     }
 
     fn client_history(fs: &[&str]) -> History {
-        let op = |i: usize, f: &str| Op { process: Process::Client(i as u64), f: f.into(), kind: OpType::Invoke, ..nemesis_event(f) };
+        let op = |i: usize, f: &str| Op {
+            process: Process::Client(i as u64),
+            f: f.into(),
+            kind: OpType::Invoke,
+            ..nemesis_event(f)
+        };
         History::new(fs.iter().enumerate().map(|(i, f)| op(i, f)).collect())
     }
 
     fn bare_plan(fs: &[&str], model: ModelChoice) -> Vec<&'static str> {
-        let facts = RunFacts::from_evidence(&client_history(fs)).with_options(CheckOptions { model, ..Default::default() });
-        decisions(&facts).into_iter().filter(|(_, a)| *a == Applies::Yes).map(|(n, _)| n).collect()
+        let facts = RunFacts::from_evidence(&client_history(fs)).with_options(CheckOptions {
+            model,
+            ..Default::default()
+        });
+        decisions(&facts)
+            .into_iter()
+            .filter(|(_, a)| *a == Applies::Yes)
+            .map(|(n, _)| n)
+            .collect()
     }
 
     #[test]
     fn a_bare_file_gets_the_client_checkers_of_its_functions() {
-        assert_eq!(bare_plan(&["read", "cas"], ModelChoice::Auto), ["linearizable"]);
-        assert_eq!(bare_plan(&["write", "add", "scan"], ModelChoice::Auto), ["linearizable", "set-full"]);
+        assert_eq!(
+            bare_plan(&["read", "cas"], ModelChoice::Auto),
+            ["linearizable"]
+        );
+        assert_eq!(
+            bare_plan(&["write", "add", "scan"], ModelChoice::Auto),
+            ["linearizable", "set-full"]
+        );
         assert_eq!(bare_plan(&["txn"], ModelChoice::Auto), ["isolation"]);
         assert_eq!(bare_plan(&["txn", "read"], ModelChoice::Set), ["set-full"]);
-        assert_eq!(bare_plan(&["read"], ModelChoice::Isolation(crate::history::txn::TxnModel::RwRegister)), ["isolation"]);
+        assert_eq!(
+            bare_plan(
+                &["read"],
+                ModelChoice::Isolation(crate::history::txn::TxnModel::RwRegister)
+            ),
+            ["isolation"]
+        );
         let kv = RunFacts::from_evidence(&client_history(&["get", "append"]));
         assert_eq!(bare_linearizable_model(&kv), Some(linearizable::Model::Kv));
     }
@@ -276,12 +359,27 @@ mod tests {
     fn every_model_name_chooses_its_own_checker() {
         for checker in REGISTRY {
             for name in checker.models {
-                let model = ModelChoice::from_name(name).unwrap_or_else(|| panic!("--model {name} does not parse"));
+                let model = ModelChoice::from_name(name)
+                    .unwrap_or_else(|| panic!("--model {name} does not parse"));
                 assert_eq!(bare_plan(&[], model), [checker.name], "--model {name}");
             }
         }
-        assert_eq!(model_names(), ["auto", "register", "cas-register", "kv", "set", "list-append", "rw-register"]);
-        assert_eq!(ModelChoice::from_name("kv-append"), Some(ModelChoice::Linearizable(linearizable::Model::Kv)));
+        assert_eq!(
+            model_names(),
+            [
+                "auto",
+                "register",
+                "cas-register",
+                "kv",
+                "set",
+                "list-append",
+                "rw-register"
+            ]
+        );
+        assert_eq!(
+            ModelChoice::from_name("kv-append"),
+            Some(ModelChoice::Linearizable(linearizable::Model::Kv))
+        );
         assert_eq!(ModelChoice::from_name("bogus"), None);
     }
 
@@ -289,8 +387,31 @@ mod tests {
     fn derived_lists_keep_their_established_contents() {
         assert_eq!(
             known_functions(),
-            ["read", "get", "write", "put", "cas", "compare-and-set", "append", "add", "read-set", "scan", "txn", "stale-write"]
+            [
+                "read",
+                "get",
+                "write",
+                "put",
+                "cas",
+                "compare-and-set",
+                "append",
+                "add",
+                "read-set",
+                "scan",
+                "txn",
+                "stale-write"
+            ]
         );
-        assert_eq!(matrix_columns(), ["linearizable", "set-full", "isolation", "epoch-authority", "split", "vacuity"]);
+        assert_eq!(
+            matrix_columns(),
+            [
+                "linearizable",
+                "set-full",
+                "isolation",
+                "epoch-authority",
+                "split",
+                "vacuity"
+            ]
+        );
     }
 }

@@ -39,7 +39,9 @@ pub fn bare_linearizable_model(facts: &RunFacts) -> Option<Model> {
         ModelChoice::Linearizable(m) => Some(m),
         ModelChoice::Auto if facts.holds_any(KV_FUNCTIONS) => Some(Model::Kv),
         ModelChoice::Auto if facts.holds_any(REGISTER_FUNCTIONS) => Some(Model::CasRegister),
-        ModelChoice::Auto if facts.functions.is_empty() && facts.has_entries => Some(Model::CasRegister),
+        ModelChoice::Auto if facts.functions.is_empty() && facts.has_entries => {
+            Some(Model::CasRegister)
+        }
         _ => None,
     }
 }
@@ -55,7 +57,9 @@ pub fn set_full_applies(facts: &RunFacts) -> Applies {
     match (facts.basis, facts.options.model) {
         (Basis::Run, _) => judges_the_workload(facts, set_full::NAME),
         (Basis::Evidence, ModelChoice::Set) => Applies::Yes,
-        (Basis::Evidence, ModelChoice::Auto) => yes_or_omitted(facts.holds_any(set_full::FUNCTIONS)),
+        (Basis::Evidence, ModelChoice::Auto) => {
+            yes_or_omitted(facts.holds_any(set_full::FUNCTIONS))
+        }
         (Basis::Evidence, _) => Applies::Omitted,
     }
 }
@@ -80,7 +84,11 @@ pub fn txn_model(facts: &RunFacts, history: &crate::history::History) -> TxnMode
     }
     (0..history.ops.len())
         .filter(|&p| history.ops[p].process.client().is_some() && history.ops[p].f == ops::TXN)
-        .find_map(|p| crate::formats::txn_check::shape_of(&history.txn_value(p)).ok().and_then(|s| s.shows))
+        .find_map(|p| {
+            crate::formats::txn_check::shape_of(&history.txn_value(p))
+                .ok()
+                .and_then(|s| s.shows)
+        })
         .unwrap_or(TxnModel::ListAppend)
 }
 
@@ -108,10 +116,13 @@ pub fn epoch_applies(facts: &RunFacts) -> Applies {
 /// history holds a catalog and a split was forced or the catalog changed.
 pub fn split_applies(facts: &RunFacts) -> Applies {
     match (facts.basis, facts.splits, facts.splits_expected) {
-        (Basis::Run, false, _) => Applies::NotApplicable(format!("{} does not split ranges", facts.store)),
-        (Basis::Run, true, false) => {
-            Applies::NotApplicable("no split expected: neither a hotspot workload with auto-split nor the split nemesis".into())
+        (Basis::Run, false, _) => {
+            Applies::NotApplicable(format!("{} does not split ranges", facts.store))
         }
+        (Basis::Run, true, false) => Applies::NotApplicable(
+            "no split expected: neither a hotspot workload with auto-split nor the split nemesis"
+                .into(),
+        ),
         (_, true, true) => Applies::Yes,
         (Basis::Evidence, _, _) => Applies::Omitted,
     }
@@ -122,9 +133,10 @@ pub fn split_applies(facts: &RunFacts) -> Applies {
 pub fn crashes_applies(facts: &RunFacts) -> Applies {
     match (facts.basis, facts.lifecycle_watched) {
         (_, true) => Applies::Yes,
-        (Basis::Run, false) => {
-            Applies::NotApplicable(format!("--cluster {}: faultline does not run the nodes, so it cannot see them exit", facts.cluster))
-        }
+        (Basis::Run, false) => Applies::NotApplicable(format!(
+            "--cluster {}: faultline does not run the nodes, so it cannot see them exit",
+            facts.cluster
+        )),
         (Basis::Evidence, false) => Applies::Omitted,
     }
 }

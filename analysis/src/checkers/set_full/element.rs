@@ -224,7 +224,10 @@ mod tests {
     use super::*;
 
     fn p(index: u64) -> Point {
-        Point { index, time: index * 10 }
+        Point {
+            index,
+            time: index * 10,
+        }
     }
 
     fn added_ok() -> Element {

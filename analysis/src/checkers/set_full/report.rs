@@ -18,32 +18,61 @@ pub(super) fn assemble(scan: Scan, opts: &SetFullOptions) -> CheckerResult {
     let mut r = CheckerResult::new(Validity::Valid);
     let elements = &scan.elements;
     let outcomes: Vec<Outcome> = elements.iter().map(Element::outcome).collect();
-    let of = |o: Outcome| elements.iter().zip(&outcomes).filter(move |(_, &x)| x == o).map(|(e, _)| e);
+    let of = |o: Outcome| {
+        elements
+            .iter()
+            .zip(&outcomes)
+            .filter(move |(_, &x)| x == o)
+            .map(|(e, _)| e)
+    };
 
     let lost: Vec<&Element> = of(Outcome::Lost).collect();
     let stale: Vec<&Element> = of(Outcome::Stable).filter(|e| e.is_stale()).collect();
     let recovered: Vec<&Element> = elements.iter().filter(|e| e.is_recovered()).collect();
-    let failed_observed: Vec<&Element> = elements.iter().filter(|e| e.failed_but_observed()).collect();
+    let failed_observed: Vec<&Element> = elements
+        .iter()
+        .filter(|e| e.failed_but_observed())
+        .collect();
     let unexpected = unexpected_anomalies(&scan);
 
     let mut anomalies = Vec::new();
-    list(&mut anomalies, lost.iter().map(|e| element_anomaly("lost", e)));
+    list(
+        &mut anomalies,
+        lost.iter().map(|e| element_anomaly("lost", e)),
+    );
     list(&mut anomalies, scan.duplicates.iter().map(|d| {
         json!({"kind": "duplicated", "element": elements[d.element].display,
                "read": d.read_index, "copies": d.copies, "add": elements[d.element].add_invoke.index})
     }));
     list(&mut anomalies, unexpected.iter().cloned());
-    list(&mut anomalies, failed_observed.iter().map(|e| element_anomaly("failed-add-observed", e)));
-    list(&mut anomalies, scan.out_of_range.iter().map(|(read, key)| {
-        json!({"kind": "scan-out-of-range", "element": key, "read": read})
-    }));
+    list(
+        &mut anomalies,
+        failed_observed
+            .iter()
+            .map(|e| element_anomaly("failed-add-observed", e)),
+    );
+    list(
+        &mut anomalies,
+        scan.out_of_range
+            .iter()
+            .map(|(read, key)| json!({"kind": "scan-out-of-range", "element": key, "read": read})),
+    );
     if opts.linearizable {
-        list(&mut anomalies, stale.iter().map(|e| element_anomaly("stale", e)));
+        list(
+            &mut anomalies,
+            stale.iter().map(|e| element_anomaly("stale", e)),
+        );
     }
 
     let counts = [
         ("attempt-count", elements.len()),
-        ("acknowledged-count", elements.iter().filter(|e| e.add_status() == AddStatus::Acknowledged).count()),
+        (
+            "acknowledged-count",
+            elements
+                .iter()
+                .filter(|e| e.add_status() == AddStatus::Acknowledged)
+                .count(),
+        ),
         ("stable-count", of(Outcome::Stable).count()),
         ("lost-count", lost.len()),
         ("never-read-count", of(Outcome::NeverRead).count()),
@@ -82,7 +111,8 @@ pub(super) fn assemble(scan: Scan, opts: &SetFullOptions) -> CheckerResult {
         r.reason = Some(if scan.reads == 0 {
             "set-full: no successful read-set or scan, so no element could be checked".to_string()
         } else {
-            "set-full: no element was ever stably read (nothing added, or every add crashed)".to_string()
+            "set-full: no element was ever stably read (nothing added, or every add crashed)"
+                .to_string()
         });
     }
     r.anomalies = anomalies;
@@ -127,13 +157,28 @@ fn unexpected_anomalies(scan: &Scan) -> Vec<Value> {
     out
 }
 
-fn details(elements: &[Element], outcomes: &[Outcome], stale: &[&Element], recovered: &[&Element]) -> Value {
+fn details(
+    elements: &[Element],
+    outcomes: &[Outcome],
+    stale: &[&Element],
+    recovered: &[&Element],
+) -> Value {
     let displays = |o: Outcome| -> Vec<Value> {
-        elements.iter().zip(outcomes).filter(|(_, &x)| x == o).map(|(e, _)| e.display.clone()).take(MAX_LISTED).collect()
+        elements
+            .iter()
+            .zip(outcomes)
+            .filter(|(_, &x)| x == o)
+            .map(|(e, _)| e.display.clone())
+            .take(MAX_LISTED)
+            .collect()
     };
     let mut worst: Vec<&&Element> = stale.iter().collect();
     worst.sort_by_key(|e| std::cmp::Reverse(e.stable_latency()));
-    let worst: Vec<Value> = worst.into_iter().take(WORST_STALE).map(|e| element_anomaly("stale", e)).collect();
+    let worst: Vec<Value> = worst
+        .into_iter()
+        .take(WORST_STALE)
+        .map(|e| element_anomaly("stale", e))
+        .collect();
     let mut d = json!({
         "lost": displays(Outcome::Lost),
         "never-read": displays(Outcome::NeverRead),

@@ -36,22 +36,40 @@ struct RouteChange {
 /// Every route change of `history`, in time order.
 fn route_changes(history: &History) -> Vec<RouteChange> {
     let mut out: Vec<RouteChange> = fault_events(&history.ops)
-        .filter(|(_, e)| e.edge == FaultEdge::Start && e.fault == "split" && e.value.effective == Some(true))
+        .filter(|(_, e)| {
+            e.edge == FaultEdge::Start && e.fault == "split" && e.value.effective == Some(true)
+        })
         .map(|(op, e)| RouteChange {
             index: op.index,
             time: op.time,
             f: "start-split",
-            catalog_version: e.value.facts.get("detail").and_then(|d| d.get("catalog_version")).and_then(Value::as_u64),
+            catalog_version: e
+                .value
+                .facts
+                .get("detail")
+                .and_then(|d| d.get("catalog_version"))
+                .and_then(Value::as_u64),
         })
         .collect();
     let mut newest_seen: Option<u64> = None;
-    for op in history.ops.iter().filter(|op| op.process == Process::Watcher && op.f == events::CATALOG) {
-        let Some(version) = op.value.get("version").and_then(Value::as_u64) else { continue };
+    for op in history
+        .ops
+        .iter()
+        .filter(|op| op.process == Process::Watcher && op.f == events::CATALOG)
+    {
+        let Some(version) = op.value.get("version").and_then(Value::as_u64) else {
+            continue;
+        };
         if newest_seen.is_some_and(|v| version <= v) {
             continue;
         }
         if newest_seen.is_some() {
-            out.push(RouteChange { index: op.index, time: op.time, f: "catalog", catalog_version: Some(version) });
+            out.push(RouteChange {
+                index: op.index,
+                time: op.time,
+                f: "catalog",
+                catalog_version: Some(version),
+            });
         }
         newest_seen = Some(version);
     }
@@ -73,7 +91,11 @@ pub fn annotate(history: &History, result: &mut CheckerResult) {
     let time_of: FxHashMap<u64, u64> = history.ops.iter().map(|op| (op.index, op.time)).collect();
     let mut near = 0u64;
     for anomaly in result.anomalies.iter_mut().filter(|a| is_lost(a)) {
-        let Some(invoked) = anomaly.get("add").and_then(Value::as_u64).and_then(|i| time_of.get(&i).copied()) else {
+        let Some(invoked) = anomaly
+            .get("add")
+            .and_then(Value::as_u64)
+            .and_then(|i| time_of.get(&i).copied())
+        else {
             continue;
         };
         let completed = anomaly
@@ -81,7 +103,9 @@ pub fn annotate(history: &History, result: &mut CheckerResult) {
             .and_then(Value::as_u64)
             .and_then(|i| time_of.get(&i).copied())
             .unwrap_or(invoked);
-        let Some(change) = changes.iter().rev().find(|c| c.time <= completed) else { continue };
+        let Some(change) = changes.iter().rev().find(|c| c.time <= completed) else {
+            continue;
+        };
         let after_ms = ms(invoked as i128 - change.time as i128);
         if (0.0..=NEAR_MS).contains(&after_ms) {
             near += 1;
@@ -107,25 +131,58 @@ mod tests {
 
     fn history(lines: &[String]) -> History {
         let text = lines.join("\n") + "\n";
-        crate::formats::parse_str(&text, crate::formats::Format::Jsonl, "test").expect("valid history").history
+        crate::formats::parse_str(&text, crate::formats::Format::Jsonl, "test")
+            .expect("valid history")
+            .history
     }
 
     fn op(index: u64, time_ms: u64, body: &str) -> String {
-        format!(r#"{{"index":{index},"time":{},{body}}}"#, time_ms * 1_000_000)
+        format!(
+            r#"{{"index":{index},"time":{},{body}}}"#,
+            time_ms * 1_000_000
+        )
     }
 
     /// Two acked adds, a split between them, a final read that has only the first.
     fn lost_after_split(split_effective: bool) -> History {
         history(&[
-            op(0, 0, r#""type":"invoke","process":0,"f":"add","key":"k1","value":1"#),
-            op(1, 5, r#""type":"ok","process":0,"f":"add","key":"k1","value":1"#),
-            op(2, 100, &format!(
-                r#""type":"info","process":"nemesis","f":"start-split","value":{{"effective":{split_effective},"key":"k","targets":[],"detail":{{"catalog_version":2}}}}"#
-            )),
-            op(3, 104, r#""type":"invoke","process":1,"f":"add","key":"k2","value":2"#),
-            op(4, 130, r#""type":"ok","process":1,"f":"add","key":"k2","value":2"#),
-            op(5, 2000, r#""type":"invoke","process":2,"f":"read-set","value":null"#),
-            op(6, 2010, r#""type":"ok","process":2,"f":"read-set","value":["k1"]"#),
+            op(
+                0,
+                0,
+                r#""type":"invoke","process":0,"f":"add","key":"k1","value":1"#,
+            ),
+            op(
+                1,
+                5,
+                r#""type":"ok","process":0,"f":"add","key":"k1","value":1"#,
+            ),
+            op(
+                2,
+                100,
+                &format!(
+                    r#""type":"info","process":"nemesis","f":"start-split","value":{{"effective":{split_effective},"key":"k","targets":[],"detail":{{"catalog_version":2}}}}"#
+                ),
+            ),
+            op(
+                3,
+                104,
+                r#""type":"invoke","process":1,"f":"add","key":"k2","value":2"#,
+            ),
+            op(
+                4,
+                130,
+                r#""type":"ok","process":1,"f":"add","key":"k2","value":2"#,
+            ),
+            op(
+                5,
+                2000,
+                r#""type":"invoke","process":2,"f":"read-set","value":null"#,
+            ),
+            op(
+                6,
+                2010,
+                r#""type":"ok","process":2,"f":"read-set","value":["k1"]"#,
+            ),
         ])
     }
 
@@ -155,29 +212,72 @@ mod tests {
 
     #[test]
     fn a_new_catalog_version_seen_by_the_watcher_is_a_route_change_but_the_first_is_not() {
-        let catalog = |v: u64| format!(r#""type":"info","process":"watcher","f":"catalog","value":{{"version":{v},"routes":[]}}"#);
+        let catalog = |v: u64| {
+            format!(
+                r#""type":"info","process":"watcher","f":"catalog","value":{{"version":{v},"routes":[]}}"#
+            )
+        };
         let h = history(&[
             op(0, 0, &catalog(1)),
-            op(1, 10, r#""type":"invoke","process":0,"f":"add","key":"k1","value":1"#),
-            op(2, 20, r#""type":"ok","process":0,"f":"add","key":"k1","value":1"#),
+            op(
+                1,
+                10,
+                r#""type":"invoke","process":0,"f":"add","key":"k1","value":1"#,
+            ),
+            op(
+                2,
+                20,
+                r#""type":"ok","process":0,"f":"add","key":"k1","value":1"#,
+            ),
             op(3, 3000, &catalog(3)),
             op(4, 3100, &catalog(3)),
-            op(5, 4000, r#""type":"invoke","process":2,"f":"read-set","value":null"#),
-            op(6, 4010, r#""type":"ok","process":2,"f":"read-set","value":[]"#),
+            op(
+                5,
+                4000,
+                r#""type":"invoke","process":2,"f":"read-set","value":null"#,
+            ),
+            op(
+                6,
+                4010,
+                r#""type":"ok","process":2,"f":"read-set","value":[]"#,
+            ),
         ]);
         let r = checked(&h);
         let lost = r.anomalies.iter().find(|a| is_lost(a)).expect("k1 is lost");
-        assert!(lost.get("after-route-change").is_none(), "no route change before the add completed (v3 came after it)");
+        assert!(
+            lost.get("after-route-change").is_none(),
+            "no route change before the add completed (v3 came after it)"
+        );
         let h2 = history(&[
             op(0, 0, &catalog(1)),
             op(1, 5, &catalog(2)),
-            op(2, 10, r#""type":"invoke","process":0,"f":"add","key":"k1","value":1"#),
-            op(3, 2020, r#""type":"ok","process":0,"f":"add","key":"k1","value":1"#),
-            op(4, 4000, r#""type":"invoke","process":2,"f":"read-set","value":null"#),
-            op(5, 4010, r#""type":"ok","process":2,"f":"read-set","value":[]"#),
+            op(
+                2,
+                10,
+                r#""type":"invoke","process":0,"f":"add","key":"k1","value":1"#,
+            ),
+            op(
+                3,
+                2020,
+                r#""type":"ok","process":0,"f":"add","key":"k1","value":1"#,
+            ),
+            op(
+                4,
+                4000,
+                r#""type":"invoke","process":2,"f":"read-set","value":null"#,
+            ),
+            op(
+                5,
+                4010,
+                r#""type":"ok","process":2,"f":"read-set","value":[]"#,
+            ),
         ]);
         let r2 = checked(&h2);
-        let at = &r2.anomalies.iter().find(|a| is_lost(a)).expect("k1 is lost")["after-route-change"];
+        let at = &r2
+            .anomalies
+            .iter()
+            .find(|a| is_lost(a))
+            .expect("k1 is lost")["after-route-change"];
         assert_eq!(at["f"], "catalog");
         assert_eq!(at["catalog-version"], 2);
         assert_eq!(r2.counts[COUNT_NEAR], 1);
@@ -186,10 +286,19 @@ mod tests {
     #[test]
     fn annotating_never_changes_the_verdict() {
         let h = lost_after_split(true);
-        let without_split = History::new(h.ops.iter().filter(|op| op.process != Process::Nemesis).cloned().collect());
+        let without_split = History::new(
+            h.ops
+                .iter()
+                .filter(|op| op.process != Process::Nemesis)
+                .cloned()
+                .collect(),
+        );
         let plain = checked(&without_split);
         let r = checked(&h);
-        assert!(plain.anomalies.iter().all(|a| a.get("after-route-change").is_none()));
+        assert!(plain
+            .anomalies
+            .iter()
+            .all(|a| a.get("after-route-change").is_none()));
         assert_eq!(plain.valid, r.valid);
         assert_eq!(plain.reason, r.reason);
     }

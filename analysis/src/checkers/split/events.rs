@@ -53,14 +53,22 @@ pub struct CatalogChanges {
 
 pub fn catalog_changes(timeline: &CatalogTimeline) -> CatalogChanges {
     let mut last: FxHashMap<u64, RouteRecord> = FxHashMap::default();
-    let mut out = CatalogChanges { splits: Vec::new(), moves: Vec::new(), unobserved_parents: 0 };
+    let mut out = CatalogChanges {
+        splits: Vec::new(),
+        moves: Vec::new(),
+        unobserved_parents: 0,
+    };
     for (n, obs) in timeline.in_time_order().enumerate() {
         let mut by_parent: FxHashMap<u64, Vec<RouteRecord>> = FxHashMap::default();
         for r in &obs.snapshot.routes {
             match last.get(&r.id) {
                 Some(old) if old.group != r.group => out.moves.push(MoveEvent {
-                    route: r.id, from_group: old.group, to_group: r.group, epoch: r.epoch,
-                    catalog_op: obs.op_index, time: obs.time,
+                    route: r.id,
+                    from_group: old.group,
+                    to_group: r.group,
+                    epoch: r.epoch,
+                    catalog_op: obs.op_index,
+                    time: obs.time,
                 }),
                 Some(_) => {}
                 None if n > 0 => match r.parent.filter(|p| last.contains_key(p)) {
@@ -80,10 +88,19 @@ pub fn catalog_changes(timeline: &CatalogTimeline) -> CatalogChanges {
                 children.push(kept.clone());
             }
             children.sort_by(|a, b| a.start.cmp(&b.start));
-            let split_keys = children.iter().map(|c| c.start.clone()).filter(|s| *s != parent.start).collect();
+            let split_keys = children
+                .iter()
+                .map(|c| c.start.clone())
+                .filter(|s| *s != parent.start)
+                .collect();
             out.splits.push(SplitEvent {
-                parent, children, split_keys,
-                catalog_op: obs.op_index, time: obs.time, version: obs.snapshot.version, forced: false,
+                parent,
+                children,
+                split_keys,
+                catalog_op: obs.op_index,
+                time: obs.time,
+                version: obs.snapshot.version,
+                forced: false,
             });
         }
         for r in &obs.snapshot.routes {
@@ -115,7 +132,9 @@ pub fn mark_forced(history: &History, splits: &mut [SplitEvent], match_s: f64) {
         let found = requests.iter().enumerate().find(|(i, (t, key))| {
             !claimed.contains(i)
                 && t.abs_diff(split.time) <= window
-                && key.as_deref().is_none_or(|k| split.split_keys.iter().any(|s| s == k))
+                && key
+                    .as_deref()
+                    .is_none_or(|k| split.split_keys.iter().any(|s| s == k))
         });
         if let Some((i, _)) = found {
             claimed.insert(i);

@@ -49,7 +49,11 @@ struct Evidence {
 }
 
 fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
-    let inside: Vec<_> = load.invokes_between(since, split.time).iter().filter(|i| route_contains(&split.parent, &i.key)).collect();
+    let inside: Vec<_> = load
+        .invokes_between(since, split.time)
+        .iter()
+        .filter(|i| route_contains(&split.parent, &i.key))
+        .collect();
     let txn_ops = inside.iter().filter(|i| i.in_txn).count() as u64;
     let keys: Vec<&str> = inside.iter().map(|i| i.key.as_ref()).collect();
     let n = keys.len() as f64;
@@ -61,12 +65,20 @@ fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
         }
         *per_key.entry(k).or_default() += 1;
     }
-    let top = per_key.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)));
-    let below_first_key = split.split_keys.first().map(|s| keys.iter().filter(|k| **k < s.as_str()).count());
+    let top = per_key
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)));
+    let below_first_key = split
+        .split_keys
+        .first()
+        .map(|s| keys.iter().filter(|k| **k < s.as_str()).count());
     Evidence {
         ops: keys.len() as u64,
         txn_ops,
-        child_shares: per_child.iter().map(|&c| if n > 0.0 { c as f64 / n } else { 0.0 }).collect(),
+        child_shares: per_child
+            .iter()
+            .map(|&c| if n > 0.0 { c as f64 / n } else { 0.0 })
+            .collect(),
         top_key: top.map(|(k, _)| k.to_string()),
         top_key_share: top.map_or(0.0, |(_, &c)| c as f64 / n.max(1.0)),
         split_key_quantile: below_first_key.filter(|_| n > 0.0).map(|b| b as f64 / n),
@@ -89,14 +101,24 @@ pub fn judge(
     timeline: &CatalogTimeline,
     opts: &SplitOptions,
 ) -> Judgement {
-    let evidence_since = split.time.saturating_sub(secs_to_ns(opts.evidence_window_s)).max(parent_since);
+    let evidence_since = split
+        .time
+        .saturating_sub(secs_to_ns(opts.evidence_window_s))
+        .max(parent_since);
     let cold_ns = secs_to_ns(opts.cold_window_s);
     let window_ns = secs_to_ns(opts.window_s);
     let last_invoke = load.invokes.last().map_or(0, |i| i.time + 1);
     let before = (split.time.saturating_sub(window_ns), split.time);
-    let after = (split.time, (split.time + window_ns).min(last_invoke).max(split.time));
-    let routes_before: &[RouteRecord] = timeline.observed_before(split.time).map_or(&[], |o| &o.snapshot.routes[..]);
-    let routes_after: &[RouteRecord] = timeline.in_force_at(split.time).map_or(&[], |o| &o.snapshot.routes[..]);
+    let after = (
+        split.time,
+        (split.time + window_ns).min(last_invoke).max(split.time),
+    );
+    let routes_before: &[RouteRecord] = timeline
+        .observed_before(split.time)
+        .map_or(&[], |o| &o.snapshot.routes[..]);
+    let routes_after: &[RouteRecord] = timeline
+        .in_force_at(split.time)
+        .map_or(&[], |o| &o.snapshot.routes[..]);
 
     // Detector's view: recent load (coldness) and the parent's key distribution.
     let cold_since = split.time.saturating_sub(cold_ns);
@@ -112,15 +134,24 @@ pub fn judge(
     // Relief: the longer comparison windows either side of the split.
     let rates_before = load.range_rates(routes_before, before.0, before.1);
     let rates_after = load.range_rates(routes_after, after.0, after.1);
-    let parent_before = rates_before.iter().find(|r| r.0 == split.parent.id).map_or(parent_load, |r| r.1);
+    let parent_before = rates_before
+        .iter()
+        .find(|r| r.0 == split.parent.id)
+        .map_or(parent_load, |r| r.1);
     let child_after: Vec<f64> = split
         .children
         .iter()
-        .map(|c| rates_after.iter().find(|r| r.0 == c.id).map_or(0.0, |r| r.1))
+        .map(|c| {
+            rates_after
+                .iter()
+                .find(|r| r.0 == c.id)
+                .map_or(0.0, |r| r.1)
+        })
         .collect();
     let max_child_after = child_after.iter().copied().fold(0.0, f64::max);
     let measured_after = after.1 - after.0 >= NS_PER_S;
-    let relieved = (parent_before > 0.0 && measured_after).then_some(max_child_after <= opts.relief_ratio * parent_before);
+    let relieved = (parent_before > 0.0 && measured_after)
+        .then_some(max_child_after <= opts.relief_ratio * parent_before);
 
     let mut anomalies = Vec::new();
     let mut judged = false;
@@ -129,7 +160,8 @@ pub fn judge(
         if let Some(why) = ping_pong(split, auto_created_at, opts) {
             flag("ping-pong", why);
         }
-        let cold = parent_load < opts.cold_min_ops_per_s || parent_load < opts.cold_fraction * hottest;
+        let cold =
+            parent_load < opts.cold_min_ops_per_s || parent_load < opts.cold_fraction * hottest;
         if cold && cold_window_covered {
             judged = true;
             flag("cold-split", format!(
@@ -174,7 +206,12 @@ pub fn judge(
         "judged": judged,
         "findings": anomalies.iter().map(|a| a["kind"].clone()).collect::<Vec<_>>(),
     });
-    Judgement { json, anomalies, judged, relieved }
+    Judgement {
+        json,
+        anomalies,
+        judged,
+        relieved,
+    }
 }
 
 fn secs_to_ns(s: f64) -> u64 {
@@ -184,10 +221,15 @@ fn secs_to_ns(s: f64) -> u64 {
 /// A route created by an auto-split that is split again within the cooldown — except the
 /// second half of a hot-key isolation (split at `start ++ NUL`, leaving the route's first
 /// key alone), which the detector issues right away by design.
-fn ping_pong(split: &SplitEvent, auto_created_at: &FxHashMap<u64, u64>, opts: &SplitOptions) -> Option<String> {
+fn ping_pong(
+    split: &SplitEvent,
+    auto_created_at: &FxHashMap<u64, u64>,
+    opts: &SplitOptions,
+) -> Option<String> {
     let cooldown = opts.cooldown_s?;
     let created = *auto_created_at.get(&split.parent.id)?;
-    let isolation_follow_up = split.split_keys.len() == 1 && split.split_keys[0] == format!("{}\u{0}", split.parent.start);
+    let isolation_follow_up = split.split_keys.len() == 1
+        && split.split_keys[0] == format!("{}\u{0}", split.parent.start);
     let age_s = split.time.saturating_sub(created) as f64 / NS_PER_S as f64;
     (age_s < cooldown - opts.cooldown_tolerance_s && !isolation_follow_up).then(|| format!(
         "route {} was created by an auto-split {age_s:.1} s earlier and split again within the {cooldown} s cooldown",
@@ -195,19 +237,30 @@ fn ping_pong(split: &SplitEvent, auto_created_at: &FxHashMap<u64, u64>, opts: &S
 }
 
 fn unjustified(split: &SplitEvent, ev: &Evidence, opts: &SplitOptions) -> Option<String> {
-    let min_share = ev.child_shares.iter().copied().fold(f64::INFINITY, f64::min);
+    let min_share = ev
+        .child_shares
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
     if min_share >= opts.min_child_share {
         return None;
     }
     if let Some(top) = &ev.top_key {
         let successor = format!("{top}\u{0}");
-        let isolates = split.split_keys.iter().any(|k| *k == *top || *k == successor);
+        let isolates = split
+            .split_keys
+            .iter()
+            .any(|k| *k == *top || *k == successor);
         if ev.top_key_share >= opts.hot_key_share && isolates {
             return None;
         }
     }
     let hottest = match &ev.top_key {
-        Some(k) => format!("hottest key {} with {:.1} %", quoted(k), ev.top_key_share * 100.0),
+        Some(k) => format!(
+            "hottest key {} with {:.1} %",
+            quoted(k),
+            ev.top_key_share * 100.0
+        ),
         None => "no key seen".to_string(),
     };
     let split_at: Vec<String> = split.split_keys.iter().map(|k| quoted(k)).collect();

@@ -40,19 +40,26 @@ pub struct LoadTable<'h> {
 fn micro_op_keys(history: &History, position: usize) -> Vec<(Cow<'_, str>, bool)> {
     match history.txn_value(position) {
         Cow::Borrowed(value) => mop_keys(value).collect(),
-        Cow::Owned(value) => mop_keys(&value).map(|(k, w)| (Cow::Owned(k.into_owned()), w)).collect(),
+        Cow::Owned(value) => mop_keys(&value)
+            .map(|(k, w)| (Cow::Owned(k.into_owned()), w))
+            .collect(),
     }
 }
 
 fn mop_keys(value: &Value) -> impl Iterator<Item = (Cow<'_, str>, bool)> {
-    value.as_array().map(Vec::as_slice).unwrap_or_default().iter().filter_map(|m| {
-        let is_write = crate::checkers::vacuity::WRITE_MICRO_OPS.contains(&m.get(0)?.as_str()?);
-        let key = match m.get(1)? {
-            Value::String(s) => Cow::Borrowed(s.as_str()),
-            other => Cow::Owned(other.to_string()),
-        };
-        Some((key, is_write))
-    })
+    value
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|m| {
+            let is_write = crate::checkers::vacuity::WRITE_MICRO_OPS.contains(&m.get(0)?.as_str()?);
+            let key = match m.get(1)? {
+                Value::String(s) => Cow::Borrowed(s.as_str()),
+                other => Cow::Owned(other.to_string()),
+            };
+            Some((key, is_write))
+        })
 }
 
 pub fn bucket_of(time: u64) -> usize {
@@ -67,9 +74,21 @@ impl<'h> LoadTable<'h> {
                 continue;
             }
             if let Some(key) = op.key.as_deref() {
-                invokes.push(KeyedInvoke { time: op.time, key: Cow::Borrowed(key), is_write: write_fns.contains(&op.f.as_str()), in_txn: false });
+                invokes.push(KeyedInvoke {
+                    time: op.time,
+                    key: Cow::Borrowed(key),
+                    is_write: write_fns.contains(&op.f.as_str()),
+                    in_txn: false,
+                });
             } else if op.f == crate::ops::TXN {
-                invokes.extend(micro_op_keys(history, position).into_iter().map(|(key, is_write)| KeyedInvoke { time: op.time, key, is_write, in_txn: true }));
+                invokes.extend(micro_op_keys(history, position).into_iter().map(
+                    |(key, is_write)| KeyedInvoke {
+                        time: op.time,
+                        key,
+                        is_write,
+                        in_txn: true,
+                    },
+                ));
             }
         }
         invokes.sort_by_key(|i| i.time);
@@ -77,23 +96,41 @@ impl<'h> LoadTable<'h> {
         let mut per_route: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
         let mut unmapped = 0;
         for inv in &invokes {
-            match timeline.in_force_at(inv.time).and_then(|obs| obs.route_for(&inv.key)) {
-                Some(route) => per_route.entry(route.id).or_insert_with(|| vec![0; buckets])[bucket_of(inv.time)] += 1,
+            match timeline
+                .in_force_at(inv.time)
+                .and_then(|obs| obs.route_for(&inv.key))
+            {
+                Some(route) => {
+                    per_route
+                        .entry(route.id)
+                        .or_insert_with(|| vec![0; buckets])[bucket_of(inv.time)] += 1
+                }
                 None => unmapped += 1,
             }
         }
-        let client_times = history.ops.iter().filter(|op| matches!(op.process, Process::Client(_))).map(|op| op.time);
+        let client_times = history
+            .ops
+            .iter()
+            .filter(|op| matches!(op.process, Process::Client(_)))
+            .map(|op| op.time);
         let client_span = client_times.fold(None, |span: Option<(u64, u64)>, t| match span {
             None => Some((t, t)),
             Some((a, b)) => Some((a.min(t), b.max(t))),
         });
-        LoadTable { per_route, invokes, unmapped, buckets, client_span }
+        LoadTable {
+            per_route,
+            invokes,
+            unmapped,
+            buckets,
+            client_span,
+        }
     }
 
     /// Whether client ops were running over the whole of `[from, to]`: one at or before
     /// `from`, one at or after `to`.
     pub fn clients_cover(&self, from: u64, to: u64) -> bool {
-        self.client_span.is_some_and(|(first, last)| first <= from && to <= last)
+        self.client_span
+            .is_some_and(|(first, last)| first <= from && to <= last)
     }
 
     /// Keyed invokes with time in `[from, to)` ns.
@@ -116,7 +153,16 @@ impl<'h> LoadTable<'h> {
         }
         routes
             .iter()
-            .map(|r| (r.id, if seconds > 0.0 { counts.get(&r.id).copied().unwrap_or(0) as f64 / seconds } else { 0.0 }))
+            .map(|r| {
+                (
+                    r.id,
+                    if seconds > 0.0 {
+                        counts.get(&r.id).copied().unwrap_or(0) as f64 / seconds
+                    } else {
+                        0.0
+                    },
+                )
+            })
             .collect()
     }
 
@@ -133,7 +179,10 @@ impl<'h> LoadTable<'h> {
                 let mut entry = describe(id);
                 if let Value::Object(m) = &mut entry {
                     m.insert("id".into(), json!(id));
-                    m.insert("total_ops".into(), json!(s.iter().map(|&c| c as u64).sum::<u64>()));
+                    m.insert(
+                        "total_ops".into(),
+                        json!(s.iter().map(|&c| c as u64).sum::<u64>()),
+                    );
                     m.insert("first_bucket_s".into(), json!(first));
                     m.insert("ops_per_s".into(), json!(&s[first..last.max(first)]));
                 }

@@ -124,7 +124,9 @@ fn infer_hot_route(load: &LoadTable, timeline: &CatalogTimeline) -> Option<Route
             *writes.entry(r.id).or_default() += 1;
         }
     }
-    let (&id, _) = writes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
+    let (&id, _) = writes
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
     first.snapshot.routes.iter().find(|r| r.id == id).cloned()
 }
 
@@ -133,10 +135,16 @@ pub fn check(history: &History, opts: &SplitOptions) -> CheckerResult {
     check_with_timeline(history, &timeline, opts)
 }
 
-pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: &SplitOptions) -> CheckerResult {
+pub fn check_with_timeline(
+    history: &History,
+    timeline: &CatalogTimeline,
+    opts: &SplitOptions,
+) -> CheckerResult {
     if timeline.is_empty() {
         let mut r = CheckerResult::new(Validity::Unknown);
-        r.reason = Some("no catalog observations (watcher events) in the history: splits cannot be seen".into());
+        r.reason = Some(
+            "no catalog observations (watcher events) in the history: splits cannot be seen".into(),
+        );
         return r;
     }
     let mut changes = catalog_changes(timeline);
@@ -146,7 +154,12 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
         Some(p) => Some(HotRange::Prefix(p.clone())),
         None => infer_hot_route(&load, timeline).map(HotRange::Route),
     };
-    let hot_start = hot.as_ref().and_then(|h| load.invokes.iter().find(|i| h.contains(&i.key)).map(|i| i.time));
+    let hot_start = hot.as_ref().and_then(|h| {
+        load.invokes
+            .iter()
+            .find(|i| h.contains(&i.key))
+            .map(|i| i.time)
+    });
 
     let lineage = timeline.lineage();
     let mut auto_created_at: FxHashMap<u64, u64> = FxHashMap::default();
@@ -172,7 +185,12 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
     let auto = changes.splits.iter().filter(|s| !s.forced).count() as u64;
     let first_hot_split = hot.as_ref().and_then(|h| {
         let touches = |s: &&events::SplitEvent| h.intersects(&s.parent);
-        changes.splits.iter().filter(|s| !s.forced).find(touches).or_else(|| changes.splits.iter().find(touches))
+        changes
+            .splits
+            .iter()
+            .filter(|s| !s.forced)
+            .find(touches)
+            .or_else(|| changes.splits.iter().find(touches))
     });
     let latency_s = match (hot_start, first_hot_split) {
         (Some(t0), Some(s)) => Some(s.time.saturating_sub(t0) as f64 / NS_PER_S as f64),
@@ -181,7 +199,9 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
 
     result.valid = if !result.anomalies.is_empty() {
         Validity::Invalid
-    } else if changes.splits.is_empty() || (auto > 0 && judged == 0 && auto == changes.splits.len() as u64) {
+    } else if changes.splits.is_empty()
+        || (auto > 0 && judged == 0 && auto == changes.splits.len() as u64)
+    {
         Validity::Unknown
     } else {
         Validity::Valid
@@ -204,7 +224,10 @@ pub fn check_with_timeline(history: &History, timeline: &CatalogTimeline, opts: 
         ("moves", changes.moves.len() as u64),
         ("ping-pong", count_kind(&result.anomalies, "ping-pong")),
         ("cold-splits", count_kind(&result.anomalies, "cold-split")),
-        ("unjustified-splits", count_kind(&result.anomalies, "unjustified-split")),
+        (
+            "unjustified-splits",
+            count_kind(&result.anomalies, "unjustified-split"),
+        ),
         ("unmapped-ops", load.unmapped),
         ("splits-with-unobserved-parent", changes.unobserved_parents),
     ] {
@@ -242,6 +265,9 @@ fn summarise_anomalies(anomalies: &[Value]) -> String {
             kinds.push(format!("{n} {kind}"));
         }
     }
-    let first = anomalies.first().and_then(|a| a["explanation"].as_str()).unwrap_or_default();
+    let first = anomalies
+        .first()
+        .and_then(|a| a["explanation"].as_str())
+        .unwrap_or_default();
     format!("{}; first: {first}", kinds.join(", "))
 }

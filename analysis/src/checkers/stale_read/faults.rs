@@ -49,19 +49,41 @@ pub fn fault_state(history: &History, at: u64, node: Option<&str>) -> Value {
 /// One phrase for the summary: "no fault active, none before" / "3012 ms after the
 /// kill of n1 healed" / "during a partition".
 pub fn describe(state: &Value) -> String {
-    let names =
-        |v: &Value| v["targets"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(",")).unwrap_or_default();
+    let names = |v: &Value| {
+        v["targets"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default()
+    };
     let active: Vec<String> = state["active"]
         .as_array()
         .map(|a| {
             a.iter()
-                .map(|f| format!("{} of {} (started {} ms before)", f["kind"].as_str().unwrap_or("?"), names(f), f["ms_before"]))
+                .map(|f| {
+                    format!(
+                        "{} of {} (started {} ms before)",
+                        f["kind"].as_str().unwrap_or("?"),
+                        names(f),
+                        f["ms_before"]
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
     let heal = &state["last_heal"];
-    let heal = (!heal.is_null())
-        .then(|| format!("{} ms after the {} of {} healed", heal["ms_before"], heal["kind"].as_str().unwrap_or("?"), names(heal)));
+    let heal = (!heal.is_null()).then(|| {
+        format!(
+            "{} ms after the {} of {} healed",
+            heal["ms_before"],
+            heal["kind"].as_str().unwrap_or("?"),
+            names(heal)
+        )
+    });
     match (active.is_empty(), heal) {
         (true, None) => "with no fault active and none before".into(),
         (true, Some(h)) => format!("with no fault active, {h}"),

@@ -53,7 +53,9 @@ impl Read<'_> {
     /// else the node the client sent it to.
     pub fn served_by(&self) -> Option<&str> {
         let meta_node = self.done.meta.as_ref().and_then(|m| m.node.as_deref());
-        meta_node.or(self.done.node.as_deref()).or(self.invoke.node.as_deref())
+        meta_node
+            .or(self.done.node.as_deref())
+            .or(self.invoke.node.as_deref())
     }
 }
 
@@ -85,7 +87,9 @@ fn pairs(history: &History) -> Vec<Pair<'_>> {
     let mut open: FxHashMap<u64, &Op> = FxHashMap::default();
     let mut pairs: Vec<Pair> = Vec::new();
     for op in &history.ops {
-        let Process::Client(process) = op.process else { continue };
+        let Process::Client(process) = op.process else {
+            continue;
+        };
         if op.kind == OpType::Invoke {
             if let Some(previous) = open.insert(process, op) {
                 pairs.push((previous, None));
@@ -113,7 +117,12 @@ fn reduce<'h>(pairs: impl Iterator<Item = Pair<'h>>) -> KeyOps<'h> {
                 Some(OpType::Fail) => Outcome::Failed,
                 _ => Outcome::Unknown,
             };
-            ops.writes.push(Write { invoke, done, value, outcome });
+            ops.writes.push(Write {
+                invoke,
+                done,
+                value,
+                outcome,
+            });
         }
     }
     ops
@@ -121,7 +130,11 @@ fn reduce<'h>(pairs: impl Iterator<Item = Pair<'h>>) -> KeyOps<'h> {
 
 /// The register ops of `key` (`None` = the single register of a keyless history).
 pub fn key_ops<'h>(history: &'h History, key: Option<&str>) -> KeyOps<'h> {
-    reduce(pairs(history).into_iter().filter(|(i, _)| i.key.as_deref() == key))
+    reduce(
+        pairs(history)
+            .into_iter()
+            .filter(|(i, _)| i.key.as_deref() == key),
+    )
 }
 
 /// The register ops of every key, in key order.
@@ -130,5 +143,8 @@ pub fn all_keys(history: &History) -> BTreeMap<Option<&str>, KeyOps<'_>> {
     for pair in pairs(history) {
         by_key.entry(pair.0.key.as_deref()).or_default().push(pair);
     }
-    by_key.into_iter().map(|(k, p)| (k, reduce(p.into_iter()))).collect()
+    by_key
+        .into_iter()
+        .map(|(k, p)| (k, reduce(p.into_iter())))
+        .collect()
 }

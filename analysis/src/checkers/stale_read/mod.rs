@@ -47,25 +47,44 @@ fn ms(ns: u64) -> f64 {
 /// Adds `cause` / `stale_read` to every not-linearizable anomaly of `result` whose key's
 /// history proves one, and counts the stale-read keys.
 pub fn annotate(history: &History, result: &mut CheckerResult) {
-    let initial = result.details.get("initial").cloned().unwrap_or(Value::Null);
+    let initial = result
+        .details
+        .get("initial")
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut stale_keys = 0;
-    for anomaly in result.anomalies.iter_mut().filter(|a| a["type"] == "not-linearizable") {
+    for anomaly in result
+        .anomalies
+        .iter_mut()
+        .filter(|a| a["type"] == "not-linearizable")
+    {
         let key = anomaly["key"].as_str().map(str::to_string);
         let ops = key_ops(history, key.as_deref());
         let culprit = anomaly["op"]["index"].as_u64();
-        let Some(cause) = key_cause(&ops, &initial, culprit) else { continue };
+        let Some(cause) = key_cause(&ops, &initial, culprit) else {
+            continue;
+        };
         anomaly["cause"] = cause.name().into();
         match &cause {
             Cause::StaleRead(stale) => {
                 stale_keys += 1;
-                let stale_reads = may_scan_every_read(&ops)
-                    .then(|| ops.reads.iter().filter(|r| matches!(cause_of(&ops, &initial, r), Some(Cause::StaleRead(_)))).count());
+                let stale_reads = may_scan_every_read(&ops).then(|| {
+                    ops.reads
+                        .iter()
+                        .filter(|r| {
+                            matches!(cause_of(&ops, &initial, r), Some(Cause::StaleRead(_)))
+                        })
+                        .count()
+                });
                 anomaly["stale_read"] = stale_json(history, &ops, stale, stale_reads);
             }
             Cause::ReadOfFailedWrite { read, failed } => {
-                anomaly["read_of_failed_write"] = json!({ "read": read_json(read), "failed_write": write_json(failed) });
+                anomaly["read_of_failed_write"] =
+                    json!({ "read": read_json(read), "failed_write": write_json(failed) });
             }
-            Cause::ReadOfUnwrittenValue { read } => anomaly["read_of_unwritten_value"] = json!({ "read": read_json(read) }),
+            Cause::ReadOfUnwrittenValue { read } => {
+                anomaly["read_of_unwritten_value"] = json!({ "read": read_json(read) })
+            }
         }
     }
     if !result.anomalies.is_empty() {
@@ -83,23 +102,40 @@ pub struct ProvenStaleRead {
 }
 
 /// The first proven stale read of each key (by read invoke), for at most `max_keys` keys.
-pub fn first_stale_reads(history: &History, initial: &Value, max_keys: usize) -> Vec<ProvenStaleRead> {
+pub fn first_stale_reads(
+    history: &History,
+    initial: &Value,
+    max_keys: usize,
+) -> Vec<ProvenStaleRead> {
     all_keys(history)
         .into_iter()
         .filter(|(_, ops)| may_scan_every_read(ops))
         .filter_map(|(key, ops)| {
-            let (read_value, missed_value) = ops.reads.iter().find_map(|r| match cause_of(&ops, initial, r) {
-                Some(Cause::StaleRead(s)) => Some((s.read.value().clone(), s.missed.value.clone())),
-                _ => None,
-            })?;
-            Some(ProvenStaleRead { key: key.map(str::to_string), read_value, missed_value })
+            let (read_value, missed_value) =
+                ops.reads
+                    .iter()
+                    .find_map(|r| match cause_of(&ops, initial, r) {
+                        Some(Cause::StaleRead(s)) => {
+                            Some((s.read.value().clone(), s.missed.value.clone()))
+                        }
+                        _ => None,
+                    })?;
+            Some(ProvenStaleRead {
+                key: key.map(str::to_string),
+                read_value,
+                missed_value,
+            })
         })
         .take(max_keys)
         .collect()
 }
 
 /// The culprit's cause if proven, else the first proven stale read of the key.
-fn key_cause<'k, 'h>(ops: &'k KeyOps<'h>, initial: &Value, culprit: Option<u64>) -> Option<Cause<'k, 'h>> {
+fn key_cause<'k, 'h>(
+    ops: &'k KeyOps<'h>,
+    initial: &Value,
+    culprit: Option<u64>,
+) -> Option<Cause<'k, 'h>> {
     let culprit_read = ops.reads.iter().find(|r| Some(r.invoke.index) == culprit);
     if let Some(cause) = culprit_read.and_then(|r| cause_of(ops, initial, r)) {
         return Some(cause);
@@ -107,7 +143,9 @@ fn key_cause<'k, 'h>(ops: &'k KeyOps<'h>, initial: &Value, culprit: Option<u64>)
     if !may_scan_every_read(ops) {
         return None;
     }
-    ops.reads.iter().find_map(|r| cause_of(ops, initial, r).filter(|c| matches!(c, Cause::StaleRead(_))))
+    ops.reads
+        .iter()
+        .find_map(|r| cause_of(ops, initial, r).filter(|c| matches!(c, Cause::StaleRead(_))))
 }
 
 fn read_json(read: &Read) -> Value {

@@ -38,8 +38,13 @@ pub struct Stale<'k, 'h> {
 #[derive(Debug, Clone)]
 pub enum Cause<'k, 'h> {
     StaleRead(Stale<'k, 'h>),
-    ReadOfFailedWrite { read: &'k Read<'h>, failed: &'k Write<'h> },
-    ReadOfUnwrittenValue { read: &'k Read<'h> },
+    ReadOfFailedWrite {
+        read: &'k Read<'h>,
+        failed: &'k Write<'h>,
+    },
+    ReadOfUnwrittenValue {
+        read: &'k Read<'h>,
+    },
 }
 
 impl Cause<'_, '_> {
@@ -54,7 +59,12 @@ impl Cause<'_, '_> {
 
 /// The earliest-acknowledged write of a value other than `value`, invoked after `after`
 /// (`None` = from the start), acknowledged before `before`.
-fn earliest_overwrite<'k, 'h>(ops: &'k KeyOps<'h>, value: &Value, after: Option<u64>, before: u64) -> Option<&'k Write<'h>> {
+fn earliest_overwrite<'k, 'h>(
+    ops: &'k KeyOps<'h>,
+    value: &Value,
+    after: Option<u64>,
+    before: u64,
+) -> Option<&'k Write<'h>> {
     ops.writes
         .iter()
         .filter(|o| &o.value != value && after.is_none_or(|a| o.invoke.time > a))
@@ -64,7 +74,11 @@ fn earliest_overwrite<'k, 'h>(ops: &'k KeyOps<'h>, value: &Value, after: Option<
 }
 
 /// The cause of `read`'s value, if the history proves one.
-pub fn cause_of<'k, 'h>(ops: &'k KeyOps<'h>, initial: &Value, read: &'k Read<'h>) -> Option<Cause<'k, 'h>> {
+pub fn cause_of<'k, 'h>(
+    ops: &'k KeyOps<'h>,
+    initial: &Value,
+    read: &'k Read<'h>,
+) -> Option<Cause<'k, 'h>> {
     let value = read.value();
     let same_value = || ops.writes.iter().filter(move |w| &w.value == value);
     let sources: Vec<Source> = same_value()
@@ -90,15 +104,27 @@ pub fn cause_of<'k, 'h>(ops: &'k KeyOps<'h>, initial: &Value, read: &'k Read<'h>
         }
     }
     let (source, missed) = charitable?;
-    Some(Cause::StaleRead(Stale { read, source, missed }))
+    Some(Cause::StaleRead(Stale {
+        read,
+        source,
+        missed,
+    }))
 }
 
 /// Acknowledged writes of `ops` acknowledged in `[from, to)`.
 pub fn acked_between(ops: &KeyOps<'_>, from: u64, to: u64) -> usize {
-    ops.writes.iter().filter_map(Write::ack_time).filter(|t| (from..to).contains(t)).count()
+    ops.writes
+        .iter()
+        .filter_map(Write::ack_time)
+        .filter(|t| (from..to).contains(t))
+        .count()
 }
 
 /// The last write acknowledged before `time`.
 pub fn last_acked_before<'k, 'h>(ops: &'k KeyOps<'h>, time: u64) -> Option<&'k Write<'h>> {
-    ops.writes.iter().filter_map(|w| w.ack_time().filter(|&t| t < time).map(|t| (t, w))).max_by_key(|(t, _)| *t).map(|(_, w)| w)
+    ops.writes
+        .iter()
+        .filter_map(|w| w.ack_time().filter(|&t| t < time).map(|t| (t, w)))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, w)| w)
 }

@@ -68,7 +68,13 @@ fn read_batched<R: Read>(
 }
 
 /// Reads until `buf` holds a batch or the input ends; true at the end of the input.
-fn fill<R: Read>(input: &mut R, buf: &mut Vec<u8>, batch_bytes: usize, asm: &Assembler, line: usize) -> Result<bool, FormatError> {
+fn fill<R: Read>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    batch_bytes: usize,
+    asm: &Assembler,
+    line: usize,
+) -> Result<bool, FormatError> {
     let want = buf.len() + batch_bytes;
     let got = input
         .take(batch_bytes as u64)
@@ -120,7 +126,11 @@ fn parse_chunk(piece: &[u8], first_line: usize) -> Vec<ParsedLine> {
         }
         let result = parse_line(raw);
         let failed = result.is_err();
-        lines.push(ParsedLine { line: first_line + i, ends_with_newline: raw.last() == Some(&b'\n'), result });
+        lines.push(ParsedLine {
+            line: first_line + i,
+            ends_with_newline: raw.last() == Some(&b'\n'),
+            result,
+        });
         if failed {
             break;
         }
@@ -143,7 +153,12 @@ mod tests {
 
     #[test]
     fn chunks_start_on_line_boundaries_with_correct_line_numbers() {
-        let bytes: Vec<u8> = LINE.iter().copied().cycle().take(LINE.len() * 60_000).collect();
+        let bytes: Vec<u8> = LINE
+            .iter()
+            .copied()
+            .cycle()
+            .take(LINE.len() * 60_000)
+            .collect();
         let pieces = split(&bytes, 1);
         assert!(pieces.len() > 1);
         let mut expected_first_line = 1;
@@ -152,7 +167,11 @@ mod tests {
             assert_eq!(*first_line, expected_first_line);
             expected_first_line += count_newlines(piece);
         }
-        let lines: Vec<usize> = parse_batch(&bytes, 1).iter().flatten().map(|l| l.line).collect();
+        let lines: Vec<usize> = parse_batch(&bytes, 1)
+            .iter()
+            .flatten()
+            .map(|l| l.line)
+            .collect();
         assert_eq!(lines.len(), 60_000);
         assert!(lines.iter().enumerate().all(|(i, &l)| l == i + 1));
     }
@@ -163,25 +182,57 @@ mod tests {
         let pair = b"{\"type\":\"invoke\",\"process\":1,\"f\":\"read\"}\n{\"type\":\"ok\",\"process\":1,\"f\":\"read\",\"value\":1}\n";
         const BATCH: usize = 1000;
         let pairs = 3 * BATCH / pair.len() + 7;
-        let mut bytes: Vec<u8> = pair.iter().copied().cycle().take(pair.len() * pairs).collect();
-        let (ops, asm) = read_batched(&bytes[..], Assembler::new("big", crate::formats::TxnForm::Json), BATCH).unwrap();
+        let mut bytes: Vec<u8> = pair
+            .iter()
+            .copied()
+            .cycle()
+            .take(pair.len() * pairs)
+            .collect();
+        let (ops, asm) = read_batched(
+            &bytes[..],
+            Assembler::new("big", crate::formats::TxnForm::Json),
+            BATCH,
+        )
+        .unwrap();
         assert_eq!(ops.len(), 2 * pairs);
         assert_eq!(asm.report.op_lines.last().copied(), Some(2 * pairs as u32));
         assert!(ops.windows(2).all(|w| w[1].index == w[0].index + 1));
 
         bytes.extend_from_slice(b"garbage\n");
         bytes.extend_from_slice(pair);
-        let e = read_batched(&bytes[..], Assembler::new("big", crate::formats::TxnForm::Json), BATCH).unwrap_err();
+        let e = read_batched(
+            &bytes[..],
+            Assembler::new("big", crate::formats::TxnForm::Json),
+            BATCH,
+        )
+        .unwrap_err();
         assert_eq!(e.line, 2 * pairs + 1);
 
         // A line longer than a batch, and a cut-short last line in a later batch.
-        let long = format!("{{\"type\":\"invoke\",\"process\":2,\"f\":\"write\",\"value\":\"{}\"}}\n", "x".repeat(3 * BATCH));
-        let mut bytes: Vec<u8> = pair.iter().copied().cycle().take(pair.len() * pairs).collect();
+        let long = format!(
+            "{{\"type\":\"invoke\",\"process\":2,\"f\":\"write\",\"value\":\"{}\"}}\n",
+            "x".repeat(3 * BATCH)
+        );
+        let mut bytes: Vec<u8> = pair
+            .iter()
+            .copied()
+            .cycle()
+            .take(pair.len() * pairs)
+            .collect();
         bytes.extend_from_slice(long.as_bytes());
         bytes.extend_from_slice(b"{\"type\":\"ok\",\"proc");
-        let (ops, asm) = read_batched(&bytes[..], Assembler::new("big", crate::formats::TxnForm::Json), BATCH).unwrap();
+        let (ops, asm) = read_batched(
+            &bytes[..],
+            Assembler::new("big", crate::formats::TxnForm::Json),
+            BATCH,
+        )
+        .unwrap();
         assert_eq!(ops.len(), 2 * pairs + 1);
         assert!(asm.report.truncated_last_line);
-        assert!(asm.report.warnings[0].starts_with(&format!("big:{}: dropped", 2 * pairs + 2)), "{:?}", asm.report.warnings);
+        assert!(
+            asm.report.warnings[0].starts_with(&format!("big:{}: dropped", 2 * pairs + 2)),
+            "{:?}",
+            asm.report.warnings
+        );
     }
 }

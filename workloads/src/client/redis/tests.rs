@@ -5,8 +5,8 @@
 //! before a first `EVAL`, `adapter/redis_lua.go` ~76–90).
 
 use super::*;
-use crate::client::CasClient;
 use crate::client::resp_double::{self, array, bulk, error, int, nil, Handler, Log, RespDouble};
+use crate::client::CasClient;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -45,16 +45,21 @@ fn scripts(cluster: &Cluster, cache: &Mutex<HashSet<String>>, cmd: &[Vec<u8>]) -
         }
         CAS_SCRIPT.as_bytes().to_vec()
     } else {
-        cache
-            .lock()
-            .unwrap()
-            .insert(redis::Script::new(&String::from_utf8_lossy(&cmd[1])).get_hash().to_string());
+        cache.lock().unwrap().insert(
+            redis::Script::new(&String::from_utf8_lossy(&cmd[1]))
+                .get_hash()
+                .to_string(),
+        );
         cmd[1].clone()
     };
     if body == PROBE_SCRIPT.as_bytes() {
         return int(1);
     }
-    assert_eq!(body, CAS_SCRIPT.as_bytes(), "only the cas and probe scripts are sent");
+    assert_eq!(
+        body,
+        CAS_SCRIPT.as_bytes(),
+        "only the cas and probe scripts are sent"
+    );
     apply_cas(cluster, &cmd[3..])
 }
 
@@ -100,12 +105,16 @@ fn options(set_read: SetRead) -> RedisOptions {
 }
 
 /// Three doubled nodes, n2 the leader; the client is bound to `bound`.
-async fn three_nodes(bound: &str, set_read: SetRead) -> (Vec<RespDouble>, Arc<Cluster>, Log, RedisClient) {
+async fn three_nodes(
+    bound: &str,
+    set_read: SetRead,
+) -> (Vec<RespDouble>, Arc<Cluster>, Log, RedisClient) {
     let cluster = Arc::new(Cluster::default());
     let log: Log = Arc::default();
     let mut doubles = Vec::new();
     for (name, leader) in [("n1", false), ("n2", true), ("n3", false)] {
-        doubles.push(resp_double::start(name, log.clone(), ekv_node(cluster.clone(), leader)).await);
+        doubles
+            .push(resp_double::start(name, log.clone(), ekv_node(cluster.clone(), leader)).await);
     }
     let nodes: Vec<NodeEndpoint> = doubles
         .iter()
@@ -121,24 +130,54 @@ async fn three_nodes(bound: &str, set_read: SetRead) -> (Vec<RespDouble>, Arc<Cl
 }
 
 fn commands(log: &Log) -> Vec<(String, String)> {
-    log.lock().unwrap().iter().map(|(n, c)| (n.clone(), c[0].to_uppercase())).collect()
+    log.lock()
+        .unwrap()
+        .iter()
+        .map(|(n, c)| (n.clone(), c[0].to_uppercase()))
+        .collect()
 }
 
 #[tokio::test]
 async fn cas_on_a_follower_probes_for_the_leader_and_runs_the_script_there() {
     let (_d, cluster, log, client) = three_nodes("n1", SetRead::Scan).await;
-    let first = client.cas(b"reg/1", None, b"5").await.expect("cas of an absent key");
+    let first = client
+        .cas(b"reg/1", None, b"5")
+        .await
+        .expect("cas of an absent key");
     assert!(first.applied);
-    let mismatch = client.cas(b"reg/1", Some(b"4"), b"6").await.expect("cas with a wrong expectation");
+    let mismatch = client
+        .cas(b"reg/1", Some(b"4"), b"6")
+        .await
+        .expect("cas with a wrong expectation");
     assert!(!mismatch.applied, "4 is not the current value");
-    assert!(client.cas(b"reg/1", Some(b"5"), b"6").await.unwrap().applied);
-    assert_eq!(cluster.data.lock().unwrap().get(b"reg/1".as_slice()), Some(&b"6".to_vec()));
+    assert!(
+        client
+            .cas(b"reg/1", Some(b"5"), b"6")
+            .await
+            .unwrap()
+            .applied
+    );
+    assert_eq!(
+        cluster.data.lock().unwrap().get(b"reg/1".as_slice()),
+        Some(&b"6".to_vec())
+    );
     let sent = commands(&log);
-    let scripts: Vec<&(String, String)> = sent.iter().filter(|(_, c)| c.starts_with("EVAL")).collect();
+    let scripts: Vec<&(String, String)> =
+        sent.iter().filter(|(_, c)| c.starts_with("EVAL")).collect();
     // n1 refuses the probe, n2 answers it; the first EVALSHA meets NOSCRIPT, EVAL caches it.
     assert_eq!(
-        scripts.iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>(),
-        ["n1:EVAL", "n2:EVAL", "n2:EVALSHA", "n2:EVAL", "n2:EVALSHA", "n2:EVALSHA"]
+        scripts
+            .iter()
+            .map(|(n, c)| format!("{n}:{c}"))
+            .collect::<Vec<_>>(),
+        [
+            "n1:EVAL",
+            "n2:EVAL",
+            "n2:EVALSHA",
+            "n2:EVAL",
+            "n2:EVALSHA",
+            "n2:EVALSHA"
+        ]
     );
 }
 
@@ -147,8 +186,15 @@ async fn a_notleader_answer_to_the_script_itself_is_indeterminate_and_the_leader
     let (_d, cluster, log, client) = three_nodes("n2", SetRead::Scan).await;
     assert!(client.cas(b"k", None, b"1").await.unwrap().applied);
     cluster.step_down_in_commit.store(true, Ordering::SeqCst);
-    let err = client.cas(b"k", Some(b"1"), b"2").await.expect_err("the leader stepped down");
-    assert_eq!((err.tag, err.certainty), ("not-leader", Certainty::Indeterminate), "{err:?}");
+    let err = client
+        .cas(b"k", Some(b"1"), b"2")
+        .await
+        .expect_err("the leader stepped down");
+    assert_eq!(
+        (err.tag, err.certainty),
+        ("not-leader", Certainty::Indeterminate),
+        "{err:?}"
+    );
     cluster.step_down_in_commit.store(false, Ordering::SeqCst);
     log.lock().unwrap().clear();
     assert!(client.cas(b"k", Some(b"1"), b"2").await.unwrap().applied);
@@ -168,9 +214,21 @@ async fn no_node_running_scripts_is_a_definite_failure() {
         name: "n1".into(),
         addr: follower.addr.clone(),
     };
-    let client = RedisClient::new(&node, std::slice::from_ref(&node), options(SetRead::Scan), Arc::default()).unwrap();
-    let err = client.cas(b"k", None, b"1").await.expect_err("nobody leads");
-    assert_eq!((err.tag, err.certainty), ("leader-not-found", Certainty::Definite));
+    let client = RedisClient::new(
+        &node,
+        std::slice::from_ref(&node),
+        options(SetRead::Scan),
+        Arc::default(),
+    )
+    .unwrap();
+    let err = client
+        .cas(b"k", None, b"1")
+        .await
+        .expect_err("nobody leads");
+    assert_eq!(
+        (err.tag, err.certainty),
+        ("leader-not-found", Certainty::Definite)
+    );
     assert!(err.message.contains("not-leader"), "{err:?}");
     assert!(cluster.data.lock().unwrap().is_empty());
 }
@@ -180,7 +238,10 @@ async fn reads_writes_and_deletes_go_to_the_bound_node() {
     let (_d, _cluster, log, client) = three_nodes("n3", SetRead::Scan).await;
     assert_eq!(client.read(b"a").await.unwrap().value, None);
     assert!(client.write(b"a", b"7").await.unwrap().applied);
-    assert_eq!(client.read(b"a").await.unwrap().value.as_deref(), Some(b"7".as_slice()));
+    assert_eq!(
+        client.read(b"a").await.unwrap().value.as_deref(),
+        Some(b"7".as_slice())
+    );
     assert!(client.delete(b"a").await.unwrap().applied);
     assert!(commands(&log).iter().all(|(n, _)| n == "n3"));
 }
@@ -190,7 +251,10 @@ async fn scan_pages_until_cursor_zero_and_keeps_the_range_sorted_and_unique() {
     let log: Log = Arc::default();
     let handler: Handler = Arc::new(|cmd: &[Vec<u8>]| {
         assert_eq!(cmd[0], b"SCAN");
-        assert_eq!((cmd[2].as_slice(), cmd[3].as_slice()), (b"MATCH".as_slice(), b"set*".as_slice()));
+        assert_eq!(
+            (cmd[2].as_slice(), cmd[3].as_slice()),
+            (b"MATCH".as_slice(), b"set*".as_slice())
+        );
         let page = |cursor: &str, keys: &[&str]| {
             array(&[
                 bulk(cursor.as_bytes()),
@@ -227,10 +291,21 @@ async fn mget_reads_every_attempted_key_of_the_range_in_batches() {
     cluster.data.lock().unwrap().remove(keys[5].as_bytes());
     log.lock().unwrap().clear();
     let reply = client.scan(b"set/", b"set0", 0).await.unwrap();
-    assert_eq!(reply.pairs.len(), keys.len() - 1, "the lost key is absent, reg/1 is out of range");
-    assert!(reply.pairs.iter().all(|(k, v)| k.starts_with(b"set/") && v == b"1"));
+    assert_eq!(
+        reply.pairs.len(),
+        keys.len() - 1,
+        "the lost key is absent, reg/1 is out of range"
+    );
+    assert!(reply
+        .pairs
+        .iter()
+        .all(|(k, v)| k.starts_with(b"set/") && v == b"1"));
     let sent = commands(&log);
-    assert_eq!(sent.iter().filter(|(_, c)| c == "MGET").count(), 2, "{sent:?}");
+    assert_eq!(
+        sent.iter().filter(|(_, c)| c == "MGET").count(),
+        2,
+        "{sent:?}"
+    );
 }
 
 #[tokio::test]
@@ -289,7 +364,11 @@ async fn an_unreachable_node_is_a_definite_failure() {
     };
     let client = RedisClient::new(&node, &[], options(SetRead::Scan), Arc::default()).unwrap();
     let err = client.write(b"k", b"1").await.expect_err("nothing listens");
-    assert_eq!((err.tag, err.certainty), ("unavailable", Certainty::Definite), "{err:?}");
+    assert_eq!(
+        (err.tag, err.certainty),
+        ("unavailable", Certainty::Definite),
+        "{err:?}"
+    );
 }
 
 #[test]

@@ -34,30 +34,79 @@ use serde_json::Value as Json;
 /// The Redis command of one micro-op.
 pub fn mop_command(mop: &Mop) -> redis::Cmd {
     match mop {
-        Mop::Append { key, value } => redis::cmd("RPUSH").arg(key.as_bytes()).arg(value.to_string()).to_owned(),
-        Mop::Write { key, value } => redis::cmd("SET").arg(key.as_bytes()).arg(value.to_string()).to_owned(),
-        Mop::Read { key, shape: ReadShape::List } => redis::cmd("LRANGE").arg(key.as_bytes()).arg(0).arg(-1).to_owned(),
-        Mop::Read { key, shape: ReadShape::Register } => redis::cmd("GET").arg(key.as_bytes()).to_owned(),
+        Mop::Append { key, value } => redis::cmd("RPUSH")
+            .arg(key.as_bytes())
+            .arg(value.to_string())
+            .to_owned(),
+        Mop::Write { key, value } => redis::cmd("SET")
+            .arg(key.as_bytes())
+            .arg(value.to_string())
+            .to_owned(),
+        Mop::Read {
+            key,
+            shape: ReadShape::List,
+        } => redis::cmd("LRANGE")
+            .arg(key.as_bytes())
+            .arg(0)
+            .arg(-1)
+            .to_owned(),
+        Mop::Read {
+            key,
+            shape: ReadShape::Register,
+        } => redis::cmd("GET").arg(key.as_bytes()).to_owned(),
     }
 }
 
 /// What one micro-op's reply says: the value a read returned, `null` for a write; an
 /// error for a reply that is not this command's.
 pub fn mop_result(mop: &Mop, reply: Value, kind: CallKind) -> CallResult<Json> {
-    let wrong = |reply: &Value| CallError::bad_response(kind, format!("{} answered {reply:?}", command_name(mop)));
+    let wrong = |reply: &Value| {
+        CallError::bad_response(kind, format!("{} answered {reply:?}", command_name(mop)))
+    };
     match (mop, reply) {
         (Mop::Append { .. }, Value::Int(_)) => Ok(Json::Null),
         (Mop::Write { .. }, Value::Okay) => Ok(Json::Null),
-        (Mop::Write { .. }, Value::SimpleString(s)) if s.eq_ignore_ascii_case("OK") => Ok(Json::Null),
-        (Mop::Write { .. }, Value::BulkString(b)) if b.eq_ignore_ascii_case(b"OK") => Ok(Json::Null),
-        (Mop::Read { shape: ReadShape::List, .. }, Value::Array(items)) => {
-            let elements = items.into_iter().map(|v| element(v).ok_or_else(|| wrong(&Value::Nil))).collect::<CallResult<Vec<Json>>>()?;
+        (Mop::Write { .. }, Value::SimpleString(s)) if s.eq_ignore_ascii_case("OK") => {
+            Ok(Json::Null)
+        }
+        (Mop::Write { .. }, Value::BulkString(b)) if b.eq_ignore_ascii_case(b"OK") => {
+            Ok(Json::Null)
+        }
+        (
+            Mop::Read {
+                shape: ReadShape::List,
+                ..
+            },
+            Value::Array(items),
+        ) => {
+            let elements = items
+                .into_iter()
+                .map(|v| element(v).ok_or_else(|| wrong(&Value::Nil)))
+                .collect::<CallResult<Vec<Json>>>()?;
             Ok(Json::Array(elements))
         }
         // A missing list: Redis answers an empty array, a proxy may answer nil.
-        (Mop::Read { shape: ReadShape::List, .. }, Value::Nil) => Ok(Json::Array(Vec::new())),
-        (Mop::Read { shape: ReadShape::Register, .. }, Value::Nil) => Ok(Json::Null),
-        (Mop::Read { shape: ReadShape::Register, .. }, v) => element(v.clone()).ok_or_else(|| wrong(&v)),
+        (
+            Mop::Read {
+                shape: ReadShape::List,
+                ..
+            },
+            Value::Nil,
+        ) => Ok(Json::Array(Vec::new())),
+        (
+            Mop::Read {
+                shape: ReadShape::Register,
+                ..
+            },
+            Value::Nil,
+        ) => Ok(Json::Null),
+        (
+            Mop::Read {
+                shape: ReadShape::Register,
+                ..
+            },
+            v,
+        ) => element(v.clone()).ok_or_else(|| wrong(&v)),
         (_, other) => Err(wrong(&other)),
     }
 }
@@ -76,8 +125,14 @@ fn command_name(mop: &Mop) -> &'static str {
     match mop {
         Mop::Append { .. } => "RPUSH",
         Mop::Write { .. } => "SET",
-        Mop::Read { shape: ReadShape::List, .. } => "LRANGE",
-        Mop::Read { shape: ReadShape::Register, .. } => "GET",
+        Mop::Read {
+            shape: ReadShape::List,
+            ..
+        } => "LRANGE",
+        Mop::Read {
+            shape: ReadShape::Register,
+            ..
+        } => "GET",
     }
 }
 
@@ -91,28 +146,69 @@ fn error_text(e: &redis::ServerError) -> String {
 
 /// The outcome of `MULTI`, the queued commands and `EXEC`, from their replies in order.
 pub fn exec_outcome(mops: &[Mop], mut replies: Vec<Value>) -> CallResult<Vec<Json>> {
-    let kind = if writes(mops) { CallKind::Mutation } else { CallKind::Read };
+    let kind = if writes(mops) {
+        CallKind::Mutation
+    } else {
+        CallKind::Read
+    };
     if replies.len() != mops.len() + 2 {
-        return Err(CallError::bad_response(kind, format!("MULTI/EXEC of {} commands got {} replies", mops.len(), replies.len())));
+        return Err(CallError::bad_response(
+            kind,
+            format!(
+                "MULTI/EXEC of {} commands got {} replies",
+                mops.len(),
+                replies.len()
+            ),
+        ));
     }
     if let Value::ServerError(e) = &replies[0] {
         let text = error_text(e);
-        let certainty = if kind == CallKind::Read { Certainty::Definite } else { Certainty::Indeterminate };
-        return Err(CallError::new(certainty, "multi-refused", format!("MULTI answered {text}; the commands after it may have run")));
+        let certainty = if kind == CallKind::Read {
+            Certainty::Definite
+        } else {
+            Certainty::Indeterminate
+        };
+        return Err(CallError::new(
+            certainty,
+            "multi-refused",
+            format!("MULTI answered {text}; the commands after it may have run"),
+        ));
     }
     match replies.pop().expect("length checked") {
         Value::Array(results) if results.len() == mops.len() => exec_array(mops, results, kind),
-        Value::Array(results) => Err(CallError::bad_response(kind, format!("EXEC of {} commands answered {} results", mops.len(), results.len()))),
-        Value::Nil => Err(CallError::new(Certainty::Definite, "exec-discarded", "EXEC answered nil: the transaction was discarded")),
+        Value::Array(results) => Err(CallError::bad_response(
+            kind,
+            format!(
+                "EXEC of {} commands answered {} results",
+                mops.len(),
+                results.len()
+            ),
+        )),
+        Value::Nil => Err(CallError::new(
+            Certainty::Definite,
+            "exec-discarded",
+            "EXEC answered nil: the transaction was discarded",
+        )),
         Value::ServerError(e) if e.code().eq_ignore_ascii_case("EXECABORT") => {
             let queued = replies[1..].iter().find_map(|r| match r {
                 Value::ServerError(q) => Some(error_text(q)),
                 _ => None,
             });
-            Err(CallError::new(Certainty::Definite, "exec-abort", format!("{} (queued: {})", error_text(&e), queued.unwrap_or_default())))
+            Err(CallError::new(
+                Certainty::Definite,
+                "exec-abort",
+                format!(
+                    "{} (queued: {})",
+                    error_text(&e),
+                    queued.unwrap_or_default()
+                ),
+            ))
         }
         Value::ServerError(e) => Err(classify_redis(kind, RedisFailure::Reply(&error_text(&e)))),
-        other => Err(CallError::bad_response(kind, format!("EXEC answered {other:?}"))),
+        other => Err(CallError::bad_response(
+            kind,
+            format!("EXEC answered {other:?}"),
+        )),
     }
 }
 
@@ -122,15 +218,30 @@ fn exec_array(mops: &[Mop], results: Vec<Value>, kind: CallKind) -> CallResult<V
         Value::ServerError(e) => Some(error_text(e)),
         _ => None,
     }) {
-        let certainty = if kind == CallKind::Read { Certainty::Definite } else { Certainty::Indeterminate };
-        return Err(CallError::new(certainty, "exec-array-error", format!("a command inside EXEC failed: {e}")));
+        let certainty = if kind == CallKind::Read {
+            Certainty::Definite
+        } else {
+            Certainty::Indeterminate
+        };
+        return Err(CallError::new(
+            certainty,
+            "exec-array-error",
+            format!("a command inside EXEC failed: {e}"),
+        ));
     }
-    mops.iter().zip(results).map(|(m, r)| mop_result(m, r, kind)).collect()
+    mops.iter()
+        .zip(results)
+        .map(|(m, r)| mop_result(m, r, kind))
+        .collect()
 }
 
 impl RedisClient {
     async fn run_txn(&self, mops: &[Mop]) -> CallResult<Vec<Json>> {
-        let kind = if writes(mops) { CallKind::Mutation } else { CallKind::Read };
+        let kind = if writes(mops) {
+            CallKind::Mutation
+        } else {
+            CallKind::Read
+        };
         if let [mop] = mops {
             let reply = self.query(self.own, kind, &mop_command(mop)).await?;
             return Ok(vec![mop_result(mop, reply, kind)?]);

@@ -49,7 +49,10 @@ pub fn decide(key: &KeyHistory) -> Result<Option<Violation>, String> {
     let has_puts = key.ops.iter().any(|o| matches!(o.action, Action::Write(_)));
     let initial = match key.initial {
         ValueTable::NULL => "",
-        id => key.values.as_str(id).ok_or("the initial value is not a string")?,
+        id => key
+            .values
+            .as_str(id)
+            .ok_or("the initial value is not a string")?,
     };
     if has_puts && !initial.is_empty() {
         return Err("puts and appends on a key with a non-empty initial string".into());
@@ -65,12 +68,18 @@ pub fn decide(key: &KeyHistory) -> Result<Option<Violation>, String> {
         let v = match op.action {
             Action::Read(v) => v,
             Action::Append(_) | Action::Write(_) => continue,
-            Action::Cas { .. } | Action::CasMaybe { .. } => return Err("the key has cas ops".into()),
+            Action::Cas { .. } | Action::CasMaybe { .. } => {
+                return Err("the key has cas ops".into())
+            }
         };
         let spelling = if v == key.initial {
             Some(Vec::new())
         } else {
-            let spelled = key.values.as_str(v).and_then(|s| s.strip_prefix(initial)).and_then(|s| book.spell(s));
+            let spelled = key
+                .values
+                .as_str(v)
+                .and_then(|s| s.strip_prefix(initial))
+                .and_then(|s| book.spell(s));
             spelled.filter(|s| !s.is_empty())
         };
         let Some(spelling) = spelling else {
@@ -80,15 +89,27 @@ pub fn decide(key: &KeyHistory) -> Result<Option<Violation>, String> {
             Rooted::One(root) => root,
             Rooted::Impossible(violation) => return Ok(Some(violation)),
             Rooted::Many => {
-                ambiguous
-                    .get_or_insert_with(|| format!("read at index {} could start from more than one put", op.call));
+                ambiguous.get_or_insert_with(|| {
+                    format!(
+                        "read at index {} could start from more than one put",
+                        op.call
+                    )
+                });
                 continue;
             }
         };
-        let appends = if root == NONE { &spelling[..] } else { &spelling[1..] };
+        let appends = if root == NONE {
+            &spelling[..]
+        } else {
+            &spelling[1..]
+        };
         let chain = chains.entry(root).or_default();
         chain.reads.push((appends.len() as u32, i));
-        if chain.longest.as_ref().is_none_or(|(_, l)| l.len() < appends.len()) {
+        if chain
+            .longest
+            .as_ref()
+            .is_none_or(|(_, l)| l.len() < appends.len())
+        {
             chain.longest = Some((i, appends.to_vec()));
         }
     }
@@ -123,8 +144,9 @@ fn place_all(
         let order = match name_ops(key, book, root, &chain) {
             Ok(Some(order)) => order,
             Ok(None) => {
-                ambiguous
-                    .get_or_insert_with(|| "an appended text could have been written by more than one op".to_string());
+                ambiguous.get_or_insert_with(|| {
+                    "an appended text could have been written by more than one op".to_string()
+                });
                 continue;
             }
             Err(v) => return Ok(Some(v)),
@@ -149,7 +171,9 @@ fn place_all(
         return Ok(None);
     }
     let blind = key.ops.iter().enumerate().filter(|(i, o)| {
-        matches!(o.action, Action::Append(_) | Action::Write(_)) && o.is_determinate() && !in_chain[*i]
+        matches!(o.action, Action::Append(_) | Action::Write(_))
+            && o.is_determinate()
+            && !in_chain[*i]
     });
     zones.extend(blind.map(|(i, _)| chains::single(key, i as u32)));
     Ok(zones::find_conflict(&zones).map(Violation::Zones))
@@ -157,7 +181,12 @@ fn place_all(
 
 /// The append op at each place of `chain` (sorted reads), `Ok(None)` if some place has
 /// more than one possible op, `Err` if some place has none.
-fn name_ops(key: &KeyHistory, book: &Codebook, root: u32, chain: &Chain) -> Result<Option<Vec<u32>>, Violation> {
+fn name_ops(
+    key: &KeyHistory,
+    book: &Codebook,
+    root: u32,
+    chain: &Chain,
+) -> Result<Option<Vec<u32>>, Violation> {
     let Some((longest, texts)) = chain.longest.as_ref() else {
         return Ok(Some(Vec::new()));
     };
@@ -166,7 +195,17 @@ fn name_ops(key: &KeyHistory, book: &Codebook, root: u32, chain: &Chain) -> Resu
     // the others: the op there was invoked before the first of the former completed and
     // completed after the last of the latter (and the root) was invoked.
     let mut first_ret = vec![(i64::MAX, NONE); m + 2];
-    let mut last_call = vec![(if root == NONE { i64::MIN } else { call(key, root) }, root); m + 2];
+    let mut last_call = vec![
+        (
+            if root == NONE {
+                i64::MIN
+            } else {
+                call(key, root)
+            },
+            root
+        );
+        m + 2
+    ];
     for &(seen, op) in &chain.reads {
         let s = seen as usize;
         first_ret[s] = first_ret[s].min((ret(key, op), op));
@@ -182,23 +221,48 @@ fn name_ops(key: &KeyHistory, book: &Codebook, root: u32, chain: &Chain) -> Resu
     for (place, &text) in (1..=m).zip(texts) {
         let ((before, holder), (after, misser)) = (first_ret[place], last_call[place]);
         let ops = &book.appends[text as usize];
-        let mut fits = ops.iter().filter(|&&a| call(key, a) < before && ret(key, a) > after);
+        let mut fits = ops
+            .iter()
+            .filter(|&&a| call(key, a) < before && ret(key, a) > after);
         match (fits.next(), fits.next()) {
             (Some(&a), None) => order.push(a),
             (Some(_), Some(_)) => return Ok(None),
-            (None, _) => return Err(no_append(key, ops, *longest, (before, holder), (after, misser))),
+            (None, _) => {
+                return Err(no_append(
+                    key,
+                    ops,
+                    *longest,
+                    (before, holder),
+                    (after, misser),
+                ))
+            }
         }
     }
     Ok(Some(order))
 }
 
 /// Why no op can be at a place: with one candidate, the order it breaks; else the read.
-fn no_append(key: &KeyHistory, ops: &[u32], longest: u32, holder: (i64, u32), misser: (i64, u32)) -> Violation {
+fn no_append(
+    key: &KeyHistory,
+    ops: &[u32],
+    longest: u32,
+    holder: (i64, u32),
+    misser: (i64, u32),
+) -> Violation {
     match *ops {
-        [a] if call(key, a) > holder.0 => Violation::TooLate { op: holder.1, after: a },
-        [a] if misser.1 != NONE => Violation::TooLate { op: a, after: misser.1 },
+        [a] if call(key, a) > holder.0 => Violation::TooLate {
+            op: holder.1,
+            after: a,
+        },
+        [a] if misser.1 != NONE => Violation::TooLate {
+            op: a,
+            after: misser.1,
+        },
         [] => Violation::Unwritten { op: longest },
-        [a, ..] => Violation::NoAppend { op: holder.1, text_op: a },
+        [a, ..] => Violation::NoAppend {
+            op: holder.1,
+            text_op: a,
+        },
     }
 }
 
@@ -210,12 +274,24 @@ fn diverged(key: &KeyHistory, chain: &Chain) -> Option<Violation> {
         _ => "",
     };
     let l = text(*longest_op);
-    let op = chain.reads.iter().find(|&&(version, op)| version > 0 && !l.starts_with(text(op)))?.1;
-    Some(Violation::Diverged { op, other: *longest_op })
+    let op = chain
+        .reads
+        .iter()
+        .find(|&&(version, op)| version > 0 && !l.starts_with(text(op)))?
+        .1;
+    Some(Violation::Diverged {
+        op,
+        other: *longest_op,
+    })
 }
 
 /// Places one chain: its put (if any), then each version's readers and the next append.
-fn place_chain(key: &KeyHistory, root: u32, order: &[u32], reads: &[(u32, u32)]) -> Result<Zone, Violation> {
+fn place_chain(
+    key: &KeyHistory,
+    root: u32,
+    order: &[u32],
+    reads: &[(u32, u32)],
+) -> Result<Zone, Violation> {
     let mut walk = match key.ops.get(root as usize).map(|o| o.action) {
         Some(Action::Write(value)) => Walk::new(value, false),
         _ => Walk::new(key.initial, true),

@@ -67,18 +67,39 @@ impl Walk {
     /// A walk from the virtual write of the initial value `root` (before everything), or
     /// from nothing (`initial: false`: the chain's first op is a real write).
     pub fn new(root: u32, initial: bool) -> Self {
-        let (start, min_ret) = if initial { (BEFORE_ALL, BEFORE_ALL) } else { (i64::MIN, i64::MAX) };
-        let zone = Zone { min_ret, min_ret_op: NONE, max_call: start, max_call_op: NONE, root };
-        Walk { point: start, setter: NONE, zone }
+        let (start, min_ret) = if initial {
+            (BEFORE_ALL, BEFORE_ALL)
+        } else {
+            (i64::MIN, i64::MAX)
+        };
+        let zone = Zone {
+            min_ret,
+            min_ret_op: NONE,
+            max_call: start,
+            max_call_op: NONE,
+            root,
+        };
+        Walk {
+            point: start,
+            setter: NONE,
+            zone,
+        }
     }
 
     /// Places a group of ops after everything placed so far.
-    pub fn group(&mut self, key: &KeyHistory, ops: impl IntoIterator<Item = u32>) -> Result<(), Violation> {
+    pub fn group(
+        &mut self,
+        key: &KeyHistory,
+        ops: impl IntoIterator<Item = u32>,
+    ) -> Result<(), Violation> {
         let (floor, floor_setter) = (self.point, self.setter);
         for op in ops {
             let (c, r) = (call(key, op), ret(key, op));
             if floor > r {
-                return Err(Violation::TooLate { op, after: floor_setter });
+                return Err(Violation::TooLate {
+                    op,
+                    after: floor_setter,
+                });
             }
             if c > self.point {
                 self.point = c;
@@ -99,7 +120,12 @@ impl Walk {
 
 /// Walks the chain rooted at version `root` (the initial value, or a value written by a
 /// plain write), marking its versions in `visited`.
-pub fn place(key: &KeyHistory, versions: &Versions, root: u32, visited: &mut [bool]) -> Result<Zone, Violation> {
+pub fn place(
+    key: &KeyHistory,
+    versions: &Versions,
+    root: u32,
+    visited: &mut [bool],
+) -> Result<Zone, Violation> {
     let mut writer = versions.writer[root as usize];
     let mut walk = Walk::new(root, writer == NONE);
     let mut version = root;
@@ -119,5 +145,11 @@ pub fn place(key: &KeyHistory, versions: &Versions, root: u32, visited: &mut [bo
 
 /// The zone of a blind write: a version nobody reads, alone in its chain.
 pub fn single(key: &KeyHistory, op: u32) -> Zone {
-    Zone { min_ret: ret(key, op), min_ret_op: op, max_call: call(key, op), max_call_op: op, root: NONE }
+    Zone {
+        min_ret: ret(key, op),
+        min_ret_op: op,
+        max_call: call(key, op),
+        max_call_op: op,
+        root: NONE,
+    }
 }

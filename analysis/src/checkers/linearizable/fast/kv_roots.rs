@@ -69,7 +69,13 @@ impl Overwrites {
 
 /// The root of `read`, whose string is spelled `spelling` (text ids after the initial
 /// string, when the key has no puts).
-pub fn root(key: &KeyHistory, book: &Codebook, overwrites: &Overwrites, read: u32, spelling: &[u32]) -> Rooted {
+pub fn root(
+    key: &KeyHistory,
+    book: &Codebook,
+    overwrites: &Overwrites,
+    read: u32,
+    spelling: &[u32],
+) -> Rooted {
     let (r_call, r_ret) = (call(key, read), ret(key, read));
     let overwrite = overwrites.latest_before(r_call);
     let mut found = Vec::new();
@@ -77,7 +83,13 @@ pub fn root(key: &KeyHistory, book: &Codebook, overwrites: &Overwrites, read: u3
     let initial_spelled = spelling.is_empty() || !book.appends[spelling[0] as usize].is_empty();
     if initial_spelled {
         match overwrite {
-            Some((_, by)) => stale = Some(Violation::StaleRoot { op: read, root: NONE, by }),
+            Some((_, by)) => {
+                stale = Some(Violation::StaleRoot {
+                    op: read,
+                    root: NONE,
+                    by,
+                })
+            }
             None if appends_fit(key, book, spelling, i64::MIN, r_ret) => found.push(NONE),
             None => {}
         }
@@ -89,7 +101,11 @@ pub fn root(key: &KeyHistory, book: &Codebook, overwrites: &Overwrites, read: u3
             }
             if let Some((by_call, by)) = overwrite.filter(|&(c, _)| c > ret(key, put)) {
                 debug_assert!(by_call > ret(key, put));
-                stale = stale.or(Some(Violation::StaleRoot { op: read, root: put, by }));
+                stale = stale.or(Some(Violation::StaleRoot {
+                    op: read,
+                    root: put,
+                    by,
+                }));
                 continue;
             }
             if appends_fit(key, book, &spelling[1..], call(key, put), r_ret) {
@@ -107,5 +123,9 @@ pub fn root(key: &KeyHistory, book: &Codebook, overwrites: &Overwrites, read: u3
 /// Every text of `texts` has an append that completed after `after` (or never) and was
 /// invoked before `before`.
 fn appends_fit(key: &KeyHistory, book: &Codebook, texts: &[u32], after: i64, before: i64) -> bool {
-    texts.iter().all(|&t| book.appends[t as usize].iter().any(|&a| call(key, a) < before && ret(key, a) > after))
+    texts.iter().all(|&t| {
+        book.appends[t as usize]
+            .iter()
+            .any(|&a| call(key, a) < before && ret(key, a) > after)
+    })
 }

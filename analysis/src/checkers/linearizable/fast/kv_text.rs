@@ -38,7 +38,10 @@ impl<'a> Codebook<'a> {
             let (Action::Append(v) | Action::Write(v)) = op.action else {
                 continue;
             };
-            let text = key.values.as_str(v).ok_or("a put or append value is not a string")?;
+            let text = key
+                .values
+                .as_str(v)
+                .ok_or("a put or append value is not a string")?;
             if text.is_empty() {
                 return Err("a put or append of the empty string".into());
             }
@@ -65,7 +68,10 @@ impl<'a> Codebook<'a> {
         book.lengths.sort_unstable();
         book.lengths.dedup();
         if book.lengths.len() > MAX_LENGTHS {
-            return Err(format!("{} distinct value lengths (at most {MAX_LENGTHS})", book.lengths.len()));
+            return Err(format!(
+                "{} distinct value lengths (at most {MAX_LENGTHS})",
+                book.lengths.len()
+            ));
         }
         Ok(book)
     }
@@ -80,7 +86,11 @@ impl<'a> Codebook<'a> {
                 .lengths
                 .iter()
                 .take_while(|&&l| l <= rest.len())
-                .find_map(|&l| rest.get(..l).and_then(|p| self.by_text.get(p)).map(|&id| (l, id)))?;
+                .find_map(|&l| {
+                    rest.get(..l)
+                        .and_then(|p| self.by_text.get(p))
+                        .map(|&id| (l, id))
+                })?;
             ids.push(id);
             at += len;
         }

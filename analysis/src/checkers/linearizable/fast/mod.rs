@@ -75,7 +75,11 @@ pub fn check_key(history: &History, key: &KeyHistory) -> FastOutcome {
 /// `Ok(None)` if linearizable, `Ok(Some(_))` with the first violation found, `Err` if
 /// not eligible.
 pub fn decide(key: &KeyHistory) -> Result<Option<Violation>, String> {
-    if key.ops.iter().any(|o| matches!(o.action, super::model::Action::Append(_))) {
+    if key
+        .ops
+        .iter()
+        .any(|o| matches!(o.action, super::model::Action::Append(_)))
+    {
         return append::decide(key);
     }
     let versions = match versions::build(key) {
@@ -85,10 +89,15 @@ pub fn decide(key: &KeyHistory) -> Result<Option<Violation>, String> {
     };
     let mut visited = vec![false; key.values.len()];
     let mut zones = Vec::new();
-    let roots = std::iter::once(key.initial).chain(key.ops.iter().enumerate().filter_map(|(i, o)| match o.action {
-        super::model::Action::Write(v) if versions.writer[v as usize] == i as u32 => Some(v),
-        _ => None,
-    }));
+    let roots =
+        std::iter::once(key.initial).chain(key.ops.iter().enumerate().filter_map(|(i, o)| {
+            match o.action {
+                super::model::Action::Write(v) if versions.writer[v as usize] == i as u32 => {
+                    Some(v)
+                }
+                _ => None,
+            }
+        }));
     for root in roots {
         match chains::place(key, &versions, root, &mut visited) {
             Ok(zone) if zone.min_ret_op != NONE || zone.max_call_op != NONE => zones.push(zone),
@@ -96,7 +105,12 @@ pub fn decide(key: &KeyHistory) -> Result<Option<Violation>, String> {
             Err(v) => return Ok(Some(v)),
         }
     }
-    if let Some(op) = versions.writer.iter().enumerate().find_map(|(v, &w)| (w != NONE && !visited[v]).then_some(w)) {
+    if let Some(op) = versions
+        .writer
+        .iter()
+        .enumerate()
+        .find_map(|(v, &w)| (w != NONE && !visited[v]).then_some(w))
+    {
         return Ok(Some(Violation::Unrooted { op }));
     }
     zones.extend(versions.blind.iter().map(|&op| chains::single(key, op)));

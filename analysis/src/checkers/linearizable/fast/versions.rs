@@ -47,7 +47,8 @@ pub enum Built {
 
 impl Versions {
     pub fn readers_of(&self, v: u32) -> &[u32] {
-        &self.readers[self.reader_start[v as usize] as usize..self.reader_start[v as usize + 1] as usize]
+        &self.readers
+            [self.reader_start[v as usize] as usize..self.reader_start[v as usize + 1] as usize]
     }
 }
 
@@ -73,7 +74,10 @@ pub fn build(key: &KeyHistory) -> Built {
             Action::CasMaybe { .. } | Action::Read(_) | Action::Append(_) => continue,
         };
         if value == key.initial || writer[value as usize] != NONE {
-            return Built::NotEligible(format!("value {} is written more than once", key.values.json(value)));
+            return Built::NotEligible(format!(
+                "value {} is written more than once",
+                key.values.json(value)
+            ));
         }
         writer[value as usize] = i as u32;
     }
@@ -87,7 +91,9 @@ pub fn build(key: &KeyHistory) -> Built {
                 (v, NONE)
             }
             Action::Cas { expected, new } => (expected, new),
-            Action::CasMaybe { expected, new } if writer[new as usize] == i as u32 => (expected, new),
+            Action::CasMaybe { expected, new } if writer[new as usize] == i as u32 => {
+                (expected, new)
+            }
             _ => continue,
         };
         if seen != key.initial && writer[seen as usize] == NONE {
@@ -95,14 +101,24 @@ pub fn build(key: &KeyHistory) -> Built {
         }
         if new != NONE {
             if successor[seen as usize] != NONE {
-                return Built::Violation(Violation::SecondSuccessor { op: i as u32, first: successor[seen as usize] });
+                return Built::Violation(Violation::SecondSuccessor {
+                    op: i as u32,
+                    first: successor[seen as usize],
+                });
             }
             successor[seen as usize] = i as u32;
             next[seen as usize] = new;
         }
     }
     let (reader_start, readers) = group_readers(key, reader_count);
-    Built::Versions(Versions { writer, successor, next, reader_start, readers, blind })
+    Built::Versions(Versions {
+        writer,
+        successor,
+        next,
+        reader_start,
+        readers,
+        blind,
+    })
 }
 
 /// Compressed reader lists, each in call order.
@@ -149,7 +165,12 @@ fn observed_values(key: &KeyHistory) -> Result<Vec<bool>, NotEligible> {
         }
         match maybe_writer[v as usize] {
             NONE => {}
-            MANY => return Err(format!("value {} is written by more than one cas", key.values.json(v))),
+            MANY => {
+                return Err(format!(
+                    "value {} is written by more than one cas",
+                    key.values.json(v)
+                ))
+            }
             w => {
                 if let Action::CasMaybe { expected, .. } = key.ops[w as usize].action {
                     work.push(expected);

@@ -19,7 +19,10 @@ pub fn witness(history: &History, key: &KeyHistory, violation: &Violation) -> Va
     forcing.retain(|&o| o != NONE && o != culprit);
     forcing.sort_by_key(|&o| key.ops[o as usize].call);
     forcing.dedup();
-    let prefix: Vec<Value> = forcing.iter().map(|&o| op_json(history, &key.ops[o as usize])).collect();
+    let prefix: Vec<Value> = forcing
+        .iter()
+        .map(|&o| op_json(history, &key.ops[o as usize]))
+        .collect();
     json!({
         "type": "not-linearizable",
         "engine": "fast-path",
@@ -120,24 +123,41 @@ fn describe(history: &History, key: &KeyHistory, violation: &Violation) -> (u32,
     }
 }
 
-fn zones_text(history: &History, key: &KeyHistory, outer: &Zone, inner: &Zone) -> (u32, Vec<u32>, String) {
+fn zones_text(
+    history: &History,
+    key: &KeyHistory,
+    outer: &Zone,
+    inner: &Zone,
+) -> (u32, Vec<u32>, String) {
     let name = |o: u32| op_name(history, key, o);
     let culprit = outer.max_call_op;
     let held_from = match outer.min_ret_op {
         NONE => format!("{} is the initial value", key.values.json(outer.root)),
-        o => format!("{} was in place by the completion of {}", version(key, outer), name(o)),
+        o => format!(
+            "{} was in place by the completion of {}",
+            version(key, outer),
+            name(o)
+        ),
     };
     let others = if inner.min_ret_op == inner.max_call_op {
         name(inner.min_ret_op)
     } else {
-        format!("{} (completed) and {} (invoked)", name(inner.min_ret_op), name(inner.max_call_op))
+        format!(
+            "{} (completed) and {} (invoked)",
+            name(inner.min_ret_op),
+            name(inner.max_call_op)
+        )
     };
     let text = format!(
         "{} cannot be linearized: {held_from} and is still seen by it, yet {others} must fall in between, \
          so another value overwrote it meanwhile: a key holds one value at a time",
         name(culprit)
     );
-    (culprit, vec![outer.min_ret_op, inner.min_ret_op, inner.max_call_op], text)
+    (
+        culprit,
+        vec![outer.min_ret_op, inner.min_ret_op, inner.max_call_op],
+        text,
+    )
 }
 
 /// The value the key held when the culprit needed another one, where the violation says:
@@ -158,19 +178,27 @@ fn state_against(key: &KeyHistory, violation: &Violation) -> Option<u32> {
 fn version(key: &KeyHistory, zone: &Zone) -> String {
     match zone.root {
         NONE => "the value".into(),
-        v => format!("the value {} (or a cas successor of it)", key.values.json(v)),
+        v => format!(
+            "the value {} (or a cas successor of it)",
+            key.values.json(v)
+        ),
     }
 }
 
 fn is_read_of_appends(key: &KeyHistory, op: u32) -> bool {
     matches!(key.ops[op as usize].action, Action::Read(_))
-        && key.ops.iter().any(|o| matches!(o.action, Action::Append(_)))
+        && key
+            .ops
+            .iter()
+            .any(|o| matches!(o.action, Action::Append(_)))
 }
 
 /// The value an op reads or expects, if any.
 fn seen_value(key: &KeyHistory, op: u32) -> Option<u32> {
     match key.ops[op as usize].action {
-        Action::Read(v) | Action::Cas { expected: v, .. } | Action::CasMaybe { expected: v, .. } => Some(v),
+        Action::Read(v)
+        | Action::Cas { expected: v, .. }
+        | Action::CasMaybe { expected: v, .. } => Some(v),
         Action::Write(v) => Some(v),
         Action::Append(_) => None,
     }
@@ -185,7 +213,11 @@ fn op_name(history: &History, key: &KeyHistory, op: u32) -> String {
             format!(
                 "{} returned {}",
                 invoke.f,
-                history.ops.get(o.ret as usize).map(|c| c.value.to_string()).unwrap_or_default()
+                history
+                    .ops
+                    .get(o.ret as usize)
+                    .map(|c| c.value.to_string())
+                    .unwrap_or_default()
             )
         }
         _ if !o.is_determinate() => format!("{} {}, outcome unknown", invoke.f, invoke.value),

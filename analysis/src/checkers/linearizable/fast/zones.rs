@@ -27,7 +27,10 @@ pub fn find_conflict(zones: &[Zone]) -> Option<Conflict> {
     forward.sort_unstable_by_key(|z| z.min_ret);
     for pair in forward.windows(2) {
         if pair[1].min_ret <= pair[0].max_call {
-            return Some(Conflict { outer: pair[0], inner: pair[1] });
+            return Some(Conflict {
+                outer: pair[0],
+                inner: pair[1],
+            });
         }
     }
     // Forward zones are now disjoint, so only the last one starting at or before a
@@ -35,7 +38,10 @@ pub fn find_conflict(zones: &[Zone]) -> Option<Conflict> {
     zones.iter().filter(|z| !z.is_forward()).find_map(|inner| {
         let before = forward.partition_point(|f| f.min_ret <= inner.max_call);
         let outer = *forward.get(before.checked_sub(1)?)?;
-        (outer.max_call >= inner.min_ret).then_some(Conflict { outer, inner: *inner })
+        (outer.max_call >= inner.min_ret).then_some(Conflict {
+            outer,
+            inner: *inner,
+        })
     })
 }
 
@@ -45,7 +51,13 @@ mod tests {
     use super::*;
 
     fn zone(min_ret: i64, max_call: i64) -> Zone {
-        Zone { min_ret, min_ret_op: NONE, max_call, max_call_op: NONE, root: 0 }
+        Zone {
+            min_ret,
+            min_ret_op: NONE,
+            max_call,
+            max_call_op: NONE,
+            root: 0,
+        }
     }
 
     #[test]
@@ -58,10 +70,22 @@ mod tests {
     #[test]
     fn a_backward_zone_conflicts_only_inside_a_forward_one() {
         // Backward zones are written (min_ret, max_call) with max_call <= min_ret.
-        assert!(find_conflict(&[zone(0, 10), zone(12, 3)]).is_none(), "[3,12] sticks out of [0,10]");
+        assert!(
+            find_conflict(&[zone(0, 10), zone(12, 3)]).is_none(),
+            "[3,12] sticks out of [0,10]"
+        );
         assert!(find_conflict(&[zone(0, 10), zone(20, 15)]).is_none());
-        assert!(find_conflict(&[zone(0, 10), zone(8, 2)]).is_some(), "[2,8] inside [0,10]");
-        assert!(find_conflict(&[zone(0, 10), zone(20, 30), zone(25, 22)]).is_some(), "[22,25] inside [20,30]");
-        assert!(find_conflict(&[zone(9, 4), zone(6, 5)]).is_none(), "backward zones never conflict");
+        assert!(
+            find_conflict(&[zone(0, 10), zone(8, 2)]).is_some(),
+            "[2,8] inside [0,10]"
+        );
+        assert!(
+            find_conflict(&[zone(0, 10), zone(20, 30), zone(25, 22)]).is_some(),
+            "[22,25] inside [20,30]"
+        );
+        assert!(
+            find_conflict(&[zone(9, 4), zone(6, 5)]).is_none(),
+            "backward zones never conflict"
+        );
     }
 }
