@@ -16,6 +16,7 @@ use std::fmt;
 mod fault;
 mod job_phase;
 pub mod txn;
+pub mod txn_move;
 pub mod txn_table;
 
 pub use fault::{fault_events, FaultEdge, FaultEvent, FaultValue};

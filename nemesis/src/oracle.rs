@@ -32,19 +32,7 @@ pub struct StaleWriteError {
 
 pub type StaleWriteResult = Result<Option<CommitMeta>, StaleWriteError>;
 
-/// A transaction a node coordinates whose locks are all in place and which has not finished
-/// committing (refkv's test-only `TxnHold` list).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct TxnInFlight {
-    pub start_ts: u64,
-    /// `None` until it has one.
-    pub commit_ts: Option<u64>,
-    pub primary: String,
-    /// The keys it writes besides its primary (secondary write locks).
-    pub secondary_writes: Vec<String>,
-    /// Held at its commit point.
-    pub held: bool,
-}
+pub use analysis::history::txn_move::{HoldCommand, HoldPoint, TxnInFlight};
 
 /// Questions and commands the nemesis sends to the cluster under test.
 pub trait Oracle: Send + Sync {
@@ -94,19 +82,15 @@ pub trait Oracle: Send + Sync {
             })
         })
     }
-    /// Test only (refkv's `TxnHold`), on `node`: with `release`, lets its held transactions
-    /// go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates that writes a
-    /// secondary key at its commit point (with `after_primary_commit`: after its primary's
-    /// commit, before its secondaries') for at most that long. Returns the transactions it
-    /// coordinates whose locks are live, or why it could not be asked.
+    /// Test only (refkv's `TxnHold`), on `node`: arms, releases or only lists its hold
+    /// ([`HoldCommand`]). Returns the transactions it coordinates whose locks are live, or
+    /// why it could not be asked.
     fn txn_hold<'a>(
         &'a self,
         node: &'a str,
-        arm_hold_ms: u64,
-        after_primary_commit: bool,
-        release: bool,
+        command: HoldCommand,
     ) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
-        let _ = (node, arm_hold_ms, after_primary_commit, release);
+        let _ = (node, command);
         Box::pin(async { Err("unimplemented: this oracle cannot hold transactions".to_string()) })
     }
     /// Moves `key` to another group with a cross-group split at it, first splitting off (in

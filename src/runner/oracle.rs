@@ -9,7 +9,7 @@ use analysis::catalog::route_contains;
 use analysis::history::{CatalogSnapshot, JobPhase, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use nemesis::oracle::{StaleWriteError, StaleWriteResult, TxnInFlight};
+use nemesis::oracle::{HoldCommand, StaleWriteError, StaleWriteResult, TxnInFlight};
 use nemesis::{Oracle, SplitOutcome};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -178,17 +178,6 @@ pub fn first_inside<'a>(route: &RouteRecord, key: &str, keep: &'a [String]) -> O
     keep.iter()
         .filter(|k| k.as_str() > key && (route.end.is_empty() || k.as_str() < route.end.as_str()))
         .min()
-}
-
-/// A listed transaction as the nemesis sees it.
-fn txn_in_flight(t: workloads::client::InFlightTxn) -> TxnInFlight {
-    TxnInFlight {
-        start_ts: t.start_ts,
-        commit_ts: t.commit_ts,
-        primary: t.primary,
-        secondary_writes: t.secondary_writes,
-        held: t.held,
-    }
 }
 
 /// The group other than `from` serving the fewest routes (ties: lowest id).
@@ -385,9 +374,7 @@ impl Oracle for StoreOracle {
     fn txn_hold<'a>(
         &'a self,
         node: &'a str,
-        arm_hold_ms: u64,
-        after_primary_commit: bool,
-        release: bool,
+        command: HoldCommand,
     ) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
         async move {
             let endpoint = self
@@ -399,10 +386,12 @@ impl Oracle for StoreOracle {
                 .connector
                 .connect(endpoint)
                 .map_err(|e| format!("{e:#}"))?;
-            let listed = within_limit(client.txn_hold(arm_hold_ms, after_primary_commit, release))
+            let hold = client
+                .as_txn_hold()
+                .ok_or_else(|| "unimplemented: this client has no transaction hold".to_string())?;
+            within_limit(hold.txn_hold(command))
                 .await
-                .map_err(|e| e.history_text())?;
-            Ok(listed.into_iter().map(txn_in_flight).collect())
+                .map_err(|e| e.history_text())
         }
         .boxed()
     }

@@ -44,7 +44,8 @@
 
 use super::move_phase::{reached, wait_for_phase};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
-use crate::oracle::TxnInFlight;
+use crate::oracle::{HoldCommand, HoldPoint, TxnInFlight};
+use analysis::history::txn_move::{TxnMoveFacts, HELD_TXN_PATIENCE};
 use analysis::history::{FaultValue, JobPhase};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
@@ -100,10 +101,21 @@ impl Aim {
         self != Aim::Secondary
     }
 
-    /// Whether the hold is armed after the primary's commit rather than at the commit point:
-    /// for the aim that moves nothing and kills the coordinator instead.
-    fn holds_after_primary_commit(self) -> bool {
-        self.release_at().is_none()
+    /// Where the hold stops its transaction: after the primary's commit for the aim that
+    /// moves nothing and kills the coordinator instead, else at the commit point.
+    fn hold_point(self) -> HoldPoint {
+        match self.release_at() {
+            None => HoldPoint::AfterPrimaryCommit,
+            Some(_) => HoldPoint::CommitPoint,
+        }
+    }
+
+    /// The command that arms this aim's hold.
+    fn arm(self) -> HoldCommand {
+        HoldCommand::Arm {
+            for_ms: ARM_HOLD.as_millis() as u64,
+            at: self.hold_point(),
+        }
     }
 
     /// Whether a release with the job seen in `phase` hit the window.
@@ -131,9 +143,6 @@ pub fn parse_txn_move_aim(text: &str) -> Result<Option<Aim>, String> {
     })
 }
 
-/// How long a turn waits for a transaction to take the hold.
-const FIND_PATIENCE: Duration = Duration::from_secs(5);
-
 /// How often the held transaction's node is asked.
 const POLL: Duration = Duration::from_millis(10);
 
@@ -141,29 +150,6 @@ const POLL: Duration = Duration::from_millis(10);
 /// long enough for readers to meet the held transaction's secondary locks with their
 /// coordinator gone.
 pub const KILLED_FOR: Duration = Duration::from_secs(2);
-
-/// What a start-txn-move records beside the shared fields.
-#[derive(Default, serde::Serialize)]
-struct Aimed {
-    aim: &'static str,
-    node: Option<String>,
-    txn: Option<TxnInFlight>,
-    /// The key moved (the primary or a secondary write key, as the aim says).
-    moved_key: Option<String>,
-    route_id: Option<u64>,
-    target_group: Option<u64>,
-    job_id: Option<u64>,
-    /// The phase the aim releases at; `None` for `coordinator-kill`.
-    release_at: Option<&'static str>,
-    /// The job's phase when the transaction was released.
-    phase_seen: Option<String>,
-    /// Whether the transaction was still held when the job reached the phase.
-    still_held: Option<bool>,
-    split: Option<serde_json::Value>,
-    /// `coordinator-kill`: whether the node was killed with the transaction held.
-    killed: Option<bool>,
-    why_not: Option<String>,
-}
 
 /// What a stop-txn-move records beside the shared fields.
 #[derive(serde::Serialize)]
@@ -215,7 +201,11 @@ fn held_one(listed: &[TxnInFlight]) -> Option<&TxnInFlight> {
 }
 
 async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
-    let mut facts = Aimed { aim: aim.name(), release_at: aim.release_at().map(JobPhase::name), ..Aimed::default() };
+    let mut facts = TxnMoveFacts {
+        aim: aim.name().to_string(),
+        release_at: aim.release_at().map(|p| p.name().to_string()),
+        ..TxnMoveFacts::default()
+    };
     let mut value = FaultValue::new(Vec::new());
     value.effective = Some(false);
     let Some(node) = arm_one(ctx, turn.nth, aim, &mut facts).await else {
@@ -223,10 +213,13 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     };
     facts.node = Some(node.clone());
     value.targets = vec![node.clone()];
-    let patience = FIND_PATIENCE.min(turn.budget.max(POLL));
+    let patience = HELD_TXN_PATIENCE.min(turn.budget.max(POLL));
     let Some(txn) = wait_for_held(ctx, &node, patience).await else {
         release(ctx, &node).await;
-        let point = if aim.holds_after_primary_commit() { "its primary's commit" } else { "its commit point" };
+        let point = match aim.hold_point() {
+            HoldPoint::AfterPrimaryCommit => "its primary's commit",
+            HoldPoint::CommitPoint => "its commit point",
+        };
         facts.why_not = Some(format!("no transaction with a secondary write reached {point}"));
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
@@ -244,7 +237,7 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     let (seen, _) = wait_for_phase(ctx, job_id, release_at, turn.budget).await;
     let hit = aim.hit(seen.as_ref().and_then(|j| JobPhase::parse(&j.phase)));
     facts.phase_seen = seen.map(|j| j.phase);
-    let still_held = ctx.oracle.txn_hold(&node, 0, false, false).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
+    let still_held = ctx.oracle.txn_hold(&node, HoldCommand::List).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
     release(ctx, &node).await;
     facts.still_held = still_held;
     value.effective = Some(hit && still_held == Some(true));
@@ -254,7 +247,7 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
 
 /// Kills `node`, which holds `txn` after its primary's commit; the turn's start. Effective
 /// when the kill succeeded: the store's hold outlives it only in the locks it left.
-async fn kill_the_coordinator(ctx: &Ctx, node: String, txn: TxnInFlight, mut value: FaultValue, mut facts: Aimed) -> Started {
+async fn kill_the_coordinator(ctx: &Ctx, node: String, txn: TxnInFlight, mut value: FaultValue, mut facts: TxnMoveFacts) -> Started {
     let summary = Some(format!("txn-move killed {node}, coordinator of committed txn {}", txn.start_ts));
     match ctx.control.kill(&node).await {
         Ok(()) => {
@@ -273,10 +266,10 @@ async fn kill_the_coordinator(ctx: &Ctx, node: String, txn: TxnInFlight, mut val
 
 /// Arms the hold the aim needs on the first node that accepts it, from the turn's own;
 /// that node.
-async fn arm_one(ctx: &Ctx, nth: u64, aim: Aim, facts: &mut Aimed) -> Option<String> {
+async fn arm_one(ctx: &Ctx, nth: u64, aim: Aim, facts: &mut TxnMoveFacts) -> Option<String> {
     let mut errors = Vec::new();
     for node in node_order(&ctx.node_names(), nth) {
-        match ctx.oracle.txn_hold(&node, ARM_HOLD.as_millis() as u64, aim.holds_after_primary_commit(), false).await {
+        match ctx.oracle.txn_hold(&node, aim.arm()).await {
             Ok(_) => return Some(node),
             Err(e) => errors.push(format!("{node}: {e}")),
         }
@@ -289,7 +282,7 @@ async fn arm_one(ctx: &Ctx, nth: u64, aim: Aim, facts: &mut Aimed) -> Option<Str
 async fn wait_for_held(ctx: &Ctx, node: &str, patience: Duration) -> Option<TxnInFlight> {
     let deadline = tokio::time::Instant::now() + patience;
     loop {
-        if let Ok(listed) = ctx.oracle.txn_hold(node, 0, false, false).await {
+        if let Ok(listed) = ctx.oracle.txn_hold(node, HoldCommand::List).await {
             if let Some(t) = held_one(&listed) {
                 return Some(t.clone());
             }
@@ -303,7 +296,7 @@ async fn wait_for_held(ctx: &Ctx, node: &str, patience: Duration) -> Option<TxnI
 
 /// Moves the first of the transaction's secondary write keys the store agrees to move
 /// (keeping its primary where it is); the job's id.
-async fn move_a_secondary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut Aimed) -> Option<u64> {
+async fn move_a_secondary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts) -> Option<u64> {
     let keep = [txn.primary.clone()];
     let mut refusals = Vec::new();
     for key in &txn.secondary_writes {
@@ -327,7 +320,7 @@ async fn move_a_secondary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut Aimed) -> Op
 
 /// Moves the transaction's primary (keeping its secondary write keys where they are); the
 /// job's id.
-async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut Aimed) -> Option<u64> {
+async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts) -> Option<u64> {
     let key = &txn.primary;
     let refusal = match ctx.oracle.move_key(key, &txn.secondary_writes).await {
         None => "the store cannot move keys".to_string(),
@@ -349,7 +342,7 @@ async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut Aimed) -> Op
 
 /// Releases what `node` holds (best effort: the store's own bound ends the hold anyway).
 async fn release(ctx: &Ctx, node: &str) {
-    if let Err(e) = ctx.oracle.txn_hold(node, 0, false, true).await {
+    if let Err(e) = ctx.oracle.txn_hold(node, HoldCommand::Release).await {
         tracing::warn!(node, "txn-move: releasing the held transaction failed ({e}); it goes on after {ARM_HOLD:?}");
     }
 }
@@ -434,7 +427,8 @@ mod tests {
     #[test]
     fn only_the_coordinator_kill_holds_after_the_primary_commit_and_it_releases_at_no_phase() {
         for aim in Aim::ALL {
-            assert_eq!(aim.holds_after_primary_commit(), aim == Aim::CoordinatorKill, "{aim:?}");
+            let after = aim.hold_point() == HoldPoint::AfterPrimaryCommit;
+            assert_eq!(after, aim == Aim::CoordinatorKill, "{aim:?}");
             assert_eq!(aim.release_at().is_none(), aim == Aim::CoordinatorKill, "{aim:?}");
         }
         assert!(!Aim::CoordinatorKill.hit(Some(JobPhase::Cutover)), "it aims at no phase");

@@ -11,7 +11,7 @@
 //! `unimplemented`, sent nowhere, so a mismatch between what a target declares and what its
 //! client has shows as failed operations, never as applied ones.
 
-use super::{CallResult, WriteReply};
+use super::{CallResult, HoldCommand, TxnInFlight, WriteReply};
 use futures::future::BoxFuture;
 
 crate::named_enum! {
@@ -46,6 +46,15 @@ pub trait CasClient: Send + Sync {
         expected: Option<&[u8]>,
         new: &[u8],
     ) -> BoxFuture<'_, CallResult<WriteReply>>;
+}
+
+/// Test only, and no workload's need: control of the node's hold of a transaction at a
+/// commit point (refkv's `RefkvTxn.TxnHold`), which the `txn-move` fault drives. Asked for
+/// with `KvTarget::as_txn_hold`.
+pub trait TxnHoldControl: Send + Sync {
+    /// Arms, releases or only lists the hold; the transactions this node coordinates whose
+    /// locks are live.
+    fn txn_hold(&self, command: HoldCommand) -> BoxFuture<'_, CallResult<Vec<TxnInFlight>>>;
 }
 
 /// A transaction of micro-ops (the capability the `append` and `rw-register` workloads

@@ -538,21 +538,8 @@ impl KvTarget for KvClient {
         self.refkv_txn.then_some(self as &dyn super::TxnClient)
     }
 
-    fn txn_hold(
-        &self,
-        arm_hold_ms: u64,
-        after_primary_commit: bool,
-        release: bool,
-    ) -> BoxFuture<'_, CallResult<Vec<super::InFlightTxn>>> {
-        if !self.refkv_txn {
-            let err = CallError::new(
-                super::Certainty::Definite,
-                "unimplemented",
-                "this server has no TxnHold",
-            );
-            return Box::pin(async move { Err(err) });
-        }
-        Box::pin(self.hold_txns(arm_hold_ms, after_primary_commit, release))
+    fn as_txn_hold(&self) -> Option<&dyn super::TxnHoldControl> {
+        self.refkv_txn.then_some(self as &dyn super::TxnHoldControl)
     }
 }
 

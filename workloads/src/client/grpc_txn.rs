@@ -19,7 +19,7 @@
 
 use super::KvClient;
 use crate::client::classify::{classify, CallError, CallKind};
-use crate::client::{CallResult, InFlightTxn, TxnClient};
+use crate::client::{CallResult, HoldCommand, HoldPoint, TxnClient, TxnHoldControl, TxnInFlight};
 use crate::proto::kv;
 use crate::proto::kv::refkv_txn_client::RefkvTxnClient;
 use crate::txn::{writes, Mop, ReadShape};
@@ -95,21 +95,34 @@ impl KvClient {
     }
 }
 
+impl TxnHoldControl for KvClient {
+    fn txn_hold(&self, command: HoldCommand) -> BoxFuture<'_, CallResult<Vec<TxnInFlight>>> {
+        Box::pin(self.hold_txns(command))
+    }
+}
+
+/// `command` as refkv's `TxnHoldRequest`.
+fn hold_request(command: HoldCommand) -> kv::TxnHoldRequest {
+    match command {
+        HoldCommand::List => kv::TxnHoldRequest::default(),
+        HoldCommand::Release => kv::TxnHoldRequest {
+            release: true,
+            ..Default::default()
+        },
+        HoldCommand::Arm { for_ms, at } => kv::TxnHoldRequest {
+            arm_hold_ms: for_ms,
+            release: false,
+            after_primary_commit: at == HoldPoint::AfterPrimaryCommit,
+        },
+    }
+}
+
 impl KvClient {
-    /// Test only: `RefkvTxn.TxnHold` (see [`crate::client::KvTarget::txn_hold`]).
-    pub(super) async fn hold_txns(
-        &self,
-        arm_hold_ms: u64,
-        after_primary_commit: bool,
-        release: bool,
-    ) -> CallResult<Vec<InFlightTxn>> {
+    /// Test only: `RefkvTxn.TxnHold` ([`TxnHoldControl`]).
+    async fn hold_txns(&self, command: HoldCommand) -> CallResult<Vec<TxnInFlight>> {
         let mut client = RefkvTxnClient::new(self.channel.clone())
             .max_decoding_message_size(super::MAX_RESPONSE_BYTES);
-        let req = kv::TxnHoldRequest {
-            arm_hold_ms,
-            release,
-            after_primary_commit,
-        };
+        let req = hold_request(command);
         let resp = self
             .call(CallKind::Mutation, client.txn_hold(self.request(req)))
             .await?;
@@ -118,9 +131,9 @@ impl KvClient {
 }
 
 /// One listed transaction as the client reports it (keys as text, no commit timestamp as `None`).
-pub fn in_flight_txn(t: kv::InFlightTxn) -> InFlightTxn {
+pub fn in_flight_txn(t: kv::InFlightTxn) -> TxnInFlight {
     let text = |k: Vec<u8>| String::from_utf8_lossy(&k).into_owned();
-    InFlightTxn {
+    TxnInFlight {
         start_ts: t.start_ts,
         commit_ts: (t.commit_ts != 0).then_some(t.commit_ts),
         primary: text(t.primary),
@@ -165,6 +178,34 @@ mod tests {
             key: "la/1".into(),
             shape: ReadShape::List,
         }]
+    }
+
+    #[test]
+    fn each_hold_command_is_the_request_refkv_reads() {
+        let list = hold_request(HoldCommand::List);
+        assert_eq!(
+            (list.arm_hold_ms, list.release),
+            (0, false),
+            "listing arms nothing"
+        );
+        assert!(hold_request(HoldCommand::Release).release);
+        let at_commit = hold_request(HoldCommand::Arm {
+            for_ms: 1500,
+            at: HoldPoint::CommitPoint,
+        });
+        assert_eq!(
+            (
+                at_commit.arm_hold_ms,
+                at_commit.release,
+                at_commit.after_primary_commit
+            ),
+            (1500, false, false)
+        );
+        let after = hold_request(HoldCommand::Arm {
+            for_ms: 9,
+            at: HoldPoint::AfterPrimaryCommit,
+        });
+        assert!(after.after_primary_commit && after.arm_hold_ms == 9);
     }
 
     #[test]

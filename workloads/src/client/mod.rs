@@ -24,7 +24,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 
-pub use capability::{CasClient, ClientCapability, TxnClient};
+pub use capability::{CasClient, ClientCapability, TxnClient, TxnHoldControl};
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
 
@@ -130,19 +130,7 @@ pub enum CatalogEvent {
     },
 }
 
-/// A transaction a node coordinates whose locks are all in place and which has not finished
-/// committing (refkv's test-only `RefkvTxn.TxnHold`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InFlightTxn {
-    pub start_ts: u64,
-    /// `None` until it has one.
-    pub commit_ts: Option<u64>,
-    pub primary: String,
-    /// The keys it writes besides its primary.
-    pub secondary_writes: Vec<String>,
-    /// Held at its commit point by a test.
-    pub held: bool,
-}
+pub use analysis::history::txn_move::{HoldCommand, HoldPoint, TxnInFlight};
 
 pub type CallResult<T> = Result<T, CallError>;
 pub type CatalogStream = BoxStream<'static, CallResult<CatalogEvent>>;
@@ -286,29 +274,10 @@ pub trait KvTarget: Send + Sync {
     fn as_txn(&self) -> Option<&dyn TxnClient> {
         self.wrapped().and_then(|w| w.as_txn())
     }
-    /// Test only (refkv's `RefkvTxn.TxnHold`): with `release`, lets every transaction held
-    /// on this node go on; with `arm_hold_ms` > 0, holds the next transaction it coordinates
-    /// that writes a key besides its primary at its commit point (with
-    /// `after_primary_commit`: after its primary's commit, before its secondaries') for at
-    /// most that long.
-    /// Returns the transactions this node coordinates whose locks are live. Stores without
-    /// it answer a definite `unimplemented`; a wrapping client forwards to the client it wraps.
-    fn txn_hold(
-        &self,
-        arm_hold_ms: u64,
-        after_primary_commit: bool,
-        release: bool,
-    ) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
-        match self.wrapped() {
-            Some(w) => w.txn_hold(arm_hold_ms, after_primary_commit, release),
-            None => Box::pin(async {
-                Err(CallError::new(
-                    Certainty::Definite,
-                    "unimplemented",
-                    "no TxnHold",
-                ))
-            }),
-        }
+    /// Test only: the client's control of a node's transaction hold (refkv's
+    /// `RefkvTxn.TxnHold`), if it has one; a wrapping client forwards to the client it wraps.
+    fn as_txn_hold(&self) -> Option<&dyn TxnHoldControl> {
+        self.wrapped().and_then(|w| w.as_txn_hold())
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].

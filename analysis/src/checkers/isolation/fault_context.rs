@@ -9,13 +9,14 @@
 //! else every transaction it shows. A `txn-move` turn *held* a witness transaction when that
 //! transaction writes exactly the held transaction's keys (`txn.primary` and
 //! `txn.secondary_writes` of the event), was invoked before the turn's event and completed
-//! at most [`HELD_LEAD_NS`] before it (or after it): the event is recorded once
+//! at most [`HELD_LEAD`] before it (or after it): the event is recorded once
 //! the hold is released (or the coordinator killed), after the transaction was found held,
 //! so the held transaction was invoked before it.
 //!
 //! Invariants: this only annotates — it never changes a verdict, a count or which witnesses
 //! are kept — and a history without nemesis events gets no annotation.
 
+use crate::history::txn_move::{TxnMoveFacts, HELD_LEAD};
 use crate::history::{fault_events, FaultEdge, FaultEvent, History, OpType, Process};
 use crate::verdict::CheckerResult;
 use rustc_hash::FxHashMap;
@@ -24,10 +25,6 @@ use std::collections::{BTreeSet, VecDeque};
 
 /// At most this many faults are listed per witness (those naming its keys first).
 pub const MAX_FAULTS_PER_WITNESS: usize = 6;
-
-/// How long before its event a `txn-move` turn may have held a transaction: its wait for a
-/// held transaction (5 s) plus the move's start and the wait for the aimed phase.
-pub const HELD_LEAD_NS: u64 = 15_000_000_000;
 
 /// Facts of a nemesis event copied into a witness's `faults` entry when present.
 const NAMED_FACTS: [&str; 9] = [
@@ -42,12 +39,13 @@ const NAMED_FACTS: [&str; 9] = [
     "split",
 ];
 
-/// One fault turn: its start event and its span.
+/// One fault turn: its start event, its span and, for `txn-move`, what it held and moved.
 struct Turn {
     index: u64,
     start: u64,
     stop: u64,
     event: FaultEvent,
+    txn_move: Option<TxnMoveFacts>,
 }
 
 /// When a transaction (named by its witness op index) was in flight.
@@ -82,11 +80,15 @@ fn fault_turns(history: &History) -> Vec<Turn> {
                 open.entry(event.fault.clone())
                     .or_default()
                     .push_back(turns.len());
+                let txn_move = (event.fault == "txn-move")
+                    .then(|| TxnMoveFacts::of(&event.value))
+                    .flatten();
                 turns.push(Turn {
                     index: op.index,
                     start: op.time,
                     stop: end,
                     event,
+                    txn_move,
                 });
             }
             FaultEdge::Stop => {
@@ -153,7 +155,7 @@ fn annotate_one(witness: &mut Value, turns: &[Turn], spans: &FxHashMap<u64, Span
         if !overlaps && held.is_none() {
             continue;
         }
-        let on_keys: Vec<String> = turn_keys(&turn.event)
+        let on_keys: Vec<String> = turn_keys(turn)
             .into_iter()
             .filter(|k| keys.contains(k))
             .collect();
@@ -245,14 +247,10 @@ fn witness_keys(witness: &Value, focus: &[Value]) -> BTreeSet<String> {
     keys
 }
 
-/// The keys a fault event names: a split's key, a move's moved key.
-fn turn_keys(event: &FaultEvent) -> Vec<String> {
-    let facts = &event.value.facts;
-    let moved = facts
-        .get("moved_key")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    event
+/// The keys a fault turn names: a split's key, a `txn-move`'s moved key.
+fn turn_keys(turn: &Turn) -> Vec<String> {
+    let moved = turn.txn_move.as_ref().and_then(|m| m.moved_key.clone());
+    turn.event
         .value
         .split_key()
         .map(str::to_string)
@@ -263,14 +261,9 @@ fn turn_keys(event: &FaultEvent) -> Vec<String> {
 
 /// The witness transaction a `txn-move` turn held, if one matches (module doc).
 fn held_txn(turn: &Turn, focus: &[Value], spans: &FxHashMap<u64, Span>) -> Option<u64> {
-    let held = turn.event.value.facts.get("txn")?;
-    let mut keys: BTreeSet<String> = held["secondary_writes"]
-        .as_array()?
-        .iter()
-        .map(key_text)
-        .collect();
-    keys.insert(key_text(held.get("primary")?));
-    let earliest = turn.start.saturating_sub(HELD_LEAD_NS);
+    let held = turn.txn_move.as_ref()?.txn.as_ref()?;
+    let keys: BTreeSet<String> = held.written_keys().map(str::to_string).collect();
+    let earliest = turn.start.saturating_sub(HELD_LEAD.as_nanos() as u64);
     let mut matching = focus
         .iter()
         .filter(|t| written_keys(t) == keys)
@@ -310,18 +303,19 @@ fn fault_entry(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> Value {
 }
 
 fn fault_sentence(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> String {
-    let facts = &turn.event.value.facts;
-    let text = |name: &str| facts.get(name).filter(|v| !v.is_null()).map(key_text);
-    let moved = match (text("moved_key"), text("route_id"), text("target_group")) {
+    let facts = turn.txn_move.clone().unwrap_or_default();
+    let moved = match (&facts.moved_key, facts.route_id, facts.target_group) {
         (Some(k), Some(r), Some(g)) => format!(" moved key {k} (route {r}) to group {g}"),
         (Some(k), _, _) => format!(" moved key {k}"),
         _ => String::new(),
     };
-    let phase = text("phase_seen")
+    let phase = facts
+        .phase_seen
+        .as_ref()
         .map(|p| format!(", released in {p}"))
         .unwrap_or_default();
     let name = format!("{} (op {})", turn.event.fault, turn.index);
-    let killed = facts.get("killed").and_then(Value::as_bool) == Some(true);
+    let killed = facts.killed == Some(true);
     let node = turn.event.value.targets.join(", ");
     match held {
         Some(t) if killed => format!("{name} held T{t} after its primary's commit and killed its coordinator {node}"),
