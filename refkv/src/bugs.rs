@@ -1,25 +1,13 @@
 //! Seeded bugs, each off by default and switched on only by name (`--bug NAME`). See
 //! docs/refkv.md for what each breaks and which checker must catch it.
+//!
+//! The names are listed once, in `bug_names.rs` (faultline's detection matrix includes the
+//! same file); [`FLAGS`] ties each name to its field, and a test holds every field to one
+//! name.
 
 use serde::{Deserialize, Serialize};
 
-pub const BUG_NAMES: [&str; 15] = [
-    "no-fence",
-    "early-cutover",
-    "stale-read",
-    "ack-before-commit",
-    "split-midpoint",
-    "proxy-fence",
-    "abandon-keeps-target",
-    "resume-skips-delta",
-    "no-read-validation",
-    "lock-dropped-on-move",
-    "ts-from-receiver",
-    "commit-to-old-owner",
-    "low-ts-commit-escapes-delta",
-    "no-post-fence-drain",
-    "expired-lock-rolled-back",
-];
+include!("bug_names.rs");
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(default)]
@@ -69,60 +57,49 @@ pub struct Bugs {
     pub expired_lock_rolled_back: bool,
 }
 
+/// Each seeded bug's flag, in [`BUG_NAMES`]' order.
+const FLAGS: [fn(&mut Bugs) -> &mut bool; BUG_NAMES.len()] = [
+    |b| &mut b.no_fence,
+    |b| &mut b.early_cutover,
+    |b| &mut b.stale_read,
+    |b| &mut b.ack_before_commit,
+    |b| &mut b.split_midpoint,
+    |b| &mut b.proxy_fence,
+    |b| &mut b.abandon_keeps_target,
+    |b| &mut b.resume_skips_delta,
+    |b| &mut b.no_read_validation,
+    |b| &mut b.lock_dropped_on_move,
+    |b| &mut b.ts_from_receiver,
+    |b| &mut b.commit_to_old_owner,
+    |b| &mut b.low_ts_commit_escapes_delta,
+    |b| &mut b.no_post_fence_drain,
+    |b| &mut b.expired_lock_rolled_back,
+];
+
 impl Bugs {
     /// Parses the `--bug` names; unknown names are refused.
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Bugs, String> {
         let mut bugs = Bugs::default();
         for name in names {
-            match name.as_ref() {
-                "no-fence" => bugs.no_fence = true,
-                "early-cutover" => bugs.early_cutover = true,
-                "stale-read" => bugs.stale_read = true,
-                "ack-before-commit" => bugs.ack_before_commit = true,
-                "split-midpoint" => bugs.split_midpoint = true,
-                "proxy-fence" => bugs.proxy_fence = true,
-                "abandon-keeps-target" => bugs.abandon_keeps_target = true,
-                "resume-skips-delta" => bugs.resume_skips_delta = true,
-                "no-read-validation" => bugs.no_read_validation = true,
-                "lock-dropped-on-move" => bugs.lock_dropped_on_move = true,
-                "ts-from-receiver" => bugs.ts_from_receiver = true,
-                "commit-to-old-owner" => bugs.commit_to_old_owner = true,
-                "low-ts-commit-escapes-delta" => bugs.low_ts_commit_escapes_delta = true,
-                "no-post-fence-drain" => bugs.no_post_fence_drain = true,
-                "expired-lock-rolled-back" => bugs.expired_lock_rolled_back = true,
-                other => {
-                    return Err(format!(
-                        "unknown bug {other:?}; known bugs: {}",
-                        BUG_NAMES.join(", ")
-                    ))
-                }
-            }
+            let Some(i) = BUG_NAMES.iter().position(|n| *n == name.as_ref()) else {
+                return Err(format!(
+                    "unknown bug {:?}; known bugs: {}",
+                    name.as_ref(),
+                    BUG_NAMES.join(", ")
+                ));
+            };
+            *FLAGS[i](&mut bugs) = true;
         }
         Ok(bugs)
     }
 
+    /// The names of the bugs switched on, in [`BUG_NAMES`]' order.
     pub fn names(&self) -> Vec<&'static str> {
-        let flags = [
-            self.no_fence,
-            self.early_cutover,
-            self.stale_read,
-            self.ack_before_commit,
-            self.split_midpoint,
-            self.proxy_fence,
-            self.abandon_keeps_target,
-            self.resume_skips_delta,
-            self.no_read_validation,
-            self.lock_dropped_on_move,
-            self.ts_from_receiver,
-            self.commit_to_old_owner,
-            self.low_ts_commit_escapes_delta,
-            self.no_post_fence_drain,
-            self.expired_lock_rolled_back,
-        ];
+        let mut copy = *self;
         BUG_NAMES
             .iter()
-            .zip(flags)
-            .filter(|(_, on)| *on)
+            .zip(FLAGS)
+            .filter(|(_, flag)| *flag(&mut copy))
             .map(|(n, _)| *n)
             .collect()
     }
@@ -140,5 +117,36 @@ mod tests {
             .unwrap_err()
             .contains("unknown bug"));
         assert_eq!(Bugs::from_names::<&str>(&[]).unwrap(), Bugs::default());
+    }
+
+    #[test]
+    fn each_name_switches_on_its_own_field_and_every_field_has_a_name() {
+        for name in BUG_NAMES {
+            let on = Bugs::from_names(&[name]).unwrap();
+            assert_eq!(
+                on.names(),
+                [name],
+                "--bug {name} switches on exactly {name}"
+            );
+            let fields = serde_json::to_value(on).unwrap();
+            let set: Vec<&String> = fields
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(_, v)| v.as_bool() == Some(true))
+                .map(|(k, _)| k)
+                .collect();
+            assert_eq!(
+                set,
+                [&name.replace('-', "_")],
+                "--bug {name} sets the field of its name"
+            );
+        }
+        let fields = serde_json::to_value(Bugs::default()).unwrap();
+        assert_eq!(
+            fields.as_object().unwrap().len(),
+            BUG_NAMES.len(),
+            "a name per field"
+        );
     }
 }

@@ -52,25 +52,14 @@ pub const WRONG_OWNER_KINDS: &[&str] = &[
 pub const UNCOMMITTED_ACK_KINDS: &[&str] =
     &["duplicate-commit-slot", "log-index-reused-across-terms"];
 
-/// refkv's seeded bugs, in the order the matrix runs them (refkv/src/bugs.rs; a test checks
-/// that the two lists agree, so a new bug cannot be left out of the matrix).
-pub const BUGS: [&str; 15] = [
-    "no-fence",
-    "early-cutover",
-    "stale-read",
-    "ack-before-commit",
-    "split-midpoint",
-    "proxy-fence",
-    "abandon-keeps-target",
-    "resume-skips-delta",
-    "no-read-validation",
-    "lock-dropped-on-move",
-    "ts-from-receiver",
-    "commit-to-old-owner",
-    "low-ts-commit-escapes-delta",
-    "no-post-fence-drain",
-    "expired-lock-rolled-back",
-];
+/// refkv's seeded bugs, in the order the matrix runs them: refkv's own list
+/// (`refkv/src/bug_names.rs`, the file refkv's `--bug` parser includes).
+pub const BUGS: [&str; BUG_NAMES.len()] = BUG_NAMES;
+
+mod refkv_bug_names {
+    include!("../../refkv/src/bug_names.rs");
+}
+use refkv_bug_names::BUG_NAMES;
 
 /// The clean configurations, in the order the matrix runs them: `clean` (the key-value
 /// hotspot under every fault the key-value bugs need) and `clean-txn` (the transactional
@@ -465,35 +454,6 @@ mod tests {
         }
         assert!(config_for(None).expect("clean").expected.is_empty());
         assert!(config_for(Some("typo")).is_none());
-    }
-
-    #[test]
-    fn the_matrix_runs_every_bug_refkv_has() {
-        assert_eq!(BUGS, refkv::bugs::BUG_NAMES);
-    }
-
-    #[test]
-    fn every_matrix_bug_is_a_refkv_bug_name_switching_on_that_bug_alone() {
-        for bug in BUGS {
-            let bugs = refkv::bugs::Bugs::from_names(&[bug])
-                .unwrap_or_else(|e| panic!("refkv refuses --bug {bug}: {e}"));
-            assert_eq!(bugs.names(), [bug], "--bug {bug} switches on exactly {bug}");
-        }
-    }
-
-    #[test]
-    fn every_bug_refkv_has_is_in_the_matrix() {
-        // Each field of refkv's `Bugs` is one seeded bug, `no_fence` for `--bug no-fence`.
-        let fields = serde_json::to_value(refkv::bugs::Bugs::default()).expect("Bugs serializes");
-        let refkv_bugs: std::collections::BTreeSet<String> = fields
-            .as_object()
-            .expect("a struct of flags")
-            .keys()
-            .map(|k| k.replace('_', "-"))
-            .collect();
-        let matrix_bugs: std::collections::BTreeSet<String> =
-            BUGS.iter().map(|b| b.to_string()).collect();
-        assert_eq!(matrix_bugs, refkv_bugs);
     }
 
     #[test]
