@@ -1,6 +1,11 @@
 //! Which runs expose which seeded refkv bug: workload, nemesis and the checkers expected to
 //! catch it. The reasoning per bug is in docs/detection-matrix.md.
 
+use analysis::checkers::{
+    epoch_authority::NAME as EPOCH_AUTHORITY, isolation::NAME as ISOLATION,
+    linearizable::NAME as LINEARIZABLE, set_full::NAME as SET_FULL, split::NAME as SPLIT,
+};
+
 /// One configuration of the matrix: clean refkv or one `--bug`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -68,30 +73,7 @@ pub const CLEAN: [&str; 2] = ["clean", "clean-txn"];
 
 /// A configuration by its name: a clean one of [`CLEAN`] or a bug's.
 pub fn config_named(name: &str) -> Option<Config> {
-    match name {
-        "clean" => config_for(None),
-        "clean-txn" => Some(clean_txn()),
-        bug => config_for(Some(bug)),
-    }
-}
-
-/// Clean refkv running transactions under every fault, txn-move's aims included, at the
-/// copy rate the `primary-backfill` aim needs (a BACKFILL long enough to release a
-/// transaction in). 120 s: five faults share the turns, and in 60 s txn-move got two, both
-/// without effect in 2 of 8 runs on a loaded 2-core machine (no transaction reached its
-/// commit point among kills and partitions, or the move outlasted the hold), which leaves
-/// vacuity unknown.
-fn clean_txn() -> Config {
-    Config {
-        name: "clean-txn",
-        bug: None,
-        workload: "append",
-        nemesis: "partition,kill,split,move,txn-move",
-        extra: &["--time-limit", "120", "--nemesis-interval", "3", TXN_COPIES],
-        slow_copies: false,
-        expected: &[],
-        expected_kinds: &[],
-    }
+    ROWS.iter().find(|c| c.name == name).cloned()
 }
 
 /// Copies at 20 kB/s: the range a transaction's primary starts (a few kB of transactional
@@ -106,314 +88,335 @@ pub const TXN_COPIES: &str = "--server-arg=--copy-bytes-per-sec=20000";
 /// move fault would wait on that job instead of its own.
 pub const SLOW_COPIES: [&str; 2] = ["--server-arg=--copy-bytes-per-sec=50", "--no-auto-split"];
 
-/// The configuration for clean refkv (`None`) or a bug.
+/// Every configuration of the matrix: the clean ones first, then one per seeded bug. The
+/// reasoning per row is in docs/detection-matrix.md.
+const ROWS: [Config; CLEAN.len() + BUGS.len()] = [
+    // Every fault the bugs need, so a clean pass means no false positive under any of them.
+    Config {
+        name: "clean",
+        bug: None,
+        workload: "hotspot",
+        // The own-clock faults (split, move, abort-move) take turns, each lasting until
+        // what it started settles: at a 4 s pace abort-move's turn comes about 33 s in, and
+        // 60 s leaves room for it after slow turns (a held move fault, a kill or partition
+        // slowing the cluster) and gives split and move a second turn. No auto-split: at
+        // slow copies the store's own split of a large hot range would not settle in time.
+        nemesis: "partition,kill,split,move,abort-move",
+        extra: &[
+            "--time-limit",
+            "60",
+            "--nemesis-interval",
+            "4",
+            "--move-phase",
+            "BACKFILL",
+        ],
+        slow_copies: true,
+        expected: &[],
+        expected_kinds: &[],
+    },
+    // Clean refkv running transactions under every fault, txn-move's aims included, at the
+    // copy rate the `primary-backfill` aim needs (a BACKFILL long enough to release a
+    // transaction in). 120 s: five faults share the turns, and in 60 s txn-move got two, both
+    // without effect in 2 of 8 runs on a loaded 2-core machine (no transaction reached its
+    // commit point among kills and partitions, or the move outlasted the hold), which leaves
+    // vacuity unknown.
+    Config {
+        name: "clean-txn",
+        bug: None,
+        workload: "append",
+        nemesis: "partition,kill,split,move,txn-move",
+        extra: &["--time-limit", "120", "--nemesis-interval", "3", TXN_COPIES],
+        slow_copies: false,
+        expected: &[],
+        expected_kinds: &[],
+    },
+    // The source keeps accepting writes after cutover. Every move turn starts a
+    // cross-group move of the hot range and pauses its source leader from BACKFILL until
+    // the job is past CUTOVER, then sends 20 stale writes through it under the pre-move
+    // epoch. The action is pinned: only pause-source-leader sends stale writes, and a
+    // rotation would use it on turn 0 alone. No-fence commits them whatever the paused
+    // node's view (the epoch check at apply is skipped), as it does the writes routed
+    // there during the (slow) delta copy. 20 s, no forced splits.
+    Config {
+        name: "no-fence",
+        bug: Some("no-fence"),
+        workload: "hotspot",
+        nemesis: "move",
+        extra: &[
+            "--time-limit",
+            "20",
+            "--nemesis-interval",
+            "5",
+            "--move-phase",
+            "BACKFILL",
+            "--move-action",
+            "pause-source-leader",
+        ],
+        slow_copies: true,
+        expected: &[EPOCH_AUTHORITY],
+        expected_kinds: &[(EPOCH_AUTHORITY, WRONG_OWNER_KINDS)],
+    },
+    // Writes accepted during the move are lost: inserts into the moved hot range vanish
+    // (set-full), register writes regress (linearizable).
+    Config {
+        name: "early-cutover",
+        bug: Some("early-cutover"),
+        workload: "hotspot",
+        nemesis: "split",
+        extra: &["--nemesis-interval", "3"],
+        slow_copies: false,
+        expected: &[SET_FULL, LINEARIZABLE, EPOCH_AUTHORITY],
+        expected_kinds: &[(EPOCH_AUTHORITY, WRONG_OWNER_KINDS)],
+    },
+    // Reads served from local state: isolate the leader so followers (and the old leader)
+    // lag; register reads on a few keys see the stale value.
+    Config {
+        name: "stale-read",
+        bug: Some("stale-read"),
+        workload: "register",
+        nemesis: "partition",
+        extra: &["--partition-modes", "leader"],
+        slow_copies: false,
+        expected: &[LINEARIZABLE],
+        expected_kinds: &[],
+    },
+    // Acked before a quorum commits: kills and partitions of the leader discard the
+    // uncommitted tail; the acked write disappears or its log slot is reused.
+    Config {
+        name: "ack-before-commit",
+        bug: Some("ack-before-commit"),
+        workload: "register",
+        nemesis: "kill,partition",
+        extra: &["--partition-modes", "leader,one"],
+        slow_copies: false,
+        expected: &[LINEARIZABLE, EPOCH_AUTHORITY],
+        expected_kinds: &[(EPOCH_AUTHORITY, UNCOMMITTED_ACK_KINDS)],
+    },
+    // An effectiveness bug: auto-split at the byte midpoint of the hot route, no faults.
+    Config {
+        name: "split-midpoint",
+        bug: Some("split-midpoint"),
+        workload: "hotspot",
+        nemesis: "none",
+        extra: &[],
+        slow_copies: false,
+        expected: &[SPLIT],
+        expected_kinds: &[],
+    },
+    // The fence is checked where a write is routed, against that node's view: a source
+    // leader paused in BACKFILL (before its view shows the fence) and held across the
+    // cutover admits the stale writes sent through it as it wakes; the source commits them.
+    Config {
+        name: "proxy-fence",
+        bug: Some("proxy-fence"),
+        workload: "hotspot",
+        nemesis: "move",
+        extra: &[
+            "--nemesis-interval",
+            "6",
+            "--move-phase",
+            "BACKFILL",
+            "--move-action",
+            "pause-source-leader",
+        ],
+        slow_copies: true,
+        expected: &[EPOCH_AUTHORITY],
+        expected_kinds: &[(EPOCH_AUTHORITY, WRONG_OWNER_KINDS)],
+    },
+    // The abandon leaves the target owning the range: abandoned mid delta copy (the target
+    // is given `Own` as the interrupted copy ends), it accepts the writes sent to it under
+    // the job's never-published new epoch while the source owns the range again.
+    Config {
+        name: "abandon-keeps-target",
+        bug: Some("abandon-keeps-target"),
+        workload: "hotspot",
+        nemesis: "abort-move",
+        // Later jobs of the range keep failing under the bug: a short recovery wait.
+        extra: &[
+            "--nemesis-interval",
+            "6",
+            "--abort-phase",
+            "DELTA_COPY",
+            "--recovery-timeout",
+            "20",
+        ],
+        slow_copies: true,
+        expected: &[EPOCH_AUTHORITY],
+        expected_kinds: &[(EPOCH_AUTHORITY, WRONG_OWNER_KINDS)],
+    },
+    // The migrator that inherits a job in DELTA_COPY skips the copy: kill the migrator in
+    // DELTA_COPY, and writes acknowledged between the backfill and the fence are missing at
+    // the target after the cutover. A read of the key shows it, but a write that comes
+    // first hides it: at the default mix (half the register ops write or cas) 2 runs in
+    // 10 hid all three of their losses, so register ops here are 80 % reads.
+    Config {
+        name: "resume-skips-delta",
+        bug: Some("resume-skips-delta"),
+        workload: "hotspot",
+        nemesis: "move",
+        extra: &[
+            "--nemesis-interval",
+            "6",
+            "--move-phase",
+            "DELTA_COPY",
+            "--move-action",
+            "kill-migrator",
+            "--read-fraction",
+            "0.8",
+        ],
+        slow_copies: true,
+        expected: &[LINEARIZABLE, SET_FULL],
+        expected_kinds: &[],
+    },
+    // Transactions commit without the write-conflict check: a register read at the start
+    // and overwritten at the commit loses the writes committed in between (lost update,
+    // G-single, G2-item). Contention on the workload's few hot keys is enough: no faults.
+    Config {
+        name: "no-read-validation",
+        bug: Some("no-read-validation"),
+        workload: "rw-register",
+        nemesis: "none",
+        extra: &[],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+    // A move copies transactional keys without their locks: a transaction whose
+    // secondary key moves between that key's prewrite and its commit (the commit is
+    // fenced, then goes to the new owner, which has no lock) is acknowledged with that
+    // append lost. The txn-move nemesis makes that happen on every effective turn: it
+    // holds a transaction with a secondary write at its commit point (refkv's test-only
+    // TxnHold), moves that secondary's key to another group (keeping the primary where
+    // it is) and releases the transaction once the job is past the source's fence.
+    Config {
+        name: "lock-dropped-on-move",
+        bug: Some("lock-dropped-on-move"),
+        workload: "append",
+        nemesis: "txn-move",
+        extra: &[
+            "--nemesis-interval",
+            "3",
+            "--time-limit",
+            "60",
+            "--txn-move-aim",
+            "secondary",
+        ],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+    // Timestamps from the receiving node's own batch: a transaction started through one
+    // node after another node's transaction committed reads a snapshot from before it
+    // (a real-time violation of strict serializability).
+    Config {
+        name: "ts-from-receiver",
+        bug: Some("ts-from-receiver"),
+        workload: "append",
+        nemesis: "none",
+        extra: &[],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+    // The old owner commits a lock it still holds after the move (the coordinator sends
+    // the commit where the prewrite went, and the lock is taken as the authority to
+    // commit): the new owner keeps the primary's lock, which a reader rolls back once it
+    // expires, so an acknowledged transaction loses its primary's write while its
+    // secondaries' are visible. txn-move's primary-cutover aim moves a held
+    // transaction's primary and releases it once the copies are done.
+    Config {
+        name: "commit-to-old-owner",
+        bug: Some("commit-to-old-owner"),
+        workload: "append",
+        nemesis: "txn-move",
+        extra: &[
+            "--nemesis-interval",
+            "3",
+            "--time-limit",
+            "60",
+            "--txn-move-aim",
+            "primary-cutover",
+        ],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+    // DELTA_COPY copies only keys changed from BACKFILL's timestamp on: a primary
+    // committed at the source during BACKFILL, after the copy read its lock, with a
+    // commit timestamp from before the move, reaches the new owner as a bare lock, which
+    // a reader rolls back. txn-move's primary-backfill aim releases a held transaction
+    // whose primary moves while the job is in BACKFILL.
+    Config {
+        name: "low-ts-commit-escapes-delta",
+        bug: Some("low-ts-commit-escapes-delta"),
+        workload: "append",
+        nemesis: "txn-move",
+        extra: &[
+            "--nemesis-interval",
+            "3",
+            "--time-limit",
+            "60",
+            "--txn-move-aim",
+            "primary-backfill",
+            TXN_COPIES,
+        ],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+    // A fenced source commits the locks it holds (M2's lane) and the move does not wait
+    // for them before its delta copy: a primary committed through the lane after the
+    // delta copy read it reaches the new owner as a bare lock, which a reader rolls back.
+    // txn-move's primary-delta aim moves a held transaction's primary and releases it
+    // once the job is in DELTA_COPY.
+    Config {
+        name: "no-post-fence-drain",
+        bug: Some("no-post-fence-drain"),
+        workload: "append",
+        nemesis: "txn-move",
+        extra: &[
+            "--nemesis-interval",
+            "3",
+            "--time-limit",
+            "60",
+            "--txn-move-aim",
+            "primary-delta",
+            TXN_COPIES,
+        ],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+    // Readers roll an expired secondary lock back without asking the primary: the
+    // secondaries of a transaction whose coordinator died after its primary's commit are
+    // lost, its primary's write visible. txn-move's coordinator-kill aim holds a
+    // transaction there and kills its coordinator (down 2 s; a turn every 5 s leaves
+    // the cluster whole between kills).
+    Config {
+        name: "expired-lock-rolled-back",
+        bug: Some("expired-lock-rolled-back"),
+        workload: "append",
+        nemesis: "txn-move",
+        extra: &[
+            "--nemesis-interval",
+            "5",
+            "--time-limit",
+            "60",
+            "--txn-move-aim",
+            "coordinator-kill",
+        ],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+];
+
+/// The configuration for clean refkv (`None`: the `clean` row) or a bug.
 pub fn config_for(bug: Option<&str>) -> Option<Config> {
-    let c = match bug {
-        // Every fault the bugs need, so a clean pass means no false positive under any of them.
-        None => Config {
-            name: "clean",
-            bug: None,
-            workload: "hotspot",
-            // The own-clock faults (split, move, abort-move) take turns, each lasting until
-            // what it started settles: at a 4 s pace abort-move's turn comes about 33 s in, and
-            // 60 s leaves room for it after slow turns (a held move fault, a kill or partition
-            // slowing the cluster) and gives split and move a second turn. No auto-split: at
-            // slow copies the store's own split of a large hot range would not settle in time.
-            nemesis: "partition,kill,split,move,abort-move",
-            extra: &[
-                "--time-limit",
-                "60",
-                "--nemesis-interval",
-                "4",
-                "--move-phase",
-                "BACKFILL",
-            ],
-            slow_copies: true,
-            expected: &[],
-            expected_kinds: &[],
-        },
-        // The source keeps accepting writes after cutover. Every move turn starts a
-        // cross-group move of the hot range and pauses its source leader from BACKFILL until
-        // the job is past CUTOVER, then sends 20 stale writes through it under the pre-move
-        // epoch. The action is pinned: only pause-source-leader sends stale writes, and a
-        // rotation would use it on turn 0 alone. No-fence commits them whatever the paused
-        // node's view (the epoch check at apply is skipped), as it does the writes routed
-        // there during the (slow) delta copy. 20 s, no forced splits.
-        Some("no-fence") => Config {
-            name: "no-fence",
-            bug: Some("no-fence"),
-            workload: "hotspot",
-            nemesis: "move",
-            extra: &[
-                "--time-limit",
-                "20",
-                "--nemesis-interval",
-                "5",
-                "--move-phase",
-                "BACKFILL",
-                "--move-action",
-                "pause-source-leader",
-            ],
-            slow_copies: true,
-            expected: &["epoch-authority"],
-            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
-        },
-        // Writes accepted during the move are lost: inserts into the moved hot range vanish
-        // (set-full), register writes regress (linearizable).
-        Some("early-cutover") => Config {
-            name: "early-cutover",
-            bug: Some("early-cutover"),
-            workload: "hotspot",
-            nemesis: "split",
-            extra: &["--nemesis-interval", "3"],
-            slow_copies: false,
-            expected: &["set-full", "linearizable", "epoch-authority"],
-            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
-        },
-        // Reads served from local state: isolate the leader so followers (and the old leader)
-        // lag; register reads on a few keys see the stale value.
-        Some("stale-read") => Config {
-            name: "stale-read",
-            bug: Some("stale-read"),
-            workload: "register",
-            nemesis: "partition",
-            extra: &["--partition-modes", "leader"],
-            slow_copies: false,
-            expected: &["linearizable"],
-            expected_kinds: &[],
-        },
-        // Acked before a quorum commits: kills and partitions of the leader discard the
-        // uncommitted tail; the acked write disappears or its log slot is reused.
-        Some("ack-before-commit") => Config {
-            name: "ack-before-commit",
-            bug: Some("ack-before-commit"),
-            workload: "register",
-            nemesis: "kill,partition",
-            extra: &["--partition-modes", "leader,one"],
-            slow_copies: false,
-            expected: &["linearizable", "epoch-authority"],
-            expected_kinds: &[("epoch-authority", UNCOMMITTED_ACK_KINDS)],
-        },
-        // An effectiveness bug: auto-split at the byte midpoint of the hot route, no faults.
-        Some("split-midpoint") => Config {
-            name: "split-midpoint",
-            bug: Some("split-midpoint"),
-            workload: "hotspot",
-            nemesis: "none",
-            extra: &[],
-            slow_copies: false,
-            expected: &["split"],
-            expected_kinds: &[],
-        },
-        // The fence is checked where a write is routed, against that node's view: a source
-        // leader paused in BACKFILL (before its view shows the fence) and held across the
-        // cutover admits the stale writes sent through it as it wakes; the source commits them.
-        Some("proxy-fence") => Config {
-            name: "proxy-fence",
-            bug: Some("proxy-fence"),
-            workload: "hotspot",
-            nemesis: "move",
-            extra: &[
-                "--nemesis-interval",
-                "6",
-                "--move-phase",
-                "BACKFILL",
-                "--move-action",
-                "pause-source-leader",
-            ],
-            slow_copies: true,
-            expected: &["epoch-authority"],
-            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
-        },
-        // The abandon leaves the target owning the range: abandoned mid delta copy (the target
-        // is given `Own` as the interrupted copy ends), it accepts the writes sent to it under
-        // the job's never-published new epoch while the source owns the range again.
-        Some("abandon-keeps-target") => Config {
-            name: "abandon-keeps-target",
-            bug: Some("abandon-keeps-target"),
-            workload: "hotspot",
-            nemesis: "abort-move",
-            // Later jobs of the range keep failing under the bug: a short recovery wait.
-            extra: &[
-                "--nemesis-interval",
-                "6",
-                "--abort-phase",
-                "DELTA_COPY",
-                "--recovery-timeout",
-                "20",
-            ],
-            slow_copies: true,
-            expected: &["epoch-authority"],
-            expected_kinds: &[("epoch-authority", WRONG_OWNER_KINDS)],
-        },
-        // The migrator that inherits a job in DELTA_COPY skips the copy: kill the migrator in
-        // DELTA_COPY, and writes acknowledged between the backfill and the fence are missing at
-        // the target after the cutover. A read of the key shows it, but a write that comes
-        // first hides it: at the default mix (half the register ops write or cas) 2 runs in
-        // 10 hid all three of their losses, so register ops here are 80 % reads.
-        Some("resume-skips-delta") => Config {
-            name: "resume-skips-delta",
-            bug: Some("resume-skips-delta"),
-            workload: "hotspot",
-            nemesis: "move",
-            extra: &[
-                "--nemesis-interval",
-                "6",
-                "--move-phase",
-                "DELTA_COPY",
-                "--move-action",
-                "kill-migrator",
-                "--read-fraction",
-                "0.8",
-            ],
-            slow_copies: true,
-            expected: &["linearizable", "set-full"],
-            expected_kinds: &[],
-        },
-        // Transactions commit without the write-conflict check: a register read at the start
-        // and overwritten at the commit loses the writes committed in between (lost update,
-        // G-single, G2-item). Contention on the workload's few hot keys is enough: no faults.
-        Some("no-read-validation") => Config {
-            name: "no-read-validation",
-            bug: Some("no-read-validation"),
-            workload: "rw-register",
-            nemesis: "none",
-            extra: &[],
-            slow_copies: false,
-            expected: &["isolation"],
-            expected_kinds: &[],
-        },
-        // A move copies transactional keys without their locks: a transaction whose
-        // secondary key moves between that key's prewrite and its commit (the commit is
-        // fenced, then goes to the new owner, which has no lock) is acknowledged with that
-        // append lost. The txn-move nemesis makes that happen on every effective turn: it
-        // holds a transaction with a secondary write at its commit point (refkv's test-only
-        // TxnHold), moves that secondary's key to another group (keeping the primary where
-        // it is) and releases the transaction once the job is past the source's fence.
-        Some("lock-dropped-on-move") => Config {
-            name: "lock-dropped-on-move",
-            bug: Some("lock-dropped-on-move"),
-            workload: "append",
-            nemesis: "txn-move",
-            extra: &[
-                "--nemesis-interval",
-                "3",
-                "--time-limit",
-                "60",
-                "--txn-move-aim",
-                "secondary",
-            ],
-            slow_copies: false,
-            expected: &["isolation"],
-            expected_kinds: &[],
-        },
-        // Timestamps from the receiving node's own batch: a transaction started through one
-        // node after another node's transaction committed reads a snapshot from before it
-        // (a real-time violation of strict serializability).
-        Some("ts-from-receiver") => Config {
-            name: "ts-from-receiver",
-            bug: Some("ts-from-receiver"),
-            workload: "append",
-            nemesis: "none",
-            extra: &[],
-            slow_copies: false,
-            expected: &["isolation"],
-            expected_kinds: &[],
-        },
-        // The old owner commits a lock it still holds after the move (the coordinator sends
-        // the commit where the prewrite went, and the lock is taken as the authority to
-        // commit): the new owner keeps the primary's lock, which a reader rolls back once it
-        // expires, so an acknowledged transaction loses its primary's write while its
-        // secondaries' are visible. txn-move's primary-cutover aim moves a held
-        // transaction's primary and releases it once the copies are done.
-        Some("commit-to-old-owner") => Config {
-            name: "commit-to-old-owner",
-            bug: Some("commit-to-old-owner"),
-            workload: "append",
-            nemesis: "txn-move",
-            extra: &[
-                "--nemesis-interval",
-                "3",
-                "--time-limit",
-                "60",
-                "--txn-move-aim",
-                "primary-cutover",
-            ],
-            slow_copies: false,
-            expected: &["isolation"],
-            expected_kinds: &[],
-        },
-        // DELTA_COPY copies only keys changed from BACKFILL's timestamp on: a primary
-        // committed at the source during BACKFILL, after the copy read its lock, with a
-        // commit timestamp from before the move, reaches the new owner as a bare lock, which
-        // a reader rolls back. txn-move's primary-backfill aim releases a held transaction
-        // whose primary moves while the job is in BACKFILL.
-        Some("low-ts-commit-escapes-delta") => Config {
-            name: "low-ts-commit-escapes-delta",
-            bug: Some("low-ts-commit-escapes-delta"),
-            workload: "append",
-            nemesis: "txn-move",
-            extra: &[
-                "--nemesis-interval",
-                "3",
-                "--time-limit",
-                "60",
-                "--txn-move-aim",
-                "primary-backfill",
-                TXN_COPIES,
-            ],
-            slow_copies: false,
-            expected: &["isolation"],
-            expected_kinds: &[],
-        },
-        // A fenced source commits the locks it holds (M2's lane) and the move does not wait
-        // for them before its delta copy: a primary committed through the lane after the
-        // delta copy read it reaches the new owner as a bare lock, which a reader rolls back.
-        // txn-move's primary-delta aim moves a held transaction's primary and releases it
-        // once the job is in DELTA_COPY.
-        Some("no-post-fence-drain") => Config {
-            name: "no-post-fence-drain",
-            bug: Some("no-post-fence-drain"),
-            workload: "append",
-            nemesis: "txn-move",
-            extra: &[
-                "--nemesis-interval",
-                "3",
-                "--time-limit",
-                "60",
-                "--txn-move-aim",
-                "primary-delta",
-                TXN_COPIES,
-            ],
-            slow_copies: false,
-            expected: &["isolation"],
-            expected_kinds: &[],
-        },
-        // Readers roll an expired secondary lock back without asking the primary: the
-        // secondaries of a transaction whose coordinator died after its primary's commit are
-        // lost, its primary's write visible. txn-move's coordinator-kill aim holds a
-        // transaction there and kills its coordinator (down 2 s; a turn every 5 s leaves
-        // the cluster whole between kills).
-        Some("expired-lock-rolled-back") => Config {
-            name: "expired-lock-rolled-back",
-            bug: Some("expired-lock-rolled-back"),
-            workload: "append",
-            nemesis: "txn-move",
-            extra: &[
-                "--nemesis-interval",
-                "5",
-                "--time-limit",
-                "60",
-                "--txn-move-aim",
-                "coordinator-kill",
-            ],
-            slow_copies: false,
-            expected: &["isolation"],
-            expected_kinds: &[],
-        },
-        Some(_) => return None,
-    };
-    Some(c)
+    match bug {
+        None => config_named("clean"),
+        Some(b) => ROWS.iter().find(|c| c.bug == Some(b)).cloned(),
+    }
 }
 
 /// Parses `--bugs`: `all`, `none`, or a comma-separated list of bug names.
@@ -454,6 +457,17 @@ mod tests {
         }
         assert!(config_for(None).expect("clean").expected.is_empty());
         assert!(config_for(Some("typo")).is_none());
+    }
+
+    #[test]
+    fn the_rows_are_the_clean_configurations_then_one_per_bug_in_order() {
+        let names: Vec<&str> = ROWS.iter().map(|c| c.name).collect();
+        let expected: Vec<&str> = CLEAN.iter().chain(BUGS.iter()).copied().collect();
+        assert_eq!(names, expected);
+        for row in &ROWS[CLEAN.len()..] {
+            assert_eq!(row.bug, Some(row.name), "a bug's row is named after it");
+        }
+        assert_eq!(config_named("clean-txn").unwrap().workload, "append");
     }
 
     #[test]
