@@ -68,10 +68,10 @@ fn reads_after_own_write<'a>(txns: &Txns<'a>, t: u32) -> Vec<(u32, Sc<'a>)> {
         match (m.kind, slot, v) {
             (MopKind::Write, Some(i), _) => last[i].1 = v,
             (MopKind::Write, None, _) => last.push((m.key, v)),
-            (MopKind::Read, Some(i), Some(v)) if last[i].1 != Some(v) => {
-                if !out.contains(&(m.key, v)) {
-                    out.push((m.key, v));
-                }
+            (MopKind::Read, Some(i), Some(v))
+                if last[i].1 != Some(v) && !out.contains(&(m.key, v)) =>
+            {
+                out.push((m.key, v))
             }
             _ => {}
         }
