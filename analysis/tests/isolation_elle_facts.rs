@@ -683,7 +683,7 @@ fn rw_register_blind_writes_are_unknown() {
 /// A read of an initial `null` then a write, against a transaction that wrote both keys:
 /// with no way to order the two writes of y, Elle finds no cycle: valid under
 /// serializable (it is: the reader may come first). Final reads show both keys (without
-/// them this checker says unknown: a key written and never read shows nothing).
+/// them the keys are only listed as unread: writes nobody read order freely).
 #[test]
 fn rw_register_unordered_writes_stay_valid() {
     let h = H::default()

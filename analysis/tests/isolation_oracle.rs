@@ -46,12 +46,14 @@ use analysis::checkers::isolation::{ConsistencyModel, TxnModel};
 use analysis::history::{History, OpType};
 use analysis::txn_synth::generate_txn;
 use analysis::verdict::Validity;
-use isolation_support::oracle::{self, Fate, OMop, Restrict};
+use isolation_support::domain::complete_domain;
+use isolation_support::oracle::{self, Restrict};
+use isolation_support::{adya, misbehave};
 use isolation_support::{implies, models, mutate, run, small_config, workload};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+
+use std::collections::{BTreeMap, HashMap};
 
 /// The oracle's restriction for each model it decides exactly.
 const EXACT: [(ConsistencyModel, Restrict); 3] = [
@@ -121,96 +123,6 @@ impl Tally {
             self.failures.len(),
             shown.join("\n---\n")
         );
-    }
-}
-
-/// Each transaction's appends, per key, in the order it made them.
-fn appends_in_order(txns: &[oracle::OTxn]) -> Vec<(String, Vec<Value>)> {
-    let mut out: Vec<(String, Vec<Value>)> = Vec::new();
-    for t in txns {
-        let mut mine: Vec<(String, Vec<Value>)> = Vec::new();
-        for m in &t.mops {
-            if let OMop::Append(k, v) = m {
-                match mine.iter_mut().find(|(key, _)| key == k) {
-                    Some((_, seq)) => seq.push(v.clone()),
-                    None => mine.push((k.clone(), vec![v.clone()])),
-                }
-            }
-        }
-        out.extend(mine);
-    }
-    out
-}
-
-/// Whether the elements of one transaction's appends `seq` that `list` holds are a prefix
-/// of `seq`, in its order.
-fn shows_prefix(list: &[Value], seq: &[Value]) -> bool {
-    let shown: Vec<&Value> = list.iter().filter(|e| seq.contains(e)).collect();
-    shown.len() <= seq.len() && shown.iter().zip(seq).all(|(a, b)| *a == b)
-}
-
-/// Whether Elle's inference is complete on this history (see the module doc).
-fn complete_domain(h: &History, model: TxnModel) -> bool {
-    let txns = oracle::transactions(h);
-    let ok_reads = txns
-        .iter()
-        .filter(|t| t.fate == Fate::Committed)
-        .flat_map(|t| t.mops.iter())
-        .filter_map(|m| match m {
-            OMop::Read(k, Some(v)) => Some((k, v)),
-            _ => None,
-        });
-    match model {
-        TxnModel::ListAppend => {
-            let appends = appends_in_order(&txns);
-            ok_reads.into_iter().all(|(k, v)| match v {
-                Value::Array(list) => appends
-                    .iter()
-                    .all(|(key, seq)| key != k || shows_prefix(list, seq)),
-                _ => false,
-            })
-        }
-        TxnModel::RwRegister => {
-            let reads: Vec<(&String, &Value)> = ok_reads.collect();
-            let future_read = txns.iter().filter(|t| t.fate == Fate::Committed).any(|t| {
-                t.mops.iter().enumerate().any(|(i, m)| match m {
-                    OMop::Read(k, Some(v)) => t.mops[i..]
-                        .iter()
-                        .any(|w| *w == OMop::Write(k.clone(), v.clone())),
-                    _ => false,
-                })
-            });
-            let mut writers: HashMap<&str, Vec<&oracle::OTxn>> = HashMap::new();
-            for t in txns.iter().filter(|t| t.fate != Fate::Failed) {
-                let keys: HashSet<&str> = t
-                    .mops
-                    .iter()
-                    .filter_map(|m| {
-                        if let OMop::Write(k, _) = m {
-                            Some(k.as_str())
-                        } else {
-                            None
-                        }
-                    })
-                    .collect();
-                for k in keys {
-                    writers.entry(k).or_default().push(t);
-                }
-            }
-            let crashed_value_read = |t: &oracle::OTxn| {
-                t.mops.iter().any(|m| match m {
-                    OMop::Write(k, v) => reads.iter().any(|(rk, rv)| *rk == k && *rv == v),
-                    _ => false,
-                })
-            };
-            !future_read
-                && writers.values().all(|ws| {
-                    ws.len() <= 1
-                        && ws
-                            .iter()
-                            .all(|t| t.fate == Fate::Committed || !crashed_value_read(t))
-                })
-        }
     }
 }
 
@@ -320,6 +232,54 @@ fn list_append_verdicts_equal_the_oracle() {
 #[test]
 fn rw_register_verdicts_equal_the_oracle() {
     run_cases(TxnModel::RwRegister, 800, 0x4e6).assert_clean("rw-register");
+}
+
+/// Histories of a store that misbehaves on purpose (stale reads, dropped, partial and
+/// duplicated writes, reordered reads, failed transactions whose writes show, info
+/// transactions; several reads of a key per transaction): the same comparison with the
+/// oracle, and Adya's G1a and G1b read off every read must be exactly what the checker
+/// names under read-committed.
+fn run_misbehaving(model: TxnModel, cases: u64, seed: u64) -> Tally {
+    let mut tally = Tally::default();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let list_append = model == TxnModel::ListAppend;
+    for _ in 0..cases {
+        let m = misbehave::generate(&mut rng, list_append);
+        for f in &m.faults {
+            *tally.mutations.entry(f).or_default() += 1;
+        }
+        let h = &m.history;
+        compare(h, model, &mut tally);
+        let txns = oracle::transactions(h);
+        let r = run(h, model, ConsistencyModel::ReadCommitted);
+        let names = isolation_support::anomaly_types(&r);
+        let expect = [
+            ("G1a", adya::g1a(&txns), adya::g1a(&txns)),
+            ("G1b", adya::g1b(&txns, false), adya::g1b(&txns, true)),
+        ];
+        for (name, surely, possibly) in expect {
+            let named = names.contains(name);
+            if (surely && !named) || (named && !possibly) {
+                tally.fail(
+                    h,
+                    format!(
+                        "{model} read-committed: Adya's {name} {surely}, checker names {names:?}"
+                    ),
+                );
+            }
+        }
+    }
+    tally
+}
+
+#[test]
+fn list_append_misbehaving_store_agrees_with_the_oracle_and_adya() {
+    run_misbehaving(TxnModel::ListAppend, 700, 0xbad1).assert_clean("list-append misbehaving");
+}
+
+#[test]
+fn rw_register_misbehaving_store_agrees_with_the_oracle_and_adya() {
+    run_misbehaving(TxnModel::RwRegister, 700, 0xbad2).assert_clean("rw-register misbehaving");
 }
 
 /// The oracle itself, on histories whose answer is known by hand.

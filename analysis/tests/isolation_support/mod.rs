@@ -3,6 +3,9 @@
 //! anomaly names, and the consistency-model implications Elle states.
 #![allow(dead_code)]
 
+pub mod adya;
+pub mod domain;
+pub mod misbehave;
 pub mod mutate;
 pub mod oracle;
 

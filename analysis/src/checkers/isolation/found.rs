@@ -24,6 +24,9 @@ pub struct Analysis {
     pub unread_keys: Vec<u32>,
     /// Why the evidence cannot decide (duplicate appends, ...): makes a valid verdict unknown.
     pub problems: Vec<String>,
+    /// Why a history with no proscribed anomaly still cannot be called valid (a key whose
+    /// version order is unknown, ...): makes a valid verdict unknown, never an invalid one.
+    pub uncertain: Vec<String>,
     /// What could not be inferred, for `details`.
     pub notes: Vec<String>,
 }

@@ -8,7 +8,9 @@
 //! key), `dirty-update`, `lost-append`; and the edges: ww (the writers of consecutive
 //! elements; an append never read follows the last element read), wr (the writer of a
 //! read's last element -> the reader), rw (the reader -> the writer of the element after
-//! what it read). Failed txns get no edges; info txns get edges like committed ones (an info
+//! what it read). Where a key's reads are incompatible, its order is only their common
+//! prefix: no edge or dirty update rests on a guess between them, and the key is named in
+//! [`Analysis::uncertain`]. Failed txns get no edges; info txns get edges like committed ones (an info
 //! append never read has no outgoing edge, so it cannot close a cycle). Reads of `info`
 //! txns are ignored: their results are unknown.
 
@@ -60,6 +62,7 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Orders<'a>) {
         if key_out.unread {
             out.unread_keys.push(keys.len() as u32);
         }
+        out.uncertain.extend(key_out.uncertain);
         keys.push(order);
     }
     super::txn_rules::list_append_rules(txns, &mut out.anomalies);
@@ -163,6 +166,7 @@ struct KeyOut {
     anomalies: Vec<Anomaly>,
     edges: Vec<Edge>,
     unread: bool,
+    uncertain: Option<String>,
 }
 
 fn analyze_key<'a>(
@@ -196,6 +200,32 @@ fn analyze_key<'a>(
         pos.insert(e, 0);
         order.push(e);
     }
+    let is_prefix = |list: &[Atom]| {
+        list.len() <= longest.len()
+            && (std::ptr::eq(list.as_ptr(), longest.as_ptr())
+                || list.iter().zip(longest).all(|(a, b)| a == b))
+    };
+    // Incompatible reads leave the version order unknown past what every read agrees on:
+    // edges (and dirty updates) come from that common prefix only, never from a guess.
+    let compatible = reads.iter().all(|(_, l)| is_prefix(l));
+    let mut observed = None;
+    if !compatible {
+        observed = Some(std::mem::take(&mut pos));
+        let common = reads.iter().fold(longest.len(), |n, (_, l)| {
+            n.min(l.iter().zip(longest).take_while(|(a, b)| a == b).count())
+        });
+        order.clear();
+        for e in txns.elems(&longest[..common]) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = pos.entry(e) {
+                slot.insert(order.len() as u32);
+                order.push(e);
+            }
+        }
+        out.uncertain = Some(format!(
+            "key {key}: its reads are incompatible, so its version order is unknown past their common prefix {}; cycles that would need it are not judged",
+            show_list(order.iter().copied())
+        ));
+    }
     out.unread = reads.is_empty() && writers.values().any(|w| status(w.txn) == Status::Ok);
     let first_with = |pred: &dyn Fn(Option<&Writer>) -> bool| {
         txns.elems(longest)
@@ -218,10 +248,7 @@ fn analyze_key<'a>(
     let mut seen_elsewhere: FxHashSet<Sc<'a>> = FxHashSet::default();
     for &(r, list) in reads {
         // Reads that share the table's chain (the same start) are prefixes of each other.
-        let same_chain = std::ptr::eq(list.as_ptr(), longest.as_ptr());
-        let prefix = list.len() <= longest.len()
-            && (same_chain || list.iter().zip(longest).all(|(a, b)| a == b));
-        if prefix {
+        if is_prefix(list) {
             let n = list.len();
             if first_dup < n {
                 out.anomalies.push(duplicates(txns, k, r, list));
@@ -294,7 +321,7 @@ fn analyze_key<'a>(
         lost_appends(
             txns,
             k,
-            &pos,
+            observed.as_ref().unwrap_or(&pos),
             &writers,
             &seen_elsewhere,
             reads,

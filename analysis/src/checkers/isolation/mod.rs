@@ -207,11 +207,14 @@ fn verdict(
     // A value appended (written) twice to a key makes its version order unreadable: what is
     // found is then a suspicion, never a violation (docs/checkers.md: unknown when appended or
     // written values are not unique).
+    // No data edge at all: no transaction observed another (Elle's empty transaction
+    // graph), so nothing was tested.
+    let no_edges = analysis.edges.is_empty();
     let valid = if !analysis.problems.is_empty() {
         Validity::Unknown
     } else if !violating.is_empty() {
         Validity::Invalid
-    } else if search.timed_out || !analysis.unread_keys.is_empty() {
+    } else if search.timed_out || no_edges || !analysis.uncertain.is_empty() {
         Validity::Unknown
     } else {
         Validity::Valid
@@ -224,9 +227,9 @@ fn verdict(
             opts.consistency
         )),
         Validity::Unknown => Some(unknown_reason(
-            txns,
             &analysis.problems,
-            &analysis.unread_keys,
+            &analysis.uncertain,
+            no_edges,
             search.timed_out,
         )),
         _ => None,
@@ -240,6 +243,10 @@ fn verdict(
     ] {
         r.counts.insert(name.to_string(), n);
     }
+    let mut notes = analysis.notes.clone();
+    if let Some(note) = unread_note(txns, &analysis.unread_keys) {
+        notes.push(note);
+    }
     let anomaly_counts: BTreeMap<&str, u64> =
         by_type.iter().map(|(k, v)| (k.as_str(), v.0)).collect();
     r.details = json!({
@@ -252,8 +259,9 @@ fn verdict(
         "anomaly_counts": anomaly_counts,
         "counts": r.counts,
         "unread_keys": analysis.unread_keys.iter().take(20).map(key_name).collect::<Vec<_>>(),
-        "notes": analysis.notes,
+        "notes": notes,
         "problems": analysis.problems,
+        "uncertain": analysis.uncertain,
         "cycle_search": {"components": search.components, "largest_component": search.largest, "timed_out": search.timed_out},
     });
     r.anomalies = by_type
@@ -264,28 +272,47 @@ fn verdict(
     r
 }
 
-fn unknown_reason(txns: &Txns, problems: &[String], unread: &[u32], timed_out: bool) -> String {
+fn unknown_reason(
+    problems: &[String],
+    uncertain: &[String],
+    no_edges: bool,
+    timed_out: bool,
+) -> String {
     let mut parts = Vec::new();
     if timed_out {
         parts.push("the cycle search ran out of its time budget before finishing".to_string());
     }
     parts.extend(problems.iter().cloned());
-    if !unread.is_empty() {
-        let shown: Vec<String> = unread
-            .iter()
-            .take(5)
-            .map(|k| txns.keys[*k as usize].to_string())
-            .collect();
-        let more = if unread.len() > 5 {
-            format!(" and {} more", unread.len() - 5)
-        } else {
-            String::new()
-        };
-        parts.push(format!(
-            "{} key(s) written by committed transactions were never read ({}{more}): nothing shows what they hold",
-            unread.len(),
-            shown.join(", ")
-        ));
+    parts.extend(uncertain.iter().cloned());
+    if no_edges {
+        parts.push(
+            "no dependency between transactions could be inferred (no committed read observed another transaction's write, or the absence of one): nothing was tested"
+                .to_string(),
+        );
     }
     parts.join("; ")
+}
+
+/// The note on keys written and never read: their writes add only ww edges, which any
+/// order satisfies, so they do not make the verdict unknown; but a lost write to them
+/// cannot be seen.
+fn unread_note(txns: &Txns, unread: &[u32]) -> Option<String> {
+    if unread.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = unread
+        .iter()
+        .take(5)
+        .map(|k| txns.keys[*k as usize].to_string())
+        .collect();
+    let more = if unread.len() > 5 {
+        format!(" and {} more", unread.len() - 5)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} key(s) written by committed transactions were never read ({}{more}): writes nobody read order freely, so they cannot close a cycle, but a lost append (write) to them cannot be seen",
+        unread.len(),
+        shown.join(", ")
+    ))
 }

@@ -3,12 +3,13 @@
 //!
 //! Registers are overwritten, so reads do not reveal the order of writes. What is certain:
 //! every key starts at nil, before every written value; a committed read of value v comes
-//! after the (unique) write of v. Hence: wr (the txn whose last write of the key was v ->
-//! the txn whose first read of the key returned v) and rw (a txn whose first read of the key
-//! returned nil -> every txn that wrote the key). The order between two written values is
+//! after the (unique) write of v. Hence, for every external read (a read not preceded in
+//! its txn by a write of the key): wr (the txn whose last write of the key was v -> the
+//! reader) and rw (a reader of nil -> every txn that wrote the key). The order between two written values is
 //! not inferred (no ww edges, no rw edges from reads of non-nil values); `details.notes`
-//! says so. Also found: `G1a` (read a value a failed txn wrote), `G1b` (read a value its
-//! writer overwrote in the same txn), `garbage-read` (a value nobody wrote).
+//! says so. Also found, for every committed read of another txn's value (after the
+//! reader's own write of the key too): `G1a` (a value a failed txn wrote), `G1b` (a value
+//! its writer overwrote in the same txn), `garbage-read` (a value nobody wrote).
 
 use super::found::{tname, txn_json, Analysis, Anomaly, Explain};
 use super::graph::{Edge, EdgeKind};
@@ -28,24 +29,51 @@ pub struct Registers<'a> {
     writers: Vec<FxHashMap<Sc<'a>, Writer>>,
 }
 
-/// The first read of each key in a txn before it writes the key: (key, value read).
+/// Every read of txn `t` not preceded in it by a write of the same key (its external
+/// reads), each distinct (key, value read) once; `None`: nil.
 fn external_reads<'a>(txns: &Txns<'a>, t: u32) -> Vec<(u32, Option<Sc<'a>>)> {
-    let mut seen: Vec<u32> = Vec::new();
-    let mut out = Vec::new();
+    let mut written: Vec<u32> = Vec::new();
+    let mut out: Vec<(u32, Option<Sc<'a>>)> = Vec::new();
     for m in txns.mops_of(t) {
-        if seen.contains(&m.key) {
-            continue;
+        match (m.kind, m.arg) {
+            (MopKind::Write, _) => written.push(m.key),
+            (MopKind::Read, arg) if !written.contains(&m.key) => {
+                let v = match arg {
+                    Arg::Scalar(s) => Some(s),
+                    _ => None,
+                };
+                if !out.contains(&(m.key, v)) {
+                    out.push((m.key, v));
+                }
+            }
+            _ => {}
         }
-        seen.push(m.key);
-        if m.kind == MopKind::Read {
-            out.push((
-                m.key,
-                if let Arg::Scalar(s) = m.arg {
-                    Some(s)
-                } else {
-                    None
-                },
-            ));
+    }
+    out
+}
+
+/// The values txn `t` read after writing the key itself that are not its own latest
+/// write: (key, value). They are `internal` anomalies; a value another txn wrote is also
+/// judged as a read of that txn's write (G1a, G1b, garbage-read), as Adya's G1a and G1b
+/// are about any read of another transaction's version.
+fn reads_after_own_write<'a>(txns: &Txns<'a>, t: u32) -> Vec<(u32, Sc<'a>)> {
+    let mut last: Vec<(u32, Option<Sc<'a>>)> = Vec::new();
+    let mut out: Vec<(u32, Sc<'a>)> = Vec::new();
+    for m in txns.mops_of(t) {
+        let v = match m.arg {
+            Arg::Scalar(s) => Some(s),
+            _ => None,
+        };
+        let slot = last.iter().position(|(k, _)| *k == m.key);
+        match (m.kind, slot, v) {
+            (MopKind::Write, Some(i), _) => last[i].1 = v,
+            (MopKind::Write, None, _) => last.push((m.key, v)),
+            (MopKind::Read, Some(i), Some(v))
+                if last[i].1 != Some(v) && !out.contains(&(m.key, v)) =>
+            {
+                out.push((m.key, v))
+            }
+            _ => {}
         }
     }
     out
@@ -118,6 +146,9 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
                 Some(v) => read_of_value(txns, &writers[k as usize], t, k, v, &mut out),
             }
         }
+        for (k, v) in reads_after_own_write(txns, t) {
+            judge_foreign_value(txns, &writers[k as usize], t, k, v, &mut out);
+        }
         // Reads after the txn's own write of the key are internal; still mark the key read.
         for m in txns.mops_of(t) {
             if m.kind == MopKind::Read {
@@ -150,6 +181,26 @@ fn read_of_value<'a>(
     v: Sc<'a>,
     out: &mut Analysis,
 ) {
+    if let Some(w) = judge_foreign_value(txns, writers, t, k, v, out) {
+        out.edges.push(Edge {
+            from: w,
+            to: t,
+            kind: EdgeKind::Wr,
+        });
+    }
+}
+
+/// Judges txn `t`'s read of value `v` of key `k` as a read of another txn's write:
+/// `garbage-read` (nobody wrote it), `G1a` (its writer failed), `G1b` (its writer overwrote
+/// it). Returns the writer when the read is a plain read of another txn's final write.
+fn judge_foreign_value<'a>(
+    txns: &Txns<'a>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    t: u32,
+    k: u32,
+    v: Sc<'a>,
+    out: &mut Analysis,
+) -> Option<u32> {
     let key = txns.keys[k as usize];
     let Some(w) = writers.get(&v) else {
         out.anomalies.push(Anomaly {
@@ -157,10 +208,10 @@ fn read_of_value<'a>(
             witness: json!({"type": "garbage-read", "key": key.to_json(), "element": v.to_json(), "reader": txn_json(txns, t),
                 "why": format!("{} read key {} = {}, but no transaction ever wrote {} to it", tname(txns, t), key, v, v)}),
         });
-        return;
+        return None;
     };
     if w.txn == t {
-        return;
+        return None;
     }
     if txns.txns[w.txn as usize].status == Status::Fail {
         out.anomalies.push(Anomaly {
@@ -168,7 +219,7 @@ fn read_of_value<'a>(
             witness: json!({"type": "G1a", "key": key.to_json(), "element": v.to_json(), "reader": txn_json(txns, t), "writer": txn_json(txns, w.txn),
                 "why": format!("{} read key {} = {}, which {} wrote and then failed", tname(txns, t), key, v, tname(txns, w.txn))}),
         });
-        return;
+        return None;
     }
     if w.intermediate {
         out.anomalies.push(Anomaly {
@@ -176,13 +227,9 @@ fn read_of_value<'a>(
             witness: json!({"type": "G1b", "key": key.to_json(), "element": v.to_json(), "reader": txn_json(txns, t), "writer": txn_json(txns, w.txn),
                 "why": format!("{} read key {} = {}, which {} wrote and then overwrote in the same transaction: an intermediate state", tname(txns, t), key, v, tname(txns, w.txn))}),
         });
-        return;
+        return None;
     }
-    out.edges.push(Edge {
-        from: w.txn,
-        to: t,
-        kind: EdgeKind::Wr,
-    });
+    Some(w.txn)
 }
 
 impl Explain for Registers<'_> {
