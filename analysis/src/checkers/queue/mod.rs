@@ -144,7 +144,11 @@ fn duplicated(q: &Queue, m: &Message, found: &mut Vec<(&'static str, Value, (u64
 
 /// A delivery no send explains.
 fn unexpected(q: &Queue, m: &Message, found: &mut Vec<(&'static str, Value, (u64, u64))>) {
-    let Some(&(rid, _)) = m.deliveries.first() else {
+    let Some(&(rid, _)) = m
+        .deliveries
+        .iter()
+        .min_by_key(|(r, _)| q.receives[*r].window.complete)
+    else {
         return;
     };
     let got = &q.receives[rid].window;
