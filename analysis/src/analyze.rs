@@ -49,6 +49,7 @@ impl AnalyzeOptions {
             set_full: self.set_full.clone(),
             consistency: self.consistency.unwrap_or_default(),
             isolation_time_budget: self.isolation_time_budget,
+            zset: Default::default(),
         }
     }
 }

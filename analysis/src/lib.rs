@@ -15,6 +15,8 @@ pub mod checkers;
 pub mod formats;
 pub mod history;
 pub mod ops;
+pub mod queue_synth;
 pub mod synth;
 pub mod txn_synth;
 pub mod verdict;
+pub mod zset_synth;

@@ -41,3 +41,20 @@ pub const SINGLE_KEY_READS: &[&str] = &[READ, GET];
 pub fn is_single_key_read(f: &str) -> bool {
     SINGLE_KEY_READS.contains(&f)
 }
+
+/// Sorted set: `ZADD key score member` (value `[member, score]`).
+pub const ZADD: &str = "zadd";
+/// Sorted set: `ZINCRBY key delta member` (value `[member, delta]`; `ok` value `[member, new score]`).
+pub const ZINCRBY: &str = "zincrby";
+/// Sorted set: `ZREM key member` (value `member`; `ok` value `[member, removed]`).
+pub const ZREM: &str = "zrem";
+/// Sorted set: `ZRANGE key 0 -1 WITHSCORES` (`ok` value `[[member, score], …]`).
+pub const ZRANGE: &str = "zrange";
+/// Sorted set: `ZRANGEBYSCORE key lo hi WITHSCORES` (value `[lo, hi]`; `ok` value as `zrange`).
+pub const ZRANGEBYSCORE: &str = "zrangebyscore";
+/// Queue: send one message (`key` its group, value its body).
+pub const SEND: &str = "send";
+/// Queue: receive messages (`ok` value `[{"group", "body"}, …]`).
+pub const RECEIVE: &str = "receive";
+/// Queue: delete one received message (`key` its group, value its body).
+pub const DELETE_MESSAGE: &str = "delete-message";

@@ -43,7 +43,9 @@ pub struct AnalyzeArgs {
 
     /// What to check: `auto` picks linearizability (cas-register for read/write/cas, kv for
     /// get/put/append), set-full (for add/read-set/scan) and/or isolation (for txn, under
-    /// list-append or rw-register as its micro-ops show) from the operations present.
+    /// list-append or rw-register as its micro-ops show), zset (for zadd/zincrby/zrem/
+    /// zrange/zrangebyscore) and/or queue (for send/receive/delete-message) from the
+    /// operations present.
     #[arg(long, default_value = "auto", value_parser = PossibleValuesParser::new(registry::model_names()))]
     pub model: String,
 

@@ -1,12 +1,16 @@
 //! `faultline gen-history`: write a synthetic history of a simulated linearizable
 //! register store (see `analysis::synth`) or of transactions (`--mode list-append` or
-//! `rw-register`, see `analysis::txn_synth`), for benchmarks, property tests and for trying
+//! `rw-register`, see `analysis::txn_synth`), of Redis sorted sets (`--mode zset`,
+//! `analysis::zset_synth`) or of an SQS FIFO-like queue (`--mode queue`,
+//! `analysis::queue_synth`), for benchmarks, property tests and for trying
 //! the checkers by hand. `--anomaly` injects one provable violation of the mode's kind.
 
 use crate::exit;
 use analysis::history::txn::TxnModel;
+use analysis::queue_synth::{generate_queue, QueueSynthConfig};
 use analysis::synth::{generate, Anomaly, KeyDist, Mode, SynthConfig};
 use analysis::txn_synth::{generate_txn, TxnAnomaly, TxnSynthConfig};
+use analysis::zset_synth::{generate_zset, ZsetSynthConfig};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,13 +38,20 @@ pub struct GenHistoryArgs {
     #[arg(long, default_value = "uniform", value_name = "DIST")]
     pub key_dist: KeyDist,
     /// `cas-register` (read/write/cas), `register` (read/write: a cas-free hot key),
-    /// `append` (Porcupine's kv shape: get/append of unique strings), or transactions:
-    /// `list-append` (Elle's append/r micro-ops) or `rw-register` (w/r micro-ops).
+    /// `append` (Porcupine's kv shape: get/append of unique strings), transactions:
+    /// `list-append` (Elle's append/r micro-ops) or `rw-register` (w/r micro-ops), `zset`
+    /// (Redis sorted sets on `--keys` keys, members m0-m15) or `queue` (an SQS FIFO-like
+    /// queue, 8 groups, ending with a drain).
     #[arg(long, default_value = "cas-register")]
     pub mode: GenMode,
     /// One injected violation. Registers: `none`, `stale-read` or `lost-write`.
     /// Transactions: `none`, `G0`, `G1a`, `G1b`, `G1c`, `G-single`, `G2-item`,
-    /// `lost-update`, `internal`, `duplicate-elements` or `realtime`.
+    /// `lost-update`, `internal`, `duplicate-elements` or `realtime`. zset: `none` or any
+    /// finding of the zset checker (`unsorted`, `duplicate-members`, `out-of-range`,
+    /// `unexpected-presence`, `score-mismatch`, `missing-member`, `missing-member-range`,
+    /// `fractured-read-prefix`, `impossible-mutation-chain`,
+    /// `unstable-read-without-mutation`, `nonlinearizable`). queue: `none`, `lost`,
+    /// `duplicated`, `unexpected` or `order`.
     #[arg(long, default_value = "none")]
     pub anomaly: String,
     /// Transactions: micro-ops per transaction, `MIN..MAX`.
@@ -65,17 +76,24 @@ pub struct GenHistoryArgs {
 pub enum GenMode {
     Register(Mode),
     Txn(TxnModel),
+    Zset,
+    Queue,
 }
 
 impl std::str::FromStr for GenMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "zset" => return Ok(GenMode::Zset),
+            "queue" => return Ok(GenMode::Queue),
+            _ => {}
+        }
         match s.parse::<TxnModel>() {
             Ok(m) => Ok(GenMode::Txn(m)),
             Err(_) => s
                 .parse::<Mode>()
                 .map(GenMode::Register)
-                .map_err(|e| format!("{e}; or list-append, rw-register")),
+                .map_err(|e| format!("{e}; or list-append, rw-register, zset, queue")),
         }
     }
 }
@@ -98,7 +116,48 @@ pub fn run(args: GenHistoryArgs) -> ExitCode {
     match args.mode {
         GenMode::Register(mode) => run_register(&args, mode),
         GenMode::Txn(model) => run_txn(&args, model),
+        GenMode::Zset => run_model(&args, |anomaly| {
+            generate_zset(&ZsetSynthConfig {
+                ops: args.ops,
+                keys: args.keys,
+                concurrency: args.concurrency,
+                indeterminate: args.indeterminate,
+                seed: args.seed,
+                anomaly,
+                ..Default::default()
+            })
+        }),
+        GenMode::Queue => run_model(&args, |anomaly| {
+            generate_queue(&QueueSynthConfig {
+                ops: args.ops,
+                concurrency: args.concurrency,
+                indeterminate: args.indeterminate,
+                seed: args.seed,
+                anomaly,
+                ..Default::default()
+            })
+        }),
     }
+}
+
+/// zset and queue: `--anomaly none` or one finding kind of the mode's checker.
+fn run_model(
+    args: &GenHistoryArgs,
+    generate: impl FnOnce(Option<String>) -> Result<analysis::history::History, String>,
+) -> ExitCode {
+    let anomaly = (args.anomaly != "none").then(|| args.anomaly.clone());
+    let history = match generate(anomaly.clone()) {
+        Ok(h) => h,
+        Err(e) => return refused(&e),
+    };
+    if let Err(code) = write_or_exit(args, &history) {
+        return code;
+    }
+    match anomaly {
+        Some(kind) => eprintln!("gen-history: {} entries; injected: {kind}", history.len()),
+        None => eprintln!("gen-history: {} entries; no anomaly", history.len()),
+    }
+    exit::ok()
 }
 
 fn run_txn(args: &GenHistoryArgs, model: TxnModel) -> ExitCode {

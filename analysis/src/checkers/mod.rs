@@ -10,15 +10,24 @@
 //!   (stale read, read of a failed or unwritten value), added to its witness.
 //! - [`crashes`]: did a server process exit while no kill fault was aimed at it.
 //! - [`isolation`]: transactional isolation (Elle's list-append and rw-register).
+//! - [`zset`]: Redis sorted sets (rules of elastickv's suite + whole-key linearizability).
+//! - [`queue`]: an SQS FIFO-like queue (lost, duplicated, unexpected, per-group order).
+//!
+//! [`calls`] pairs invokes with completions and [`fault_turns`] names the faults in flight,
+//! for the model checkers (`zset`, `queue`).
 //!
 //! [`registry`] lists them all and decides, before any runs, which judge a history.
 
+pub mod calls;
 pub mod crashes;
 pub mod epoch_authority;
+pub mod fault_turns;
 pub mod isolation;
 pub mod linearizable;
+pub mod queue;
 pub mod registry;
 pub mod set_full;
 pub mod split;
 pub mod stale_read;
 pub mod vacuity;
+pub mod zset;

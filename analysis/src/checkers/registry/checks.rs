@@ -8,7 +8,8 @@
 use super::facts::{Basis, RunFacts};
 use super::rules;
 use crate::checkers::{
-    crashes, epoch_authority, isolation, linearizable, set_full, split, stale_read, vacuity,
+    crashes, epoch_authority, isolation, linearizable, queue, set_full, split, stale_read, vacuity,
+    zset,
 };
 use crate::history::{History, Op, Process};
 use crate::ops;
@@ -92,6 +93,16 @@ pub fn check_isolation(history: &History, facts: &RunFacts) -> CheckerResult {
         time_budget: facts.options.isolation_time_budget,
     };
     isolation::check(history, &opts)
+}
+
+/// Sorted sets: the rules, then each key's whole-read linearizability within the budget.
+pub fn check_zset(history: &History, facts: &RunFacts) -> CheckerResult {
+    zset::check(history, &facts.options.zset)
+}
+
+/// The queue's lost, duplicated, unexpected and per-group order findings.
+pub fn check_queue(history: &History, _facts: &RunFacts) -> CheckerResult {
+    queue::check(history)
 }
 
 /// Each requested fault took effect at least once (otherwise the run tested nothing).

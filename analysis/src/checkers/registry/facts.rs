@@ -4,7 +4,7 @@
 //!
 //! Invariant: facts are gathered once, before any checker runs, and never change after.
 
-use super::super::{isolation, linearizable, set_full, split};
+use super::super::{isolation, linearizable, set_full, split, zset};
 use crate::catalog::is_catalog_event;
 use crate::history::txn::TxnModel;
 use crate::history::{events, fault_events, CommitMeta, FaultEdge, History, Op, Process};
@@ -28,6 +28,10 @@ pub enum ModelChoice {
     Linearizable(linearizable::Model),
     Set,
     Isolation(TxnModel),
+    /// Redis sorted sets (`zset`).
+    Zset,
+    /// An SQS FIFO-like queue (`queue`).
+    Queue,
 }
 
 impl ModelChoice {
@@ -37,6 +41,8 @@ impl ModelChoice {
         match name {
             "auto" => Some(ModelChoice::Auto),
             "set" | "set-full" => Some(ModelChoice::Set),
+            "zset" => Some(ModelChoice::Zset),
+            "queue" => Some(ModelChoice::Queue),
             other => match other.parse::<TxnModel>() {
                 Ok(m) => Some(ModelChoice::Isolation(m)),
                 Err(_) => linearizable::Model::from_name(other).map(ModelChoice::Linearizable),
@@ -58,6 +64,8 @@ pub struct CheckOptions {
     pub set_full: set_full::SetFullOptions,
     /// Isolation: the consistency model to check (`--consistency-model`).
     pub consistency: isolation::ConsistencyModel,
+    /// Zset: the whole-key search's budget.
+    pub zset: zset::ZsetOptions,
     /// Isolation: the cycle search's wall-time budget (`None`: no limit).
     pub isolation_time_budget: Option<Duration>,
 }

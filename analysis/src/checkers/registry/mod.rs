@@ -21,7 +21,7 @@ pub use facts::{Basis, CheckOptions, ModelChoice, RunFacts};
 pub use rules::{bare_linearizable_model, KV_FUNCTIONS, REGISTER_FUNCTIONS};
 
 use crate::checkers::{
-    crashes, epoch_authority, isolation, linearizable, set_full, split, vacuity,
+    crashes, epoch_authority, isolation, linearizable, queue, set_full, split, vacuity, zset,
 };
 use crate::history::History;
 use crate::ops;
@@ -100,6 +100,24 @@ pub const REGISTRY: &[Checker] = &[
         matrix_column: true,
         applies: rules::isolation_applies,
         check: checks::check_isolation,
+    },
+    Checker {
+        name: zset::NAME,
+        scope: Scope::ClientOps,
+        functions: zset::FUNCTIONS,
+        models: &["zset"],
+        matrix_column: true,
+        applies: rules::zset_applies,
+        check: checks::check_zset,
+    },
+    Checker {
+        name: queue::NAME,
+        scope: Scope::ClientOps,
+        functions: queue::FUNCTIONS,
+        models: &["queue"],
+        matrix_column: true,
+        applies: rules::queue_applies,
+        check: checks::check_queue,
     },
     Checker {
         name: epoch_authority::NAME,
@@ -267,6 +285,8 @@ mod tests {
                 "linearizable",
                 "set-full",
                 "isolation",
+                "zset",
+                "queue",
                 "epoch-authority",
                 "split",
                 "vacuity",
@@ -343,6 +363,12 @@ mod tests {
             ["linearizable", "set-full"]
         );
         assert_eq!(bare_plan(&["txn"], ModelChoice::Auto), ["isolation"]);
+        assert_eq!(bare_plan(&["zadd", "zrange"], ModelChoice::Auto), ["zset"]);
+        assert_eq!(
+            bare_plan(&["send", "receive"], ModelChoice::Auto),
+            ["queue"]
+        );
+        assert_eq!(bare_plan(&["read"], ModelChoice::Zset), ["zset"]);
         assert_eq!(bare_plan(&["txn", "read"], ModelChoice::Set), ["set-full"]);
         assert_eq!(
             bare_plan(
@@ -373,7 +399,9 @@ mod tests {
                 "kv",
                 "set",
                 "list-append",
-                "rw-register"
+                "rw-register",
+                "zset",
+                "queue"
             ]
         );
         assert_eq!(
@@ -399,6 +427,14 @@ mod tests {
                 "read-set",
                 "scan",
                 "txn",
+                "zadd",
+                "zincrby",
+                "zrem",
+                "zrange",
+                "zrangebyscore",
+                "send",
+                "receive",
+                "delete-message",
                 "stale-write"
             ]
         );
@@ -408,6 +444,8 @@ mod tests {
                 "linearizable",
                 "set-full",
                 "isolation",
+                "zset",
+                "queue",
                 "epoch-authority",
                 "split",
                 "vacuity"

@@ -9,7 +9,7 @@
 use super::facts::{Basis, ModelChoice, RunFacts};
 use super::Applies;
 use crate::checkers::linearizable::Model;
-use crate::checkers::{isolation, linearizable, set_full};
+use crate::checkers::{isolation, linearizable, queue, set_full, zset};
 use crate::history::txn::TxnModel;
 use crate::ops;
 
@@ -71,6 +71,32 @@ pub fn isolation_applies(facts: &RunFacts) -> Applies {
         (Basis::Run, _) => judges_the_workload(facts, isolation::NAME),
         (Basis::Evidence, ModelChoice::Isolation(_)) => Applies::Yes,
         (Basis::Evidence, ModelChoice::Auto) => yes_or_omitted(facts.holds_any(&[ops::TXN])),
+        (Basis::Evidence, _) => Applies::Omitted,
+    }
+}
+
+/// A run: when its workload declares it. A bare file: `--model zset`, or `--model auto`
+/// and a sorted-set call among its client ops.
+pub fn zset_applies(facts: &RunFacts) -> Applies {
+    model_checker_applies(facts, zset::NAME, ModelChoice::Zset, zset::FUNCTIONS)
+}
+
+/// A run: when its workload declares it. A bare file: `--model queue`, or `--model auto`
+/// and a queue call among its client ops.
+pub fn queue_applies(facts: &RunFacts) -> Applies {
+    model_checker_applies(facts, queue::NAME, ModelChoice::Queue, queue::FUNCTIONS)
+}
+
+fn model_checker_applies(
+    facts: &RunFacts,
+    name: &str,
+    choice: ModelChoice,
+    functions: &[&str],
+) -> Applies {
+    match (facts.basis, facts.options.model) {
+        (Basis::Run, _) => judges_the_workload(facts, name),
+        (Basis::Evidence, m) if m == choice => Applies::Yes,
+        (Basis::Evidence, ModelChoice::Auto) => yes_or_omitted(facts.holds_any(functions)),
         (Basis::Evidence, _) => Applies::Omitted,
     }
 }
