@@ -194,7 +194,8 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     }
     if plan.spec.leave_running && !interrupt.is_cancelled() {
         tracing::info!(
-            "--leave-running: cluster left up ({}); remove it with `faultline cleanup`",
+            "--leave-running: cluster left up ({}); no later run sweeps it: remove it with \
+             `faultline cleanup {run_id}`",
             cluster.describe()
         );
     } else if let Err(e) = cluster.teardown().await {
