@@ -104,7 +104,8 @@ pub struct TestArgs {
     #[arg(long, help_heading = "Cluster")]
     pub restart_crashed: bool,
 
-    /// Keep the cluster running after the test (remove it later with `faultline cleanup`).
+    /// Keep the cluster running after the test: no later run's sweep removes it; remove it
+    /// with `faultline cleanup RUN` (or a bare `faultline cleanup`).
     #[arg(long, help_heading = "Cluster")]
     pub leave_running: bool,
 
