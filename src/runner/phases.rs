@@ -230,8 +230,15 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         );
     }
     write_json(&run.test_json(), &test_json)?;
+    let reading = Instant::now();
     let history = match sink.read_back() {
-        Ok(history) => history,
+        Ok(history) => {
+            tracing::info!(
+                "history.jsonl read back in {:.1} s, as `faultline analyze` reads it",
+                reading.elapsed().as_secs_f64()
+            );
+            history
+        }
         Err(e) => {
             problems.push(format!("history.jsonl could not be read back: {e}"));
             History::default()
