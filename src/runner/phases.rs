@@ -385,10 +385,12 @@ async fn analyse_and_report(
     tracing::info!("analysing {} history entries", history.ops.len());
     let facts = facts(plan);
     let problems = problems.to_vec();
+    let checking = Instant::now();
     let mut verdict =
         tokio::task::spawn_blocking(move || analysis_phase::analyse(&history, &facts, &problems))
             .await
             .context("the analysis panicked")?;
+    tracing::info!("checked in {:.1} s", checking.elapsed().as_secs_f64());
     super::store_versions::attach(&mut verdict, &run.dir);
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
