@@ -36,6 +36,9 @@ pub struct DockerSpec {
     pub subnet: Option<Cidr>,
     /// The target whose node command line to run.
     pub db: std::sync::Arc<dyn crate::db::Db>,
+    /// `--leave-running`: the cluster is tagged to outlive the harness
+    /// ([`super::owner::run_owner`]).
+    pub leave_running: bool,
 }
 
 /// A started Docker cluster.
@@ -103,7 +106,10 @@ impl DockerCluster {
         [
             LABEL.to_string(),
             format!("{RUN_LABEL}={}", self.spec.run_id),
-            format!("{OWNER_LABEL}={}", super::owner::current_owner()),
+            format!(
+                "{OWNER_LABEL}={}",
+                super::owner::run_owner(self.spec.leave_running)
+            ),
             format!("faultline.node={node}"),
             format!("faultline.role={role}"),
         ]
@@ -304,7 +310,10 @@ async fn create_network(spec: &DockerSpec) -> Result<(String, Cidr)> {
             "--label".into(),
             format!("{RUN_LABEL}={}", spec.run_id),
             "--label".into(),
-            format!("{OWNER_LABEL}={}", super::owner::current_owner()),
+            format!(
+                "{OWNER_LABEL}={}",
+                super::owner::run_owner(spec.leave_running)
+            ),
             name.clone(),
         ];
         match docker_owned(&args).await {
@@ -485,6 +494,7 @@ mod tests {
             server_args: vec![],
             subnet: None,
             db: crate::db::DbKind::Refkv.build(1),
+            leave_running: false,
         };
         let cluster = DockerCluster::start(spec).await.expect("cluster start");
         let result = async {

@@ -56,6 +56,9 @@ pub struct NetnsSpec {
     pub run_dir: PathBuf,
     pub server_args: Vec<String>,
     pub db: Arc<dyn Db>,
+    /// `--leave-running`: the run is tagged to outlive the harness
+    /// ([`owner::run_owner`]), so no stale sweep removes it.
+    pub leave_running: bool,
 }
 
 /// A started netns cluster.
@@ -126,7 +129,10 @@ impl NetnsCluster {
     }
 
     async fn create(&self) -> Result<()> {
-        write_owner(&self.spec.run_id)?;
+        write_owner(
+            &self.spec.run_id,
+            &owner::run_owner(self.spec.leave_running),
+        )?;
         let names: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
         net::create_network(&self.spec.run_id, self.subnet_octet, &names).await?;
         for node in &self.nodes {
@@ -399,9 +405,9 @@ fn owner_file(run_id: &str) -> PathBuf {
     Path::new(OWNER_DIR).join(format!("{run_id}.owner"))
 }
 
-fn write_owner(run_id: &str) -> Result<()> {
+fn write_owner(run_id: &str, tag: &str) -> Result<()> {
     std::fs::create_dir_all(OWNER_DIR).with_context(|| format!("creating {OWNER_DIR}"))?;
-    std::fs::write(owner_file(run_id), owner::current_owner())
+    std::fs::write(owner_file(run_id), tag)
         .with_context(|| format!("writing the owner of {run_id}"))
 }
 
@@ -414,7 +420,7 @@ pub async fn create_bare_network(
     names: &[String],
 ) -> Result<Vec<(Ipv4Addr, PathBuf)>> {
     require_root()?;
-    write_owner(run_id)?;
+    write_owner(run_id, &owner::current_owner())?;
     let octet = net::free_octet(run_id).await?;
     if let Err(e) = net::create_network(run_id, octet, names).await {
         let _ = remove_run(run_id).await;
@@ -472,23 +478,34 @@ pub async fn remove_all() -> Result<Vec<String>> {
     Ok(runs)
 }
 
-/// Removes the namespaces of runs whose harness is gone; returns the runs removed. Without
-/// root (or without `ip`) there is nothing faultline could have created: nothing to do.
-pub async fn sweep_stale() -> Result<Vec<String>> {
+/// Every netns run with namespaces here, with its owner tag (empty when its owner file is
+/// missing). Without root: none.
+pub async fn list_runs() -> Vec<(String, String)> {
     if !nix::unistd::geteuid().is_root() {
-        return Ok(Vec::new());
+        return Vec::new();
     }
-    let mut runs: Vec<String> = Vec::new();
+    let mut runs: Vec<(String, String)> = Vec::new();
     for ns in net::list_namespaces().await.unwrap_or_default() {
         if let Some(run) = net::run_of(&ns) {
-            let alive = std::fs::read_to_string(owner_file(run))
-                .map(|o| owner::owner_alive(o.trim()))
-                .unwrap_or(false);
-            if !alive && !runs.iter().any(|r| r == run) {
-                runs.push(run.to_string());
+            if !runs.iter().any(|(r, _)| r == run) {
+                let tag = std::fs::read_to_string(owner_file(run)).unwrap_or_default();
+                runs.push((run.to_string(), tag.trim().to_string()));
             }
         }
     }
+    runs
+}
+
+/// Removes the namespaces of runs whose harness is gone, except those left running on
+/// purpose (`--leave-running`); returns the runs removed. Without root (or without `ip`)
+/// there is nothing faultline could have created: nothing to do.
+pub async fn sweep_stale() -> Result<Vec<String>> {
+    let runs: Vec<String> = list_runs()
+        .await
+        .into_iter()
+        .filter(|(_, tag)| owner::is_stale(tag))
+        .map(|(run, _)| run)
+        .collect();
     for run in &runs {
         remove_run(run).await?;
     }
@@ -550,6 +567,7 @@ mod tests {
             run_dir: dir.to_path_buf(),
             server_args: vec![],
             db: DbKind::Refkv.build(1),
+            leave_running: false,
         }
     }
 
@@ -761,11 +779,48 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_run_left_running_is_swept_only_when_named() {
+        let _one = ONE_AT_A_TIME.lock().await;
+        require_root().expect("this test needs root");
+        let run_id = format!("fltestkept{}", std::process::id());
+        // Left running by a harness that has exited since.
+        write_owner(&run_id, "left-running:4194304999:1").unwrap();
+        net::create_network(
+            &run_id,
+            net::free_octet(&run_id).await.unwrap(),
+            &["n1".to_string()],
+        )
+        .await
+        .unwrap();
+        let present = || async {
+            net::list_namespaces()
+                .await
+                .unwrap()
+                .iter()
+                .any(|n| n.contains(&run_id))
+        };
+        let swept = sweep_stale().await.unwrap();
+        let kept_by_sweep = present().await;
+        let listed = list_runs()
+            .await
+            .iter()
+            .any(|(r, tag)| *r == run_id && owner::left_running(tag));
+        remove_run(&run_id).await.unwrap();
+        assert!(
+            !swept.contains(&run_id) && kept_by_sweep,
+            "a stale sweep removed a left-up run"
+        );
+        assert!(listed, "cleanup --list must show the left-up run");
+        assert!(!present().await, "naming the run removes it");
+        assert!(!owner_file(&run_id).exists());
+    }
+
+    #[tokio::test]
     async fn a_live_run_is_not_swept() {
         let _one = ONE_AT_A_TIME.lock().await;
         require_root().expect("this test needs root");
         let run_id = format!("fltestlive{}", std::process::id());
-        write_owner(&run_id).unwrap();
+        write_owner(&run_id, &owner::current_owner()).unwrap();
         net::create_network(&run_id, net::free_octet(&run_id).await.unwrap(), &[])
             .await
             .unwrap();

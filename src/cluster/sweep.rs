@@ -2,7 +2,7 @@
 //! harness died (`setup` of the next run), or all of them (`faultline cleanup`). Only
 //! containers and networks labelled `faultline=1` are ever touched.
 
-use super::owner::owner_alive;
+use super::owner;
 use crate::docker::{self, LABEL, OWNER_LABEL, RUN_LABEL};
 use anyhow::Result;
 use std::collections::BTreeSet;
@@ -70,9 +70,31 @@ pub async fn sweep_stale() -> Result<Swept> {
 
 async fn is_stale(kind: &str, id: &str) -> bool {
     match docker::label_of(kind, id, OWNER_LABEL).await {
-        Ok(owner) if !owner.is_empty() => !owner_alive(&owner),
+        Ok(tag) if !tag.is_empty() => owner::is_stale(&tag),
         _ => false,
     }
+}
+
+/// Every run that has containers or networks here, with its owner tag (empty: none).
+pub async fn list_runs() -> Result<std::collections::BTreeMap<String, String>> {
+    let mut runs = std::collections::BTreeMap::new();
+    for (kind, ids) in [
+        ("container", docker::containers_with(&[LABEL]).await?),
+        ("network", docker::networks_with(&[LABEL]).await?),
+    ] {
+        for id in ids {
+            let run = docker::label_of(kind, &id, RUN_LABEL)
+                .await
+                .unwrap_or_default();
+            let tag = docker::label_of(kind, &id, OWNER_LABEL)
+                .await
+                .unwrap_or_default();
+            if !run.is_empty() {
+                runs.entry(run).or_insert(tag);
+            }
+        }
+    }
+    Ok(runs)
 }
 
 /// Removes every faultline container and network, running or not, owned or not.

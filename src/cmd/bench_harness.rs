@@ -152,9 +152,6 @@ fn config(bench: &HarnessBench, processes: u32) -> WorkloadConfig {
         rate: bench.rate,
         time_limit_s: bench.seconds,
         seed: bench.seed,
-        // Periodic scans of a prefix that grows by 100,000s of keys would make the scans,
-        // not the harness, the cost; bound them as long runs do.
-        scan_window: 1000,
         ..WorkloadConfig::defaults(bench.workload)
     }
 }

@@ -104,7 +104,8 @@ pub struct TestArgs {
     #[arg(long, help_heading = "Cluster")]
     pub restart_crashed: bool,
 
-    /// Keep the cluster running after the test (remove it later with `faultline cleanup`).
+    /// Keep the cluster running after the test: no later run's sweep removes it; remove it
+    /// with `faultline cleanup RUN` (or a bare `faultline cleanup`).
     #[arg(long, help_heading = "Cluster")]
     pub leave_running: bool,
 
@@ -135,6 +136,12 @@ pub struct TestArgs {
     /// so reads stay short [default: 128].
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub max_writes_per_key: Option<u64>,
+
+    /// Inserts a set takes before a fresh set (a fresh sub-range of the same prefix)
+    /// replaces it, so set reads stay short (hotspot, set); 0 = one set for the whole run
+    /// [default: 2000].
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub set_size: Option<u64>,
 
     /// The consistency model the isolation checker holds transactions to (append,
     /// rw-register): one of Elle's names, e.g. `serializable`, `snapshot-isolation`
@@ -278,6 +285,7 @@ impl TestArgs {
             key_count: self.key_count,
             txn_length: self.txn_length,
             max_writes_per_key: self.max_writes_per_key,
+            set_size: self.set_size,
             consistency_model: self.consistency_model,
             read_fraction: self.read_fraction,
             concurrency: self.concurrency,

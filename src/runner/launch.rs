@@ -62,6 +62,7 @@ pub async fn start(
                 server_args: plan.server_args.clone(),
                 subnet: plan.subnet,
                 db: plan.db.clone(),
+                leave_running: plan.spec.leave_running,
             };
             Ok(Arc::new(DockerCluster::start(spec).await?))
         }
@@ -74,6 +75,7 @@ pub async fn start(
                 run_dir: run_dir.to_path_buf(),
                 server_args: plan.server_args.clone(),
                 db: plan.db.clone(),
+                leave_running: plan.spec.leave_running,
             };
             Ok(Arc::new(NetnsCluster::start(spec).await?))
         }

@@ -8,7 +8,6 @@ pub mod analysis_phase;
 pub mod launch;
 pub mod logging;
 pub mod node_watch;
-pub mod op_chunks;
 pub mod oracle;
 #[cfg(test)]
 mod oracle_tests;

@@ -194,7 +194,8 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     }
     if plan.spec.leave_running && !interrupt.is_cancelled() {
         tracing::info!(
-            "--leave-running: cluster left up ({}); remove it with `faultline cleanup`",
+            "--leave-running: cluster left up ({}); no later run sweeps it: remove it with \
+             `faultline cleanup {run_id}`",
             cluster.describe()
         );
     } else if let Err(e) = cluster.teardown().await {
@@ -229,7 +230,21 @@ pub async fn run(plan: Plan) -> Result<Validity> {
         );
     }
     write_json(&run.test_json(), &test_json)?;
-    analyse_and_report(&plan, &run, sink.snapshot(), &problems).await
+    let reading = Instant::now();
+    let history = match sink.read_back() {
+        Ok(history) => {
+            tracing::info!(
+                "history.jsonl read back in {:.1} s, as `faultline analyze` reads it",
+                reading.elapsed().as_secs_f64()
+            );
+            history
+        }
+        Err(e) => {
+            problems.push(format!("history.jsonl could not be read back: {e}"));
+            History::default()
+        }
+    };
+    analyse_and_report(&plan, &run, history, &problems).await
 }
 
 /// Asks the still running cluster which versions it holds for each key the history proves
@@ -364,17 +379,18 @@ fn facts(plan: &Plan) -> RunFacts {
 async fn analyse_and_report(
     plan: &Plan,
     run: &RunDir,
-    ops: Vec<analysis::history::Op>,
+    history: History,
     problems: &[String],
 ) -> Result<Validity> {
-    tracing::info!("analysing {} history entries", ops.len());
+    tracing::info!("analysing {} history entries", history.ops.len());
     let facts = facts(plan);
     let problems = problems.to_vec();
-    let mut verdict = tokio::task::spawn_blocking(move || {
-        analysis_phase::analyse(&History::new(ops), &facts, &problems)
-    })
-    .await
-    .context("the analysis panicked")?;
+    let checking = Instant::now();
+    let mut verdict =
+        tokio::task::spawn_blocking(move || analysis_phase::analyse(&history, &facts, &problems))
+            .await
+            .context("the analysis panicked")?;
+    tracing::info!("checked in {:.1} s", checking.elapsed().as_secs_f64());
     super::store_versions::attach(&mut verdict, &run.dir);
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);

@@ -37,6 +37,19 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     if let Some(n) = args.max_writes_per_key {
         cfg.max_writes_per_key = n;
     }
+    if let Some(n) = args.set_size {
+        if !kind
+            .spec()
+            .checkers
+            .contains(&analysis::checkers::set_full::NAME)
+        {
+            anyhow::bail!(
+                "--set-size applies to the set workloads (hotspot, set), not --workload {}",
+                args.workload
+            );
+        }
+        cfg.set_size = n;
+    }
     let transactional = kind.spec().transactional();
     for (flag, given) in [
         ("--txn-length", args.txn_length.is_some()),

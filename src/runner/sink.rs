@@ -1,14 +1,21 @@
 //! The run's history sink: assigns each entry its index and its time (nanoseconds since the
-//! test started, on a monotonic clock), keeps every entry in memory for the analysis and
-//! streams it to `history.jsonl` as one JSON line. The file is flushed at most
-//! [`FLUSH_EVERY`] after a write (and on [`JsonlSink::flush`]), so it can be followed while
-//! the test runs. A failing disk never loses an entry: it stays in memory, the error is
-//! reported, and [`JsonlSink::finish`] tries to rewrite the whole file at the end.
+//! test started, on a monotonic clock) and streams it to `history.jsonl` as one JSON line.
+//! The file is flushed at most [`FLUSH_EVERY`] after a write (and on [`JsonlSink::flush`]),
+//! so it can be followed while the test runs; the analysis reads the history back from it
+//! ([`JsonlSink::read_back`]).
+//!
+//! Memory is O(what is in flight), not O(history): an entry is held in memory only until a
+//! flush has put its line in the file (at most [`FLUSH_EVERY`] of entries), plus bounded
+//! state for the live display and the split nemesis. A failing disk never loses an entry:
+//! from the first write error on, every entry not known to be in the file stays in memory,
+//! the error is reported, and [`JsonlSink::finish`] tries to write them after the part of
+//! the file that was flushed before the error.
 
-use super::op_chunks::OpChunks;
-use analysis::history::{HistorySink, Op};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use analysis::formats::jsonl::read_history_parallel;
+use analysis::formats::{load_file_as, Format, TxnForm};
+use analysis::history::{History, HistorySink, Op};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -68,7 +75,12 @@ struct Inner {
     pending_txns: std::collections::HashMap<u64, (u64, Vec<String>)>,
     next_index: u64,
     last_time: u64,
-    ops: OpChunks,
+    /// Entries whose line is not known to be in the file: those since the last successful
+    /// flush, and every entry after a write error.
+    unflushed: Vec<Op>,
+    /// Bytes handed to the writer so far, and how many of them a flush put in the file.
+    written_bytes: u64,
+    flushed_bytes: u64,
     writer: Option<BufWriter<File>>,
     last_flush: Instant,
     write_error: Option<String>,
@@ -100,7 +112,9 @@ impl JsonlSink {
                 pending_txns: Default::default(),
                 next_index: 0,
                 last_time: 0,
-                ops: OpChunks::default(),
+                unflushed: Vec::new(),
+                written_bytes: 0,
+                flushed_bytes: 0,
                 writer: Some(BufWriter::with_capacity(64 * 1024, file)),
                 last_flush: Instant::now(),
                 write_error: None,
@@ -120,12 +134,17 @@ impl JsonlSink {
 
     /// Number of entries recorded so far.
     pub fn len(&self) -> usize {
-        self.lock().ops.len()
+        self.lock().next_index as usize
     }
 
     /// Whether nothing is recorded yet.
     pub fn is_empty(&self) -> bool {
-        self.lock().ops.is_empty()
+        self.len() == 0
+    }
+
+    /// Entries held in memory now (not yet known to be in the file).
+    pub fn held_in_memory(&self) -> usize {
+        self.lock().unflushed.len()
     }
 
     /// Totals so far.
@@ -177,22 +196,39 @@ impl JsonlSink {
         flush_inner(&mut inner);
     }
 
-    /// A copy of the entries recorded so far (for the analysis and tests).
-    pub fn snapshot(&self) -> Vec<Op> {
-        self.lock().ops.to_vec()
+    /// The entries recorded so far, read back from the file (as `faultline analyze` reads
+    /// it) followed by those only memory holds. Call [`JsonlSink::flush`] or
+    /// [`JsonlSink::finish`] first so that the file holds what was written.
+    pub fn read_back(&self) -> Result<History, String> {
+        let inner = self.lock();
+        let source = self.path.display().to_string();
+        if inner.unflushed.is_empty() && inner.write_error.is_none() {
+            return load_file_as(&self.path, Some(Format::Jsonl), TxnForm::Compact)
+                .map(|loaded| loaded.history)
+                .map_err(|e| e.to_string());
+        }
+        let file = File::open(&self.path).map_err(|e| format!("{source}: {e}"))?;
+        let (flushed, _) = read_history_parallel(file.take(inner.flushed_bytes), &source)
+            .map_err(|e| e.to_string())?;
+        let mut ops = flushed.ops;
+        ops.extend(inner.unflushed.iter().cloned());
+        Ok(History::new(ops))
     }
 
-    /// Flushes and closes the file. If writing ever failed, rewrites the whole history from
-    /// memory. Returns the write error that remains, if any.
+    /// Flushes and closes the file. If writing ever failed, writes the entries memory holds
+    /// after the part of the file flushed before the error. Returns the write error that
+    /// remains, if any.
     pub fn finish(&self) -> Option<String> {
         let mut inner = self.lock();
         flush_inner(&mut inner);
         inner.writer = None;
         if inner.write_error.is_some() {
-            match rewrite(&self.path, &inner.ops) {
-                Ok(()) => {
-                    tracing::warn!("history.jsonl was rewritten from memory after a write error");
+            match append_after(&self.path, inner.flushed_bytes, &inner.unflushed) {
+                Ok(len) => {
+                    tracing::warn!("history.jsonl was completed from memory after a write error");
                     inner.write_error = None;
+                    inner.flushed_bytes = len;
+                    inner.unflushed.clear();
                 }
                 Err(e) => {
                     inner.write_error = Some(format!(
@@ -233,8 +269,12 @@ fn invoked_keys(op: &Op) -> Vec<String> {
 
 fn flush_inner(inner: &mut Inner) {
     if let Some(w) = inner.writer.as_mut() {
-        if let Err(e) = w.flush() {
-            note_error(inner, e);
+        match w.flush() {
+            Ok(()) => {
+                inner.flushed_bytes = inner.written_bytes;
+                inner.unflushed.clear();
+            }
+            Err(e) => note_error(inner, e),
         }
     }
     inner.last_flush = Instant::now();
@@ -248,13 +288,26 @@ fn note_error(inner: &mut Inner, e: std::io::Error) {
     inner.writer = None;
 }
 
-fn rewrite(path: &Path, ops: &OpChunks) -> std::io::Result<()> {
-    let mut w = BufWriter::new(File::create(path)?);
-    for op in ops.iter() {
+/// Cuts `path` to its first `keep` bytes and appends `ops`; returns the new length.
+fn append_after(path: &Path, keep: u64, ops: &[Op]) -> std::io::Result<u64> {
+    let mut file = OpenOptions::new().write(true).open(path)?;
+    file.set_len(keep)?;
+    file.seek(SeekFrom::Start(keep))?;
+    let mut w = BufWriter::new(file);
+    for op in ops {
         serde_json::to_writer(&mut w, op)?;
         w.write_all(b"\n")?;
     }
-    w.flush()
+    w.flush()?;
+    w.get_ref().stream_position()
+}
+
+/// Writes `op`'s line; returns its length in bytes.
+fn write_line(w: &mut BufWriter<File>, op: &Op) -> std::io::Result<u64> {
+    let line = serde_json::to_vec(op).map_err(std::io::Error::from)?;
+    w.write_all(&line)?;
+    w.write_all(b"\n")?;
+    Ok(line.len() as u64 + 1)
 }
 
 impl HistorySink for JsonlSink {
@@ -267,15 +320,10 @@ impl HistorySink for JsonlSink {
         inner.last_time = op.time;
         inner.next_index += 1;
         if let Some(w) = inner.writer.as_mut() {
-            let written = serde_json::to_writer(&mut *w, &op)
-                .map_err(std::io::Error::from)
-                .and_then(|()| w.write_all(b"\n"));
-            if let Err(e) = written {
-                note_error(&mut inner, e);
+            match write_line(w, &op) {
+                Ok(n) => inner.written_bytes += n,
+                Err(e) => note_error(&mut inner, e),
             }
-        }
-        if inner.last_flush.elapsed() >= FLUSH_EVERY {
-            flush_inner(&mut inner);
         }
         let index = op.index;
         inner.counters.count(&op);
@@ -299,7 +347,10 @@ impl HistorySink for JsonlSink {
                 inner.recent_keys.push_back(k);
             }
         }
-        inner.ops.push(op);
+        inner.unflushed.push(op);
+        if inner.writer.is_some() && inner.last_flush.elapsed() >= FLUSH_EVERY {
+            flush_inner(&mut inner);
+        }
         index
     }
 }
@@ -321,6 +372,13 @@ mod tests {
             node: None,
             error: None,
             meta: None,
+        }
+    }
+
+    fn done(p: u64) -> Op {
+        Op {
+            kind: OpType::Ok,
+            ..op(p)
         }
     }
 
@@ -351,14 +409,16 @@ mod tests {
             .map(|t| {
                 let s = sink.clone();
                 std::thread::spawn(move || {
-                    (0..500).for_each(|_| {
+                    (0..250).for_each(|_| {
                         let _ = s.record(op(t));
+                        let _ = s.record(done(t));
                     })
                 })
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
-        let ops = sink.snapshot();
+        sink.flush();
+        let ops = sink.read_back().unwrap().ops;
         assert_eq!(ops.len(), 2000);
         for (i, w) in ops.windows(2).enumerate() {
             assert_eq!(w[0].index, i as u64);
@@ -446,6 +506,75 @@ mod tests {
         }
         sink.flush();
         assert_eq!(sink.len(), 10_000);
+        assert_eq!(sink.held_in_memory(), 10_000, "nothing reached the disk");
         assert!(sink.finish().is_some(), "the write error must be reported");
+    }
+
+    #[test]
+    fn flushed_entries_leave_memory_and_are_read_back_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = JsonlSink::create(&dir.path().join("h.jsonl")).unwrap();
+        for p in 0..100_000 {
+            sink.record(op(p % 50));
+            sink.record(done(p % 50));
+        }
+        sink.flush();
+        assert_eq!(
+            sink.held_in_memory(),
+            0,
+            "a flushed entry is only in the file"
+        );
+        for p in 0..3 {
+            sink.record(op(p));
+        }
+        assert!(sink.held_in_memory() <= 3);
+        assert_eq!(sink.finish(), None);
+        assert_eq!(sink.held_in_memory(), 0);
+        let ops = sink.read_back().unwrap().ops;
+        assert_eq!(ops.len(), 200_003);
+        assert!(ops.iter().enumerate().all(|(i, o)| o.index == i as u64));
+    }
+
+    #[test]
+    fn entries_after_a_write_error_are_appended_to_the_flushed_part_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        let sink = JsonlSink::create(&path).unwrap();
+        for p in 0..10 {
+            sink.record(op(p));
+        }
+        sink.flush();
+        {
+            // The disk fails: the writer loses its file.
+            let mut inner = sink.lock();
+            note_error(&mut inner, std::io::Error::other("disk full"));
+        }
+        for p in 10..25 {
+            sink.record(op(p));
+        }
+        assert_eq!(sink.held_in_memory(), 15);
+        let before = sink.read_back().unwrap().ops;
+        assert_eq!(
+            before.len(),
+            25,
+            "the flushed part from the file, the rest from memory"
+        );
+        assert_eq!(
+            sink.finish(),
+            None,
+            "the entries held in memory were written"
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        let values: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Op>(l)
+                    .unwrap()
+                    .value
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(values, (0..25).collect::<Vec<u64>>());
     }
 }

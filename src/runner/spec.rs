@@ -58,6 +58,8 @@ pub struct TestSpec {
     pub txn_length: Option<String>,
     /// `--max-writes-per-key`: writes a transaction key takes before it is retired.
     pub max_writes_per_key: Option<u64>,
+    /// `--set-size`: inserts a set takes before a fresh set replaces it.
+    pub set_size: Option<u64>,
     /// `--consistency-model`: what the isolation checker holds transactions to.
     pub consistency_model: Option<String>,
     /// `--read-fraction`: reads among register operations.

@@ -11,7 +11,6 @@
 use super::sink::JsonlSink;
 use crate::db::elastickv::versions::{probe_key, ProbeRequest, HLC_LOGICAL_BITS};
 use analysis::checkers::stale_read::first_stale_reads;
-use analysis::history::History;
 use analysis::verdict::Verdict;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -43,7 +42,14 @@ pub async fn probe_and_write(
     nodes: &[NodeEndpoint],
     run_dir: &Path,
 ) -> usize {
-    let history = History::new(sink.snapshot());
+    sink.flush();
+    let history = match sink.read_back() {
+        Ok(history) => history,
+        Err(e) => {
+            tracing::warn!("store versions: {e}");
+            return 0;
+        }
+    };
     let stale = first_stale_reads(&history, &Value::Null, MAX_KEYS);
     if stale.is_empty() {
         return 0;

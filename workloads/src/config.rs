@@ -200,10 +200,10 @@ pub struct WorkloadConfig {
     pub cas_fraction: f64,
     /// One scan of the set/hot prefix every this many operations (0 = never).
     pub scan_every: u64,
-    /// With sequential inserts, periodic scans cover only the last this-many keys
-    /// (0 = the whole prefix). Bounds scan cost in long runs; final reads always scan the
-    /// whole prefix.
-    pub scan_window: u64,
+    /// Set workloads (hotspot, set): inserts a set takes before a fresh set (a fresh
+    /// sub-range of the same prefix) replaces it, so reads stay short in long runs
+    /// (0 = one set for the whole run). The final reads scan every set.
+    pub set_size: u64,
     /// Prefix of the hot range (hotspot inserts).
     pub hot_prefix: String,
     /// Prefix of register keys (and of the transaction workloads' keys).
@@ -256,7 +256,7 @@ impl WorkloadConfig {
             read_fraction: 0.5,
             cas_fraction: 0.25,
             scan_every: 500,
-            scan_window: 0,
+            set_size: 2000,
             hot_prefix: "hot/".into(),
             register_prefix: "reg/".into(),
             set_prefix: "set/".into(),

@@ -1,14 +1,17 @@
 //! The default `hotspot` workload: the load pattern that makes a range-sharded store split.
 //!
 //! - A fraction `insert_fraction` (default 0.7) of operations insert unique keys into the
-//!   hot range under `hot_prefix`. With `--key-dist hot-range` the keys are sequential
-//!   (`hot/000000000123`, like timestamps), so every insert lands at the tail of one route;
-//!   with `zipf:S`, `celebrity:P` or `uniform` they go to `hot/<bucket>/<seq>` with the
-//!   bucket drawn from that distribution, so the heat sits in a few sub-ranges.
+//!   hot range under `hot_prefix`, in sets of `set_size` elements
+//!   ([`super::set::Inserts`]: a full set is retired for a fresh sub-range after it). With
+//!   `--key-dist hot-range` the keys are sequential (`hot/000003/000000000123`: set 3, like
+//!   timestamps), so every insert lands at the tail of one route; with `zipf:S`,
+//!   `celebrity:P` or `uniform` they go to `hot/<bucket>/<set>/<seq>` with the bucket drawn
+//!   from that distribution, so the heat sits in a few sub-ranges.
 //! - The rest are register ops (read / write / cas with unique values) on `reg/` keys
 //!   chosen by the same distribution (for `hot-range`: the celebrity keys).
-//! - Every `scan_every` operations, a scan of the whole hot prefix (set-full checking of
-//!   the inserts, across whatever splits happened meanwhile).
+//! - Every `scan_every` operations, a scan of one set (set-full checking of the inserts,
+//!   across whatever splits happened meanwhile): a set just retired, else the set being
+//!   filled (in a bucket drawn from the distribution). The final reads scan every set.
 //!
 //! At the default 500 ops/s, 350 inserts/s hit the hot route (well over 80% of all
 //! writes): refkv scores that 4 × 350 × 60 ≈ 84,000 ops/min, 1.7× its default threshold.
@@ -45,7 +48,7 @@ impl Hotspot {
         Hotspot {
             insert_fraction: cfg.insert_fraction,
             registers: RegisterOps::new(cfg),
-            inserts: Inserts::new(&cfg.hot_prefix, cfg.scan_window),
+            inserts: Inserts::new(&cfg.hot_prefix, cfg.set_size),
             buckets,
             clock: ScanClock::new(cfg.scan_every),
             inserted: 0,
@@ -57,17 +60,23 @@ impl Hotspot {
         match &self.buckets {
             None => self.inserts.next(""),
             Some(chooser) => {
-                let bucket = chooser.choose(rng);
-                self.inserts.next(&format!("{bucket:04}/"))
+                let infix = bucket_infix(chooser.choose(rng));
+                self.inserts.next(&infix)
             }
         }
     }
 }
 
+/// The part of a bucketed insert's key that names its bucket.
+fn bucket_infix(bucket: u64) -> String {
+    format!("{bucket:04}/")
+}
+
 impl Workload for Hotspot {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
         if self.clock.tick() {
-            return self.inserts.scan(self.buckets.is_none());
+            let infix = self.buckets.as_ref().map_or(String::new(), |b| bucket_infix(b.choose(rng)));
+            return self.inserts.scan(&infix);
         }
         if rng.random_bool(self.insert_fraction) {
             self.insert(rng)
@@ -77,8 +86,11 @@ impl Workload for Hotspot {
     }
 
     fn touched(&self) -> Touched {
-        let set_ranges = if self.inserted > 0 { [self.inserts.range()].into() } else { Default::default() };
-        Touched { registers: self.registers.touched().clone(), set_ranges, ..Touched::default() }
+        Touched {
+            registers: self.registers.touched().clone(),
+            set_ranges: self.inserts.ranges().clone(),
+            ..Touched::default()
+        }
     }
 }
 
@@ -127,7 +139,8 @@ mod tests {
                 assert!(key > last.as_str(), "{key} after {last}");
                 last = key.to_string();
             } else if let Some(Scan { start, end }) = op.get::<Scan>() {
-                assert_eq!((start.as_str(), end.as_str()), ("hot/", "hot0"));
+                assert!(start.starts_with("hot/") && start.ends_with('/'), "{start}");
+                assert_eq!(end, &super::super::prefix_end(start));
             } else if op.get::<Read>().is_some() || op.get::<Write>().is_some() || op.get::<Cas>().is_some() {
                 register_keys.insert(op.key().unwrap_or_default().to_string());
             } else {
@@ -150,6 +163,7 @@ mod tests {
             if let Some(key) = hot_add(op) {
                 assert!(keys.insert(key.to_string()), "duplicate key {key}");
                 let bucket = key.split('/').nth(1).expect("bucket").to_string();
+                assert_eq!(key.split('/').count(), 4, "hot/<bucket>/<set>/<seq>: {key}");
                 *per_bucket.entry(bucket).or_default() += 1;
             }
         }
@@ -169,6 +183,9 @@ mod tests {
         }
         let t = w.touched();
         assert!(!t.registers.is_empty());
-        assert_eq!(t.set_ranges.iter().next().map(|r| r.start.as_str()), Some("hot/"));
+        assert_eq!(
+            t.set_ranges.iter().next().map(|r| r.start.as_str()),
+            Some("hot/000000/")
+        );
     }
 }

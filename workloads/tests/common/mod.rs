@@ -104,6 +104,11 @@ impl FakeStore {
             .insert(key.as_bytes().to_vec(), value.as_bytes().to_vec());
     }
 
+    /// Drops `key` as a store that lost an acknowledged write would.
+    pub fn remove(&self, key: &str) {
+        self.data.lock().unwrap().remove(key.as_bytes());
+    }
+
     pub fn get(&self, key: &str) -> Option<String> {
         self.data
             .lock()
