@@ -105,9 +105,11 @@ pub enum TxnError {
     ConditionFailed(String),
 }
 
-/// A condition on a transaction's snapshot reads (key → list, `None` if never written).
-pub type Guard<'a> =
-    dyn Fn(&BTreeMap<Key, Option<Vec<i64>>>) -> Result<(), String> + Send + Sync + 'a;
+/// A transaction's snapshot reads: key → list, `None` if never written.
+pub type Snapshot = BTreeMap<Key, Option<Vec<i64>>>;
+
+/// A condition on a transaction's snapshot reads.
+pub type Guard<'a> = dyn Fn(&Snapshot) -> Result<(), String> + Send + Sync + 'a;
 
 /// What the transaction does at one key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

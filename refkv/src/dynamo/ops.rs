@@ -20,7 +20,7 @@
 
 use super::model::{self, Condition, Context, Invalid};
 use crate::node::NodeCore;
-use crate::txn::{Mop, TxnError};
+use crate::txn::{Mop, Snapshot, TxnError};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -175,8 +175,7 @@ impl Dynamo {
         }
         let key = model::table_key(table);
         let mops = [Mop::Read { key: key.clone() }, Mop::Write { key, value: 1 }];
-        let absent = |snapshot: &BTreeMap<Vec<u8>, Option<Vec<i64>>>| match snapshot.values().next()
-        {
+        let absent = |snapshot: &Snapshot| match snapshot.values().next() {
             Some(None) => Ok(()),
             _ => Err("the table exists".to_string()),
         };
@@ -405,7 +404,7 @@ fn plan(items: &[Planned]) -> (Vec<Mop>, BTreeMap<Vec<u8>, Condition>) {
 /// The guard that holds when every condition holds on the snapshot.
 fn check(
     conditions: &BTreeMap<Vec<u8>, Condition>,
-) -> impl Fn(&BTreeMap<Vec<u8>, Option<Vec<i64>>>) -> Result<(), String> + Send + Sync + '_ {
+) -> impl Fn(&Snapshot) -> Result<(), String> + Send + Sync + '_ {
     move |snapshot| {
         for (key, c) in conditions {
             let list = snapshot.get(key).cloned().flatten();
