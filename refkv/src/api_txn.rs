@@ -51,6 +51,7 @@ pub fn txn_status(e: TxnError) -> Status {
         TxnError::Invalid(_) => Status::invalid_argument(message),
         TxnError::NotStarted(_) => Status::unavailable(message),
         TxnError::Aborted(_) => Status::aborted(message),
+        TxnError::ConditionFailed(_) => Status::failed_precondition(message),
         TxnError::Unknown(_) => Status::unknown(message),
     }
 }
@@ -194,6 +195,10 @@ mod tests {
             tonic::Code::Unavailable
         );
         assert_eq!(code(TxnError::Aborted("x".into())), tonic::Code::Aborted);
+        assert_eq!(
+            code(TxnError::ConditionFailed("x".into())),
+            tonic::Code::FailedPrecondition
+        );
         let unknown = txn_status(TxnError::Unknown("x".into()));
         assert_eq!(unknown.code(), tonic::Code::Unknown);
         assert!(unknown.message().starts_with("outcome unknown"));

@@ -19,6 +19,7 @@ pub mod autosplit;
 pub mod bugs;
 pub mod catalog;
 pub mod ctl;
+pub mod dynamo;
 pub mod exec;
 pub mod jobs;
 pub mod keys;

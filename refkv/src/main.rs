@@ -43,6 +43,10 @@ struct ServeArgs {
     /// Every node of the cluster, this one included: `1=IP:PORT,2=IP:PORT,3=IP:PORT`.
     #[arg(long)]
     peers: String,
+    /// Also serve the DynamoDB-compatible API (a JSON subset over refkv's transactions;
+    /// docs/dynamodb.md) on this address (IP:port, plain HTTP).
+    #[arg(long)]
+    dynamo_listen: Option<String>,
     /// Directory for this node's redb files (one per Raft group).
     #[arg(long)]
     data_dir: PathBuf,
@@ -177,6 +181,7 @@ fn node_config(a: ServeArgs) -> anyhow::Result<NodeConfig> {
         bugs,
         tunables,
         auto_split: a.auto_split,
+        dynamo_listen: a.dynamo_listen,
     })
 }
 

@@ -82,6 +82,8 @@ pub struct NodeConfig {
     pub bugs: Bugs,
     pub tunables: Tunables,
     pub auto_split: bool,
+    /// Where to serve the DynamoDB-compatible API (`--dynamo-listen`), if anywhere.
+    pub dynamo_listen: Option<String>,
 }
 
 /// Derived runtime settings.

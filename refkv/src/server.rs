@@ -108,7 +108,24 @@ pub async fn serve(cfg: NodeConfig) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?;
+    let dynamo_listener = match &cfg.dynamo_listen {
+        Some(a) => {
+            let addr: SocketAddr = a
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--dynamo-listen {a:?}: {e}"))?;
+            Some(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("binding {addr}: {e}"))?,
+            )
+        }
+        None => None,
+    };
     let (core, pristine) = node::start(&cfg).await?;
+    if let Some(l) = dynamo_listener {
+        let api = Arc::new(crate::dynamo::ops::Dynamo::new(core.clone()));
+        tokio::spawn(crate::dynamo::serve(l, api));
+    }
     tracing::info!(node = cfg.id, %addr, groups = core.groups.len(), bugs = ?cfg.bugs.names(), pristine = ?pristine, "refkv node starting");
     node::spawn_catalog_follower(core.clone());
     crate::jobs::spawn_driver(core.clone());

@@ -99,7 +99,17 @@ pub enum TxnError {
     /// May or may not have committed.
     #[error("outcome unknown: {0}")]
     Unknown(String),
+    /// Definitely not committed, nothing written: a condition on what it read did not hold
+    /// ([`NodeCore::transact_if`]).
+    #[error("condition failed: {0}")]
+    ConditionFailed(String),
 }
+
+/// A transaction's snapshot reads: key → list, `None` if never written.
+pub type Snapshot = BTreeMap<Key, Option<Vec<i64>>>;
+
+/// A condition on a transaction's snapshot reads.
+pub type Guard<'a> = dyn Fn(&Snapshot) -> Result<(), String> + Send + Sync + 'a;
 
 /// What the transaction does at one key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -244,6 +254,14 @@ enum Decision {
 impl NodeCore {
     /// Runs `mops` as one transaction (see the module doc).
     pub async fn transact(&self, mops: &[Mop]) -> Result<TxnDone, TxnError> {
+        self.transact_if(mops, &|_| Ok(())).await
+    }
+
+    /// [`Self::transact`], committing only if `guard` accepts the snapshot of the keys it
+    /// reads (key → list, `None` for a key never written); a refusal is
+    /// [`TxnError::ConditionFailed`], nothing written. The prewrites' read locks keep the
+    /// snapshot current until the commit, so the guard still holds when it commits.
+    pub async fn transact_if(&self, mops: &[Mop], guard: &Guard<'_>) -> Result<TxnDone, TxnError> {
         let plan = Plan::of(mops)?;
         let start_ts = self
             .timestamp()
@@ -258,6 +276,7 @@ impl NodeCore {
         for (key, read) in reads {
             snapshot.insert(key, read.map_err(TxnError::NotStarted)?);
         }
+        guard(&snapshot).map_err(TxnError::ConditionFailed)?;
         let results = results(mops, snapshot);
         let commit_ts = match &plan.primary {
             None => None,

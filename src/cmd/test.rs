@@ -113,7 +113,7 @@ pub struct TestArgs {
     /// `register` (read/write/cas on a few keys), `set` (unique inserts + range reads),
     /// `read-heavy` (register ops, 90% reads), `append` (Elle's list-append transactions) or
     /// `rw-register` (Elle's rw-register transactions; both need a client that runs
-    /// transactions: --db etcd or redis, or elastickv with --client redis), or another workload of the table in
+    /// transactions: --db refkv, etcd or redis, or elastickv with --client redis or dynamodb), or another workload of the table in
     /// `workloads/src/generators/mod.rs` (an unknown name is refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
@@ -175,10 +175,12 @@ pub struct TestArgs {
     )]
     pub read_path: workloads::ReadPath,
 
-    /// The protocol of the data operations: `grpc` (RawKV) or `redis` (GET/SET, cas as a Lua
-    /// script, SCAN). elastickv speaks both; the split nemesis and the catalog watcher use
-    /// gRPC either way [default: grpc; redis for --db redis].
-    #[arg(long, value_name = "grpc|redis", help_heading = "Workload")]
+    /// The protocol of the data operations: `grpc` (RawKV), `redis` (GET/SET, cas as a Lua
+    /// script, SCAN) or `dynamodb` (the AWS SDK against the node's DynamoDB-compatible API on
+    /// port 8000: transactions only, --workload append; docs/dynamodb.md). elastickv speaks
+    /// all three, refkv grpc and dynamodb; the split nemesis and the catalog watcher use gRPC
+    /// either way [default: grpc; redis for --db redis].
+    #[arg(long, value_name = "grpc|redis|dynamodb", help_heading = "Workload")]
     pub client: Option<workloads::Protocol>,
 
     /// How the Redis client reads a set: `scan` (SCAN MATCH, paging to cursor 0) or `mget`

@@ -10,7 +10,8 @@
 //! `--raftId`, `--raftDataDir`, and either `--raftBootstrapMembers id=host:port,...` (one
 //! group) or `--raftGroups gid=host:port,...` with `--raftGroupPeers
 //! gid=id@host:port,...;...` and `--shardRanges start:end=gid,...` (several groups, each on
-//! its own port), plus `--raftRedisMap raftAddr=redisAddr,...`.
+//! its own port), plus `--raftRedisMap raftAddr=redisAddr,...` and `--raftDynamoMap
+//! raftAddr=dynamoAddr,...` (a follower forwards Redis and DynamoDB requests to the leader).
 //!
 //! Invariant: every listening address a node is given contains its own IP, so nodes that
 //! share a network namespace never collide; metrics and pprof are switched off (empty
@@ -36,8 +37,8 @@ use workloads::{ClientCapability, ClientOptions, GrpcConnector};
 
 /// elastickv's Redis port on every node (`--client redis` sends data operations there).
 pub const REDIS_PORT: u16 = 6379;
-/// elastickv's DynamoDB-compatible API port on every node (faultline does not use it).
-pub const DYNAMO_PORT: u16 = 8000;
+/// elastickv's DynamoDB-compatible API port on every node (`--client dynamodb`).
+pub const DYNAMO_PORT: u16 = super::dynamodb::DYNAMO_PORT;
 
 #[derive(Debug, Clone)]
 pub struct Elastickv {
@@ -105,6 +106,12 @@ impl Db for Elastickv {
             .flat_map(|n| (1..=u64::from(self.groups)).map(move |g| format!("{}={}", Self::group_addr(n, g), redis(n))))
             .collect();
         flag("raftRedisMap", map.join(","));
+        let dynamo = |n: &NodeInfo| format!("{}:{DYNAMO_PORT}", n.ip);
+        let map: Vec<String> = all
+            .iter()
+            .flat_map(|n| (1..=u64::from(self.groups)).map(move |g| format!("{}={}", Self::group_addr(n, g), dynamo(n))))
+            .collect();
+        flag("raftDynamoMap", map.join(","));
         cmd.extend(extra.iter().cloned());
         cmd
     }
@@ -134,11 +141,12 @@ impl Db for Elastickv {
         match options.protocol {
             Protocol::Grpc => grpc,
             Protocol::Redis => Arc::new(redis_client::EkvRedisConnector::new(grpc, nodes, options.redis())),
+            Protocol::Dynamodb => Arc::new(super::dynamodb::DynamoControlConnector::new(grpc, &options)),
         }
     }
 
     fn protocols(&self) -> &'static [Protocol] {
-        &[Protocol::Grpc, Protocol::Redis]
+        &[Protocol::Grpc, Protocol::Redis, Protocol::Dynamodb]
     }
 
     /// Reads aimable at a leader; versions probed after the run; a catch-up wait before the
@@ -146,7 +154,8 @@ impl Db for Elastickv {
     /// kv/shard_store.go ~2291). Follower reads may be stale by design: no linearizable
     /// reads. Compare-and-set and transactions only through the Redis adapter (a Lua script
     /// of GET, compare, SET; `MULTI`/`EXEC`): RawPut has no condition (refkv's cas fields
-    /// are an extension elastickv ignores) and its gRPC RawKV has no transactions.
+    /// are an extension elastickv ignores) and its gRPC RawKV has no transactions; transactions
+    /// also through its DynamoDB API (`TransactGetItems` / `TransactWriteItems`).
     fn capabilities(&self) -> Capabilities {
         Capabilities::of(&[
             Capability::LeaderReadPath,
@@ -154,6 +163,7 @@ impl Db for Elastickv {
             Capability::CatchUpBeforeFinalReads,
             Capability::Client(Protocol::Redis, ClientCapability::Cas),
             Capability::Client(Protocol::Redis, ClientCapability::Txn),
+            Capability::Client(Protocol::Dynamodb, ClientCapability::Txn),
         ])
     }
 

@@ -12,6 +12,7 @@
 //! and [`null::Null`] (an in-process map: no nodes, for testing the harness itself).
 
 pub mod capability;
+pub mod dynamodb;
 pub mod leader_reads;
 
 use futures::future::BoxFuture;

@@ -2,6 +2,7 @@
 //! metadata on every response, a watched route catalog, splits and cross-group moves — so
 //! every checker applies.
 
+use super::dynamodb::DynamoControlConnector;
 use super::leader_reads::LeaderReadConnector;
 use super::{Capabilities, Capability, Db, DbKind, NodeLayout, Reports};
 use crate::image;
@@ -32,6 +33,7 @@ impl Db for Refkv {
         let mut cmd = vec![layout.binary.clone(), "serve".into(), "--id".into(), node.id.to_string()];
         cmd.extend(["--listen".into(), node.addr.clone(), "--peers".into(), peers.join(",")]);
         cmd.extend(["--data-dir".into(), layout.data_dir.clone()]);
+        cmd.extend(["--dynamo-listen".into(), format!("{}:{}", node.ip, super::dynamodb::DYNAMO_PORT)]);
         cmd.extend(extra.iter().cloned());
         cmd
     }
@@ -71,15 +73,24 @@ impl Db for Refkv {
 
     fn connector(&self, options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector> {
         let plain: Arc<dyn Connector> = Arc::new(GrpcConnector { options });
-        match options.read_path {
+        let grpc: Arc<dyn Connector> = match options.read_path {
             ReadPath::Node => plain,
             ReadPath::Leader => Arc::new(LeaderReadConnector::new(plain, nodes)),
+        };
+        match options.protocol {
+            Protocol::Dynamodb => Arc::new(DynamoControlConnector::new(grpc, &options)),
+            Protocol::Grpc | Protocol::Redis => grpc,
         }
+    }
+
+    /// gRPC (refkv's own protocol) and its DynamoDB subset (`--dynamo-listen`, docs/dynamodb.md).
+    fn protocols(&self) -> &'static [Protocol] {
+        &[Protocol::Grpc, Protocol::Dynamodb]
     }
 
     /// A static binary with seeded bugs, linearizable reads that can be aimed at a group
     /// leader, compare-and-set, and transactions through its `RefkvTxn` service (two-phase
-    /// commit across groups; docs/refkv.md), all over gRPC.
+    /// commit across groups; docs/refkv.md) over gRPC and over its DynamoDB subset.
     fn capabilities(&self) -> Capabilities {
         Capabilities::of(&[
             Capability::StaticBinary,
@@ -88,6 +99,7 @@ impl Db for Refkv {
             Capability::LinearizableReads,
             Capability::Client(Protocol::Grpc, ClientCapability::Cas),
             Capability::Client(Protocol::Grpc, ClientCapability::Txn),
+            Capability::Client(Protocol::Dynamodb, ClientCapability::Txn),
         ])
     }
 

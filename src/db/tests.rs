@@ -37,6 +37,8 @@ fn refkv_command_in_the_image_and_on_the_host() {
         peers,
         "--data-dir",
         "/data",
+        "--dynamo-listen",
+        "10.77.5.12:8000",
         "--groups",
         "3",
     ];
@@ -91,6 +93,7 @@ fn elastickv_single_group_uses_bootstrap_members() {
             "--raftDataDir=/data",
             "--raftBootstrapMembers=n1=10.77.5.11:50051,n2=10.77.5.12:50051,n3=10.77.5.13:50051",
             "--raftRedisMap=10.77.5.11:50051=10.77.5.11:6379,10.77.5.12:50051=10.77.5.12:6379,10.77.5.13:50051=10.77.5.13:6379",
+            "--raftDynamoMap=10.77.5.11:50051=10.77.5.11:8000,10.77.5.12:50051=10.77.5.12:8000,10.77.5.13:50051=10.77.5.13:8000",
         ]
     );
 }
@@ -125,6 +128,11 @@ fn elastickv_multi_group_uses_group_peers_and_shard_ranges() {
         get("raftRedisMap").unwrap().split(',').count(),
         9,
         "every group address of every node"
+    );
+    assert_eq!(
+        get("raftDynamoMap").unwrap().split(',').nth(1),
+        Some("10.77.5.11:50052=10.77.5.11:8000"),
+        "a follower forwards DynamoDB requests of every group to the leader's node"
     );
 }
 
@@ -388,7 +396,7 @@ fn the_null_target_runs_in_process_and_refuses_every_fault() {
 #[test]
 fn each_target_declares_what_its_former_boolean_methods_answered() {
     use workloads::ClientCapability::{Cas, Txn};
-    use workloads::Protocol::{Grpc, Redis};
+    use workloads::Protocol::{Dynamodb, Grpc, Redis};
     let flags = [
         Capability::InProcess,
         Capability::StaticBinary,
@@ -421,18 +429,38 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
     );
     let client = |kind: DbKind| {
         let caps = kind.build(3).capabilities();
-        [(Grpc, Cas), (Grpc, Txn), (Redis, Cas), (Redis, Txn)]
-            .map(|(p, c)| caps.has(Capability::Client(p, c)))
+        [
+            (Grpc, Cas),
+            (Grpc, Txn),
+            (Redis, Cas),
+            (Redis, Txn),
+            (Dynamodb, Cas),
+            (Dynamodb, Txn),
+        ]
+        .map(|(p, c)| caps.has(Capability::Client(p, c)))
     };
-    assert_eq!(client(DbKind::Refkv), [true, true, false, false]);
-    assert_eq!(client(DbKind::Etcd), [true, true, false, false]);
+    assert_eq!(
+        client(DbKind::Refkv),
+        [true, true, false, false, false, true],
+        "transactions over gRPC and over its DynamoDB subset"
+    );
+    assert_eq!(
+        client(DbKind::Etcd),
+        [true, true, false, false, false, false]
+    );
     assert_eq!(
         client(DbKind::Elastickv),
-        [false, false, true, true],
-        "cas and transactions only through the Redis adapter"
+        [false, false, true, true, false, true],
+        "cas only through the Redis adapter; transactions through Redis and DynamoDB"
     );
-    assert_eq!(client(DbKind::Redis), [false, false, true, true]);
-    assert_eq!(client(DbKind::Null), [true, false, false, false]);
+    assert_eq!(
+        client(DbKind::Redis),
+        [false, false, true, true, false, false]
+    );
+    assert_eq!(
+        client(DbKind::Null),
+        [true, false, false, false, false, false]
+    );
 }
 
 #[tokio::test]

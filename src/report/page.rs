@@ -396,6 +396,10 @@ struct TxnView {
     lengths: Vec<(String, u64)>,
     read_only: u64,
     writing: u64,
+    /// The isolation checker's evidence of exercise: committed transactions over two groups
+    /// or more (unknown without a recorded catalog) and across a split or move.
+    multi_group: String,
+    across_split: String,
     key_rows: Vec<KeyRow>,
     more_keys: usize,
 }
@@ -479,9 +483,16 @@ fn txn_view(summary: &TxnSummary, verdict: Option<&Verdict>) -> TxnView {
         lengths,
         read_only: summary.read_only,
         writing: summary.writing,
+        multi_group: count_or_unknown(checker_count("multi_group_committed")),
+        across_split: count_or_unknown(checker_count("in_flight_across_split")),
         key_rows,
         more_keys: summary.keys.len().saturating_sub(KEYS_LISTED),
     }
+}
+
+/// A count, or `unknown` when the checker could not establish it.
+fn count_or_unknown(n: Option<u64>) -> String {
+    n.map_or_else(|| "unknown".into(), |n| n.to_string())
 }
 
 fn fault_views(model: &RunModel) -> Vec<FaultView> {

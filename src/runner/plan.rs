@@ -237,6 +237,13 @@ impl Plan {
                     .into(),
             ));
         }
+        if client == workloads::Protocol::Dynamodb && args.workload != "append" {
+            return Err(bad(format!(
+                "--client dynamodb runs --workload append only (list-append through the AWS SDK; \
+                 docs/dynamodb.md), not {}",
+                args.workload
+            )));
+        }
         if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
             return Err(bad("--set-read mget needs --client redis".into()));
         }

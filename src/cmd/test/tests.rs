@@ -285,6 +285,21 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
             "--set-read mget",
         ),
         (
+            vec!["--workload", "register", "--client", "dynamodb"],
+            "--client dynamodb runs --workload append only",
+        ),
+        (
+            vec![
+                "--db",
+                "etcd",
+                "--workload",
+                "append",
+                "--client",
+                "dynamodb",
+            ],
+            "--client dynamodb",
+        ),
+        (
             vec![
                 "--db",
                 "elastickv",

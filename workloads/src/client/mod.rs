@@ -13,6 +13,7 @@
 pub mod capability;
 pub mod classify;
 pub mod convert;
+pub mod dynamodb;
 pub mod grpc;
 pub mod protocol;
 pub mod redis;

@@ -1,5 +1,5 @@
 //! The client-side choices a run makes about *how* it talks to a store: the wire protocol
-//! of its data operations (`--client grpc|redis`) and how the Redis client reads a set
+//! of its data operations (`--client grpc|redis|dynamodb`) and how the Redis client reads a set
 //! (`--set-read scan|mget`). Both are recorded in `test.json`.
 //!
 //! Invariant: the default of each is what the store's own users do (gRPC for faultline's
@@ -11,6 +11,8 @@ crate::named_enum! {
     pub enum Protocol "client protocol" {
         Grpc = "grpc",
         Redis = "redis",
+        /// A DynamoDB-compatible API through the AWS SDK (`client::dynamodb`).
+        Dynamodb = "dynamodb",
     }
 }
 
@@ -31,7 +33,7 @@ mod tests {
 
     #[test]
     fn names_parse_back_and_unknown_names_are_refused() {
-        for p in [Protocol::Grpc, Protocol::Redis] {
+        for p in [Protocol::Grpc, Protocol::Redis, Protocol::Dynamodb] {
             assert_eq!(p.name().parse::<Protocol>(), Ok(p));
         }
         for r in [SetRead::Scan, SetRead::Mget] {
@@ -40,7 +42,7 @@ mod tests {
         assert!("resp"
             .parse::<Protocol>()
             .unwrap_err()
-            .contains("grpc or redis"));
+            .contains("grpc, redis or dynamodb"));
         assert!("keys"
             .parse::<SetRead>()
             .unwrap_err()

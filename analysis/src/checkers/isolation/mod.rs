@@ -8,6 +8,7 @@
 //! invalid: it makes it unknown. See `docs/checkers.md` § isolation.
 
 mod cycles;
+mod exercise;
 mod fault_context;
 mod found;
 mod graph;
@@ -70,7 +71,9 @@ pub fn check(history: &History, opts: &Opts) -> CheckerResult {
         Err(e) => return unknown(format!("cannot read the transactions: {e}")),
     };
     if txns.count(Status::Ok) == 0 {
-        return unknown("the history has no committed transaction: nothing to judge".into());
+        let mut r = unknown("the history has no committed transaction: nothing to judge".into());
+        exercise::record(history, &mut r);
+        return r;
     }
     let (analysis, explain): (Analysis, Box<dyn Explain + '_>) = match opts.model {
         TxnModel::ListAppend => {
@@ -98,6 +101,7 @@ pub fn check(history: &History, opts: &Opts) -> CheckerResult {
         edge_count,
     );
     fault_context::annotate(history, &mut result);
+    exercise::record(history, &mut result);
     result
 }
 

@@ -1,0 +1,240 @@
+//! [`DynamoClient`]: faultline's transactions over a DynamoDB-compatible API (`--client
+//! dynamodb`), through the official AWS SDK for Rust (`aws-sdk-dynamodb`: SigV4, JSON 1.0,
+//! its error shapes), one SDK client per process bound to its node's endpoint over plain
+//! HTTP, with static dummy credentials in region `us-east-1`.
+//!
+//! What it runs: the transaction capability ([`txn`]: Elle's list-append as elastickv's
+//! `dynamodb_workload.clj` shapes it). The plain key-value calls (read, write, delete,
+//! scan) and the cluster calls answer a definite `unimplemented`: a target pairs this data
+//! client with its control client (refkv's and elastickv's gRPC) for the catalog, splits
+//! and status.
+//!
+//! Tables: the connector's clients create the tables they use once, before their first
+//! call (`CreateTable`, an existing table accepted, then `DescribeTable` until `ACTIVE`;
+//! [`tables`]); a call made before that finished fails definitely, unsent.
+//!
+//! Invariants: the SDK never retries (one call = one HTTP request, so every outcome is
+//! the server's answer to that one request); every failure comes back classified by
+//! [`classify`].
+
+pub mod classify;
+pub mod tables;
+pub mod txn;
+
+use super::classify::{CallError, CallKind, Certainty};
+use super::{
+    CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
+    SplitRequest, WriteReply,
+};
+use analysis::history::CatalogSnapshot;
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::config::{
+    BehaviorVersion, Credentials, Region, StalledStreamProtectionConfig,
+};
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use classify::{classify_dynamo, DynamoFailure};
+use futures::future::BoxFuture;
+use std::error::Error as StdError;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Deadlines of a [`DynamoClient`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DynamoOptions {
+    /// The whole call (connect, send, answer).
+    pub call_timeout: Duration,
+    pub connect_timeout: Duration,
+}
+
+/// One node's DynamoDB client.
+pub struct DynamoClient {
+    node: String,
+    sdk: aws_sdk_dynamodb::Client,
+    tables: Arc<tables::TableSetup>,
+}
+
+/// The SDK client of one endpoint (`ip:port`, plain HTTP).
+pub fn sdk_client(addr: &str, options: DynamoOptions) -> aws_sdk_dynamodb::Client {
+    let timeouts = aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder()
+        .operation_timeout(options.call_timeout)
+        .connect_timeout(options.connect_timeout)
+        .build();
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new(
+            "faultline",
+            "faultline",
+            None,
+            None,
+            "faultline-static",
+        ))
+        .endpoint_url(format!("http://{addr}"))
+        .http_client(aws_smithy_http_client::Builder::new().build_http())
+        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
+        .timeout_config(timeouts)
+        .build();
+    aws_sdk_dynamodb::Client::from_conf(config)
+}
+
+impl DynamoClient {
+    /// The SDK client, once the run's tables exist (a definite failure, unsent, otherwise).
+    async fn ready(&self) -> CallResult<&aws_sdk_dynamodb::Client> {
+        self.tables.ensure(&self.sdk).await?;
+        Ok(&self.sdk)
+    }
+}
+
+/// Whether an `io::Error` somewhere in `e`'s source chain says the connection was refused.
+fn refused(e: &(dyn StdError + 'static)) -> bool {
+    std::iter::successors(Some(e), |e: &&(dyn StdError + 'static)| (*e).source()).any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+    })
+}
+
+/// The whole chain of `e`'s messages, for the history.
+fn chain_text(e: &(dyn StdError + 'static)) -> String {
+    std::iter::successors(Some(e), |e: &&(dyn StdError + 'static)| (*e).source())
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// An SDK error of a call of `kind`, classified by [`classify::classify_dynamo`].
+pub fn classify_sdk<E>(kind: CallKind, e: &SdkError<E, HttpResponse>) -> CallError
+where
+    E: ProvideErrorMetadata + StdError + 'static,
+{
+    match e {
+        SdkError::ConstructionFailure(_) => {
+            classify_dynamo(kind, DynamoFailure::NotBuilt(&chain_text(e)))
+        }
+        SdkError::TimeoutError(_) => classify_dynamo(kind, DynamoFailure::TimedOut(&chain_text(e))),
+        SdkError::DispatchFailure(d) => {
+            let text = chain_text(e);
+            let failure = if refused(e) {
+                DynamoFailure::NotConnected(&text)
+            } else if d.is_timeout() {
+                DynamoFailure::TimedOut(&text)
+            } else {
+                DynamoFailure::Transport(&text)
+            };
+            classify_dynamo(kind, failure)
+        }
+        SdkError::ResponseError(_) => {
+            classify_dynamo(kind, DynamoFailure::Unparsable(&chain_text(e)))
+        }
+        SdkError::ServiceError(s) => {
+            let err = s.err();
+            classify_dynamo(
+                kind,
+                DynamoFailure::Service {
+                    status: s.raw().status().as_u16(),
+                    code: err.code().unwrap_or("unknown"),
+                    message: err.message().unwrap_or_default(),
+                },
+            )
+        }
+        _ => classify_dynamo(kind, DynamoFailure::Transport(&chain_text(e))),
+    }
+}
+
+fn unimplemented(what: &str) -> CallError {
+    CallError::new(
+        Certainty::Definite,
+        "unimplemented",
+        format!("the DynamoDB client runs transactions only, not {what}"),
+    )
+}
+
+fn refuse<T: Send + 'static>(what: &'static str) -> BoxFuture<'static, CallResult<T>> {
+    Box::pin(async move { Err(unimplemented(what)) })
+}
+
+impl KvTarget for DynamoClient {
+    fn node(&self) -> &str {
+        &self.node
+    }
+    fn read(&self, _key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
+        refuse("plain reads")
+    }
+    fn write(&self, _key: &[u8], _value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        refuse("plain writes")
+    }
+    fn delete(&self, _key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        refuse("deletes")
+    }
+    fn scan(&self, _s: &[u8], _e: &[u8], _l: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
+        refuse("scans")
+    }
+    fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
+        refuse("catalog reads")
+    }
+    fn split(&self, _request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        refuse("splits")
+    }
+    fn status(&self, _group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
+        refuse("status calls")
+    }
+    fn as_txn(&self) -> Option<&dyn super::TxnClient> {
+        Some(self)
+    }
+}
+
+/// Makes one [`DynamoClient`] per process; they share one table setup.
+pub struct DynamoConnector {
+    options: DynamoOptions,
+    tables: Arc<tables::TableSetup>,
+}
+
+impl DynamoConnector {
+    pub fn new(options: DynamoOptions) -> DynamoConnector {
+        DynamoConnector {
+            options,
+            tables: Arc::new(tables::TableSetup::new(tables::APPEND_TABLES.to_vec())),
+        }
+    }
+
+    /// A client of the DynamoDB endpoint `node` (its own address, not the gRPC one).
+    pub fn client(&self, node: &NodeEndpoint) -> DynamoClient {
+        DynamoClient {
+            node: node.name.clone(),
+            sdk: sdk_client(&node.addr, self.options),
+            tables: self.tables.clone(),
+        }
+    }
+}
+
+impl Connector for DynamoConnector {
+    fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
+        Ok(Arc::new(self.client(node)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_connection_is_found_deep_in_the_source_chain() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "dispatch failure")
+            }
+        }
+        impl StdError for Outer {
+            fn source(&self) -> Option<&(dyn StdError + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let e = Outer(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(refused(&e));
+        assert!(chain_text(&e).starts_with("dispatch failure: "));
+        let reset = Outer(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(!refused(&reset));
+    }
+}
