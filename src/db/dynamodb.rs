@@ -12,8 +12,8 @@ use futures::future::BoxFuture;
 use std::sync::Arc;
 use workloads::client::dynamodb::{DynamoConnector, DynamoOptions};
 use workloads::client::{
-    CallResult, CatalogStream, Connector, GroupStatus, InFlightTxn, KvTarget, NodeEndpoint,
-    ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply,
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply,
+    ScanReply, SplitReply, SplitRequest, TxnHoldControl, WriteReply,
 };
 use workloads::ClientOptions;
 
@@ -84,14 +84,8 @@ impl KvTarget for DynamoControlClient {
         self.control.watch_catalog(after_version)
     }
     /// The split nemesis asks the gRPC side which transactions are in flight.
-    fn txn_hold(
-        &self,
-        arm_hold_ms: u64,
-        after_primary_commit: bool,
-        release: bool,
-    ) -> BoxFuture<'_, CallResult<Vec<InFlightTxn>>> {
-        self.control
-            .txn_hold(arm_hold_ms, after_primary_commit, release)
+    fn as_txn_hold(&self) -> Option<&dyn TxnHoldControl> {
+        self.control.as_txn_hold()
     }
 }
 
