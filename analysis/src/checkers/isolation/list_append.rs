@@ -34,6 +34,8 @@ struct Writer {
 #[derive(Default)]
 struct KeyOrder<'a> {
     order: Vec<Sc<'a>>,
+    /// The reads disagree: `order` is only their common prefix.
+    agreed_prefix: bool,
     pos: FxHashMap<Sc<'a>, u32>,
     writers: FxHashMap<Sc<'a>, Writer>,
 }
@@ -333,6 +335,7 @@ fn analyze_key<'a>(
     (
         KeyOrder {
             order,
+            agreed_prefix: observed.is_some(),
             pos,
             writers,
         },
@@ -613,6 +616,8 @@ impl Explain for Orders<'_> {
                     if ko.writers.get(&prev).map(|w| w.txn) == Some(a) {
                         let tail = if ko.pos.contains_key(&e) {
                             ""
+                        } else if ko.agreed_prefix {
+                            " (past the prefix every read of the key agrees on, so after it)"
                         } else {
                             " (never read, so after every element read)"
                         };
@@ -670,7 +675,12 @@ impl Explain for Orders<'_> {
                         .find(|(e, w)| w.txn == b && !ko.pos.contains_key(*e))
                         .map(|(e, _)| *e)
                     {
-                        return (Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}, which no read saw, so after it: rw", list_of(txns, l)));
+                        let why = if ko.agreed_prefix {
+                            "past the prefix every read of the key agrees on"
+                        } else {
+                            "which no read saw"
+                        };
+                        return (Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}, {why}, so after it: rw", list_of(txns, l)));
                     }
                 }
             }
