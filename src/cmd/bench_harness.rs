@@ -1,7 +1,7 @@
 //! `faultline bench --harness`: throughput of the harness itself. Runs the real process
 //! loop (generator, rate limiter, invoke → call → completion, process retirement) against
 //! the in-process `null` store ([`workloads::null`]), recording into the run's real history
-//! sink ([`crate::runner::sink::JsonlSink`], which keeps every entry and streams it to a
+//! sink ([`crate::runner::sink::JsonlSink`], which streams every entry to a
 //! `history.jsonl`), once per client-process count.
 //!
 //! Reported per count: completed ops/s (wall), process CPU µs per op (user + system of the

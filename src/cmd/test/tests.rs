@@ -403,3 +403,13 @@ fn an_ssh_cluster_refuses_missing_duplicate_hosts_and_a_bad_dir() {
         "{e}"
     );
 }
+
+#[test]
+fn set_size_applies_to_the_set_workloads_only() {
+    assert_eq!(plan(&[]).unwrap().workload.set_size, 2000, "the default");
+    assert_eq!(plan(&["--set-size", "50"]).unwrap().workload.set_size, 50);
+    let set = plan(&["--workload", "set", "--set-size", "0"]).unwrap();
+    assert_eq!(set.workload.set_size, 0, "0: one set for the whole run");
+    let e = plan(&["--workload", "register", "--set-size", "50"]).unwrap_err();
+    assert!(e.0.contains("--set-size applies to the set workloads"), "{}", e.0);
+}
