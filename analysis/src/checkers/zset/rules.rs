@@ -242,10 +242,10 @@ fn fractured_prefix(key: &Key, read: &Read, out: &mut Vec<Finding>) {
 /// state gives.
 pub fn judge_replies(key: &Key, out: &mut Vec<Finding>) {
     for (id, m) in key.mutations.iter().enumerate() {
-        let ok_reply = match m.kind {
-            MutKind::Incr { reply: Some(_), .. } | MutKind::Rem { removed: Some(_) } => true,
-            _ => false,
-        };
+        let ok_reply = matches!(
+            m.kind,
+            MutKind::Incr { reply: Some(_), .. } | MutKind::Rem { removed: Some(_) }
+        );
         if !ok_reply {
             continue;
         }
