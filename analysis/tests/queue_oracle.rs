@@ -53,10 +53,12 @@ fn oracle(h: &History) -> BTreeSet<&'static str> {
         .filter(|c| c.inv.f == "receive" && ok(c))
         .collect();
     let dels: Vec<&C> = cs.iter().filter(|c| c.inv.f == "delete-message").collect();
-    let received = |b: &str| {
+    let received = |b: &str| -> Vec<&C> {
         recvs
             .iter()
-            .filter(move |r| bodies(r).iter().any(|x| x == b))
+            .copied()
+            .filter(|r| bodies(r).iter().any(|x| x == b))
+            .collect()
     };
     let mut found = BTreeSet::new();
     let last_send = sends
@@ -75,25 +77,31 @@ fn oracle(h: &History) -> BTreeSet<&'static str> {
         .any(|r| bodies(r).is_empty() && r.inv.index > last_send && r.inv.time > last_vis);
     for s in sends.iter().filter(|s| ok(s)) {
         let b = s.inv.value.as_str().unwrap();
-        if drained && received(b).next().is_none() {
+        if drained && received(b).is_empty() {
             found.insert("lost");
         }
     }
     for d in dels.iter().filter(|d| ok(d)) {
         let b = d.inv.value.as_str().unwrap();
         let before = received(b)
+            .into_iter()
             .filter(|r| r.inv.process == d.inv.process && r.end.unwrap().index < d.inv.index)
             .max_by_key(|r| r.end.unwrap().index);
         if let Some(r0) = before {
             let d_end = d.end.unwrap();
-            if d_end.time < r0.inv.time + vt && received(b).any(|r| r.inv.index > d_end.index) {
+            if d_end.time < r0.inv.time + vt
+                && received(b).iter().any(|r| r.inv.index > d_end.index)
+            {
                 found.insert("duplicated");
             }
         }
     }
     for r in &recvs {
         for b in bodies(r) {
-            let first = received(&b).min_by_key(|x| x.end.unwrap().index).unwrap();
+            let first = received(&b)
+                .into_iter()
+                .min_by_key(|x| x.end.unwrap().index)
+                .unwrap();
             if first.inv.index != r.inv.index {
                 continue;
             }
@@ -110,6 +118,7 @@ fn oracle(h: &History) -> BTreeSet<&'static str> {
     // order: first deliveries (receive completion, position) of two messages of a group.
     let first = |b: &str| {
         received(b)
+            .into_iter()
             .map(|r| {
                 (
                     r.end.unwrap().index,

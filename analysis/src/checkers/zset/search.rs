@@ -127,12 +127,11 @@ impl Search<'_> {
 
     fn note_depth(&mut self, placed: &FixedBitSet, done: usize) {
         if done >= self.deepest.0 {
-            let first = self
-                .calls
-                .iter()
-                .enumerate()
-                .find(|(i, c)| c.required && !placed.contains(*i))
-                .map(|(_, c)| c.index);
+            let first = placed
+                .zeroes()
+                .map(|i| &self.calls[i])
+                .find(|c| c.required)
+                .map(|c| c.index);
             self.deepest = (done, first);
         }
     }
@@ -142,10 +141,8 @@ impl Search<'_> {
     fn placeable(&self, placed: &FixedBitSet) -> Vec<usize> {
         let mut horizon = u64::MAX;
         let mut out = Vec::new();
-        for (i, c) in self.calls.iter().enumerate() {
-            if placed.contains(i) {
-                continue;
-            }
+        for i in placed.zeroes() {
+            let c = &self.calls[i];
             if c.invoke >= horizon {
                 break;
             }
