@@ -37,7 +37,7 @@ fn every_zset_anomaly_is_caught_by_name() {
 fn clean_zset_histories_are_valid() {
     for seed in 0..40 {
         let cfg = ZsetSynthConfig {
-            ops: 400,
+            ops: 200,
             keys: 2,
             members: 4,
             concurrency: 1 + (seed % 6) as u32,

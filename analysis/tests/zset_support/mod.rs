@@ -135,8 +135,6 @@ impl Rng {
 }
 
 fn random_plan(rng: &mut Rng, members: u64) -> Plan {
-    let m = || json!(format!("m{}", 0));
-    let _ = m;
     let member = json!(format!("m{}", rng.below(members)));
     match rng.below(5) {
         0 => Plan {

@@ -178,37 +178,49 @@ fn first_delivery(q: &Queue, m: &Message) -> Option<(u64, u64, usize, u64, u64)>
         .min_by_key(|d| (d.1, d.2))
 }
 
+/// What the order rule needs of one message, computed once.
+struct Ordered {
+    id: usize,
+    /// Its first send's invoke index.
+    sent: u64,
+    /// Its first acknowledged send's completion index.
+    acked: Option<u64>,
+    first: (u64, u64, usize, u64, u64),
+}
+
 /// Per group: `a` first delivered before `b`, though `b`'s send was acknowledged before
 /// `a`'s was invoked.
 fn order(q: &Queue, found: &mut Vec<(&'static str, Value, (u64, u64))>) {
-    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<&str, Vec<Ordered>> = BTreeMap::new();
     for (id, m) in q.messages.iter().enumerate() {
-        if !m.deliveries.is_empty() && !m.sends.is_empty() {
-            groups.entry(m.group.as_str()).or_default().push(id);
-        }
+        let (Some(first), Some(sent)) =
+            (first_delivery(q, m), m.sends.iter().map(|s| s.invoke).min())
+        else {
+            continue;
+        };
+        let acked = m
+            .sends
+            .iter()
+            .filter(|s| s.outcome == Outcome::Ok)
+            .map(|s| s.complete)
+            .min();
+        groups.entry(m.group.as_str()).or_default().push(Ordered {
+            id,
+            sent,
+            acked,
+            first,
+        });
     }
-    for ids in groups.values() {
-        for &a in ids {
-            for &b in ids {
-                let (ma, mb) = (&q.messages[a], &q.messages[b]);
-                let b_acked = mb
-                    .sends
-                    .iter()
-                    .filter(|s| s.outcome == Outcome::Ok)
-                    .map(|s| s.complete)
-                    .min();
-                let a_sent = ma.sends.iter().map(|s| s.invoke).min();
-                let (Some(b_acked), Some(a_sent)) = (b_acked, a_sent) else {
-                    continue;
-                };
-                if a == b || b_acked >= a_sent {
+    for list in groups.values() {
+        for a in list {
+            for b in list {
+                let Some(b_acked) = b.acked else { continue };
+                if a.id == b.id || b_acked >= a.sent {
                     continue;
                 }
-                let (Some(da), Some(db)) = (first_delivery(q, ma), first_delivery(q, mb)) else {
-                    continue;
-                };
-                let a_first = da.1 < db.0 || (da.1 == db.1 && da.2 < db.2);
-                if a_first {
+                let (da, db) = (a.first, b.first);
+                if da.1 < db.0 || (da.1 == db.1 && da.2 < db.2) {
+                    let (ma, mb) = (&q.messages[a.id], &q.messages[b.id]);
                     let w = json!({
                         "message": ma.body,
                         "group": ma.group,

@@ -112,6 +112,11 @@ impl Search<'_> {
                 let Some(after) = self.apply(next.entry, &contents) else {
                     continue;
                 };
+                if !next.required && after == contents {
+                    // Placing an indeterminate call that changes nothing only takes
+                    // options away: leaving it unplaced covers every order it allows.
+                    continue;
+                }
                 let mut p = placed.clone();
                 p.insert(i);
                 let fp = self.fingerprint(&p, &after);
