@@ -411,5 +411,9 @@ fn set_size_applies_to_the_set_workloads_only() {
     let set = plan(&["--workload", "set", "--set-size", "0"]).unwrap();
     assert_eq!(set.workload.set_size, 0, "0: one set for the whole run");
     let e = plan(&["--workload", "register", "--set-size", "50"]).unwrap_err();
-    assert!(e.0.contains("--set-size applies to the set workloads"), "{}", e.0);
+    assert!(
+        e.0.contains("--set-size applies to the set workloads"),
+        "{}",
+        e.0
+    );
 }
