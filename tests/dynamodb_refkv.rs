@@ -57,7 +57,7 @@ fn appends_through_dynamodb_across_groups_under_kills_and_splits_are_strictly_se
         "{iso:#}\n{}",
         show(&out)
     );
-    assert_eq!(test_json(&run)["client"], "dynamodb");
+    assert_eq!(test_json(&run)["test"]["client"], "dynamodb");
     let count = |name: &str| iso["counts"][name].as_u64().unwrap_or(0);
     let (committed, multi) = (count("committed"), count("multi_group_committed"));
     assert!(committed > 0, "{iso:#}\n{}", show(&out));
