@@ -23,6 +23,10 @@ use serde_json::{json, Value};
 /// Checker name in `results.json`.
 pub const NAME: &str = "crashes";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::CHECKER;
+
 /// How the line that says why a process died begins (Go's `panic: …` and `fatal error: …`,
 /// leading blanks aside) or what it contains (Rust's `thread '…' panicked at …`).
 const CRASH_PREFIXES: &[&str] = &["panic: ", "fatal error: "];

@@ -19,15 +19,29 @@
 //! [`registry`] lists them all and decides, before any runs, which judge a history.
 
 pub mod calls;
-pub mod crashes;
-pub mod epoch_authority;
 pub mod fault_turns;
-pub mod isolation;
-pub mod linearizable;
-pub mod queue;
 pub mod registry;
-pub mod set_full;
-pub mod split;
 pub mod stale_read;
-pub mod vacuity;
-pub mod zset;
+
+/// Declares each checker's module (`<module>.rs` or `<module>/` beside this file, whose
+/// `CHECKER` is its registry entry) and lists it, in report order, as [`registry::REGISTRY`].
+macro_rules! checkers {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every checker's entry, in report order.
+        const ALL: &[registry::Checker] = &[$($module::CHECKER),*];
+    };
+}
+
+// Adding a checker: its module in this directory and one line here (docs/architecture.md).
+checkers! {
+    linearizable,
+    set_full,
+    isolation,
+    zset,
+    queue,
+    epoch_authority,
+    split,
+    vacuity,
+    crashes,
+}

@@ -28,6 +28,10 @@
 /// Checker name in `results.json`.
 pub const NAME: &str = "set-full";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::CHECKER;
+
 pub mod element;
 mod report;
 pub mod route_change;

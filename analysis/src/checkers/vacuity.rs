@@ -19,6 +19,10 @@ use serde_json::json;
 /// Checker name in `results.json`.
 pub const NAME: &str = "vacuity";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::CHECKER;
+
 const NS_PER_S: f64 = 1e9;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -39,6 +39,10 @@ use serde_json::json;
 /// Checker name in `results.json`.
 pub const NAME: &str = "epoch-authority";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::CHECKER;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EpochAuthorityOptions {

@@ -42,6 +42,10 @@ pub const MAX_WITNESSES_PER_TYPE: usize = 8;
 /// The checker's name in results.
 pub const NAME: &str = "isolation";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::{txn_model, CHECKER};
+
 /// How to check: which workload the transactions are, under which consistency model, and
 /// how long the cycle search may take.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -21,6 +21,10 @@
 /// Checker name in `results.json`.
 pub const NAME: &str = "linearizable";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::{bare_linearizable_model, CHECKER, KV_FUNCTIONS, REGISTER_FUNCTIONS};
+
 pub mod budget;
 pub mod cache;
 pub mod dead;

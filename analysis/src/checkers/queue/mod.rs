@@ -23,6 +23,10 @@
 /// Checker name in `results.json`.
 pub const NAME: &str = "queue";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::CHECKER;
+
 pub mod model;
 
 use crate::checkers::calls::{self, Outcome};

@@ -3,8 +3,8 @@
 //! whether it is a detection-matrix column, and the rule that decides — once, before
 //! anything is checked — whether it judges a history, is `not-applicable` (with the
 //! reason) or is left out. `faultline analyze`'s plan and `--model` list, the known client
-//! functions and the matrix columns are all derived from [`REGISTRY`]; adding a checker is
-//! adding one entry here.
+//! functions and the matrix columns are all derived from [`REGISTRY`]; adding a checker is its
+//! module (with an `entry` declaring it) and one line in the `checkers!` table.
 //!
 //! The decision reads only [`RunFacts`]: for a `faultline test` run (and `analyze` of its
 //! directory) the workload and what the db reports ([`Basis::Run`]); for `analyze` of a
@@ -13,18 +13,12 @@
 //! checker that runs is never re-marked afterwards; a checker is left out only where it has
 //! nothing to judge, never to hide a verdict.
 
-mod checks;
 mod facts;
-mod rules;
+pub mod rules;
 
 pub use facts::{Basis, CheckOptions, ModelChoice, RunFacts};
-pub use rules::{bare_linearizable_model, KV_FUNCTIONS, REGISTER_FUNCTIONS};
 
-use crate::checkers::{
-    crashes, epoch_authority, isolation, linearizable, queue, set_full, split, vacuity, zset,
-};
 use crate::history::History;
-use crate::ops;
 use crate::verdict::{CheckerResult, Validity, Verdict};
 use std::collections::BTreeMap;
 
@@ -62,102 +56,9 @@ pub struct Checker {
     pub check: fn(&History, &RunFacts) -> CheckerResult,
 }
 
-/// Every checker, in report order (the matrix shows its columns in this order).
-pub const REGISTRY: &[Checker] = &[
-    Checker {
-        name: linearizable::NAME,
-        scope: Scope::ClientOps,
-        functions: &[
-            ops::READ,
-            ops::GET,
-            ops::WRITE,
-            ops::PUT,
-            ops::CAS,
-            ops::COMPARE_AND_SET,
-            ops::APPEND,
-        ],
-        models: &["register", "cas-register", "kv"],
-        matrix_column: true,
-        applies: rules::linearizable_applies,
-        check: checks::check_linearizable,
-    },
-    Checker {
-        name: set_full::NAME,
-        scope: Scope::ClientOps,
-        functions: set_full::FUNCTIONS,
-        models: &["set"],
-        matrix_column: true,
-        applies: rules::set_full_applies,
-        check: checks::check_set_full,
-    },
-    Checker {
-        name: isolation::NAME,
-        scope: Scope::ClientOps,
-        functions: &[ops::TXN],
-        models: crate::history::txn::TxnModel::NAMES,
-        // The transaction bugs' rows (refkv's no-read-validation, lock-dropped-on-move,
-        // ts-from-receiver) run the transaction workloads.
-        matrix_column: true,
-        applies: rules::isolation_applies,
-        check: checks::check_isolation,
-    },
-    Checker {
-        name: zset::NAME,
-        scope: Scope::ClientOps,
-        functions: zset::FUNCTIONS,
-        models: &["zset"],
-        // No detection-matrix row runs its workload yet.
-        matrix_column: false,
-        applies: rules::zset_applies,
-        check: checks::check_zset,
-    },
-    Checker {
-        name: queue::NAME,
-        scope: Scope::ClientOps,
-        functions: queue::FUNCTIONS,
-        models: &["queue"],
-        // No detection-matrix row runs its workload yet.
-        matrix_column: false,
-        applies: rules::queue_applies,
-        check: checks::check_queue,
-    },
-    Checker {
-        name: epoch_authority::NAME,
-        scope: Scope::Run,
-        functions: &[ops::STALE_WRITE],
-        models: &[],
-        matrix_column: true,
-        applies: rules::epoch_applies,
-        check: checks::check_epoch_authority,
-    },
-    Checker {
-        name: split::NAME,
-        scope: Scope::Run,
-        functions: &[],
-        models: &[],
-        matrix_column: true,
-        applies: rules::split_applies,
-        check: checks::check_split,
-    },
-    Checker {
-        name: vacuity::NAME,
-        scope: Scope::Run,
-        functions: &[],
-        models: &[],
-        matrix_column: true,
-        applies: rules::vacuity_applies,
-        check: checks::check_vacuity,
-    },
-    Checker {
-        name: crashes::NAME,
-        scope: Scope::Run,
-        functions: &[],
-        models: &[],
-        matrix_column: false,
-        applies: rules::crashes_applies,
-        check: checks::check_crashes,
-    },
-];
+/// Every checker, in report order (the matrix shows its columns in this order): the
+/// `checkers!` table of `analysis/src/checkers/mod.rs`, each entry declared in its module.
+pub const REGISTRY: &[Checker] = super::ALL;
 
 /// Every client function some checker judges, in registry order.
 pub fn known_functions() -> Vec<&'static str> {
@@ -256,6 +157,7 @@ fn timed(check: impl FnOnce() -> CheckerResult) -> CheckerResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checkers::linearizable;
     use crate::history::{Op, OpType, Process};
     use serde_json::json;
 
@@ -380,7 +282,10 @@ mod tests {
             ["isolation"]
         );
         let kv = RunFacts::from_evidence(&client_history(&["get", "append"]));
-        assert_eq!(bare_linearizable_model(&kv), Some(linearizable::Model::Kv));
+        assert_eq!(
+            linearizable::bare_linearizable_model(&kv),
+            Some(linearizable::Model::Kv)
+        );
     }
 
     #[test]

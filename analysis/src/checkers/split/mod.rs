@@ -27,6 +27,10 @@ use serde_json::{json, Value};
 /// Checker name in `results.json`.
 pub const NAME: &str = "split";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::CHECKER;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SplitOptions {

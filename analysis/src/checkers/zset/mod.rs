@@ -20,6 +20,10 @@
 /// Checker name in `results.json`.
 pub const NAME: &str = "zset";
 
+/// Its registry entry (when it judges a history, how it is called).
+pub mod entry;
+pub use entry::CHECKER;
+
 mod candidates;
 pub mod model;
 pub mod rules;
