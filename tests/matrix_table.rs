@@ -385,7 +385,7 @@ fn matrix_cli_refuses_an_unknown_clean_configuration_before_running_anything() {
     assert_eq!(out.status.code(), Some(254));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("unknown --clean \"txn\": expected all or a list of clean, clean-txn"),
+        err.contains("unknown --clean \"txn\": expected all or a list of clean, clean-txn, clean-txn+dynamodb"),
         "{err}"
     );
     assert!(

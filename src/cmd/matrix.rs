@@ -47,7 +47,8 @@ pub struct MatrixArgs {
 
     /// Which clean configurations to run: `all`, or a comma-separated list of: clean (the
     /// key-value hotspot under partition, kill, split, move, abort-move), clean-txn (the
-    /// append transactions under partition, kill, split, move, txn-move).
+    /// append transactions under partition, kill, split, move, txn-move), clean-txn+dynamodb
+    /// (clean-txn through refkv's DynamoDB API).
     #[arg(long, default_value = "all")]
     pub clean: String,
 
@@ -101,11 +102,12 @@ fn parse_clean(text: &str) -> Result<Vec<&'static str>, String> {
         .collect()
 }
 
-/// The `--bugs` help: every bug of [`configs::BUGS`].
+/// The `--bugs` help: every bug row of [`configs::bug_rows`].
 fn bugs_help() -> String {
     format!(
-        "Seeded bugs to run: `all`, `none`, or a comma-separated list of: {}",
-        configs::BUGS.join(", ")
+        "Seeded bugs to run: `all`, `none`, or a comma-separated list of: {} (`<bug>+<client>`: \
+         the bug's scenario through that client)",
+        configs::bug_rows().collect::<Vec<_>>().join(", ")
     )
 }
 
@@ -344,7 +346,7 @@ mod tests {
             .chain(rest)
             .collect::<Vec<_>>()
             .join(" ");
-        for bug in configs::BUGS {
+        for bug in configs::bug_rows() {
             assert!(
                 bugs_line.contains(bug),
                 "`faultline matrix --help` does not name {bug}:\n{bugs_line}"

@@ -67,9 +67,17 @@ mod refkv_bug_names {
 use refkv_bug_names::BUG_NAMES;
 
 /// The clean configurations, in the order the matrix runs them: `clean` (the key-value
-/// hotspot under every fault the key-value bugs need) and `clean-txn` (the transactional
-/// append workload under every fault the transaction bugs need).
-pub const CLEAN: [&str; 2] = ["clean", "clean-txn"];
+/// hotspot under every fault the key-value bugs need), `clean-txn` (the transactional
+/// append workload under every fault the transaction bugs need) and `clean-txn+dynamodb`
+/// (the same through refkv's DynamoDB API, `--client dynamodb`).
+pub const CLEAN: [&str; 3] = ["clean", "clean-txn", "clean-txn+dynamodb"];
+
+/// Bug rows that run a bug's own scenario through another client (`<bug>+<client>`), run
+/// after the bugs' own rows: the transaction bugs seen through the DynamoDB API.
+pub const VIA_CLIENT: [&str; 2] = ["ts-from-receiver+dynamodb", "lock-dropped-on-move+dynamodb"];
+
+/// `--client dynamodb`: the run's transactions through refkv's DynamoDB API.
+const DYNAMODB: [&str; 2] = ["--client", "dynamodb"];
 
 /// A configuration by its name: a clean one of [`CLEAN`] or a bug's.
 pub fn config_named(name: &str) -> Option<Config> {
@@ -90,7 +98,7 @@ pub const SLOW_COPIES: [&str; 2] = ["--server-arg=--copy-bytes-per-sec=50", "--n
 
 /// Every configuration of the matrix: the clean ones first, then one per seeded bug. The
 /// reasoning per row is in docs/detection-matrix.md.
-const ROWS: [Config; CLEAN.len() + BUGS.len()] = [
+const ROWS: [Config; CLEAN.len() + BUGS.len() + VIA_CLIENT.len()] = [
     // Every fault the bugs need, so a clean pass means no false positive under any of them.
     Config {
         name: "clean",
@@ -126,6 +134,26 @@ const ROWS: [Config; CLEAN.len() + BUGS.len()] = [
         workload: "append",
         nemesis: "partition,kill,split,move,txn-move",
         extra: &["--time-limit", "120", "--nemesis-interval", "3", TXN_COPIES],
+        slow_copies: false,
+        expected: &[],
+        expected_kinds: &[],
+    },
+    // clean-txn through the DynamoDB API: the same faults, the transactions sent as
+    // UpdateItem, GetItem, TransactGetItems and TransactWriteItems.
+    Config {
+        name: "clean-txn+dynamodb",
+        bug: None,
+        workload: "append",
+        nemesis: "partition,kill,split,move,txn-move",
+        extra: &[
+            "--time-limit",
+            "120",
+            "--nemesis-interval",
+            "3",
+            TXN_COPIES,
+            DYNAMODB[0],
+            DYNAMODB[1],
+        ],
         slow_copies: false,
         expected: &[],
         expected_kinds: &[],
@@ -408,6 +436,38 @@ const ROWS: [Config; CLEAN.len() + BUGS.len()] = [
         slow_copies: false,
         expected: &[ISOLATION],
         expected_kinds: &[],
+    }, // ts-from-receiver's scenario through the DynamoDB API: single-key appends are
+    // UpdateItem, the rest TransactGetItems then TransactWriteItems.
+    Config {
+        name: "ts-from-receiver+dynamodb",
+        bug: Some("ts-from-receiver"),
+        workload: "append",
+        nemesis: "none",
+        extra: &DYNAMODB,
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
+    },
+    // lock-dropped-on-move's scenario through the DynamoDB API: txn-move holds a
+    // TransactWriteItems at its commit point as it holds a gRPC transaction.
+    Config {
+        name: "lock-dropped-on-move+dynamodb",
+        bug: Some("lock-dropped-on-move"),
+        workload: "append",
+        nemesis: "txn-move",
+        extra: &[
+            "--nemesis-interval",
+            "3",
+            "--time-limit",
+            "60",
+            "--txn-move-aim",
+            "secondary",
+            DYNAMODB[0],
+            DYNAMODB[1],
+        ],
+        slow_copies: false,
+        expected: &[ISOLATION],
+        expected_kinds: &[],
     },
 ];
 
@@ -419,19 +479,25 @@ pub fn config_for(bug: Option<&str>) -> Option<Config> {
     }
 }
 
-/// Parses `--bugs`: `all`, `none`, or a comma-separated list of bug names.
+/// Every bug row's name: the bugs, then [`VIA_CLIENT`].
+pub fn bug_rows() -> impl Iterator<Item = &'static str> {
+    BUGS.into_iter().chain(VIA_CLIENT)
+}
+
+/// Parses `--bugs`: `all`, `none`, or a comma-separated list of bug row names (a bug, or a
+/// bug through another client of [`VIA_CLIENT`]).
 pub fn parse_bugs(s: &str) -> Result<Vec<&'static str>, String> {
     match s.trim() {
-        "all" => return Ok(BUGS.to_vec()),
+        "all" => return Ok(bug_rows().collect()),
         "none" | "" => return Ok(Vec::new()),
         _ => {}
     }
     let mut out = Vec::new();
     for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let Some(&known) = BUGS.iter().find(|b| **b == name) else {
+        let Some(known) = bug_rows().find(|b| *b == name) else {
             return Err(format!(
                 "--bugs: unknown bug {name:?} (known: {}, or all, none)",
-                BUGS.join(", ")
+                bug_rows().collect::<Vec<_>>().join(", ")
             ));
         };
         if !out.contains(&known) {
@@ -462,17 +528,43 @@ mod tests {
     #[test]
     fn the_rows_are_the_clean_configurations_then_one_per_bug_in_order() {
         let names: Vec<&str> = ROWS.iter().map(|c| c.name).collect();
-        let expected: Vec<&str> = CLEAN.iter().chain(BUGS.iter()).copied().collect();
+        let expected: Vec<&str> = CLEAN.iter().copied().chain(bug_rows()).collect();
         assert_eq!(names, expected);
-        for row in &ROWS[CLEAN.len()..] {
+        for row in &ROWS[CLEAN.len()..CLEAN.len() + BUGS.len()] {
             assert_eq!(row.bug, Some(row.name), "a bug's row is named after it");
         }
         assert_eq!(config_named("clean-txn").unwrap().workload, "append");
     }
 
     #[test]
+    fn a_row_through_another_client_is_its_bug_row_plus_that_client() {
+        for name in VIA_CLIENT {
+            let via = config_named(name).expect("configured");
+            let (bug, client) = name.split_once('+').expect("<bug>+<client>");
+            let own = config_for(Some(bug)).expect("the bug's own row");
+            assert_eq!(via.bug, Some(bug));
+            assert_eq!(own.name, bug, "config_for finds the bug's own row first");
+            let mut args = own.scenario_args();
+            args.extend(["--client", client]);
+            let (mut want, mut got) = (args, via.scenario_args());
+            want.sort_unstable();
+            got.sort_unstable();
+            assert_eq!(got, want, "{name} runs {bug}'s scenario through {client}");
+            assert_eq!(via.expected, own.expected);
+        }
+        let clean = config_named("clean-txn+dynamodb").unwrap().scenario_args();
+        let mut want = config_named("clean-txn").unwrap().scenario_args();
+        want.extend(DYNAMODB);
+        assert_eq!(clean, want);
+    }
+
+    #[test]
     fn bug_lists_parse_and_unknown_names_are_refused() {
-        assert_eq!(parse_bugs("all").unwrap(), BUGS.to_vec());
+        assert_eq!(parse_bugs("all").unwrap(), bug_rows().collect::<Vec<_>>());
+        assert_eq!(
+            parse_bugs("ts-from-receiver+dynamodb").unwrap(),
+            vec!["ts-from-receiver+dynamodb"]
+        );
         assert!(parse_bugs("none").unwrap().is_empty());
         assert_eq!(
             parse_bugs("stale-read, no-fence,stale-read").unwrap(),
