@@ -5,7 +5,8 @@
 //! (Redis's default persistence), and set-full reports them as lost. The transaction
 //! workloads (Elle's list-append and rw-register through `MULTI`/`EXEC`, which one Redis
 //! runs serially) are valid clean; a kill loses the appends since the last snapshot, and
-//! the isolation checker says so.
+//! the isolation checker says so. The `zset` workload (sorted sets) is valid clean; a kill
+//! of a node without persistence empties its sets, and the zset checker says so.
 
 mod test_support;
 use test_support::*;
@@ -252,6 +253,88 @@ fn killing_the_node_loses_acknowledged_appends_and_the_isolation_checker_says_so
     assert!(
         found.iter().any(|a| loss_shaped.contains(a)),
         "the lost appends show as a loss-shaped anomaly: {found:?}"
+    );
+    assert!(
+        !nemesis_events(&read_history(&run), "start-kill").is_empty(),
+        "the node was killed"
+    );
+}
+
+fn zset(verdict: &serde_json::Value) -> &serde_json::Value {
+    &verdict["checkers"]["zset"]
+}
+
+#[test]
+fn a_clean_zset_run_is_valid_with_every_sorted_set_call_acknowledged() {
+    let _one = lock();
+    let args = [
+        "--db",
+        "redis",
+        "--workload",
+        "zset",
+        "--time-limit",
+        "8",
+        "--test-name",
+        "redis-zset",
+    ];
+    let (run, out) = run_test("redis-zset", &args);
+    let verdict = results(&run);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "redis zset run not valid: {verdict:#}\n{}",
+        show(&out)
+    );
+    assert_eq!(
+        zset(&verdict)["valid"],
+        serde_json::json!(true),
+        "{verdict:#}"
+    );
+    let history = read_history(&run);
+    for f in ["zadd", "zincrby", "zrem", "zrange", "zrangebyscore"] {
+        let acked = history
+            .ops
+            .iter()
+            .filter(|o| o.f == f && o.kind == analysis::history::OpType::Ok)
+            .count();
+        assert!(acked > 5, "{f}: {acked} acknowledged");
+    }
+}
+
+#[test]
+fn killing_the_node_without_persistence_loses_sorted_set_members_and_zset_says_so() {
+    let _one = lock();
+    // No RDB snapshot and no append-only file: a restarted node is empty.
+    let args = [
+        "--db",
+        "redis",
+        "--workload",
+        "zset",
+        "--nemesis",
+        "kill",
+        "--nemesis-interval",
+        "3",
+        "--time-limit",
+        "14",
+        "--server-arg=--save",
+        "--server-arg=",
+        "--server-arg=--appendonly",
+        "--server-arg=no",
+        "--test-name",
+        "redis-zset-kill",
+    ];
+    let (run, out) = run_test("redis-zset-kill", &args);
+    let verdict = results(&run);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a kill of Redis without persistence loses members: {verdict:#}\n{}",
+        show(&out)
+    );
+    assert_eq!(
+        zset(&verdict)["valid"],
+        serde_json::json!(false),
+        "{verdict:#}"
     );
     assert!(
         !nemesis_events(&read_history(&run), "start-kill").is_empty(),

@@ -111,10 +111,12 @@ pub struct TestArgs {
 
     /// Workload: `hotspot` (register ops on hot keys + unique inserts into a hot range),
     /// `register` (read/write/cas on a few keys), `set` (unique inserts + range reads),
-    /// `read-heavy` (register ops, 90% reads), `append` (Elle's list-append transactions) or
+    /// `read-heavy` (register ops, 90% reads), `append` (Elle's list-append transactions),
     /// `rw-register` (Elle's rw-register transactions; both need a client that runs
-    /// transactions: --db refkv, etcd or redis, or elastickv with --client redis or dynamodb), or another workload of the table in
-    /// `workloads/src/generators/mod.rs` (an unknown name is refused with the list).
+    /// transactions: --db refkv, etcd or redis, or elastickv with --client redis or
+    /// dynamodb), `zset` (Redis sorted sets: --db redis, or elastickv with --client redis), or
+    /// another workload of the table in `workloads/src/generators/mod.rs` (an unknown name is
+    /// refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
 

@@ -163,6 +163,7 @@ impl Db for Elastickv {
             Capability::CatchUpBeforeFinalReads,
             Capability::Client(Protocol::Redis, ClientCapability::Cas),
             Capability::Client(Protocol::Redis, ClientCapability::Txn),
+            Capability::Client(Protocol::Redis, ClientCapability::Zset),
             Capability::Client(Protocol::Dynamodb, ClientCapability::Txn),
         ])
     }

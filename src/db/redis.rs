@@ -81,6 +81,7 @@ impl Db for Redis {
             Capability::LinearizableReads,
             Capability::Client(Protocol::Redis, ClientCapability::Cas),
             Capability::Client(Protocol::Redis, ClientCapability::Txn),
+            Capability::Client(Protocol::Redis, ClientCapability::Zset),
         ])
     }
 

@@ -465,7 +465,7 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
 
 #[tokio::test]
 async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
-    use workloads::ClientCapability::{Cas, Txn};
+    use workloads::ClientCapability::{Cas, Txn, Zset};
     use workloads::ReadPath;
     let nodes = [NodeEndpoint {
         name: "n1".into(),
@@ -509,6 +509,11 @@ async fn each_targets_client_has_exactly_the_client_capabilities_the_target_decl
                 client.as_txn().is_some(),
                 caps.has(Capability::Client(protocol, Txn)),
                 "txn: {what}"
+            );
+            assert_eq!(
+                client.as_zset().is_some(),
+                caps.has(Capability::Client(protocol, Zset)),
+                "zset: {what}"
             );
         }
     }

@@ -52,6 +52,7 @@ pub mod rate;
 pub mod stats;
 pub mod txn;
 pub mod watcher;
+pub mod zset;
 
 pub use client::grpc::{ClientOptions, GrpcConnector, KvClient};
 pub use client::{

@@ -23,6 +23,8 @@ crate::named_enum! {
         /// A transaction of micro-ops ([`super::TxnClient`]): the `append` and
         /// `rw-register` workloads need it.
         Txn = "txn",
+        /// Redis sorted sets ([`super::ZsetClient`]): the `zset` workload needs it.
+        Zset = "zset",
     }
 }
 
@@ -32,6 +34,7 @@ impl ClientCapability {
         match self {
             ClientCapability::Cas => "compare-and-sets",
             ClientCapability::Txn => "transactions",
+            ClientCapability::Zset => "sorted-set calls",
         }
     }
 }
@@ -68,4 +71,16 @@ pub trait TxnClient: Send + Sync {
         &'a self,
         mops: &'a [crate::txn::Mop],
     ) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
+}
+
+/// Redis sorted sets (the capability the `zset` workload needs).
+pub trait ZsetClient: Send + Sync {
+    /// Runs `call` on the sorted set at `key`. On success, the `ok` value the history
+    /// records (`docs/history-format.md` § Sorted sets); a failure is classified as for
+    /// every call.
+    fn zset<'a>(
+        &'a self,
+        key: &'a str,
+        call: &'a crate::zset::ZsetCall,
+    ) -> BoxFuture<'a, CallResult<serde_json::Value>>;
 }

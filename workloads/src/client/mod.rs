@@ -25,7 +25,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 
-pub use capability::{CasClient, ClientCapability, TxnClient, TxnHoldControl};
+pub use capability::{CasClient, ClientCapability, TxnClient, TxnHoldControl, ZsetClient};
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
 
@@ -274,6 +274,11 @@ pub trait KvTarget: Send + Sync {
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
     fn as_txn(&self) -> Option<&dyn TxnClient> {
         self.wrapped().and_then(|w| w.as_txn())
+    }
+    /// The client's sorted sets, if it has them (`None`: the `zset` workload does not run
+    /// against it, and a sorted-set call sent anyway fails definitely, unsent).
+    fn as_zset(&self) -> Option<&dyn ZsetClient> {
+        self.wrapped().and_then(|w| w.as_zset())
     }
     /// Test only: the client's control of a node's transaction hold (refkv's
     /// `RefkvTxn.TxnHold`), if it has one; a wrapping client forwards to the client it wraps.

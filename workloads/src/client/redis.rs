@@ -579,6 +579,10 @@ impl KvTarget for RedisClient {
         Some(self)
     }
 
+    fn as_zset(&self) -> Option<&dyn super::ZsetClient> {
+        Some(self)
+    }
+
     fn node(&self) -> &str {
         &self.node
     }
@@ -654,6 +658,7 @@ impl Connector for RedisConnector {
 }
 
 pub mod txn;
+pub mod zset;
 
 #[cfg(test)]
 mod tests;

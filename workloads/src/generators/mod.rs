@@ -213,6 +213,7 @@ workloads! {
     ReadHeavy "read-heavy" in read_heavy,
     Append "append" in append,
     RwRegister "rw-register" in rw_register,
+    Zset "zset" in zset,
 }
 
 /// The generator `cfg` asks for.
