@@ -260,25 +260,22 @@ fn killing_the_node_loses_acknowledged_appends_and_the_isolation_checker_says_so
     );
 }
 
-fn zset(verdict: &serde_json::Value) -> &serde_json::Value {
-    &verdict["checkers"]["zset"]
+/// A `zset` run named `name` with `extra` flags: its run directory, output and verdict.
+fn zset_run(
+    name: &str,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::process::Output, serde_json::Value) {
+    let mut args = vec!["--db", "redis", "--workload", "zset", "--test-name", name];
+    args.extend(extra);
+    let (run, out) = run_test(name, &args);
+    let verdict = results(&run);
+    (run, out, verdict)
 }
 
 #[test]
 fn a_clean_zset_run_is_valid_with_every_sorted_set_call_acknowledged() {
     let _one = lock();
-    let args = [
-        "--db",
-        "redis",
-        "--workload",
-        "zset",
-        "--time-limit",
-        "8",
-        "--test-name",
-        "redis-zset",
-    ];
-    let (run, out) = run_test("redis-zset", &args);
-    let verdict = results(&run);
+    let (run, out, verdict) = zset_run("redis-zset", &["--time-limit", "8"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -286,9 +283,8 @@ fn a_clean_zset_run_is_valid_with_every_sorted_set_call_acknowledged() {
         show(&out)
     );
     assert_eq!(
-        zset(&verdict)["valid"],
-        serde_json::json!(true),
-        "{verdict:#}"
+        verdict["checkers"]["zset"]["valid"],
+        serde_json::json!(true)
     );
     let history = read_history(&run);
     for f in ["zadd", "zincrby", "zrem", "zrange", "zrangebyscore"] {
@@ -305,26 +301,21 @@ fn a_clean_zset_run_is_valid_with_every_sorted_set_call_acknowledged() {
 fn killing_the_node_without_persistence_loses_sorted_set_members_and_zset_says_so() {
     let _one = lock();
     // No RDB snapshot and no append-only file: a restarted node is empty.
-    let args = [
-        "--db",
-        "redis",
-        "--workload",
-        "zset",
+    let no_persistence = [
+        "--server-arg=--save",
+        "--server-arg=",
+        "--server-arg=--appendonly",
+        "--server-arg=no",
+    ];
+    let faults = [
         "--nemesis",
         "kill",
         "--nemesis-interval",
         "3",
         "--time-limit",
         "14",
-        "--server-arg=--save",
-        "--server-arg=",
-        "--server-arg=--appendonly",
-        "--server-arg=no",
-        "--test-name",
-        "redis-zset-kill",
     ];
-    let (run, out) = run_test("redis-zset-kill", &args);
-    let verdict = results(&run);
+    let (run, out, verdict) = zset_run("redis-zset-kill", &[&faults[..], &no_persistence].concat());
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -332,9 +323,8 @@ fn killing_the_node_without_persistence_loses_sorted_set_members_and_zset_says_s
         show(&out)
     );
     assert_eq!(
-        zset(&verdict)["valid"],
-        serde_json::json!(false),
-        "{verdict:#}"
+        verdict["checkers"]["zset"]["valid"],
+        serde_json::json!(false)
     );
     assert!(
         !nemesis_events(&read_history(&run), "start-kill").is_empty(),

@@ -1,19 +1,11 @@
 //! The crashes checker's registry entry: it judges where faultline watched the nodes.
 
 use super::{check, CrashesOptions, NAME};
-use crate::checkers::registry::{Applies, Basis, Checker, RunFacts, Scope};
+use crate::checkers::registry::{Applies, Basis, Checker, RunFacts};
 use crate::history::History;
 use crate::verdict::CheckerResult;
 
-pub const CHECKER: Checker = Checker {
-    name: NAME,
-    scope: Scope::Run,
-    functions: &[],
-    models: &[],
-    matrix_column: false,
-    applies,
-    check: check_history,
-};
+pub const CHECKER: Checker = Checker::of_run(NAME, false, applies, check_history);
 
 /// Where faultline watched the nodes (a run on its own cluster; evidence: lifecycle
 /// events); an exit it cannot see is no evidence of anything.

@@ -56,6 +56,27 @@ pub struct Checker {
     pub check: fn(&History, &RunFacts) -> CheckerResult,
 }
 
+impl Checker {
+    /// A checker of the run (faults, catalog, processes) that judges no client function and
+    /// that no `--model` chooses.
+    pub const fn of_run(
+        name: &'static str,
+        matrix_column: bool,
+        applies: fn(&RunFacts) -> Applies,
+        check: fn(&History, &RunFacts) -> CheckerResult,
+    ) -> Checker {
+        Checker {
+            name,
+            scope: Scope::Run,
+            functions: &[],
+            models: &[],
+            matrix_column,
+            applies,
+            check,
+        }
+    }
+}
+
 /// Every checker, in report order (the matrix shows its columns in this order): the
 /// `checkers!` table of `analysis/src/checkers/mod.rs`, each entry declared in its module.
 pub const REGISTRY: &[Checker] = super::ALL;

@@ -2,19 +2,11 @@
 //! splits, and a file whose catalog shows a split.
 
 use super::{check, SplitOptions, NAME};
-use crate::checkers::registry::{Applies, Basis, Checker, RunFacts, Scope};
+use crate::checkers::registry::{Applies, Basis, Checker, RunFacts};
 use crate::history::History;
 use crate::verdict::CheckerResult;
 
-pub const CHECKER: Checker = Checker {
-    name: NAME,
-    scope: Scope::Run,
-    functions: &[],
-    models: &[],
-    matrix_column: true,
-    applies,
-    check: check_history,
-};
+pub const CHECKER: Checker = Checker::of_run(NAME, true, applies, check_history);
 
 /// A run: when the store splits ranges and the run expects splits. Evidence: when the
 /// history holds a catalog and a split was forced or the catalog changed.

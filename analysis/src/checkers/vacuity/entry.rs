@@ -2,19 +2,11 @@
 //! started.
 
 use super::{check, VacuityOptions, NAME};
-use crate::checkers::registry::{rules, Applies, Basis, Checker, RunFacts, Scope};
+use crate::checkers::registry::{rules, Applies, Basis, Checker, RunFacts};
 use crate::history::History;
 use crate::verdict::CheckerResult;
 
-pub const CHECKER: Checker = Checker {
-    name: NAME,
-    scope: Scope::Run,
-    functions: &[],
-    models: &[],
-    matrix_column: true,
-    applies,
-    check: check_history,
-};
+pub const CHECKER: Checker = Checker::of_run(NAME, true, applies, check_history);
 
 /// A run: always — besides the requested faults it catches a run with no acknowledged op,
 /// which every other checker may rightly call valid. Evidence: when a fault started.
