@@ -179,11 +179,23 @@ pub struct TestArgs {
 
     /// The protocol of the data operations: `grpc` (RawKV), `redis` (GET/SET, cas as a Lua
     /// script, SCAN) or `dynamodb` (the AWS SDK against the node's DynamoDB-compatible API on
-    /// port 8000: transactions only, --workload append; docs/dynamodb.md). elastickv speaks
+    /// port 8000: --workload append, or register with --value-type; docs/dynamodb.md). elastickv speaks
     /// all three, refkv grpc and dynamodb; the split nemesis and the catalog watcher use gRPC
     /// either way [default: grpc; redis for --db redis].
     #[arg(long, value_name = "grpc|redis|dynamodb", help_heading = "Workload")]
     pub client: Option<workloads::Protocol>,
+
+    /// `--workload register --client dynamodb`: the DynamoDB attribute type of the values
+    /// (`PutItem` of a value derived from the write's number, `GetItem` with
+    /// `ConsistentRead`, one table per type), or `all`: the ten types at once, key i of type
+    /// i mod 10 [default: all, with 20 keys unless --key-count says otherwise;
+    /// docs/dynamodb.md].
+    #[arg(
+        long,
+        value_name = "S|N|B|BOOL|NULL|SS|NS|BS|L|M|all",
+        help_heading = "Workload"
+    )]
+    pub value_type: Option<String>,
 
     /// How the Redis client reads a set: `scan` (SCAN MATCH, paging to cursor 0) or `mget`
     /// (MGET of every key the run attempted to write, in batches).
@@ -296,6 +308,7 @@ impl TestArgs {
             rate: self.rate,
             read_path: self.read_path,
             client: self.client,
+            value_type: self.value_type,
             set_read: self.set_read,
             time_limit: self.time_limit,
             seed: self.seed,

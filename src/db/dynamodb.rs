@@ -74,12 +74,9 @@ impl KvTarget for DynamoControlClient {
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.control.status(group)
     }
-    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-        self.control.read_at(key, ts)
-    }
-    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-        self.control.latest_commit_ts(key)
-    }
+    // No `read_at` / `latest_commit_ts` (the trait's definite `unimplemented`): a DynamoDB
+    // item is not stored under the client's key in the gRPC key space, so a versions
+    // probe of that key over gRPC would describe another key.
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.control.watch_catalog(after_version)
     }
@@ -101,6 +98,7 @@ impl DynamoControlConnector {
         let dynamo = DynamoConnector::new(DynamoOptions {
             call_timeout: options.call_timeout,
             connect_timeout: options.connect_timeout,
+            value_types: options.value_types,
         });
         DynamoControlConnector { grpc, dynamo }
     }

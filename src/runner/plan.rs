@@ -7,6 +7,7 @@ use crate::cluster::subnet::{self, Cidr};
 use crate::db::Capability;
 use nemesis::{FaultKind, PartitionMode};
 use std::time::Duration;
+use workloads::client::dynamodb::value_types::ValueTypes;
 use workloads::config::{WorkloadConfig, WorkloadKind};
 
 /// The workload's defaults overridden by the command line.
@@ -37,6 +38,16 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     if let Some(n) = args.max_writes_per_key {
         cfg.max_writes_per_key = n;
     }
+    cfg.value_types = value_types(args)?;
+    if cfg.value_types == Some(ValueTypes::All) {
+        match args.key_count {
+            None => cfg.keys = ALL_TYPES_KEYS,
+            Some(n) if n < 10 => anyhow::bail!(
+                "--value-type all spreads the keys over ten types: --key-count {n} must be at least 10"
+            ),
+            Some(_) => {}
+        }
+    }
     if let Some(n) = args.set_size {
         if !kind
             .spec()
@@ -66,6 +77,28 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     }
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// The workloads `--client dynamodb` runs.
+const DYNAMODB_WORKLOADS: [&str; 2] = ["append", "register"];
+/// Register keys of `--value-type all` unless `--key-count` says otherwise: two per type.
+const ALL_TYPES_KEYS: u64 = 20;
+
+/// `--value-type`: only for `--workload register --client dynamodb`, where it defaults to
+/// `all`.
+fn value_types(args: &TestSpec) -> anyhow::Result<Option<ValueTypes>> {
+    let dynamo_register =
+        args.client == Some(workloads::Protocol::Dynamodb) && args.workload == "register";
+    match (&args.value_type, dynamo_register) {
+        (Some(t), true) => Ok(Some(t.parse().map_err(anyhow::Error::msg)?)),
+        (None, true) => Ok(Some(ValueTypes::All)),
+        (Some(_), false) => anyhow::bail!(
+            "--value-type applies to --workload register with --client dynamodb, not --workload {}{}",
+            args.workload,
+            args.client.map(|c| format!(" --client {}", c.name())).unwrap_or_default()
+        ),
+        (None, false) => Ok(None),
+    }
 }
 
 /// Options that name nodes, refused for an in-process target. `--cluster docker` is the
@@ -237,9 +270,12 @@ impl Plan {
                     .into(),
             ));
         }
-        if client == workloads::Protocol::Dynamodb && args.workload != "append" {
+        if client == workloads::Protocol::Dynamodb
+            && !DYNAMODB_WORKLOADS.contains(&args.workload.as_str())
+        {
             return Err(bad(format!(
-                "--client dynamodb runs --workload append only (list-append through the AWS SDK; \
+                "--client dynamodb runs --workload append or register only (list-append \
+                 transactions, or registers of every attribute type, through the AWS SDK; \
                  docs/dynamodb.md), not {}",
                 args.workload
             )));

@@ -69,6 +69,8 @@ pub struct TestSpec {
     pub read_path: ReadPath,
     /// The data operations' protocol; `None`: the target's default.
     pub client: Option<Protocol>,
+    /// `--value-type`: a DynamoDB register run's attribute type(s).
+    pub value_type: Option<String>,
     pub set_read: SetRead,
     pub time_limit: u64,
     /// `None`: chosen at random and recorded.

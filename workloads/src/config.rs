@@ -220,6 +220,9 @@ pub struct WorkloadConfig {
     pub txn_max_len: u64,
     /// Transaction workloads: writes (appends) a key takes before a fresh key replaces it.
     pub max_writes_per_key: u64,
+    /// Register through DynamoDB: the attribute types of the values (`--value-type`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_types: Option<crate::client::dynamodb::value_types::ValueTypes>,
 }
 
 impl Default for WorkloadConfig {
@@ -265,6 +268,7 @@ impl WorkloadConfig {
             txn_min_len: 1,
             txn_max_len: 4,
             max_writes_per_key: 128,
+            value_types: None,
         };
         (kind.spec().defaults)(base)
     }
@@ -277,6 +281,7 @@ impl WorkloadConfig {
         crate::client::grpc::ClientOptions {
             call_timeout: Duration::from_millis(self.call_timeout_ms),
             connect_timeout: Duration::from_millis(self.connect_timeout_ms),
+            value_types: self.value_types,
             ..Default::default()
         }
     }

@@ -13,6 +13,7 @@
 
 pub mod model;
 pub mod ops;
+pub mod typed;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};

@@ -1,9 +1,10 @@
 //! The DynamoDB JSON subset refkv serves, as data: attribute values, item keys and where
 //! they are stored, and the update and condition expressions it understands. Pure (no I/O).
 //!
-//! The subset (docs/dynamodb.md): a table has one string hash key; an item is its key and
-//! at most one other attribute, `val`, a list of numbers (stored as refkv's transactional
-//! list of `i64`). Update expressions: `SET v = list_append(if_not_exists(v, :e), :l)` (an
+//! The subset (docs/dynamodb.md): a table has one string hash key; the expressions below
+//! work on an item's attribute `val`, a list of numbers (stored as refkv's transactional
+//! list of `i64`); `PutItem` and `GetItem` also serve items of any attribute types
+//! (`typed`). A list number of `i64::MIN` is refused (it marks a packed item). Update expressions: `SET v = list_append(if_not_exists(v, :e), :l)` (an
 //! append of the list `:l`); conditions: `v = :l`, `attribute_not_exists(v)`,
 //! `attribute_exists(v)`; names may be given through `ExpressionAttributeNames`.
 //!
@@ -74,7 +75,7 @@ pub fn numbers(v: &Value) -> Result<Vec<i64>, Invalid> {
     list.iter()
         .map(
             |e| match e.get("N").and_then(Value::as_str).map(str::parse::<i64>) {
-                Some(Ok(n)) => Ok(n),
+                Some(Ok(n)) if n != super::typed::PACKED => Ok(n),
                 _ => invalid(format!("list element {e} is not an integer number")),
             },
         )

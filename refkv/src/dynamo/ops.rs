@@ -4,9 +4,9 @@
 //! |----------------------|----------------------------------------------------------------|
 //! | `CreateTable`        | read the table's key, write it if absent (else `ResourceInUse`) |
 //! | `DescribeTable`      | read-only: the table's key                                     |
-//! | `GetItem`            | read-only: the item's list (every read is consistent)          |
-//! | `TransactGetItems`   | read-only: every item's list at one snapshot                   |
-//! | `PutItem`            | replace the item's list (a register write, then appends)       |
+//! | `GetItem`            | read-only: the item (every read is consistent)                 |
+//! | `TransactGetItems`   | read-only: every item at one snapshot                          |
+//! | `PutItem`            | replace the item: its list, or its attributes packed (`typed`) |
 //! | `UpdateItem`         | append to the item's list (the `list_append` expression)       |
 //! | `TransactWriteItems` | read every conditioned item, append every update's values, commit only if every condition holds on the snapshot |
 //!
@@ -19,10 +19,11 @@
 //! conditioned write commits only while its conditions hold (the snapshot's read locks).
 
 use super::model::{self, Condition, Context, Invalid};
+use super::typed;
 use crate::node::NodeCore;
 use crate::txn::{Mop, Snapshot, TxnError};
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// Why an operation did not succeed, as a DynamoDB error type.
@@ -88,8 +89,8 @@ fn read_refusal(e: TxnError) -> Refused {
 /// One node's DynamoDB API.
 pub struct Dynamo {
     pub node: Arc<NodeCore>,
-    /// Tables known to exist.
-    tables: Mutex<HashSet<String>>,
+    /// Tables known to exist, with their hash key's name.
+    tables: Mutex<HashMap<String, String>>,
 }
 
 type Reply = Result<Value, Refused>;
@@ -98,7 +99,7 @@ impl Dynamo {
     pub fn new(node: Arc<NodeCore>) -> Dynamo {
         Dynamo {
             node,
-            tables: Mutex::new(HashSet::new()),
+            tables: Mutex::new(HashMap::new()),
         }
     }
 
@@ -128,36 +129,40 @@ impl Dynamo {
             .results)
     }
 
-    async fn table_exists(&self, table: &str) -> Result<bool, Refused> {
-        if self
+    /// The table's hash key name, if the table exists.
+    async fn table_key_name(&self, table: &str) -> Result<Option<String>, Refused> {
+        if let Some(name) = self
             .tables
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .contains(table)
+            .get(table)
         {
-            return Ok(true);
+            return Ok(Some(name.clone()));
         }
-        let found = self
+        let record = self
             .read_lists(vec![model::table_key(table)])
             .await?
-            .remove(0)
-            .is_some();
-        if found {
-            self.tables
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(table.to_string());
-        }
-        Ok(found)
+            .remove(0);
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        let name = record
+            .get(1..)
+            .and_then(typed::unpack)
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(|| Refused::Internal(format!("table {table}: unreadable record")))?;
+        self.tables
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(table.to_string(), name.clone());
+        Ok(Some(name))
     }
 
-    async fn require_table(&self, table: &str) -> Result<(), Refused> {
-        match self.table_exists(table).await? {
-            true => Ok(()),
-            false => Err(Refused::ResourceNotFound(format!(
-                "table {table} not found"
-            ))),
-        }
+    /// The table's hash key name; `ResourceNotFound` if it does not exist.
+    async fn require_table(&self, table: &str) -> Result<String, Refused> {
+        self.table_key_name(table)
+            .await?
+            .ok_or_else(|| Refused::ResourceNotFound(format!("table {table} not found")))
     }
 
     async fn create_table(&self, req: &Value) -> Reply {
@@ -167,14 +172,32 @@ impl Dynamo {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let hash_only = matches!(schema.as_slice(), [k] if k.get("KeyType").and_then(Value::as_str) == Some("HASH"));
-        if !hash_only {
-            return Err(Refused::Validation(
-                "only a table with one HASH key is served".into(),
-            ));
-        }
+        let key_name = match schema.as_slice() {
+            [k] if k.get("KeyType").and_then(Value::as_str) == Some("HASH") => {
+                model::field(k, "AttributeName")?
+            }
+            _ => {
+                return Err(Refused::Validation(
+                    "only a table with one HASH key is served".into(),
+                ))
+            }
+        };
         let key = model::table_key(table);
-        let mops = [Mop::Read { key: key.clone() }, Mop::Write { key, value: 1 }];
+        let mut mops = vec![
+            Mop::Read { key: key.clone() },
+            Mop::Write {
+                key: key.clone(),
+                value: 1,
+            },
+        ];
+        mops.extend(
+            typed::pack(key_name.as_bytes())
+                .into_iter()
+                .map(|value| Mop::Append {
+                    key: key.clone(),
+                    value,
+                }),
+        );
         let absent = |snapshot: &Snapshot| match snapshot.values().next() {
             Some(None) => Ok(()),
             _ => Err("the table exists".to_string()),
@@ -202,10 +225,7 @@ impl Dynamo {
             .read_lists(vec![model::item_key(table, &pk)])
             .await?
             .remove(0);
-        Ok(match list {
-            Some(l) => json!({ "Item": model::item_json(&key_name, &pk, Some(&l)) }),
-            None => json!({}),
-        })
+        item_reply(&key_name, &pk, list)
     }
 
     async fn transact_get_items(&self, req: &Value) -> Reply {
@@ -231,14 +251,11 @@ impl Dynamo {
                     .collect(),
             )
             .await?;
-        let responses: Vec<Value> = keys
+        let responses = keys
             .iter()
             .zip(lists)
-            .map(|((_, name, pk), list)| match list {
-                Some(l) => json!({ "Item": model::item_json(name, pk, Some(&l)) }),
-                None => json!({}),
-            })
-            .collect();
+            .map(|((_, name, pk), list)| item_reply(name, pk, list))
+            .collect::<Result<Vec<Value>, Refused>>()?;
         Ok(json!({ "Responses": responses }))
     }
 
@@ -249,39 +266,45 @@ impl Dynamo {
                 "PutItem with a condition is not served".into(),
             ));
         }
-        let item = req
+        let mut item = req
             .get("Item")
             .and_then(Value::as_object)
+            .cloned()
             .ok_or_else(|| Invalid("missing Item".into()))?;
-        let (key_attrs, rest): (Vec<_>, Vec<_>) =
-            item.iter().partition(|(_, v)| v.get("S").is_some());
-        let (pk, values) = match (key_attrs.as_slice(), rest.as_slice()) {
-            ([(_, k)], [(name, list)]) if name.as_str() == model::LIST_ATTR => {
-                (k["S"].as_str().unwrap_or_default(), model::numbers(list)?)
-            }
+        let key_name = self.require_table(table).await?;
+        let key = item.remove(&key_name).unwrap_or(Value::Null);
+        let pk = match key
+            .as_object()
+            .filter(|k| k.len() == 1)
+            .and_then(|k| k.get("S"))
+        {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
             _ => {
                 return Err(Refused::Validation(format!(
-                    "an item is a string key and a non-empty list {}",
-                    model::LIST_ATTR
+                    "key attribute {key_name} is not a non-empty string: {key}"
                 )))
             }
         };
-        let key = model::item_key(table, pk);
-        let mut mops = Vec::with_capacity(values.len());
-        for (i, value) in values.iter().enumerate() {
-            let key = key.clone();
-            mops.push(if i == 0 {
-                Mop::Write { key, value: *value }
-            } else {
-                Mop::Append { key, value: *value }
-            });
+        for (name, v) in &item {
+            typed::check_value(v).map_err(|e| Invalid(format!("attribute {name}: {e}")))?;
         }
-        if mops.is_empty() || pk.is_empty() {
-            return Err(Refused::Validation(
-                "an item needs a non-empty key and a non-empty list".into(),
-            ));
-        }
-        self.require_table(table).await?;
+        let stored = match item.get(model::LIST_ATTR).map(model::numbers) {
+            Some(Ok(list)) if item.len() == 1 && !list.is_empty() => list,
+            _ => typed::pack_attributes(&item),
+        };
+        let key = model::item_key(table, &pk);
+        let mops: Vec<Mop> = stored
+            .iter()
+            .enumerate()
+            .map(|(i, value)| {
+                let (key, value) = (key.clone(), *value);
+                if i == 0 {
+                    Mop::Write { key, value }
+                } else {
+                    Mop::Append { key, value }
+                }
+            })
+            .collect();
         self.node.transact(&mops).await.map_err(write_refusal)?;
         Ok(json!({}))
     }
@@ -344,6 +367,23 @@ impl Dynamo {
             .map_err(transact_refusal)?;
         Ok(json!({}))
     }
+}
+
+/// A `GetItem`-shaped reply for what a key holds: nothing, a list item, or a packed item.
+fn item_reply(key_name: &str, pk: &str, stored: Option<Vec<i64>>) -> Reply {
+    let Some(list) = stored else {
+        return Ok(json!({}));
+    };
+    if list.first() != Some(&typed::PACKED) {
+        return Ok(json!({ "Item": model::item_json(key_name, pk, Some(&list)) }));
+    }
+    let mut attrs = typed::unpack_attributes(&list).ok_or_else(|| {
+        Refused::Internal(format!(
+            "item {pk}: a non-list value was extended by list_append; refkv cannot read it"
+        ))
+    })?;
+    attrs.insert(key_name.to_string(), json!({ "S": pk }));
+    Ok(json!({ "Item": attrs }))
 }
 
 /// One item of a write: its key, the values appended, its condition.
@@ -507,6 +547,29 @@ mod tests {
             read_refusal(TxnError::Unknown("x".into())),
             Refused::Unavailable("outcome unknown: x".into())
         );
+    }
+
+    #[test]
+    fn a_stored_item_is_answered_as_a_list_or_as_the_attributes_it_was_put_with() {
+        assert_eq!(item_reply("pk", "k", None), Ok(json!({})));
+        assert_eq!(
+            item_reply("pk", "k", Some(vec![4, 5])),
+            Ok(json!({"Item": {"pk": {"S": "k"}, "val": {"L": [{"N": "4"}, {"N": "5"}]}}}))
+        );
+        let attrs = json!({"val": {"SS": ["w-1", "v-1"]}, "w": {"N": "1.0"}});
+        let packed = typed::pack_attributes(attrs.as_object().unwrap());
+        assert_eq!(
+            item_reply("id", "k", Some(packed.clone())),
+            Ok(
+                json!({"Item": {"id": {"S": "k"}, "val": {"SS": ["w-1", "v-1"]}, "w": {"N": "1.0"}}})
+            )
+        );
+        let mut appended = packed;
+        appended.push(9);
+        assert!(matches!(
+            item_reply("id", "k", Some(appended)),
+            Err(Refused::Internal(_))
+        ));
     }
 
     #[test]

@@ -285,8 +285,34 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
             "--set-read mget",
         ),
         (
-            vec!["--workload", "register", "--client", "dynamodb"],
-            "--client dynamodb runs --workload append only",
+            vec!["--workload", "set", "--client", "dynamodb"],
+            "--client dynamodb runs --workload append or register only",
+        ),
+        (
+            vec!["--workload", "register", "--value-type", "SS"],
+            "--value-type applies to --workload register with --client dynamodb",
+        ),
+        (
+            vec![
+                "--workload",
+                "register",
+                "--client",
+                "dynamodb",
+                "--value-type",
+                "string",
+            ],
+            "unknown --value-type \"string\"",
+        ),
+        (
+            vec![
+                "--workload",
+                "register",
+                "--client",
+                "dynamodb",
+                "--key-count",
+                "8",
+            ],
+            "--key-count 8 must be at least 10",
         ),
         (
             vec![
@@ -416,4 +442,37 @@ fn set_size_applies_to_the_set_workloads_only() {
         "{}",
         e.0
     );
+}
+
+#[test]
+fn a_dynamodb_register_run_spreads_twenty_keys_over_all_types_unless_told() {
+    use workloads::client::dynamodb::value_types::{ValueType, ValueTypes};
+    let p = plan(&["--workload", "register", "--client", "dynamodb"]).unwrap();
+    assert_eq!(
+        (
+            p.workload.value_types,
+            p.workload.keys,
+            p.workload.cas_fraction
+        ),
+        (Some(ValueTypes::All), 20, 0.0),
+        "all types, two keys each, no compare-and-set"
+    );
+    assert_eq!(p.client_options().value_types, Some(ValueTypes::All));
+    let one = plan(&[
+        "--workload",
+        "register",
+        "--client",
+        "dynamodb",
+        "--value-type",
+        "NS",
+        "--key-count",
+        "3",
+    ])
+    .unwrap();
+    assert_eq!(
+        (one.workload.value_types, one.workload.keys),
+        (Some(ValueTypes::One(ValueType::Ns)), 3)
+    );
+    let append = plan(&["--workload", "append", "--client", "dynamodb"]).unwrap();
+    assert_eq!(append.workload.value_types, None);
 }

@@ -64,6 +64,8 @@ pub struct ClientOptions {
     pub protocol: super::Protocol,
     /// How a Redis client reads sets (`--set-read`).
     pub set_read: super::SetRead,
+    /// A DynamoDB register run's attribute types (`--value-type`).
+    pub value_types: Option<super::dynamodb::value_types::ValueTypes>,
 }
 
 impl ClientOptions {
@@ -88,6 +90,7 @@ impl Default for ClientOptions {
             read_path: super::ReadPath::Node,
             protocol: super::Protocol::Grpc,
             set_read: super::SetRead::Scan,
+            value_types: None,
         }
     }
 }

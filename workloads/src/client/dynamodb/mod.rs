@@ -4,8 +4,10 @@
 //! HTTP, with static dummy credentials in region `us-east-1`.
 //!
 //! What it runs: the transaction capability ([`txn`]: Elle's list-append as elastickv's
-//! `dynamodb_workload.clj` shapes it). The plain key-value calls (read, write, delete,
-//! scan) and the cluster calls answer a definite `unimplemented`: a target pairs this data
+//! `dynamodb_workload.clj` shapes it) and, in a run with `--value-type`, register reads and
+//! writes ([`register`]: every attribute type, as `dynamodb_types_workload.clj`). The
+//! other key-value calls (delete, scan; read and write without value types) and the
+//! cluster calls answer a definite `unimplemented`: a target pairs this data
 //! client with its control client (refkv's and elastickv's gRPC) for the catalog, splits
 //! and status.
 //!
@@ -18,8 +20,10 @@
 //! [`classify`].
 
 pub mod classify;
+pub mod register;
 pub mod tables;
 pub mod txn;
+pub mod value_types;
 
 use super::classify::{CallError, CallKind, Certainty};
 use super::{
@@ -44,6 +48,8 @@ pub struct DynamoOptions {
     /// The whole call (connect, send, answer).
     pub call_timeout: Duration,
     pub connect_timeout: Duration,
+    /// A register run's attribute types (`--value-type`); `None`: transactions only.
+    pub value_types: Option<value_types::ValueTypes>,
 }
 
 /// One node's DynamoDB client.
@@ -51,6 +57,7 @@ pub struct DynamoClient {
     node: String,
     sdk: aws_sdk_dynamodb::Client,
     tables: Arc<tables::TableSetup>,
+    value_types: Option<value_types::ValueTypes>,
 }
 
 /// The SDK client of one endpoint (`ip:port`, plain HTTP).
@@ -157,11 +164,21 @@ impl KvTarget for DynamoClient {
     fn node(&self) -> &str {
         &self.node
     }
-    fn read(&self, _key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
-        refuse("plain reads")
+    /// A register read (`GetItem`) when the run has value types.
+    fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
+        let Some(types) = self.value_types else {
+            return refuse("plain reads");
+        };
+        let key = key.to_vec();
+        Box::pin(async move { register::get(self.ready().await?, types, &key).await })
     }
-    fn write(&self, _key: &[u8], _value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        refuse("plain writes")
+    /// A register write (`PutItem`) when the run has value types.
+    fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        let Some(types) = self.value_types else {
+            return refuse("plain writes");
+        };
+        let (key, value) = (key.to_vec(), value.to_vec());
+        Box::pin(async move { register::put(self.ready().await?, types, &key, &value).await })
     }
     fn delete(&self, _key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         refuse("deletes")
@@ -191,9 +208,13 @@ pub struct DynamoConnector {
 
 impl DynamoConnector {
     pub fn new(options: DynamoOptions) -> DynamoConnector {
+        let tables = match options.value_types {
+            Some(types) => register::tables(types),
+            None => tables::APPEND_TABLES.to_vec(),
+        };
         DynamoConnector {
             options,
-            tables: Arc::new(tables::TableSetup::new(tables::APPEND_TABLES.to_vec())),
+            tables: Arc::new(tables::TableSetup::new(tables)),
         }
     }
 
@@ -203,6 +224,7 @@ impl DynamoConnector {
             node: node.name.clone(),
             sdk: sdk_client(&node.addr, self.options),
             tables: self.tables.clone(),
+            value_types: self.options.value_types,
         }
     }
 }
