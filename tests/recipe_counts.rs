@@ -43,7 +43,15 @@ const RECIPES: &[Recipe] = &[
         table_file: "src/db/mod.rs",
         table_macro: "targets!",
         dir: "src/db",
-        helpers: &["mod", "capability", "dynamodb", "leader_reads", "tests"],
+        helpers: &[
+            "mod",
+            "capability",
+            "data_control",
+            "dynamodb",
+            "leader_reads",
+            "s3",
+            "tests",
+        ],
         runtime_len: || faultline::db::DbKind::ALL.len(),
     },
     Recipe {

@@ -178,11 +178,13 @@ pub struct TestArgs {
     pub read_path: workloads::ReadPath,
 
     /// The protocol of the data operations: `grpc` (RawKV), `redis` (GET/SET, cas as a Lua
-    /// script, SCAN) or `dynamodb` (the AWS SDK against the node's DynamoDB-compatible API on
-    /// port 8000: --workload append, or register with --value-type; docs/dynamodb.md). elastickv speaks
-    /// all three, refkv grpc and dynamodb; the split nemesis and the catalog watcher use gRPC
-    /// either way [default: grpc; redis for --db redis].
-    #[arg(long, value_name = "grpc|redis|dynamodb", help_heading = "Workload")]
+    /// script, SCAN), `dynamodb` (the AWS SDK against the node's DynamoDB-compatible API on
+    /// port 8000: --workload append, or register with --value-type; docs/dynamodb.md) or `s3`
+    /// (the AWS SDK against the node's S3-compatible API on port 9000: --workload register,
+    /// registers as objects; docs/s3.md). elastickv speaks all four, refkv grpc and dynamodb;
+    /// the split nemesis and the catalog watcher use gRPC either way [default: grpc; redis
+    /// for --db redis].
+    #[arg(long, value_name = "grpc|redis|dynamodb|s3", help_heading = "Workload")]
     pub client: Option<workloads::Protocol>,
 
     /// `--workload register --client dynamodb`: the DynamoDB attribute type of the values

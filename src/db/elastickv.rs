@@ -6,12 +6,13 @@
 //! by the split nemesis (elastickv has no auto-split at d9a031d). See `docs/elastickv.md`.
 //!
 //! Node flags, as elastickv's `main.go` declares them (~60–140): `--address` (gRPC + Raft of
-//! group 1), `--redisAddress`, `--dynamoAddress`, `--metricsAddress`, `--pprofAddress`,
+//! group 1), `--redisAddress`, `--dynamoAddress`, `--s3Address`, `--metricsAddress`, `--pprofAddress`,
 //! `--raftId`, `--raftDataDir`, and either `--raftBootstrapMembers id=host:port,...` (one
 //! group) or `--raftGroups gid=host:port,...` with `--raftGroupPeers
 //! gid=id@host:port,...;...` and `--shardRanges start:end=gid,...` (several groups, each on
-//! its own port), plus `--raftRedisMap raftAddr=redisAddr,...` and `--raftDynamoMap
-//! raftAddr=dynamoAddr,...` (a follower forwards Redis and DynamoDB requests to the leader).
+//! its own port), plus `--raftRedisMap raftAddr=redisAddr,...`, `--raftDynamoMap
+//! raftAddr=dynamoAddr,...` and `--raftS3Map raftAddr=s3Addr,...` (a follower forwards
+//! Redis, DynamoDB and S3 requests to the leader).
 //!
 //! Invariant: every listening address a node is given contains its own IP, so nodes that
 //! share a network namespace never collide; metrics and pprof are switched off (empty
@@ -39,6 +40,8 @@ use workloads::{ClientCapability, ClientOptions, GrpcConnector};
 pub const REDIS_PORT: u16 = 6379;
 /// elastickv's DynamoDB-compatible API port on every node (`--client dynamodb`).
 pub const DYNAMO_PORT: u16 = super::dynamodb::DYNAMO_PORT;
+/// elastickv's S3-compatible API port on every node (`--client s3`).
+pub const S3_PORT: u16 = super::s3::S3_PORT;
 
 #[derive(Debug, Clone)]
 pub struct Elastickv {
@@ -47,6 +50,18 @@ pub struct Elastickv {
 }
 
 impl Elastickv {
+    /// `raftAddr=apiAddr,...` over every node and group: where a follower forwards an API's
+    /// requests to the group's leader (`--raftRedisMap`, `--raftDynamoMap`, `--raftS3Map`).
+    fn leader_map(&self, all: &[NodeInfo], api: impl Fn(&NodeInfo) -> String) -> String {
+        let groups = 1..=u64::from(self.groups);
+        let pairs: Vec<String> = all
+            .iter()
+            .flat_map(|n| groups.clone().map(move |g| (n, g)))
+            .map(|(n, g)| format!("{}={}", Self::group_addr(n, g), api(n)))
+            .collect();
+        pairs.join(",")
+    }
+
     /// The Raft/gRPC address of `group` on `node`.
     fn group_addr(node: &NodeInfo, group: u64) -> String {
         let port = node.addr.rsplit(':').next().and_then(|p| p.parse::<u64>().ok()).unwrap_or(50051);
@@ -80,6 +95,7 @@ impl Db for Elastickv {
         flag("address", node.addr.clone());
         flag("redisAddress", redis(node));
         flag("dynamoAddress", format!("{}:{DYNAMO_PORT}", node.ip));
+        flag("s3Address", format!("{}:{S3_PORT}", node.ip));
         flag("metricsAddress", String::new());
         flag("pprofAddress", String::new());
         flag("raftId", Self::raft_id(node));
@@ -101,17 +117,9 @@ impl Db for Elastickv {
             flag("raftGroupPeers", peers.join(";"));
             flag("shardRanges", Self::shard_ranges(u64::from(self.groups)));
         }
-        let map: Vec<String> = all
-            .iter()
-            .flat_map(|n| (1..=u64::from(self.groups)).map(move |g| format!("{}={}", Self::group_addr(n, g), redis(n))))
-            .collect();
-        flag("raftRedisMap", map.join(","));
-        let dynamo = |n: &NodeInfo| format!("{}:{DYNAMO_PORT}", n.ip);
-        let map: Vec<String> = all
-            .iter()
-            .flat_map(|n| (1..=u64::from(self.groups)).map(move |g| format!("{}={}", Self::group_addr(n, g), dynamo(n))))
-            .collect();
-        flag("raftDynamoMap", map.join(","));
+        flag("raftRedisMap", self.leader_map(all, redis));
+        flag("raftDynamoMap", self.leader_map(all, |n| format!("{}:{DYNAMO_PORT}", n.ip)));
+        flag("raftS3Map", self.leader_map(all, |n| format!("{}:{S3_PORT}", n.ip)));
         cmd.extend(extra.iter().cloned());
         cmd
     }
@@ -141,12 +149,13 @@ impl Db for Elastickv {
         match options.protocol {
             Protocol::Grpc => grpc,
             Protocol::Redis => Arc::new(redis_client::EkvRedisConnector::new(grpc, nodes, options.redis())),
-            Protocol::Dynamodb => Arc::new(super::dynamodb::DynamoControlConnector::new(grpc, &options)),
+            Protocol::Dynamodb => Arc::new(super::dynamodb::connector(grpc, &options)),
+            Protocol::S3 => Arc::new(super::s3::connector(grpc, &options)),
         }
     }
 
     fn protocols(&self) -> &'static [Protocol] {
-        &[Protocol::Grpc, Protocol::Redis, Protocol::Dynamodb]
+        &[Protocol::Grpc, Protocol::Redis, Protocol::Dynamodb, Protocol::S3]
     }
 
     /// Reads aimable at a leader; versions probed after the run; a catch-up wait before the

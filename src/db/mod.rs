@@ -12,8 +12,10 @@
 //! and [`null::Null`] (an in-process map: no nodes, for testing the harness itself).
 
 pub mod capability;
+pub mod data_control;
 pub mod dynamodb;
 pub mod leader_reads;
+pub mod s3;
 
 use futures::future::BoxFuture;
 use nemesis::{FaultKind, NodeInfo};

@@ -2,7 +2,6 @@
 //! metadata on every response, a watched route catalog, splits and cross-group moves — so
 //! every checker applies.
 
-use super::dynamodb::DynamoControlConnector;
 use super::leader_reads::LeaderReadConnector;
 use super::{Capabilities, Capability, Db, DbKind, NodeLayout, Reports};
 use crate::image;
@@ -78,8 +77,8 @@ impl Db for Refkv {
             ReadPath::Leader => Arc::new(LeaderReadConnector::new(plain, nodes)),
         };
         match options.protocol {
-            Protocol::Dynamodb => Arc::new(DynamoControlConnector::new(grpc, &options)),
-            Protocol::Grpc | Protocol::Redis => grpc,
+            Protocol::Dynamodb => Arc::new(super::dynamodb::connector(grpc, &options)),
+            Protocol::Grpc | Protocol::Redis | Protocol::S3 => grpc,
         }
     }
 

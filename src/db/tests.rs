@@ -87,6 +87,7 @@ fn elastickv_single_group_uses_bootstrap_members() {
             "--address=10.77.5.13:50051",
             "--redisAddress=10.77.5.13:6379",
             "--dynamoAddress=10.77.5.13:8000",
+            "--s3Address=10.77.5.13:9000",
             "--metricsAddress=",
             "--pprofAddress=",
             "--raftId=n3",
@@ -94,6 +95,7 @@ fn elastickv_single_group_uses_bootstrap_members() {
             "--raftBootstrapMembers=n1=10.77.5.11:50051,n2=10.77.5.12:50051,n3=10.77.5.13:50051",
             "--raftRedisMap=10.77.5.11:50051=10.77.5.11:6379,10.77.5.12:50051=10.77.5.12:6379,10.77.5.13:50051=10.77.5.13:6379",
             "--raftDynamoMap=10.77.5.11:50051=10.77.5.11:8000,10.77.5.12:50051=10.77.5.12:8000,10.77.5.13:50051=10.77.5.13:8000",
+            "--raftS3Map=10.77.5.11:50051=10.77.5.11:9000,10.77.5.12:50051=10.77.5.12:9000,10.77.5.13:50051=10.77.5.13:9000",
         ]
     );
 }
@@ -332,6 +334,7 @@ fn workload_support_follows_from_what_each_target_declares() {
             "rw-register"
         ]
     );
+    // Sorted sets need a client with them (Redis: redis-server, elastickv's Redis adapter).
     assert_eq!(
         names(DbKind::Elastickv),
         [
@@ -340,7 +343,8 @@ fn workload_support_follows_from_what_each_target_declares() {
             "set",
             "read-heavy",
             "append",
-            "rw-register"
+            "rw-register",
+            "zset"
         ]
     );
     assert_eq!(
@@ -350,7 +354,7 @@ fn workload_support_follows_from_what_each_target_declares() {
     );
     assert_eq!(
         names(DbKind::Redis),
-        ["register", "set", "read-heavy", "append", "rw-register"]
+        ["register", "set", "read-heavy", "append", "rw-register", "zset"]
     );
     assert_eq!(
         names(DbKind::Null),

@@ -79,8 +79,25 @@ fn workload_config(args: &TestSpec, seed: u64) -> anyhow::Result<WorkloadConfig>
     Ok(cfg)
 }
 
-/// The workloads `--client dynamodb` runs.
-const DYNAMODB_WORKLOADS: [&str; 2] = ["append", "register"];
+/// The workloads a client of a data API runs, and what they are over it (for the error
+/// naming them); `None`: every workload the target's capabilities allow.
+fn data_api_workloads(
+    client: workloads::Protocol,
+) -> Option<(&'static [&'static str], &'static str)> {
+    match client {
+        workloads::Protocol::Dynamodb => Some((
+            &["append", "register"],
+            "list-append transactions, or registers of every attribute type, through the AWS \
+             SDK; docs/dynamodb.md",
+        )),
+        workloads::Protocol::S3 => Some((
+            &["register"],
+            "registers as objects through the AWS SDK: no scans, compare-and-set or \
+             transactions; docs/s3.md",
+        )),
+        workloads::Protocol::Grpc | workloads::Protocol::Redis => None,
+    }
+}
 /// Register keys of `--value-type all` unless `--key-count` says otherwise: two per type.
 const ALL_TYPES_KEYS: u64 = 20;
 
@@ -270,13 +287,13 @@ impl Plan {
                     .into(),
             ));
         }
-        if client == workloads::Protocol::Dynamodb
-            && !DYNAMODB_WORKLOADS.contains(&args.workload.as_str())
+        if let Some((runs, what)) =
+            data_api_workloads(client).filter(|(runs, _)| !runs.contains(&args.workload.as_str()))
         {
             return Err(bad(format!(
-                "--client dynamodb runs --workload append or register only (list-append \
-                 transactions, or registers of every attribute type, through the AWS SDK; \
-                 docs/dynamodb.md), not {}",
+                "--client {} runs --workload {} only ({what}), not {}",
+                client.name(),
+                runs.join(" or "),
                 args.workload
             )));
         }

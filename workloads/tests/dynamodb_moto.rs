@@ -13,70 +13,20 @@
 //! moto's transactions are not isolated under concurrency, so only one call at a time runs
 //! here: this checks the wire protocol, not isolation (docs/dynamodb.md).
 //!
-//! The server is `$FAULTLINE_MOTO_SERVER`, else `moto_server` on the PATH; without it the
-//! test prints `skipped:` (and fails under `CI=true`, where `.ci/run` installs it).
+//! The server: [`moto`] (skipped without it, outside CI).
+
+mod moto;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use moto::{free_port, moto_or_skip, start_moto};
 use serde_json::{json, Value};
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use workloads::client::dynamodb::register::UNEXPECTED_PREFIX;
 use workloads::client::dynamodb::value_types::{ValueType, ValueTypes};
 use workloads::client::dynamodb::{sdk_client, DynamoConnector, DynamoOptions};
 use workloads::client::NodeEndpoint;
 use workloads::txn::{Mop, ReadShape};
 use workloads::{Certainty, KvTarget};
-
-/// The moto server process, killed when dropped.
-struct Moto(Child);
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn moto_binary() -> Option<String> {
-    if let Ok(p) = std::env::var("FAULTLINE_MOTO_SERVER") {
-        return Some(p);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("moto_server"))
-        .find(|p| p.is_file())
-        .map(|p| p.display().to_string())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
-/// Starts moto on a free loopback port and waits until it accepts connections.
-fn start_moto(binary: &str) -> (Moto, String) {
-    let port = free_port();
-    let child = Command::new(binary)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {binary}: {e}"));
-    let moto = Moto(child);
-    let addr = format!("127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "moto did not listen on {addr} within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (moto, addr)
-}
 
 fn options() -> DynamoOptions {
     DynamoOptions {
@@ -96,19 +46,6 @@ fn client_of(addr: &str, options: DynamoOptions) -> Box<dyn KvTarget> {
         addr: addr.into(),
     };
     Box::new(DynamoConnector::new(options).client(&node))
-}
-
-/// The moto server, or `None` (the test is skipped) outside CI.
-fn moto_or_skip() -> Option<String> {
-    let binary = moto_binary();
-    if binary.is_none() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "moto_server is missing under CI=true (.ci/run installs it)"
-        );
-        eprintln!("skipped: no moto_server (set FAULTLINE_MOTO_SERVER or put it on the PATH)");
-    }
-    binary
 }
 
 /// What a register read of `key` recorded, as the history reads it.

@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn packing_round_trips_any_length() {
-        for len in [0, 1, 7, 8, 9, 16, 100] {
+        for len in [0usize, 1, 7, 8, 9, 16, 100] {
             let bytes: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8 + 1).collect();
             let packed = pack(&bytes);
             assert_eq!(packed.len(), 2 + len.div_ceil(8));

@@ -289,6 +289,21 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
             "--client dynamodb runs --workload append or register only",
         ),
         (
+            vec![
+                "--db",
+                "elastickv",
+                "--workload",
+                "append",
+                "--client",
+                "s3",
+            ],
+            "--client s3 runs --workload register only",
+        ),
+        (
+            vec!["--workload", "register", "--client", "s3"],
+            "--client s3",
+        ),
+        (
             vec!["--workload", "register", "--value-type", "SS"],
             "--value-type applies to --workload register with --client dynamodb",
         ),

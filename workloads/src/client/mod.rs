@@ -19,6 +19,7 @@ pub mod protocol;
 pub mod redis;
 pub mod redis_classify;
 pub mod resp_double;
+pub mod s3;
 
 use analysis::history::{CatalogSnapshot, CommitMeta, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;

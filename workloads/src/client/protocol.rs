@@ -1,5 +1,5 @@
 //! The client-side choices a run makes about *how* it talks to a store: the wire protocol
-//! of its data operations (`--client grpc|redis|dynamodb`) and how the Redis client reads a set
+//! of its data operations (`--client grpc|redis|dynamodb|s3`) and how the Redis client reads a set
 //! (`--set-read scan|mget`). Both are recorded in `test.json`.
 //!
 //! Invariant: the default of each is what the store's own users do (gRPC for faultline's
@@ -13,6 +13,9 @@ crate::named_enum! {
         Redis = "redis",
         /// A DynamoDB-compatible API through the AWS SDK (`client::dynamodb`).
         Dynamodb = "dynamodb",
+        /// An S3-compatible API through the AWS SDK (`client::s3`): register reads and
+        /// writes as objects.
+        S3 = "s3",
     }
 }
 
@@ -33,7 +36,12 @@ mod tests {
 
     #[test]
     fn names_parse_back_and_unknown_names_are_refused() {
-        for p in [Protocol::Grpc, Protocol::Redis, Protocol::Dynamodb] {
+        for p in [
+            Protocol::Grpc,
+            Protocol::Redis,
+            Protocol::Dynamodb,
+            Protocol::S3,
+        ] {
             assert_eq!(p.name().parse::<Protocol>(), Ok(p));
         }
         for r in [SetRead::Scan, SetRead::Mget] {
@@ -42,7 +50,7 @@ mod tests {
         assert!("resp"
             .parse::<Protocol>()
             .unwrap_err()
-            .contains("grpc, redis or dynamodb"));
+            .contains("grpc, redis, dynamodb or s3"));
         assert!("keys"
             .parse::<SetRead>()
             .unwrap_err()
