@@ -170,7 +170,7 @@ mod tests {
                 json!([["append", 1, 2], ["r", "k\"\n\u{1}", null]]),
                 None,
             ),
-            txn(1, OpType::Invoke, 1, json!([["w", 3, "x"]]), None),
+            txn(1, OpType::Invoke, 1, json!([["append", 3, "x"]]), None),
             txn(
                 2,
                 OpType::Ok,
