@@ -182,7 +182,7 @@ mod tests {
                 3,
                 OpType::Info,
                 1,
-                json!([["w", 3, "x"]]),
+                json!([["append", 3, "x"]]),
                 Some("timed-out"),
             ),
         ];
