@@ -101,6 +101,13 @@ fn foreign_corruptions_are_named_with_their_line() {
         ("[{:process 1 :type :invoke :f 7}]", Format::Edn, 1, ":f must be a keyword"),
         ("[{:process 1 :type :invoke :f :read :time -4}]", Format::Edn, 1, ":time must be a non-negative integer"),
         ("[{:process 1 :type :invoke :f :read}\n {:process 1 :type :ok :f :read :value }}]", Format::Edn, 2, "even number"),
+        // Elle-shaped transactions (read by the EDN reader's fast path when well formed).
+        ("[{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:append 1 2] [:r 1 [1 2], :process 0}]", Format::Edn, 2, "unexpected `}`"),
+        ("[{:type :invoke, :f :txn, :value [[:incr 1 2]], :process 0, :index 0}]", Format::Edn, 1, "micro-op 1: unknown function"),
+        ("[{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :okay, :f :txn, :value [[:append 1 2]], :process 0}]", Format::Edn, 2, "unknown op type :okay"),
+        ("[{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0}\n\n{:type :ok, :f :txn, :value [[:r 1 [1 2.5]]], :process 0}]", Format::Edn, 3, "has an element that is not an integer or a string"),
+        ("[{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0}\n{:type :ok, :f :txn, :value [[:r 1 [1 true]]], :process 0}]", Format::Edn, 2, "has an element that is not an integer or a string"),
+        ("[{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0}\n{:type :ok, :f :txn, :value [[:r 1 [1]]], :process 0}\n{:type :ok, :f :txn, :value [[:r 1 [1]]], :process 0}]", Format::Edn, 3, "no pending invoke"),
         ("{:process 1, :type :invoke, :f :get, :key \"a\"}\n{:process 1, :type :ok, :f :get, :key [1]}\n{:a 1}\n", Format::PorcupineKv, 2, ":key must be"),
         ("{:process 1, :type :ok, :f :get, :key \"a\"}\n", Format::PorcupineKv, 1, "no pending invoke"),
     ];

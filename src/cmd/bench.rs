@@ -89,6 +89,10 @@ pub struct BenchArgs {
     /// quick look).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub txn_scale: u64,
+    /// `--txn`: which files to measure: `all`, `jsonl` (faultline's format) or `edn` (Elle's
+    /// format, with the in-process read / check split).
+    #[arg(long, value_enum, default_value = "all")]
+    pub txn_format: super::bench_txn::TxnFormats,
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
@@ -137,8 +141,13 @@ fn bench(args: &BenchArgs) -> Result<(Value, bool), String> {
         return Ok((report, true));
     }
     if args.txn {
-        let (txn, passed) =
-            super::bench_txn::bench_txn(args.txn_runs as usize, args.seed, args.txn_scale, &say)?;
+        let (txn, passed) = super::bench_txn::bench_txn(
+            args.txn_runs as usize,
+            args.seed,
+            args.txn_scale,
+            args.txn_format,
+            &say,
+        )?;
         report["txn"] = txn;
         return Ok((report, passed));
     }

@@ -1,11 +1,14 @@
 //! `faultline bench --txn`: the isolation checker measured as users run it — a whole
-//! `faultline analyze` process on a list-append history file. Three histories are
+//! `faultline analyze` process on a list-append history file. Five histories are
 //! generated (`analysis::txn_synth`, 100 keys, 1–4 micro-ops per transaction, 50
 //! processes, 1 % indeterminate, a final read of every key): 100,000 valid transactions, 1,000,000 valid ones, and
-//! 100,000 with one injected G-single. Each is written to a temporary JSON Lines file and
+//! 100,000 with one injected G-single, each written to a temporary JSON Lines file, and the
+//! two valid ones again as EDN files in Elle's own format (Jepsen op maps). Each file is
 //! checked under strict-serializable by this same executable, `--txn-runs` times; the best
 //! wall time and the peak resident memory of that child (from `wait4`'s rusage) are
-//! reported, with whether the verdict was the expected one. The generated history is
+//! reported, with whether the verdict was the expected one. For the EDN files the bench
+//! also reads and checks the file in-process, to split the time between reading and
+//! checking (best of `--txn-runs` each). The generated history is
 //! dropped and its memory handed back to the system before the children run, and each child
 //! is forked (not vforked): its peak RSS would otherwise count this process's memory.
 //!
@@ -27,6 +30,19 @@ struct Case {
     anomaly: TxnAnomaly,
     /// The anomaly type the verdict must name (None: the history must be valid).
     expect: Option<&'static str>,
+    /// Written as EDN (Elle's format) instead of JSON Lines.
+    edn: bool,
+}
+
+/// Which files `--txn` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TxnFormats {
+    /// JSON Lines and EDN.
+    All,
+    /// Only the JSON Lines files.
+    Jsonl,
+    /// Only the EDN files.
+    Edn,
 }
 
 /// What one measured child did.
@@ -43,6 +59,7 @@ pub fn bench_txn(
     runs: usize,
     seed: u64,
     scale: u64,
+    formats: TxnFormats,
     say: &dyn Fn(String),
 ) -> Result<(Value, bool), String> {
     let cases = [
@@ -51,24 +68,46 @@ pub fn bench_txn(
             txns: 100_000 / scale,
             anomaly: TxnAnomaly::None,
             expect: None,
+            edn: false,
         },
         Case {
             name: "g-single-100k",
             txns: 100_000 / scale,
             anomaly: TxnAnomaly::GSingle,
             expect: Some("G-single"),
+            edn: false,
         },
         Case {
             name: "valid-1m",
             txns: 1_000_000 / scale,
             anomaly: TxnAnomaly::None,
             expect: None,
+            edn: false,
+        },
+        Case {
+            name: "valid-100k-edn",
+            txns: 100_000 / scale,
+            anomaly: TxnAnomaly::None,
+            expect: None,
+            edn: true,
+        },
+        Case {
+            name: "valid-1m-edn",
+            txns: 1_000_000 / scale,
+            anomaly: TxnAnomaly::None,
+            expect: None,
+            edn: true,
         },
     ];
+    let wanted = |c: &Case| match formats {
+        TxnFormats::All => true,
+        TxnFormats::Jsonl => !c.edn,
+        TxnFormats::Edn => c.edn,
+    };
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let mut report = serde_json::Map::new();
     let mut all_good = true;
-    for case in &cases {
+    for case in cases.iter().filter(|c| wanted(c)) {
         let (figures, good) = bench_case(case, runs, seed, dir.path(), say)?;
         all_good &= good;
         report.insert(case.name.into(), figures);
@@ -98,8 +137,9 @@ fn bench_case(
         final_reads: true,
         ..TxnSynthConfig::default()
     };
-    let file = dir.join(format!("{}.jsonl", case.name));
-    let injected = write_case(&cfg, &file)?;
+    let ext = if case.edn { "edn" } else { "jsonl" };
+    let file = dir.join(format!("{}.{ext}", case.name));
+    let injected = write_case(&cfg, &file, case.edn)?;
     let bytes = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
     let mut best: Option<Measured> = None;
     for _ in 0..runs {
@@ -109,6 +149,10 @@ fn bench_case(
         }
     }
     let best = best.ok_or("--txn-runs must be at least 1")?;
+    let split = match case.edn {
+        true => Some(read_and_check_in_process(&file, runs)?),
+        false => None,
+    };
     let good = match case.expect {
         None => best.valid == "valid",
         Some(kind) => {
@@ -126,25 +170,63 @@ fn bench_case(
         best.anomaly_types.join(","),
         if good { "" } else { "  UNEXPECTED" }
     ));
-    let figures = json!({
+    let mut figures = json!({
         "txns": case.txns, "file_bytes": bytes, "runs": runs,
         "best_wall_s": best.wall.as_secs_f64(), "peak_rss_bytes": best.max_rss_bytes,
         "valid": best.valid, "anomaly_types": best.anomaly_types, "as_expected": good,
         "injected": injected,
     });
+    if let Some((read, check)) = split {
+        say(format!(
+            "txn {:<14} in-process, best of {runs}: read {:>7.3} s, check {:>7.3} s",
+            case.name,
+            read.as_secs_f64(),
+            check.as_secs_f64()
+        ));
+        figures["in_process_read_s"] = json!(read.as_secs_f64());
+        figures["in_process_check_s"] = json!(check.as_secs_f64());
+    }
     Ok((figures, good))
 }
 
-/// Generates the history of `cfg` into `file` and frees it; returns what was injected.
-fn write_case(cfg: &TxnSynthConfig, file: &Path) -> Result<Value, String> {
+/// Generates the history of `cfg` into `file` (as EDN if `edn`) and frees it; returns what
+/// was injected.
+fn write_case(cfg: &TxnSynthConfig, file: &Path, edn: bool) -> Result<Value, String> {
     let synth = generate_txn(cfg)?;
-    analysis::formats::jsonl::write_history(file, &synth.history)
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
+    if edn {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(file).map_err(cannot)?);
+        analysis::formats::edn_write::write_txn_history(&mut out, &synth.history)
+            .and_then(|()| std::io::Write::flush(&mut out))
+            .map_err(cannot)?;
+    } else {
+        analysis::formats::jsonl::write_history(file, &synth.history).map_err(cannot)?;
+    }
     let injected = serde_json::to_value(&synth.injected).map_err(|e| e.to_string())?;
     drop(synth);
     // SAFETY: malloc_trim only returns free heap memory to the system.
     unsafe { libc::malloc_trim(0) };
     Ok(injected)
+}
+
+/// Reads `file` as `faultline analyze` does and checks it as its isolation checker does,
+/// in this process: the best read time and the best check time of `runs`.
+fn read_and_check_in_process(file: &Path, runs: usize) -> Result<(Duration, Duration), String> {
+    use analysis::checkers::isolation::{check, Opts};
+    use analysis::formats::{load_file_as, TxnForm};
+    let (mut read, mut checked) = (Duration::MAX, Duration::MAX);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let loaded = load_file_as(file, None, TxnForm::Compact).map_err(|e| e.to_string())?;
+        read = read.min(started.elapsed());
+        let started = Instant::now();
+        let result = check(&loaded.history, &Opts::default());
+        checked = checked.min(started.elapsed());
+        drop((result, loaded));
+        // SAFETY: malloc_trim only returns free heap memory to the system.
+        unsafe { libc::malloc_trim(0) };
+    }
+    Ok((read, checked))
 }
 
 /// `faultline analyze --model list-append FILE` as a child: wall time, its peak RSS and

@@ -69,6 +69,10 @@ pub struct GenHistoryArgs {
     /// Write here instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// `jsonl` (faultline's format) or, for list-append and rw-register, `edn`: a vector of
+    /// Jepsen op maps, one per line, as Elle's histories are stored.
+    #[arg(long, default_value = "jsonl", value_parser = ["jsonl", "edn"])]
+    pub format: String,
 }
 
 /// What to generate: register ops or transactions.
@@ -113,6 +117,11 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn run(args: GenHistoryArgs) -> ExitCode {
+    if args.format == "edn" && !matches!(args.mode, GenMode::Txn(_)) {
+        return refused(
+            "--format edn is for transactions (--mode list-append or rw-register): other histories read from EDN start from Knossos' initial value 0, not from an absent one",
+        );
+    }
     match args.mode {
         GenMode::Register(mode) => run_register(&args, mode),
         GenMode::Txn(model) => run_txn(&args, model),
@@ -217,6 +226,9 @@ fn write_or_exit(
 }
 
 fn write(args: &GenHistoryArgs, history: &analysis::history::History) -> Result<(), String> {
+    if args.format == "edn" {
+        return write_edn(args, history);
+    }
     match &args.out {
         Some(path) => analysis::formats::jsonl::write_history(path, history)
             .map_err(|e| format!("cannot write {}: {e}", path.display())),
@@ -261,6 +273,26 @@ fn run_register(args: &GenHistoryArgs, mode: Mode) -> ExitCode {
         _ => eprintln!("gen-history: {} entries; no anomaly", synth.history.len()),
     }
     exit::ok()
+}
+
+fn write_edn(args: &GenHistoryArgs, history: &analysis::history::History) -> Result<(), String> {
+    use analysis::formats::edn_write::write_txn_history;
+    match &args.out {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            let mut out = std::io::BufWriter::new(file);
+            write_txn_history(&mut out, history)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        }
+        None => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            write_txn_history(&mut out, history)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write to standard output: {e}"))
+        }
+    }
 }
 
 fn write_stdout(history: &analysis::history::History) -> std::io::Result<()> {

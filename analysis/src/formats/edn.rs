@@ -6,7 +6,11 @@
 //! It never panics on garbage: every problem is an [`EdnError`] with the line where it
 //! was found, and nesting is bounded so that `[[[[...` cannot overflow the stack.
 
+use crate::history::txn::TxnScalar;
 use std::fmt;
+
+mod fast;
+pub(crate) use fast::{FastOp, FastValue};
 
 /// A parsed EDN value.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +151,8 @@ pub struct EdnReader<'a> {
     text: &'a str,
     pos: usize,
     line: usize,
+    /// The buffer the fast path gathers read lists in.
+    scratch: Vec<TxnScalar>,
 }
 
 impl<'a> EdnReader<'a> {
@@ -155,6 +161,7 @@ impl<'a> EdnReader<'a> {
             text,
             pos: 0,
             line: 1,
+            scratch: Vec::new(),
         }
     }
 

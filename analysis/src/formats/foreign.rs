@@ -9,10 +9,14 @@
 //! - nemesis invocations are dropped (the nemesis' completion describes the fault).
 
 use super::edn::Edn;
-use super::validate::Validator;
-use super::{FormatError, ParseReport};
+use super::txn_check::shape_of_mops;
+use super::validate::{is_client_txn, parse_txn_value, Validator};
+use super::{FormatError, ParseReport, TxnForm};
+use crate::history::txn::{txn_to_json, MicroOp};
+use crate::history::txn_table::TxnTable;
 use crate::history::{History, Op, OpType, Process};
 use rustc_hash::FxHashMap;
+use serde_json::Value;
 
 /// One op record as a foreign format states it.
 #[derive(Debug, Clone)]
@@ -26,22 +30,34 @@ pub struct ForeignOp {
     pub time: Option<u64>,
 }
 
-/// Accumulates ops, validating each one.
+/// Accumulates ops, validating each one; a client transaction's micro-ops go to the
+/// history's compact table when the form is [`TxnForm::Compact`] (its op's `value` left
+/// `null`), else back into its `value` as JSON.
 pub struct ForeignBuilder {
     source: String,
     validator: Validator,
-    invoke_values: FxHashMap<u64, serde_json::Value>,
+    /// Per client process, the position of its pending invoke.
+    invokes: FxHashMap<u64, usize>,
     ops: Vec<Op>,
+    form: TxnForm,
+    table: TxnTable,
     pub report: ParseReport,
 }
 
 impl ForeignBuilder {
     pub fn new(source: &str) -> Self {
+        Self::with_form(source, TxnForm::Json)
+    }
+
+    /// A builder keeping client transactions in `form`.
+    pub fn with_form(source: &str, form: TxnForm) -> Self {
         ForeignBuilder {
             source: source.to_string(),
             validator: Validator::new(),
-            invoke_values: FxHashMap::default(),
+            invokes: FxHashMap::default(),
             ops: Vec::new(),
+            form,
+            table: TxnTable::default(),
             report: ParseReport::default(),
         }
     }
@@ -55,12 +71,27 @@ impl ForeignBuilder {
     }
 
     pub fn push(&mut self, line: usize, rec: ForeignOp) -> Result<(), FormatError> {
+        self.push_parsed(line, rec, None)
+    }
+
+    /// [`Self::push`] of a record whose `value` was read straight into micro-ops `mops`
+    /// (the record's own `value` is then ignored): the same op as the record with the
+    /// micro-ops' JSON as its value.
+    pub fn push_parsed(
+        &mut self,
+        line: usize,
+        rec: ForeignOp,
+        mops: Option<Vec<MicroOp>>,
+    ) -> Result<(), FormatError> {
         if rec.process == Process::Nemesis && rec.kind == OpType::Invoke {
             return Ok(());
         }
         let index = self.ops.len() as u64;
-        let (value, error) = self.completion_value(&rec);
-        let op = Op {
+        let (value, error) = match &mops {
+            Some(_) => (Value::Null, rec.error),
+            None => self.completion_value(&rec),
+        };
+        let mut op = Op {
             index,
             kind: rec.kind,
             process: rec.process,
@@ -72,14 +103,34 @@ impl ForeignBuilder {
             error,
             meta: None,
         };
-        self.validator
-            .accept(&op, line)
+        let txn = match (is_client_txn(&op), mops) {
+            (true, Some(mops)) => Some(shape_of_mops(&mops).map(|shape| (mops, shape))),
+            (true, None) => Some(parse_txn_value(&op.value)),
+            (false, Some(mops)) => {
+                op.value = txn_to_json(&mops);
+                None
+            }
+            (false, None) => None,
+        };
+        let accepted = self
+            .validator
+            .accept_parsed(&op, line, txn.as_ref())
             .map_err(|m| self.error(line, m))?;
+        if let Some(mops) = accepted {
+            match self.form {
+                TxnForm::Compact => {
+                    self.table.push(self.ops.len(), op.index, mops);
+                    op.value = Value::Null;
+                }
+                TxnForm::Json if op.value.is_null() => op.value = txn_to_json(mops),
+                TxnForm::Json => {}
+            }
+        }
         if let Process::Client(p) = op.process {
             if op.kind == OpType::Invoke {
-                self.invoke_values.insert(p, op.value.clone());
+                self.invokes.insert(p, self.ops.len());
             } else {
-                self.invoke_values.remove(&p);
+                self.invokes.remove(&p);
             }
         }
         self.ops.push(op);
@@ -90,27 +141,38 @@ impl ForeignBuilder {
     }
 
     /// The JSON value and error of a record, applying the keyword-as-error convention.
-    fn completion_value(&self, rec: &ForeignOp) -> (serde_json::Value, Option<String>) {
+    fn completion_value(&self, rec: &ForeignOp) -> (Value, Option<String>) {
         let indeterminate_or_failed = matches!(rec.kind, OpType::Fail | OpType::Info);
         if let (true, Edn::Keyword(kw), Process::Client(p)) =
             (indeterminate_or_failed, &rec.value, rec.process)
         {
             let value = if is_read(&rec.f) {
-                serde_json::Value::Null
+                Value::Null
             } else {
-                self.invoke_values
+                self.invokes
                     .get(&p)
-                    .cloned()
-                    .unwrap_or(serde_json::Value::Null)
+                    .map_or(Value::Null, |&position| self.value_at(position))
             };
             return (value, Some(rec.error.clone().unwrap_or_else(|| kw.clone())));
         }
         (rec.value.to_json(), rec.error.clone())
     }
 
+    /// The JSON value of the op at `position`, from the compact table if it is there.
+    fn value_at(&self, position: usize) -> Value {
+        let op = &self.ops[position];
+        self.table
+            .value_json(position, op.index)
+            .unwrap_or_else(|| op.value.clone())
+    }
+
     pub fn finish(mut self) -> (History, ParseReport) {
         self.report.ops = self.ops.len();
-        (History::new(self.ops), self.report)
+        let history = match self.form {
+            TxnForm::Json => History::new(self.ops),
+            TxnForm::Compact => History::with_txn_table(self.ops, self.table),
+        };
+        (history, self.report)
     }
 }
 

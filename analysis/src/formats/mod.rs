@@ -13,6 +13,7 @@
 pub mod detect;
 pub mod edn;
 pub mod edn_ops;
+pub mod edn_write;
 pub mod foreign;
 pub mod jepsen_log;
 pub mod jsonl;
@@ -152,7 +153,7 @@ pub enum TxnForm {
     #[default]
     Json,
     /// In the history's compact [`crate::history::txn_table::TxnTable`], the op's `value`
-    /// left `null` (JSON Lines only; the other formats keep JSON): a fraction of the memory.
+    /// left `null` (JSON Lines and EDN; the other formats keep JSON): a fraction of the memory.
     Compact,
 }
 
@@ -166,10 +167,20 @@ pub struct LoadedHistory {
 
 /// Parses `text` in `format`; `source` names it in errors (usually the file path).
 pub fn parse_str(text: &str, format: Format, source: &str) -> Result<LoadedHistory, FormatError> {
+    parse_str_as(text, format, source, TxnForm::Json)
+}
+
+/// [`parse_str`], keeping a JSON Lines or EDN history's transactions in `form`.
+pub fn parse_str_as(
+    text: &str,
+    format: Format,
+    source: &str,
+    form: TxnForm,
+) -> Result<LoadedHistory, FormatError> {
     let (history, report) = match format {
-        Format::Jsonl => jsonl::read_history_bytes(text.as_bytes(), source)?,
+        Format::Jsonl => jsonl::read_history_parallel_as(text.as_bytes(), source, form)?,
         Format::JepsenLog => jepsen_log::parse(text, source)?,
-        Format::Edn => edn_ops::parse(text, source)?,
+        Format::Edn => edn_ops::parse_as(text, source, form)?,
         Format::PorcupineKv => porcupine_kv::parse(text, source)?,
     };
     Ok(LoadedHistory {
@@ -223,9 +234,12 @@ pub fn load_file_as(
         });
     }
     let mut bytes = head;
+    // Sized once: growing by doubling would copy a large file several times.
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    bytes.reserve_exact((size + 1).saturating_sub(bytes.len()));
     file.read_to_end(&mut bytes).map_err(io_error)?;
     let text = decode_utf8(&bytes, &source)?;
-    parse_str(text, format, &source)
+    parse_str_as(text, format, &source, form)
 }
 
 /// Decodes UTF-8, reporting the line of the first invalid byte.

@@ -99,10 +99,11 @@ pub fn of(history: &History) -> Exercise {
             Process::Nemesis if is_route_fault_start(op) => ex.route_fault_starts += 1,
             Process::Client(p) if op.f == crate::ops::TXN => match op.kind {
                 OpType::Invoke => {
-                    // From the compact table when the reader built one: the op's own
-                    // `value` is `null` then.
-                    let value = history.txn_value(position);
+                    // The value (from the compact table when the reader built one: the
+                    // op's own `value` is `null` then) only once a catalog says where keys
+                    // live: building it for every transaction is most of this pass.
                     let groups = routes_now.as_deref().map_or(0, |r| {
+                        let value = history.txn_value(position);
                         let g: BTreeSet<u64> =
                             txn_keys(&value).filter_map(|k| group_of(r, k)).collect();
                         g.len()
