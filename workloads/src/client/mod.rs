@@ -11,6 +11,7 @@
 //! definite `unimplemented` [`CallError`].
 
 pub mod capability;
+pub mod aws;
 pub mod classify;
 pub mod convert;
 pub mod dynamodb;

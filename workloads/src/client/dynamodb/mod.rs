@@ -25,6 +25,7 @@ pub mod tables;
 pub mod txn;
 pub mod value_types;
 
+use super::aws::{self, chain_text, refused};
 use super::classify::{CallError, CallKind, Certainty};
 use super::{
     CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
@@ -32,9 +33,7 @@ use super::{
 };
 use analysis::history::CatalogSnapshot;
 use aws_sdk_dynamodb::config::http::HttpResponse;
-use aws_sdk_dynamodb::config::{
-    BehaviorVersion, Credentials, Region, StalledStreamProtectionConfig,
-};
+use aws_sdk_dynamodb::config::{BehaviorVersion, StalledStreamProtectionConfig};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use classify::{classify_dynamo, DynamoFailure};
 use futures::future::BoxFuture;
@@ -62,25 +61,15 @@ pub struct DynamoClient {
 
 /// The SDK client of one endpoint (`ip:port`, plain HTTP).
 pub fn sdk_client(addr: &str, options: DynamoOptions) -> aws_sdk_dynamodb::Client {
-    let timeouts = aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder()
-        .operation_timeout(options.call_timeout)
-        .connect_timeout(options.connect_timeout)
-        .build();
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "faultline",
-            "faultline",
-            None,
-            None,
-            "faultline-static",
-        ))
+        .region(aws::region())
+        .credentials_provider(aws::static_credentials())
         .endpoint_url(format!("http://{addr}"))
         .http_client(aws_smithy_http_client::Builder::new().build_http())
         .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
         .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-        .timeout_config(timeouts)
+        .timeout_config(aws::timeouts(options.call_timeout, options.connect_timeout))
         .build();
     aws_sdk_dynamodb::Client::from_conf(config)
 }
@@ -93,21 +82,6 @@ impl DynamoClient {
     }
 }
 
-/// Whether an `io::Error` somewhere in `e`'s source chain says the connection was refused.
-fn refused(e: &(dyn StdError + 'static)) -> bool {
-    std::iter::successors(Some(e), |e: &&(dyn StdError + 'static)| (*e).source()).any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-    })
-}
-
-/// The whole chain of `e`'s messages, for the history.
-fn chain_text(e: &(dyn StdError + 'static)) -> String {
-    std::iter::successors(Some(e), |e: &&(dyn StdError + 'static)| (*e).source())
-        .map(|e| e.to_string())
-        .collect::<Vec<_>>()
-        .join(": ")
-}
 
 /// An SDK error of a call of `kind`, classified by [`classify::classify_dynamo`].
 pub fn classify_sdk<E>(kind: CallKind, e: &SdkError<E, HttpResponse>) -> CallError
@@ -232,31 +206,5 @@ impl DynamoConnector {
 impl Connector for DynamoConnector {
     fn connect(&self, node: &NodeEndpoint) -> anyhow::Result<Arc<dyn KvTarget>> {
         Ok(Arc::new(self.client(node)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refused_connection_is_found_deep_in_the_source_chain() {
-        #[derive(Debug)]
-        struct Outer(std::io::Error);
-        impl std::fmt::Display for Outer {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "dispatch failure")
-            }
-        }
-        impl StdError for Outer {
-            fn source(&self) -> Option<&(dyn StdError + 'static)> {
-                Some(&self.0)
-            }
-        }
-        let e = Outer(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
-        assert!(refused(&e));
-        assert!(chain_text(&e).starts_with("dispatch failure: "));
-        let reset = Outer(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
-        assert!(!refused(&reset));
     }
 }

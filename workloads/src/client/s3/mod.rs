@@ -16,6 +16,7 @@
 
 pub mod classify;
 
+use super::aws::{self, chain_text, refused};
 use super::classify::{CallError, CallKind, Certainty};
 use super::{
     CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
@@ -23,7 +24,7 @@ use super::{
 };
 use analysis::history::CatalogSnapshot;
 use aws_sdk_s3::config::http::HttpResponse;
-use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region, StalledStreamProtectionConfig};
+use aws_sdk_s3::config::{BehaviorVersion, StalledStreamProtectionConfig};
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use classify::{classify_s3, S3Failure};
 use futures::future::BoxFuture;
@@ -54,45 +55,20 @@ pub struct S3Client {
 
 /// The SDK client of one endpoint (`ip:port`, plain HTTP, path-style URLs).
 pub fn sdk_client(addr: &str, options: S3Options) -> aws_sdk_s3::Client {
-    let timeouts = aws_sdk_s3::config::timeout::TimeoutConfig::builder()
-        .operation_timeout(options.call_timeout)
-        .connect_timeout(options.connect_timeout)
-        .build();
     let config = aws_sdk_s3::Config::builder()
         .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "faultline",
-            "faultline",
-            None,
-            None,
-            "faultline-static",
-        ))
+        .region(aws::region())
+        .credentials_provider(aws::static_credentials())
         .endpoint_url(format!("http://{addr}"))
         .force_path_style(true)
         .http_client(aws_smithy_http_client::Builder::new().build_http())
         .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
         .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-        .timeout_config(timeouts)
+        .timeout_config(aws::timeouts(options.call_timeout, options.connect_timeout))
         .build();
     aws_sdk_s3::Client::from_conf(config)
 }
 
-/// Whether an `io::Error` somewhere in `e`'s source chain says the connection was refused.
-fn refused(e: &(dyn StdError + 'static)) -> bool {
-    std::iter::successors(Some(e), |e: &&(dyn StdError + 'static)| (*e).source()).any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-    })
-}
-
-/// The whole chain of `e`'s messages, for the history.
-fn chain_text(e: &(dyn StdError + 'static)) -> String {
-    std::iter::successors(Some(e), |e: &&(dyn StdError + 'static)| (*e).source())
-        .map(|e| e.to_string())
-        .collect::<Vec<_>>()
-        .join(": ")
-}
 
 /// What an SDK error says happened.
 fn failure_of<E>(e: &SdkError<E, HttpResponse>) -> S3Failure<'_>
