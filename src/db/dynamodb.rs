@@ -101,6 +101,7 @@ impl DynamoControlConnector {
         let dynamo = DynamoConnector::new(DynamoOptions {
             call_timeout: options.call_timeout,
             connect_timeout: options.connect_timeout,
+            append_tables: options.dynamo_tables,
         });
         DynamoControlConnector { grpc, dynamo }
     }

@@ -70,6 +70,8 @@ pub struct TestSpec {
     /// The data operations' protocol; `None`: the target's default.
     pub client: Option<Protocol>,
     pub set_read: SetRead,
+    /// `--tables`: the DynamoDB list-append tables (1: `jepsen_append` alone).
+    pub tables: u32,
     pub time_limit: u64,
     /// `None`: chosen at random and recorded.
     pub seed: Option<u64>,

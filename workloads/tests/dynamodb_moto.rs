@@ -74,6 +74,7 @@ fn options() -> DynamoOptions {
     DynamoOptions {
         call_timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(2),
+        append_tables: 1,
     }
 }
 

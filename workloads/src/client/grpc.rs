@@ -64,6 +64,8 @@ pub struct ClientOptions {
     pub protocol: super::Protocol,
     /// How a Redis client reads sets (`--set-read`).
     pub set_read: super::SetRead,
+    /// How many tables a DynamoDB client's list-append keys are spread over (`--tables`).
+    pub dynamo_tables: u32,
 }
 
 impl ClientOptions {
@@ -88,6 +90,7 @@ impl Default for ClientOptions {
             read_path: super::ReadPath::Node,
             protocol: super::Protocol::Grpc,
             set_read: super::SetRead::Scan,
+            dynamo_tables: 1,
         }
     }
 }

@@ -9,8 +9,9 @@
 //! client with its control client (refkv's and elastickv's gRPC) for the catalog, splits
 //! and status.
 //!
-//! Tables: the connector's clients create the tables they use once, before their first
-//! call (`CreateTable`, an existing table accepted, then `DescribeTable` until `ACTIVE`;
+//! Tables: one (`jepsen_append`) or, with `--tables N`, N, a key's item in the table its
+//! number names ([`tables::table_of`]). The connector's clients create the tables they use
+//! once, before their first call (`CreateTable`, an existing table accepted, then `DescribeTable` until `ACTIVE`;
 //! [`tables`]); a call made before that finished fails definitely, unsent.
 //!
 //! Invariants: the SDK never retries (one call = one HTTP request, so every outcome is
@@ -44,6 +45,9 @@ pub struct DynamoOptions {
     /// The whole call (connect, send, answer).
     pub call_timeout: Duration,
     pub connect_timeout: Duration,
+    /// How many list-append tables the run's keys are spread over (`--tables`; 1: the one
+    /// table `jepsen_append`).
+    pub append_tables: u32,
 }
 
 /// One node's DynamoDB client.
@@ -193,7 +197,7 @@ impl DynamoConnector {
     pub fn new(options: DynamoOptions) -> DynamoConnector {
         DynamoConnector {
             options,
-            tables: Arc::new(tables::TableSetup::new(tables::APPEND_TABLES.to_vec())),
+            tables: Arc::new(tables::TableSetup::new(tables::append_tables(options.append_tables))),
         }
     }
 
