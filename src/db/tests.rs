@@ -148,7 +148,12 @@ fn a_multi_table_dynamodb_run_spreads_its_tables_over_elastickvs_groups() {
     let tables = |n: u32| StoreKeys::DynamoTableRoute {
         tables: workloads::client::dynamodb::tables::append_table_names(n),
     };
-    let k = |i: u32| format!("!ddb|route|table|amVwc2VuX2FwcGVuZF90{}", ["MQ", "Mg", "Mw", "NA"][i as usize - 1]);
+    let k = |i: u32| {
+        format!(
+            "!ddb|route|table|amVwc2VuX2FwcGVuZF90{}",
+            ["MQ", "Mg", "Mw", "NA"][i as usize - 1]
+        )
+    };
     assert_eq!(
         Elastickv::table_shard_ranges(3, &tables(4)).as_deref(),
         Some(
@@ -166,8 +171,16 @@ fn a_multi_table_dynamodb_run_spreads_its_tables_over_elastickvs_groups() {
             .as_str()
         )
     );
-    assert_eq!(Elastickv::table_shard_ranges(1, &tables(4)), None, "one group");
-    assert_eq!(Elastickv::table_shard_ranges(3, &tables(1)), None, "one table");
+    assert_eq!(
+        Elastickv::table_shard_ranges(1, &tables(4)),
+        None,
+        "one group"
+    );
+    assert_eq!(
+        Elastickv::table_shard_ranges(3, &tables(1)),
+        None,
+        "one table"
+    );
     assert_eq!(Elastickv::table_shard_ranges(3, &StoreKeys::Identity), None);
     let db = Elastickv { groups: 3 };
     assert_eq!(db.placement_args(&tables(4)).len(), 1);

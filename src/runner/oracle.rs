@@ -196,10 +196,20 @@ pub fn aimed_candidates(
 ) -> (Vec<String>, Vec<(u64, Vec<String>)>) {
     let mapped: Vec<(u64, Vec<String>)> = in_flight
         .into_iter()
-        .map(|(i, keys)| (i, keys.iter().filter_map(|k| store_keys.route_key(k)).collect()))
+        .map(|(i, keys)| {
+            (
+                i,
+                keys.iter()
+                    .filter_map(|k| store_keys.route_key(k))
+                    .collect(),
+            )
+        })
         .collect();
     let mut candidates: Vec<String> = Vec::new();
-    let newest_first = mapped.iter().rev().flat_map(|(_, keys)| keys.iter().cloned());
+    let newest_first = mapped
+        .iter()
+        .rev()
+        .flat_map(|(_, keys)| keys.iter().cloned());
     let hot = hot.iter().filter_map(|k| store_keys.route_key(k));
     for key in newest_first.chain(hot) {
         if !candidates.contains(&key) {
@@ -300,7 +310,11 @@ impl Oracle for StoreOracle {
     fn hot_group(&self) -> BoxFuture<'_, u64> {
         async move {
             let default = self.groups.first().copied().unwrap_or(1);
-            let Some(key) = self.sink.hottest_key().and_then(|k| self.store_keys.route_key(&k)) else {
+            let Some(key) = self
+                .sink
+                .hottest_key()
+                .and_then(|k| self.store_keys.route_key(&k))
+            else {
                 return default;
             };
             let Ok((catalog, _)) = self.catalog().await else {
@@ -706,15 +720,27 @@ mod tests {
 
     #[test]
     fn an_aimed_split_goes_to_the_items_of_the_newest_transaction_in_flight_first() {
-        let layout = StoreKeys::DynamoItemKey { tables: vec!["t1".into(), "t2".into()] };
-        let in_flight = vec![(3, vec!["a/1".to_string(), "b/2".to_string()]), (7, vec!["c/3".to_string()])];
+        let layout = StoreKeys::DynamoItemKey {
+            tables: vec!["t1".into(), "t2".into()],
+        };
+        let in_flight = vec![
+            (3, vec!["a/1".to_string(), "b/2".to_string()]),
+            (7, vec!["c/3".to_string()]),
+        ];
         let hot = ["b/2".to_string(), "d/4".to_string()];
         let (candidates, mapped) = aimed_candidates(&layout, &hot, in_flight);
         assert_eq!(candidates, ["c/3\0t2", "a/1\0t2", "b/2\0t1", "d/4\0t1"]);
-        assert_eq!(mapped[0], (3, vec!["a/1\0t2".to_string(), "b/2\0t1".to_string()]));
+        assert_eq!(
+            mapped[0],
+            (3, vec!["a/1\0t2".to_string(), "b/2\0t1".to_string()])
+        );
         let routes = vec![route(1, "", "c/3\0t2\0", 1), route(2, "c/3\0t2\0", "", 1)];
         let (r, split, _) = aimed_split(&routes, &candidates, false).unwrap();
-        assert_eq!((r.id, split.as_str()), (1, "c/3\0t2"), "strictly inside: split at it");
+        assert_eq!(
+            (r.id, split.as_str()),
+            (1, "c/3\0t2"),
+            "strictly inside: split at it"
+        );
         assert_eq!(txns_in_route(&mapped, r), [3, 7]);
     }
 
@@ -731,9 +757,17 @@ mod tests {
         }
         let inside = route(1, "!", "", 1);
         assert_eq!(aimed_split_point(&inside, key).as_deref(), Some(key));
-        assert_eq!(aimed_split_point(&route(1, "z", "", 1), key), None, "not in the route");
+        assert_eq!(
+            aimed_split_point(&route(1, "z", "", 1), key),
+            None,
+            "not in the route"
+        );
         let routes = [route(1, key, "", 1), route(2, "", key, 2)];
         let moved = aimed_split(&routes, &[key.into(), "a".into()], true);
-        assert_eq!(moved.map(|(r, s, rank)| (r.id, s, rank)), Ok((2, "a".to_string(), 1)), "a move carries a key inside");
+        assert_eq!(
+            moved.map(|(r, s, rank)| (r.id, s, rank)),
+            Ok((2, "a".to_string(), 1)),
+            "a move carries a key inside"
+        );
     }
 }

@@ -510,14 +510,16 @@ async fn with_cluster(
     let nemesis = Nemesis {
         ctx: Ctx {
             control: cluster.clone(),
-            oracle: Arc::new(StoreOracle::new(
-                nodes.clone(),
-                connector.clone(),
-                groups.clone(),
-                sink.clone(),
-                has_catalog,
-            )
-            .with_store_keys(store_keys)),
+            oracle: Arc::new(
+                StoreOracle::new(
+                    nodes.clone(),
+                    connector.clone(),
+                    groups.clone(),
+                    sink.clone(),
+                    has_catalog,
+                )
+                .with_store_keys(store_keys),
+            ),
             sink: sink.clone(),
             loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),

@@ -244,12 +244,19 @@ impl Plan {
                 args.workload
             )));
         }
-        if args.tables != 1 && (client != workloads::Protocol::Dynamodb || args.workload != "append") {
-            return Err(bad("--tables needs --client dynamodb --workload append".into()));
+        if args.tables != 1
+            && (client != workloads::Protocol::Dynamodb || args.workload != "append")
+        {
+            return Err(bad(
+                "--tables needs --client dynamodb --workload append".into()
+            ));
         }
         let max_tables = workloads::client::dynamodb::tables::MAX_APPEND_TABLES;
         if !(1..=max_tables).contains(&args.tables) {
-            return Err(bad(format!("--tables must be between 1 and {max_tables}, got {}", args.tables)));
+            return Err(bad(format!(
+                "--tables must be between 1 and {max_tables}, got {}",
+                args.tables
+            )));
         }
         if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
             return Err(bad("--set-read mget needs --client redis".into()));

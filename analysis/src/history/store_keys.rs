@@ -32,9 +32,13 @@ pub enum StoreKeys {
     Identity,
     /// `k`, a 0 byte, the table of `k` (`tables` in order: key `k` is in
     /// `tables[table_index(k, len)]`).
-    DynamoItemKey { tables: Vec<String> },
+    DynamoItemKey {
+        tables: Vec<String>,
+    },
     /// `!ddb|route|table|` and the unpadded base64url of the table of `k`.
-    DynamoTableRoute { tables: Vec<String> },
+    DynamoTableRoute {
+        tables: Vec<String>,
+    },
     Unknown,
 }
 
@@ -59,11 +63,14 @@ pub fn table_index(key: &str, n: usize) -> usize {
 
 /// Unpadded base64url (RFC 4648 §5), as elastickv encodes table names in its keys.
 pub fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..=chunk.len() {
             out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
@@ -76,9 +83,9 @@ impl StoreKeys {
     /// The table `key` lives in, for the DynamoDB layouts.
     pub fn table_of(&self, key: &str) -> Option<&str> {
         match self {
-            StoreKeys::DynamoItemKey { tables } | StoreKeys::DynamoTableRoute { tables } => {
-                tables.get(table_index(key, tables.len())).map(String::as_str)
-            }
+            StoreKeys::DynamoItemKey { tables } | StoreKeys::DynamoTableRoute { tables } => tables
+                .get(table_index(key, tables.len()))
+                .map(String::as_str),
             StoreKeys::Identity | StoreKeys::Unknown => None,
         }
     }
@@ -90,7 +97,10 @@ impl StoreKeys {
             StoreKeys::DynamoItemKey { .. } => Some(format!("{key}\0{}", self.table_of(key)?)),
             StoreKeys::DynamoTableRoute { .. } => {
                 let table = self.table_of(key)?;
-                Some(format!("{DYNAMO_ROUTE_PREFIX}{}", base64url(table.as_bytes())))
+                Some(format!(
+                    "{DYNAMO_ROUTE_PREFIX}{}",
+                    base64url(table.as_bytes())
+                ))
             }
             StoreKeys::Unknown => None,
         }
@@ -130,7 +140,10 @@ mod tests {
             layout.route_key("a/la/000004").as_deref(),
             Some("!ddb|route|table|amVwc2VuX2FwcGVuZF90MQ")
         );
-        assert_eq!(layout.route_key("b/la/000008"), layout.route_key("a/la/000004"));
+        assert_eq!(
+            layout.route_key("b/la/000008"),
+            layout.route_key("a/la/000004")
+        );
         assert_eq!(base64url(b"jepsen_append"), "amVwc2VuX2FwcGVuZA");
         assert_eq!(base64url(b"\xfb\xff"), "-_8");
     }
@@ -152,7 +165,10 @@ mod tests {
     fn the_layout_round_trips_through_its_json_and_defaults_to_identity() {
         let layout = StoreKeys::DynamoTableRoute { tables: four() };
         let text = serde_json::to_string(&layout).unwrap();
-        assert!(text.starts_with(r#"{"layout":"dynamo-table-route""#), "{text}");
+        assert!(
+            text.starts_with(r#"{"layout":"dynamo-table-route""#),
+            "{text}"
+        );
         assert_eq!(serde_json::from_str::<StoreKeys>(&text).unwrap(), layout);
         assert_eq!(StoreKeys::default(), StoreKeys::Identity);
     }

@@ -16,7 +16,7 @@
 //! - A committed transaction was in flight across a split or move when a `start-split`,
 //!   `start-move` or `start-txn-move` event not marked ineffective lies between its
 //!   invocation and its completion in the history; across its *own* split when that event's
-//!   key (`key`, or `split_key`) lay, in the catalog recorded last before it, in a route
+//!   key (`split_key`, else `key`) lay, in the catalog recorded last before it, in a route
 //!   holding one of the transaction's store keys. Such an event counts once in
 //!   `route_faults_on_in_flight_keys` when any transaction in flight then had a store key
 //!   in that route.
@@ -66,7 +66,10 @@ fn routes(catalog: &Value) -> Routes {
         .collect()
 }
 
-fn route_of<'a>(routes: &'a [(String, String, u64)], key: &str) -> Option<&'a (String, String, u64)> {
+fn route_of<'a>(
+    routes: &'a [(String, String, u64)],
+    key: &str,
+) -> Option<&'a (String, String, u64)> {
     routes
         .iter()
         .find(|(s, e, _)| s.as_str() <= key && (e.is_empty() || key < e.as_str()))
@@ -92,7 +95,7 @@ fn route_fault_start(op: &Op) -> Option<Option<String>> {
     let counts = e.edge == FaultEdge::Start
         && ROUTE_FAULTS.contains(&e.fault.as_str())
         && e.value.effective != Some(false);
-    counts.then(|| e.value.key.clone().or(e.value.split_key.clone()))
+    counts.then(|| e.value.split_key().map(str::to_string))
 }
 
 /// A transaction in flight: the groups of its keys at invocation, its store keys, the
@@ -153,7 +156,9 @@ pub fn of(history: &History) -> Exercise {
                 layout = serde_json::from_value(op.value.clone()).unwrap_or(StoreKeys::Unknown);
             }
             Process::Nemesis => {
-                let Some(key) = route_fault_start(op) else { continue };
+                let Some(key) = route_fault_start(op) else {
+                    continue;
+                };
                 ex.route_fault_starts += 1;
                 if let (Some(key), Some(r)) = (key, routes_now.as_ref()) {
                     tally.aimed += u64::from(mark_in_route(&mut pending, r, &key));
@@ -168,7 +173,8 @@ pub fn of(history: &History) -> Exercise {
                         txn_keys(&value).map(|k| layout.route_key(k)).collect();
                     let groups = match (routes_now.as_deref(), &store_keys) {
                         (Some(r), Some(keys)) => {
-                            let g: BTreeSet<u64> = keys.iter().filter_map(|k| group_of(r, k)).collect();
+                            let g: BTreeSet<u64> =
+                                keys.iter().filter_map(|k| group_of(r, k)).collect();
                             g.len()
                         }
                         _ => 0,
@@ -211,7 +217,10 @@ pub fn record(history: &History, result: &mut CheckerResult) {
     let optional = [
         ("multi_group_committed", ex.multi_group_committed),
         ("in_flight_across_own_split", ex.in_flight_across_own_split),
-        ("route_faults_on_in_flight_keys", ex.route_faults_on_in_flight_keys),
+        (
+            "route_faults_on_in_flight_keys",
+            ex.route_faults_on_in_flight_keys,
+        ),
     ];
     for (name, n) in optional {
         if let Some(n) = n {
@@ -377,7 +386,9 @@ mod tests {
     #[test]
     fn groups_are_those_of_the_keys_the_store_routes_not_the_clients() {
         // t1's route key sorts before t2's (base64 "dDE" < "dDI"): cut between them.
-        let layout = StoreKeys::DynamoTableRoute { tables: two_tables() };
+        let layout = StoreKeys::DynamoTableRoute {
+            tables: two_tables(),
+        };
         let t2 = layout.route_key("k/1").unwrap();
         let ops = |layout: &StoreKeys| {
             History::new(vec![
@@ -390,8 +401,15 @@ mod tests {
                 txn(5, 0, OpType::Ok, &["k/0", "k/2"]),
             ])
         };
-        assert_eq!(of(&ops(&layout)).multi_group_committed, Some(1), "t1 + t2 only");
-        assert_eq!(of(&ops(&StoreKeys::Identity)).multi_group_committed, Some(0));
+        assert_eq!(
+            of(&ops(&layout)).multi_group_committed,
+            Some(1),
+            "t1 + t2 only"
+        );
+        assert_eq!(
+            of(&ops(&StoreKeys::Identity)).multi_group_committed,
+            Some(0)
+        );
         let unknown = of(&ops(&StoreKeys::Unknown));
         assert_eq!(unknown.multi_group_committed, None, "never guessed");
         assert_eq!(unknown.route_faults_on_in_flight_keys, None);
@@ -399,7 +417,9 @@ mod tests {
 
     #[test]
     fn a_split_counts_against_the_transactions_whose_store_keys_its_route_held() {
-        let layout = StoreKeys::DynamoItemKey { tables: vec!["t".into()] };
+        let layout = StoreKeys::DynamoItemKey {
+            tables: vec!["t".into()],
+        };
         let h = History::new(vec![
             store_keys(&layout),
             catalog_at(1, "m"),
@@ -414,7 +434,11 @@ mod tests {
         ]);
         let ex = of(&h);
         assert_eq!(ex.in_flight_across_split, 2, "both were in flight");
-        assert_eq!(ex.in_flight_across_own_split, Some(1), "only x/2's route was cut");
+        assert_eq!(
+            ex.in_flight_across_own_split,
+            Some(1),
+            "only x/2's route was cut"
+        );
         assert_eq!(ex.route_faults_on_in_flight_keys, Some(1));
     }
 }

@@ -197,7 +197,9 @@ impl DynamoConnector {
     pub fn new(options: DynamoOptions) -> DynamoConnector {
         DynamoConnector {
             options,
-            tables: Arc::new(tables::TableSetup::new(tables::append_tables(options.append_tables))),
+            tables: Arc::new(tables::TableSetup::new(tables::append_tables(
+                options.append_tables,
+            ))),
         }
     }
 

@@ -71,7 +71,10 @@ pub fn append_tables(n: u32) -> Vec<TableDef> {
 ///
 /// [`StoreKeys`]: analysis::history::store_keys::StoreKeys
 pub fn append_table_names(n: u32) -> Vec<String> {
-    append_tables(n).iter().map(|t| t.name.to_string()).collect()
+    append_tables(n)
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect()
 }
 
 /// The table of `key` among `tables` (elastickv's `dynamodb_multi_table_workload.clj`
@@ -191,7 +194,12 @@ mod tests {
         assert_eq!(append_table_names(0), vec!["jepsen_append"]);
         assert_eq!(
             append_table_names(4),
-            ["jepsen_append_t1", "jepsen_append_t2", "jepsen_append_t3", "jepsen_append_t4"]
+            [
+                "jepsen_append_t1",
+                "jepsen_append_t2",
+                "jepsen_append_t3",
+                "jepsen_append_t4"
+            ]
         );
         let four = append_tables(4);
         assert_eq!(table_of(&four, "a/la/000000").name, "jepsen_append_t1");

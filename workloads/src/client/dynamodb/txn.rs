@@ -377,7 +377,11 @@ mod tests {
     #[test]
     fn each_keys_item_is_written_in_its_own_table() {
         let tables = super::super::tables::append_tables(4);
-        let mops = [append("a/la/000001", 1), read("b/la/000002"), append("c/la/000004", 2)];
+        let mops = [
+            append("a/la/000001", 1),
+            read("b/la/000002"),
+            append("c/la/000004", 2),
+        ];
         let appends = appends_by_key(&mops);
         let snapshot = BTreeMap::new();
         let items = write_items(&tables, &appends, &snapshot).unwrap();
@@ -389,6 +393,9 @@ mod tests {
                 _ => "",
             })
             .collect();
-        assert_eq!(names, ["jepsen_append_t2", "jepsen_append_t3", "jepsen_append_t1"]);
+        assert_eq!(
+            names,
+            ["jepsen_append_t2", "jepsen_append_t3", "jepsen_append_t1"]
+        );
     }
 }
