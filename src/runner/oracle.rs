@@ -762,12 +762,20 @@ mod tests {
             None,
             "not in the route"
         );
+        // `key` starts route 1 ("a" sorts after "!"): a move passes it over for "a", which
+        // lies strictly inside, so the moving right child holds it.
         let routes = [route(1, key, "", 1), route(2, "", key, 2)];
         let moved = aimed_split(&routes, &[key.into(), "a".into()], true);
         assert_eq!(
             moved.map(|(r, s, rank)| (r.id, s, rank)),
-            Ok((2, "a".to_string(), 1)),
+            Ok((1, "a".to_string(), 1)),
             "a move carries a key inside"
+        );
+        let same_group = aimed_split(&routes, &[key.into(), "a".into()], false);
+        assert_eq!(
+            same_group.map(|(r, s, rank)| (r.id, s, rank)),
+            Ok((1, format!("{key}\u{1}"), 0)),
+            "a same-group split takes the newest candidate, below its successor"
         );
     }
 }
