@@ -15,6 +15,7 @@ use std::fmt;
 
 mod fault;
 mod job_phase;
+pub mod store_keys;
 pub mod txn;
 pub mod txn_move;
 pub mod txn_table;
@@ -243,6 +244,9 @@ impl History {
 pub mod events {
     /// A catalog snapshot seen by the watcher. `value` is a [`super::CatalogSnapshot`].
     pub const CATALOG: &str = "catalog";
+    /// Where the store keeps the client's keys, recorded once before the workload starts:
+    /// `value` is a [`super::store_keys::StoreKeys`] (`{"layout": …}`).
+    pub const STORE_KEYS: &str = "store-keys";
     /// The node watcher started: `value` `{"nodes": [names], "cluster": kind}`.
     pub const NODE_WATCH: &str = "node-watch";
     /// A server process exited: `node` names it; `value` `{"expected", "exit_code",

@@ -209,6 +209,14 @@ pub struct TestArgs {
     )]
     pub set_read: workloads::SetRead,
 
+    /// With --client dynamodb --workload append: spread the keys over N tables
+    /// (`jepsen_append_t1` … `_tN`; key k in table (k's number mod N) + 1, as elastickv's
+    /// dynamodb_multi_table_workload.clj), so a transaction spans tables; 1 = the one table
+    /// `jepsen_append`. On elastickv with --groups > 1 the tables start spread over the
+    /// groups (--shardRanges; a --server-arg overrides it). At most 8 (docs/dynamodb.md).
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")]
+    pub tables: u32,
+
     /// Seconds of workload (the main phase).
     #[arg(long, default_value_t = 60, help_heading = "Workload")]
     pub time_limit: u64,
@@ -312,6 +320,7 @@ impl TestArgs {
             client: self.client,
             value_type: self.value_type,
             set_read: self.set_read,
+            tables: self.tables,
             time_limit: self.time_limit,
             seed: self.seed,
             nemesis: self.nemesis,

@@ -19,6 +19,7 @@ pub fn connector(grpc: Arc<dyn Connector>, options: &ClientOptions) -> DataContr
         call_timeout: options.call_timeout,
         connect_timeout: options.connect_timeout,
         value_types: options.value_types,
+        append_tables: options.dynamo_tables,
     });
     DataControlConnector {
         grpc,

@@ -34,6 +34,8 @@ use node::EkvNode;
 use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, KvTarget, NodeEndpoint, Protocol, ReadPath};
+use analysis::history::store_keys::StoreKeys;
+use workloads::client::dynamodb::tables::append_table_names;
 use workloads::{ClientCapability, ClientOptions, GrpcConnector};
 
 /// elastickv's Redis port on every node (`--client redis` sends data operations there).
@@ -83,7 +85,48 @@ impl Elastickv {
     }
 }
 
+impl Elastickv {
+    /// `--shardRanges` with the tables of a multi-table DynamoDB run spread over the groups,
+    /// table i (1-based) in group ((i − 1) mod groups) + 1, as elastickv's own multi-table
+    /// launch does with two: every table's route key (`!ddb|route|table|…`, which sorts
+    /// before the letter cuts) starts a range of its own, the rest of the keyspace as
+    /// [`Elastickv::shard_ranges`] cuts it. `None` when there is nothing to spread.
+    pub fn table_shard_ranges(groups: u64, store_keys: &StoreKeys) -> Option<String> {
+        let StoreKeys::DynamoTableRoute { tables } = store_keys else { return None };
+        if groups < 2 || tables.len() < 2 {
+            return None;
+        }
+        let prefix = analysis::history::store_keys::DYNAMO_ROUTE_PREFIX;
+        let mut starts: Vec<(String, u64)> = tables
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let key = format!("{prefix}{}", analysis::history::store_keys::base64url(t.as_bytes()));
+                (key, i as u64 % groups + 1)
+            })
+            .collect();
+        starts.sort();
+        let letters = Self::shard_ranges(groups);
+        let (first, rest) = letters.split_once(',').unwrap_or((letters.as_str(), ""));
+        // The letter cuts' first range, `:<cut>=1`, is where the route keys lie.
+        let first_end = first.strip_prefix(':')?.split_once('=')?.0.to_string();
+        let mut ranges = vec![format!(":{}=1", starts[0].0)];
+        for (i, (start, group)) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(first_end.as_str(), |(k, _)| k.as_str());
+            ranges.push(format!("{start}:{end}={group}"));
+        }
+        ranges.extend(rest.split(',').filter(|r| !r.is_empty()).map(str::to_string));
+        Some(ranges.join(","))
+    }
+}
+
 impl Db for Elastickv {
+    fn placement_args(&self, store_keys: &StoreKeys) -> Vec<String> {
+        Self::table_shard_ranges(u64::from(self.groups), store_keys)
+            .map(|r| vec![format!("--shardRanges={r}")])
+            .unwrap_or_default()
+    }
+
     fn kind(&self) -> DbKind {
         DbKind::Elastickv
     }
@@ -151,6 +194,18 @@ impl Db for Elastickv {
             Protocol::Redis => Arc::new(redis_client::EkvRedisConnector::new(grpc, nodes, options.redis())),
             Protocol::Dynamodb => Arc::new(super::dynamodb::connector(grpc, &options)),
             Protocol::S3 => Arc::new(super::s3::connector(grpc, &options)),
+        }
+    }
+
+    /// Through DynamoDB, every item of a table routes by the table's route key
+    /// (`kv/shard_key.go` ~117–150); through Redis and gRPC by the client's key (the Redis
+    /// adapter's `!lst|…` and `!redis|…` keys route by their user key, ~58–110).
+    fn store_keys(&self, options: &ClientOptions) -> StoreKeys {
+        match options.protocol {
+            Protocol::Dynamodb => StoreKeys::DynamoTableRoute {
+                tables: append_table_names(options.dynamo_tables),
+            },
+            Protocol::Grpc | Protocol::Redis => StoreKeys::Identity,
         }
     }
 

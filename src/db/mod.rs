@@ -184,6 +184,20 @@ pub trait Db: Send + Sync + fmt::Debug {
     /// The client factory for the workloads, the final reads and leader discovery, for a
     /// cluster of `nodes`.
     fn connector(&self, options: ClientOptions, nodes: &[NodeEndpoint]) -> Arc<dyn Connector>;
+    /// Where the store keeps what the client of `options` calls key `k` (recorded in the
+    /// history; the exercise counts and the aimed split compare these with the catalog).
+    /// Default: the client's keys themselves.
+    fn store_keys(&self, options: &ClientOptions) -> analysis::history::store_keys::StoreKeys {
+        let _ = options;
+        analysis::history::store_keys::StoreKeys::Identity
+    }
+    /// Server flags that place the run's keys, as `store_keys` stores them, over the groups
+    /// (after the target's own flags, before the `--server-arg`s, which may override them):
+    /// elastickv's `--shardRanges` spreading a multi-table run's tables. None by default.
+    fn placement_args(&self, store_keys: &analysis::history::store_keys::StoreKeys) -> Vec<String> {
+        let _ = store_keys;
+        Vec::new()
+    }
     fn reports(&self) -> Reports;
     /// Everything the target offers beyond the calls every target answers (see
     /// [`Capability`]): declared once, as one set.

@@ -11,6 +11,8 @@ use nemesis::{FaultKind, NodeInfo};
 use std::path::PathBuf;
 use std::sync::Arc;
 use workloads::client::{Connector, NodeEndpoint, Protocol, ReadPath};
+use analysis::history::store_keys::StoreKeys;
+use workloads::client::dynamodb::tables::append_table_names;
 use workloads::{ClientCapability, ClientOptions, GrpcConnector};
 
 /// refkv's default `--split-cooldown` (its `AutoSplitConfig::default().cooldown`).
@@ -79,6 +81,17 @@ impl Db for Refkv {
         match options.protocol {
             Protocol::Dynamodb => Arc::new(super::dynamodb::connector(grpc, &options)),
             Protocol::Grpc | Protocol::Redis | Protocol::S3 => grpc,
+        }
+    }
+
+    /// Through DynamoDB, an item is stored at its hash key, a 0 byte, its table (refkv
+    /// `dynamo/model.rs`, `item_key`); through gRPC, at the client's key.
+    fn store_keys(&self, options: &ClientOptions) -> StoreKeys {
+        match options.protocol {
+            Protocol::Dynamodb => StoreKeys::DynamoItemKey {
+                tables: append_table_names(options.dynamo_tables),
+            },
+            Protocol::Grpc | Protocol::Redis => StoreKeys::Identity,
         }
     }
 

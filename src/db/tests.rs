@@ -145,6 +145,51 @@ fn shard_ranges_tile_the_keyspace() {
 }
 
 #[test]
+fn a_multi_table_dynamodb_run_spreads_its_tables_over_elastickvs_groups() {
+    use analysis::history::store_keys::StoreKeys;
+    let tables = |n: u32| StoreKeys::DynamoTableRoute {
+        tables: workloads::client::dynamodb::tables::append_table_names(n),
+    };
+    let k = |i: u32| {
+        format!(
+            "!ddb|route|table|amVwc2VuX2FwcGVuZF90{}",
+            ["MQ", "Mg", "Mw", "NA"][i as usize - 1]
+        )
+    };
+    assert_eq!(
+        Elastickv::table_shard_ranges(3, &tables(4)).as_deref(),
+        Some(
+            format!(
+                ":{}=1,{}:{}=1,{}:{}=2,{}:{}=3,{}:i=1,i:r=2,r:=3",
+                k(1),
+                k(1),
+                k(2),
+                k(2),
+                k(3),
+                k(3),
+                k(4),
+                k(4)
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        Elastickv::table_shard_ranges(1, &tables(4)),
+        None,
+        "one group"
+    );
+    assert_eq!(
+        Elastickv::table_shard_ranges(3, &tables(1)),
+        None,
+        "one table"
+    );
+    assert_eq!(Elastickv::table_shard_ranges(3, &StoreKeys::Identity), None);
+    let db = Elastickv { groups: 3 };
+    assert_eq!(db.placement_args(&tables(4)).len(), 1);
+    assert!(db.placement_args(&tables(4))[0].starts_with("--shardRanges=:!ddb|route|table|"));
+}
+
+#[test]
 fn validation_names_the_unsupported_option() {
     let etcd = DbKind::Etcd.build(3);
     assert!(validate(

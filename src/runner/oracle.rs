@@ -3,9 +3,15 @@
 //! splits with the catalog-version CAS. The hot keys come from the history itself (the most
 //! frequent keys among recent invocations); a split goes to the hottest one whose route can
 //! still be split at it.
+//!
+//! Where the store keeps the client's keys elsewhere ([`StoreKeys`] not the identity: the
+//! DynamoDB items of refkv and elastickv), a split is *aimed*: at the store key of a key of
+//! a transaction in flight (the most recently invoked first), else at the store key of a hot
+//! key, so that it cuts the route that really holds the items.
 
 use super::sink::JsonlSink;
 use analysis::catalog::route_contains;
+use analysis::history::store_keys::StoreKeys;
 use analysis::history::{CatalogSnapshot, JobPhase, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -27,6 +33,8 @@ pub struct StoreOracle {
     /// Whether the store has a route catalog (its target's `Reports::catalog`): one that has
     /// none (etcd, Redis) is never asked for it.
     has_catalog: bool,
+    /// Where the store keeps the client's keys: what a split is aimed at.
+    store_keys: StoreKeys,
     /// The node that answered last: asked first next time, so that a poll during a fault
     /// does not wait out a dead or frozen node on every call.
     answered: AtomicUsize,
@@ -67,8 +75,25 @@ impl StoreOracle {
             groups,
             sink,
             has_catalog,
+            store_keys: StoreKeys::Identity,
             answered: AtomicUsize::new(0),
         }
+    }
+
+    /// Aims splits at the store keys of `store_keys` (the identity by default).
+    pub fn with_store_keys(self, store_keys: StoreKeys) -> StoreOracle {
+        StoreOracle { store_keys, ..self }
+    }
+
+    /// The keys a split goes to, best first (as store keys), and the transactions in flight
+    /// with their store keys.
+    fn split_candidates(&self) -> (Vec<String>, Vec<(u64, Vec<String>)>) {
+        let in_flight = self.sink.in_flight_txns();
+        let hot = self.sink.hot_keys();
+        if self.store_keys.is_identity() {
+            return (hot, in_flight);
+        }
+        aimed_candidates(&self.store_keys, &hot, in_flight)
     }
 
     /// A client per node, the one that answered last first; each with its node's index.
@@ -160,6 +185,90 @@ pub fn splittable_hot_key<'a>(
     Err(why)
 }
 
+/// An aimed split's candidates as store keys, best first: the keys of the transactions in
+/// flight (the most recently invoked first, each key once), then the hot keys; and the
+/// transactions in flight with their keys as store keys. Keys whose store key is not known
+/// are left out.
+pub fn aimed_candidates(
+    store_keys: &StoreKeys,
+    hot: &[String],
+    in_flight: Vec<(u64, Vec<String>)>,
+) -> (Vec<String>, Vec<(u64, Vec<String>)>) {
+    let mapped: Vec<(u64, Vec<String>)> = in_flight
+        .into_iter()
+        .map(|(i, keys)| {
+            (
+                i,
+                keys.iter()
+                    .filter_map(|k| store_keys.route_key(k))
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut candidates: Vec<String> = Vec::new();
+    let newest_first = mapped
+        .iter()
+        .rev()
+        .flat_map(|(_, keys)| keys.iter().cloned());
+    let hot = hot.iter().filter_map(|k| store_keys.route_key(k));
+    for key in newest_first.chain(hot) {
+        if !candidates.contains(&key) {
+            candidates.push(key);
+        }
+    }
+    (candidates, mapped)
+}
+
+/// The longest run of 0 bytes an aimed split point puts after a key that starts its route.
+const MAX_AIM_DEPTH: usize = 64;
+
+/// Where an aimed split cuts the route `[start, end)` holding the store key `key`, so that
+/// every turn cuts the route holding it and none leaves it alone in a route no split can
+/// cut again (elastickv routes a whole table by one key): at the key when it lies strictly
+/// inside (it then starts the right child, which a move carries away); when it starts its
+/// route, at `key` + `m` 0 bytes + a 1 byte with the fewest `m` that is still inside (the key
+/// stays first in the left child, with room for the next turn's point below this one).
+pub fn aimed_split_point(route: &RouteRecord, key: &str) -> Option<String> {
+    let below_end = |k: &str| route.end.is_empty() || k < route.end.as_str();
+    if route.start.as_str() < key && below_end(key) {
+        return Some(key.to_string());
+    }
+    if route.start != key {
+        return None;
+    }
+    (0..=MAX_AIM_DEPTH)
+        .map(|m| format!("{key}{}\u{1}", "\0".repeat(m)))
+        .find(|p| below_end(p))
+}
+
+/// The first of `candidates` (store keys, best first) whose route an aimed split can cut:
+/// the route, the split point and the candidate's rank. A split that `moves` its right
+/// child takes a candidate strictly inside its route first, so the item moves.
+pub fn aimed_split<'a>(
+    routes: &'a [RouteRecord],
+    candidates: &[String],
+    moves: bool,
+) -> Result<(&'a RouteRecord, String, usize), &'static str> {
+    let found: Vec<(usize, &RouteRecord, &String)> = candidates
+        .iter()
+        .enumerate()
+        .filter_map(|(rank, key)| route_of(routes, key).map(|r| (rank, r, key)))
+        .collect();
+    if moves {
+        for &(rank, route, key) in &found {
+            if route.start.as_str() < key.as_str() {
+                return Ok((route, key.clone(), rank));
+            }
+        }
+    }
+    for &(rank, route, key) in &found {
+        if let Some(split) = aimed_split_point(route, key) {
+            return Ok((route, split, rank));
+        }
+    }
+    Err("no route holds a stored key of a transaction in flight or a hot key")
+}
+
 /// The invoke indices of the transactions in flight (`(index, keys)`) that touch a key of
 /// `route`: the transactions a split of it lands in the middle of.
 pub fn txns_in_route(in_flight: &[(u64, Vec<String>)], route: &RouteRecord) -> Vec<u64> {
@@ -201,7 +310,11 @@ impl Oracle for StoreOracle {
     fn hot_group(&self) -> BoxFuture<'_, u64> {
         async move {
             let default = self.groups.first().copied().unwrap_or(1);
-            let Some(key) = self.sink.hottest_key() else {
+            let Some(key) = self
+                .sink
+                .hottest_key()
+                .and_then(|k| self.store_keys.route_key(&k))
+            else {
                 return default;
             };
             let Ok((catalog, _)) = self.catalog().await else {
@@ -220,7 +333,7 @@ impl Oracle for StoreOracle {
 
     fn split_hot(&self, cross_group: bool) -> BoxFuture<'_, Option<SplitOutcome>> {
         async move {
-            let hot = self.sink.hot_keys();
+            let (hot, in_flight) = self.split_candidates();
             let key = hot.first()?.clone();
             let refused = |detail: &str| SplitOutcome {
                 key: key.clone(),
@@ -235,7 +348,12 @@ impl Oracle for StoreOracle {
                 Err(why) => return Some(refused(why)),
             };
             let moves = cross_group && self.groups.len() > 1;
-            let (route, split_key, rank) = match splittable_hot_key(&catalog.routes, &hot, moves) {
+            let chosen = if self.store_keys.is_identity() {
+                splittable_hot_key(&catalog.routes, &hot, moves)
+            } else {
+                aimed_split(&catalog.routes, &hot, moves)
+            };
+            let (route, split_key, rank) = match chosen {
                 Ok((route, split_key, rank)) => (route.clone(), split_key, rank),
                 Err(why) => return Some(refused(why)),
             };
@@ -244,7 +362,7 @@ impl Oracle for StoreOracle {
             } else {
                 None
             };
-            let in_flight = txns_in_route(&self.sink.in_flight_txns(), &route);
+            let in_flight = txns_in_route(&in_flight, &route);
             let request = SplitRequest {
                 expected_catalog_version: catalog.version,
                 route_id: route.id,
@@ -261,6 +379,7 @@ impl Oracle for StoreOracle {
                         "expected_catalog_version": catalog.version,
                         "resolved_from": reply.resolved_from,
                         "hot_key": hot[rank], "hot_key_rank": rank,
+                        "aimed": !self.store_keys.is_identity(),
                         "in_flight_txns": in_flight,
                     }),
                 ),
@@ -597,5 +716,66 @@ mod tests {
         assert_eq!(least_loaded_other_group(&routes, &[1, 2, 3], 1), Some(3));
         assert_eq!(least_loaded_other_group(&routes, &[1, 2], 1), Some(2));
         assert_eq!(least_loaded_other_group(&routes, &[1], 1), None);
+    }
+
+    #[test]
+    fn an_aimed_split_goes_to_the_items_of_the_newest_transaction_in_flight_first() {
+        let layout = StoreKeys::DynamoItemKey {
+            tables: vec!["t1".into(), "t2".into()],
+        };
+        let in_flight = vec![
+            (3, vec!["a/1".to_string(), "b/2".to_string()]),
+            (7, vec!["c/3".to_string()]),
+        ];
+        let hot = ["b/2".to_string(), "d/4".to_string()];
+        let (candidates, mapped) = aimed_candidates(&layout, &hot, in_flight);
+        assert_eq!(candidates, ["c/3\0t2", "a/1\0t2", "b/2\0t1", "d/4\0t1"]);
+        assert_eq!(
+            mapped[0],
+            (3, vec!["a/1\0t2".to_string(), "b/2\0t1".to_string()])
+        );
+        let routes = vec![route(1, "", "c/3\0t2\0", 1), route(2, "c/3\0t2\0", "", 1)];
+        let (r, split, _) = aimed_split(&routes, &candidates, false).unwrap();
+        assert_eq!(
+            (r.id, split.as_str()),
+            (1, "c/3\0t2"),
+            "strictly inside: split at it"
+        );
+        assert_eq!(txns_in_route(&mapped, r), [3, 7]);
+    }
+
+    #[test]
+    fn an_aimed_split_never_leaves_a_key_in_a_route_no_split_can_cut() {
+        let key = "!ddb|route|table|dDE";
+        let mut end = String::new();
+        for m in 0..5 {
+            let r = route(1, key, &end, 1);
+            let split = aimed_split_point(&r, key).expect("room below the last point");
+            assert_eq!(split, format!("{key}{}\u{1}", "\0".repeat(m)));
+            assert!(key < split.as_str() && (end.is_empty() || split < end));
+            end = split;
+        }
+        let inside = route(1, "!", "", 1);
+        assert_eq!(aimed_split_point(&inside, key).as_deref(), Some(key));
+        assert_eq!(
+            aimed_split_point(&route(1, "z", "", 1), key),
+            None,
+            "not in the route"
+        );
+        // `key` starts route 1 ("a" sorts after "!"): a move passes it over for "a", which
+        // lies strictly inside, so the moving right child holds it.
+        let routes = [route(1, key, "", 1), route(2, "", key, 2)];
+        let moved = aimed_split(&routes, &[key.into(), "a".into()], true);
+        assert_eq!(
+            moved.map(|(r, s, rank)| (r.id, s, rank)),
+            Ok((1, "a".to_string(), 1)),
+            "a move carries a key inside"
+        );
+        let same_group = aimed_split(&routes, &[key.into(), "a".into()], false);
+        assert_eq!(
+            same_group.map(|(r, s, rank)| (r.id, s, rank)),
+            Ok((1, format!("{key}\u{1}"), 0)),
+            "a same-group split takes the newest candidate, below its successor"
+        );
     }
 }

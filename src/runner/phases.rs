@@ -411,6 +411,26 @@ async fn analyse_and_report(
     Ok(verdict.valid)
 }
 
+/// Records where the store keeps the client's keys, unless it keeps them as they are (a
+/// history without the event means that: `docs/history-format.md`).
+fn record_store_keys(sink: &JsonlSink, store_keys: &analysis::history::store_keys::StoreKeys) {
+    if store_keys.is_identity() {
+        return;
+    }
+    sink.record(analysis::history::Op {
+        index: 0,
+        kind: analysis::history::OpType::Info,
+        process: analysis::history::Process::Watcher,
+        f: analysis::history::events::STORE_KEYS.into(),
+        key: None,
+        value: serde_json::to_value(store_keys).unwrap_or_default(),
+        time: 0,
+        node: None,
+        error: None,
+        meta: None,
+    });
+}
+
 /// What the phases after cluster start report.
 struct PhaseReport {
     json: PhasesRecord,
@@ -438,6 +458,8 @@ async fn with_cluster(
     let cfg = plan.workload.clone();
     json.workload_config = Some(cfg.clone());
     let connector: Arc<dyn Connector> = plan.db.connector(plan.client_options(), &nodes);
+    let store_keys = plan.db.store_keys(&plan.client_options());
+    record_store_keys(&sink, &store_keys);
     tracing::info!(
         "data operations through the {} protocol",
         plan.protocol().name()
@@ -488,13 +510,16 @@ async fn with_cluster(
     let nemesis = Nemesis {
         ctx: Ctx {
             control: cluster.clone(),
-            oracle: Arc::new(StoreOracle::new(
-                nodes.clone(),
-                connector.clone(),
-                groups.clone(),
-                sink.clone(),
-                has_catalog,
-            )),
+            oracle: Arc::new(
+                StoreOracle::new(
+                    nodes.clone(),
+                    connector.clone(),
+                    groups.clone(),
+                    sink.clone(),
+                    has_catalog,
+                )
+                .with_store_keys(store_keys),
+            ),
             sink: sink.clone(),
             loss_probability: plan.spec.loss_probability,
             partition_modes: plan.partition_modes.clone(),

@@ -297,6 +297,20 @@ impl Plan {
                 args.workload
             )));
         }
+        if args.tables != 1
+            && (client != workloads::Protocol::Dynamodb || args.workload != "append")
+        {
+            return Err(bad(
+                "--tables needs --client dynamodb --workload append".into()
+            ));
+        }
+        let max_tables = workloads::client::dynamodb::tables::MAX_APPEND_TABLES;
+        if !(1..=max_tables).contains(&args.tables) {
+            return Err(bad(format!(
+                "--tables must be between 1 and {max_tables}, got {}",
+                args.tables
+            )));
+        }
         if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
             return Err(bad("--set-read mget needs --client redis".into()));
         }
@@ -346,6 +360,11 @@ impl Plan {
         let test_name = args.name();
         super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
         let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
+        server_args.extend(db.placement_args(&db.store_keys(&workloads::ClientOptions {
+            protocol: client,
+            dynamo_tables: args.tables,
+            ..Default::default()
+        })));
         server_args.extend(args.server_args.iter().cloned());
         if requested_nodes != args.nodes {
             notes.push(format!(
@@ -395,6 +414,7 @@ impl Plan {
             read_path: self.spec.read_path,
             protocol: self.protocol(),
             set_read: self.spec.set_read,
+            dynamo_tables: self.spec.tables,
             ..self.workload.client_options()
         }
     }

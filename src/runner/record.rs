@@ -37,6 +37,8 @@ pub struct TestRecord {
     pub client: Protocol,
     /// How a Redis client read sets (`null` for gRPC).
     pub set_read: Option<SetRead>,
+    /// `--tables`: the DynamoDB list-append tables (`null` for other clients).
+    pub tables: Option<u32>,
     pub register_ops: Vec<&'static str>,
     /// Reads' and compare-and-sets' shares of register operations (writes: the rest).
     pub read_fraction: f64,
@@ -86,6 +88,7 @@ impl TestRecord {
             read_path: a.read_path,
             client: plan.protocol(),
             set_read: (plan.protocol() == Protocol::Redis).then_some(a.set_read),
+            tables: (plan.protocol() == Protocol::Dynamodb).then_some(a.tables),
             register_ops: plan.register_ops(),
             read_fraction: plan.workload.read_fraction,
             cas_fraction: plan.workload.cas_fraction,

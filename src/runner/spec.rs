@@ -72,6 +72,8 @@ pub struct TestSpec {
     /// `--value-type`: a DynamoDB register run's attribute type(s).
     pub value_type: Option<String>,
     pub set_read: SetRead,
+    /// `--tables`: the DynamoDB list-append tables (1: `jepsen_append` alone).
+    pub tables: u32,
     pub time_limit: u64,
     /// `None`: chosen at random and recorded.
     pub seed: Option<u64>,

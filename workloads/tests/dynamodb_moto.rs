@@ -33,6 +33,7 @@ fn options() -> DynamoOptions {
         call_timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(2),
         value_types: None,
+        append_tables: 1,
     }
 }
 

@@ -1,4 +1,6 @@
-//! `split`: forces a split at the hot key through the store's API, alternating same-group
+//! `split`: forces a split at the key the oracle picks (the hot key, or where the store keeps
+//! items under keys of its own the stored item of a transaction in flight: the runner's
+//! `StoreOracle`) through the store's API, alternating same-group
 //! and cross-group splits (the right child moving to another group) when the store has
 //! several groups. Runs on its own clock: `start-split` is recorded once the store has
 //! answered, `stop-split` when the split is complete — at once for a same-group split, when

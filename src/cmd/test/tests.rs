@@ -491,3 +491,71 @@ fn a_dynamodb_register_run_spreads_twenty_keys_over_all_types_unless_told() {
     let append = plan(&["--workload", "append", "--client", "dynamodb"]).unwrap();
     assert_eq!(append.workload.value_types, None);
 }
+
+#[test]
+fn tables_need_dynamodb_appends_stay_within_eight_and_spread_over_elastickvs_groups() {
+    for (argv, says) in [
+        (
+            vec!["--workload", "append", "--tables", "3"],
+            "--tables needs --client dynamodb",
+        ),
+        (
+            vec![
+                "--client",
+                "dynamodb",
+                "--workload",
+                "append",
+                "--tables",
+                "9",
+            ],
+            "--tables must be between 1 and 8, got 9",
+        ),
+        (
+            vec![
+                "--client",
+                "dynamodb",
+                "--workload",
+                "append",
+                "--tables",
+                "0",
+            ],
+            "--tables must be between 1 and 8, got 0",
+        ),
+    ] {
+        let err = plan(&argv).expect_err("refused");
+        assert!(err.0.contains(says), "{argv:?}: {}", err.0);
+    }
+    let three = [
+        "--client",
+        "dynamodb",
+        "--workload",
+        "append",
+        "--tables",
+        "3",
+    ];
+    let refkv = plan(&three).unwrap();
+    assert_eq!(refkv.client_options().dynamo_tables, 3);
+    assert_eq!(refkv.to_json()["tables"], 3);
+    assert!(!refkv
+        .server_args
+        .iter()
+        .any(|a| a.starts_with("--shardRanges")));
+    let mut on_elastickv = vec!["--db", "elastickv", "--groups", "3"];
+    on_elastickv.extend(three);
+    let ekv = plan(&on_elastickv).unwrap();
+    let ranges: Vec<&String> = ekv
+        .server_args
+        .iter()
+        .filter(|a| a.starts_with("--shardRanges="))
+        .collect();
+    assert_eq!(ranges.len(), 1, "{:?}", ekv.server_args);
+    assert!(
+        ranges[0].starts_with("--shardRanges=:!ddb|route|table|"),
+        "{}",
+        ranges[0]
+    );
+    assert_eq!(
+        plan(&["--workload", "append"]).unwrap().to_json()["tables"],
+        serde_json::Value::Null
+    );
+}

@@ -66,6 +66,8 @@ pub struct ClientOptions {
     pub set_read: super::SetRead,
     /// A DynamoDB register run's attribute types (`--value-type`).
     pub value_types: Option<super::dynamodb::value_types::ValueTypes>,
+    /// How many tables a DynamoDB client's list-append keys are spread over (`--tables`).
+    pub dynamo_tables: u32,
 }
 
 impl ClientOptions {
@@ -91,6 +93,7 @@ impl Default for ClientOptions {
             protocol: super::Protocol::Grpc,
             set_read: super::SetRead::Scan,
             value_types: None,
+            dynamo_tables: 1,
         }
     }
 }

@@ -11,8 +11,9 @@
 //! client with its control client (refkv's and elastickv's gRPC) for the catalog, splits
 //! and status.
 //!
-//! Tables: the connector's clients create the tables they use once, before their first
-//! call (`CreateTable`, an existing table accepted, then `DescribeTable` until `ACTIVE`;
+//! Tables: one (`jepsen_append`) or, with `--tables N`, N, a key's item in the table its
+//! number names ([`tables::table_of`]). The connector's clients create the tables they use
+//! once, before their first call (`CreateTable`, an existing table accepted, then `DescribeTable` until `ACTIVE`;
 //! [`tables`]); a call made before that finished fails definitely, unsent.
 //!
 //! Invariants: the SDK never retries (one call = one HTTP request, so every outcome is
@@ -49,6 +50,9 @@ pub struct DynamoOptions {
     pub connect_timeout: Duration,
     /// A register run's attribute types (`--value-type`); `None`: transactions only.
     pub value_types: Option<value_types::ValueTypes>,
+    /// How many list-append tables the run's keys are spread over (`--tables`; 1: the one
+    /// table `jepsen_append`).
+    pub append_tables: u32,
 }
 
 /// One node's DynamoDB client.
@@ -184,7 +188,7 @@ impl DynamoConnector {
     pub fn new(options: DynamoOptions) -> DynamoConnector {
         let tables = match options.value_types {
             Some(types) => register::tables(types),
-            None => tables::APPEND_TABLES.to_vec(),
+            None => tables::append_tables(options.append_tables),
         };
         DynamoConnector {
             options,

@@ -2,6 +2,9 @@
 //! `CreateTable` of each (a string hash key, on-demand billing; a table that already
 //! exists is accepted), then `DescribeTable` until it is `ACTIVE`.
 //!
+//! A list-append run has one table (`jepsen_append`) or, with `--tables N`, N tables
+//! (`jepsen_append_t1` … `_tN`), key `k` in the one [`table_of`] names.
+//!
 //! Invariant: no operation of the workload is sent before every table is active; a setup
 //! that fails is tried again by the next call, and the call that found it failing fails
 //! definitely (nothing of it was sent).
@@ -30,8 +33,56 @@ pub const APPEND_TABLE: TableDef = TableDef {
 };
 /// The list attribute of an append item.
 pub const APPEND_ATTR: &str = "val";
-/// Every table the transaction workloads use.
+/// Every table the transaction workloads use with one table.
 pub const APPEND_TABLES: &[TableDef] = &[APPEND_TABLE];
+/// The most tables `--tables` may ask for.
+pub const MAX_APPEND_TABLES: u32 = 8;
+/// The tables of a multi-table run (`--tables N`, N > 1), the names elastickv's
+/// `dynamodb_multi_table_workload.clj` gives them: the run uses the first N.
+const MULTI_TABLE_NAMES: [&str; MAX_APPEND_TABLES as usize] = [
+    "jepsen_append_t1",
+    "jepsen_append_t2",
+    "jepsen_append_t3",
+    "jepsen_append_t4",
+    "jepsen_append_t5",
+    "jepsen_append_t6",
+    "jepsen_append_t7",
+    "jepsen_append_t8",
+];
+
+/// The list-append tables of a run of `n` tables: `jepsen_append` alone for one (so a
+/// one-table run is the same as before multi-table runs existed), `jepsen_append_t1` …
+/// `jepsen_append_t<n>` for more; `n` is clamped to 1..=[`MAX_APPEND_TABLES`] (the CLI
+/// refuses anything else).
+pub fn append_tables(n: u32) -> Vec<TableDef> {
+    match n.clamp(1, MAX_APPEND_TABLES) {
+        1 => APPEND_TABLES.to_vec(),
+        n => MULTI_TABLE_NAMES[..n as usize]
+            .iter()
+            .map(|name| TableDef {
+                name,
+                hash_key: APPEND_TABLE.hash_key,
+            })
+            .collect(),
+    }
+}
+
+/// The names of [`append_tables`]`(n)`, in order (what [`StoreKeys`] records).
+///
+/// [`StoreKeys`]: analysis::history::store_keys::StoreKeys
+pub fn append_table_names(n: u32) -> Vec<String> {
+    append_tables(n)
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// The table of `key` among `tables` (elastickv's `dynamodb_multi_table_workload.clj`
+/// rule, [`analysis::history::store_keys::table_index`]: the key's number modulo N).
+pub fn table_of(tables: &[TableDef], key: &str) -> TableDef {
+    let i = analysis::history::store_keys::table_index(key, tables.len());
+    tables.get(i).copied().unwrap_or(APPEND_TABLE)
+}
 
 /// How long a table may take to become active.
 const ACTIVE_WITHIN: Duration = Duration::from_secs(60);
@@ -53,6 +104,11 @@ fn not_ready(why: String) -> CallError {
 }
 
 impl TableSetup {
+    /// The run's tables, in order (a key's table is [`table_of`] them).
+    pub fn tables(&self) -> &[TableDef] {
+        &self.tables
+    }
+
     pub fn new(tables: Vec<TableDef>) -> TableSetup {
         TableSetup {
             tables,
@@ -126,4 +182,28 @@ async fn wait_active(sdk: &aws_sdk_dynamodb::Client, name: &str) -> Result<(), S
         "table {name} not active within {}s ({last})",
         ACTIVE_WITHIN.as_secs()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_table_is_the_single_table_run_and_more_are_named_as_elastickvs_workload_names_them() {
+        assert_eq!(append_tables(1), vec![APPEND_TABLE]);
+        assert_eq!(append_table_names(0), vec!["jepsen_append"]);
+        assert_eq!(
+            append_table_names(4),
+            [
+                "jepsen_append_t1",
+                "jepsen_append_t2",
+                "jepsen_append_t3",
+                "jepsen_append_t4"
+            ]
+        );
+        let four = append_tables(4);
+        assert_eq!(table_of(&four, "a/la/000000").name, "jepsen_append_t1");
+        assert_eq!(table_of(&four, "h/la/000007").name, "jepsen_append_t4");
+        assert_eq!(table_of(&append_tables(1), "h/la/000007"), APPEND_TABLE);
+    }
 }

@@ -1,6 +1,8 @@
 //! List-append transactions over DynamoDB, the shape of elastickv's
 //! `jepsen/src/elastickv/dynamodb_workload.clj`: an item of table `jepsen_append` per key
-//! (`pk` S = the key, `val` a list of numbers).
+//! (`pk` S = the key, `val` a list of numbers); with `--tables N`, of the table
+//! [`super::tables::table_of`] names (`dynamodb_multi_table_workload.clj`), so one
+//! transaction's items may be in several tables.
 //!
 //! - one micro-op: an append is `UpdateItem SET #v = list_append(if_not_exists(#v, :empty),
 //!   :val)`; a read is `GetItem` with `ConsistentRead`;
@@ -19,7 +21,7 @@
 //! transaction is applied whole or not at all by a store that keeps DynamoDB's promises.
 
 use super::classify_sdk;
-use super::tables::{APPEND_ATTR, APPEND_TABLE};
+use super::tables::{table_of, TableDef, APPEND_ATTR, APPEND_TABLE};
 use super::DynamoClient;
 use crate::client::classify::{CallError, CallKind, Certainty};
 use crate::client::{CallResult, TxnClient};
@@ -118,8 +120,10 @@ fn condition(read: &Option<Vec<i64>>) -> (&'static str, Option<AttributeValue>) 
     }
 }
 
-/// The `TransactWriteItems` of a transaction that read `read` (every key it touches).
+/// The `TransactWriteItems` of a transaction that read `read` (every key it touches), each
+/// key's item in its table among `tables`.
 pub fn write_items(
+    tables: &[TableDef],
     appends: &BTreeMap<&str, Vec<i64>>,
     read: &BTreeMap<&str, Option<Vec<i64>>>,
 ) -> Result<Vec<TransactWriteItem>, String> {
@@ -128,7 +132,7 @@ pub fn write_items(
         let (cond, cv) = condition(read.get(key).unwrap_or(&None));
         let item = if values.is_empty() {
             let check = ConditionCheck::builder()
-                .table_name(APPEND_TABLE.name)
+                .table_name(table_of(tables, key).name)
                 .set_key(Some(key_of(key)))
                 .condition_expression(cond)
                 .expression_attribute_names("#v", APPEND_ATTR)
@@ -145,7 +149,7 @@ pub fn write_items(
                 values_map.insert(":cv".into(), v);
             }
             let update = Update::builder()
-                .table_name(APPEND_TABLE.name)
+                .table_name(table_of(tables, key).name)
                 .set_key(Some(key_of(key)))
                 .update_expression(APPEND_EXPRESSION)
                 .condition_expression(cond)
@@ -173,6 +177,11 @@ fn not_built(why: String) -> CallError {
 }
 
 impl DynamoClient {
+    /// The name of `key`'s table.
+    fn table(&self, key: &str) -> &'static str {
+        table_of(self.tables.tables(), key).name
+    }
+
     async fn run_txn(&self, mops: &[Mop]) -> CallResult<Vec<Json>> {
         if mops.iter().any(|m| matches!(m, Mop::Write { .. })) {
             return Err(CallError::new(
@@ -196,7 +205,7 @@ impl DynamoClient {
     async fn append(&self, key: &str, value: i64) -> CallResult<()> {
         let sdk = self.ready().await?;
         sdk.update_item()
-            .table_name(APPEND_TABLE.name)
+            .table_name(self.table(key))
             .set_key(Some(key_of(key)))
             .update_expression(APPEND_EXPRESSION)
             .expression_attribute_names("#v", APPEND_ATTR)
@@ -212,7 +221,7 @@ impl DynamoClient {
         let sdk = self.ready().await?;
         let out = sdk
             .get_item()
-            .table_name(APPEND_TABLE.name)
+            .table_name(self.table(key))
             .set_key(Some(key_of(key)))
             .consistent_read(true)
             .send()
@@ -227,7 +236,7 @@ impl DynamoClient {
         let mut gets = Vec::with_capacity(keys.len());
         for k in keys {
             let get = Get::builder()
-                .table_name(APPEND_TABLE.name)
+                .table_name(self.table(k))
                 .set_key(Some(key_of(k)))
                 .build()
                 .map_err(|e| not_built(e.to_string()))?;
@@ -265,7 +274,7 @@ impl DynamoClient {
         if kind_of(mops) == CallKind::Read {
             return Ok(answer);
         }
-        let items = write_items(&appends, &read).map_err(not_built)?;
+        let items = write_items(self.tables.tables(), &appends, &read).map_err(not_built)?;
         self.ready()
             .await?
             .transact_write_items()
@@ -325,7 +334,7 @@ mod tests {
         let mops = [append("a", 5), append("a", 6), read("b")];
         let appends = appends_by_key(&mops);
         let snapshot = BTreeMap::from([("a", None), ("b", Some(vec![9]))]);
-        let items = write_items(&appends, &snapshot).unwrap();
+        let items = write_items(&[APPEND_TABLE], &appends, &snapshot).unwrap();
         assert_eq!(items.len(), 2);
         let update = items[0].update().expect("a is written");
         assert_eq!(update.update_expression(), APPEND_EXPRESSION);
@@ -363,5 +372,30 @@ mod tests {
             AttributeValue::L(vec![AttributeValue::S("x".into())]),
         )]);
         assert!(item_list(Some(&text)).is_err());
+    }
+
+    #[test]
+    fn each_keys_item_is_written_in_its_own_table() {
+        let tables = super::super::tables::append_tables(4);
+        let mops = [
+            append("a/la/000001", 1),
+            read("b/la/000002"),
+            append("c/la/000004", 2),
+        ];
+        let appends = appends_by_key(&mops);
+        let snapshot = BTreeMap::new();
+        let items = write_items(&tables, &appends, &snapshot).unwrap();
+        let names: Vec<&str> = items
+            .iter()
+            .map(|i| match (i.update(), i.condition_check()) {
+                (Some(u), _) => u.table_name(),
+                (_, Some(c)) => c.table_name(),
+                _ => "",
+            })
+            .collect();
+        assert_eq!(
+            names,
+            ["jepsen_append_t2", "jepsen_append_t3", "jepsen_append_t1"]
+        );
     }
 }
