@@ -206,6 +206,8 @@ impl Db for Elastickv {
                 tables: append_table_names(options.dynamo_tables),
             },
             Protocol::Grpc | Protocol::Redis => StoreKeys::Identity,
+            // Objects are kept under keys of the S3 adapter's own (`!s3|obj|head|…`).
+            Protocol::S3 => StoreKeys::Unknown,
         }
     }
 

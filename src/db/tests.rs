@@ -399,7 +399,14 @@ fn workload_support_follows_from_what_each_target_declares() {
     );
     assert_eq!(
         names(DbKind::Redis),
-        ["register", "set", "read-heavy", "append", "rw-register", "zset"]
+        [
+            "register",
+            "set",
+            "read-heavy",
+            "append",
+            "rw-register",
+            "zset"
+        ]
     );
     assert_eq!(
         names(DbKind::Null),

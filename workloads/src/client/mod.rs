@@ -10,8 +10,8 @@
 //! [`KvTarget::as_cas`] / [`KvTarget::as_txn`]. Operations a store cannot perform return a
 //! definite `unimplemented` [`CallError`].
 
-pub mod capability;
 pub mod aws;
+pub mod capability;
 pub mod classify;
 pub mod convert;
 pub mod dynamodb;

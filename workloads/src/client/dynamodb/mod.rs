@@ -86,7 +86,6 @@ impl DynamoClient {
     }
 }
 
-
 /// An SDK error of a call of `kind`, classified by [`classify::classify_dynamo`].
 pub fn classify_sdk<E>(kind: CallKind, e: &SdkError<E, HttpResponse>) -> CallError
 where

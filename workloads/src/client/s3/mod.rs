@@ -69,7 +69,6 @@ pub fn sdk_client(addr: &str, options: S3Options) -> aws_sdk_s3::Client {
     aws_sdk_s3::Client::from_conf(config)
 }
 
-
 /// What an SDK error says happened.
 fn failure_of<E>(e: &SdkError<E, HttpResponse>) -> S3Failure<'_>
 where
