@@ -1,4 +1,4 @@
-//! End-to-end: `--client dynamodb --workload append --tables 3 --groups 3` against refkv's
+//! End-to-end: `--client dynamodb --workload append --tables 4 --groups 3` against refkv's
 //! DynamoDB subset on a real 3-node refkv cluster in network namespaces.
 //!
 //! - Under the aimed route shuffle (`--nemesis split` every 2 s: a split at the stored item
@@ -23,7 +23,12 @@
 mod test_support;
 use test_support::*;
 
-const TABLES: [&str; 3] = ["jepsen_append_t1", "jepsen_append_t2", "jepsen_append_t3"];
+const TABLES: [&str; 4] = [
+    "jepsen_append_t1",
+    "jepsen_append_t2",
+    "jepsen_append_t3",
+    "jepsen_append_t4",
+];
 
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
@@ -41,7 +46,7 @@ fn item_table(hot_key: &serde_json::Value) -> Option<&str> {
 }
 
 #[test]
-fn three_tables_under_the_aimed_route_shuffle_are_strictly_serializable_and_exercised() {
+fn four_tables_under_the_aimed_route_shuffle_are_strictly_serializable_and_exercised() {
     if !is_root() {
         missing_prerequisite("--cluster netns needs root");
         return;
@@ -61,7 +66,7 @@ fn three_tables_under_the_aimed_route_shuffle_are_strictly_serializable_and_exer
         "--workload",
         "append",
         "--tables",
-        "3",
+        "4",
         "--nemesis",
         "split",
         "--nemesis-interval",
@@ -82,7 +87,7 @@ fn three_tables_under_the_aimed_route_shuffle_are_strictly_serializable_and_exer
         "{iso:#}\n{}",
         show(&out)
     );
-    assert_eq!(test_json(&run)["test"]["tables"], 3);
+    assert_eq!(test_json(&run)["test"]["tables"], 4);
     let history = read_history(&run);
     let layout = history
         .ops
@@ -161,7 +166,7 @@ fn a_lock_dropped_on_move_of_a_tables_item_is_caught_through_dynamodb() {
         "--workload",
         "append",
         "--tables",
-        "3",
+        "4",
         "--nemesis",
         "txn-move",
         "--txn-move-aim",
