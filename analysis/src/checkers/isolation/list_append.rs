@@ -13,6 +13,10 @@
 //! [`Analysis::uncertain`]. Failed txns get no edges; info txns get edges like committed ones (an info
 //! append never read has no outgoing edge, so it cannot close a cycle). Reads of `info`
 //! txns are ignored: their results are unknown.
+//!
+//! Per key, [`version_order`] builds the order once and each anomaly family and edge kind
+//! has its own function reading it; `internal`, `future-read` and `lost-update` need no
+//! version order and live in `txn_rules`.
 
 use super::found::{show_list, tname, txn_json, Analysis, Anomaly, Explain};
 use super::graph::{Edge, EdgeKind};
@@ -151,6 +155,7 @@ fn last_append_completion(txns: &Txns) -> Option<u64> {
         .max()
 }
 
+/// Whether a committed txn invoked after `final_after` read some key.
 fn has_final_reads(txns: &Txns, final_after: Option<u64>) -> bool {
     let Some(f) = final_after else { return false };
     txns.txns.iter().enumerate().any(|(t, x)| {
@@ -163,6 +168,7 @@ fn has_final_reads(txns: &Txns, final_after: Option<u64>) -> bool {
     })
 }
 
+/// What one key adds to the [`Analysis`].
 #[derive(Default)]
 struct KeyOut {
     anomalies: Vec<Anomaly>,
@@ -171,6 +177,33 @@ struct KeyOut {
     uncertain: Option<String>,
 }
 
+/// How txn `t` ended.
+fn status(txns: &Txns, t: u32) -> Status {
+    txns.txns[t as usize].status
+}
+
+/// What a key's committed reads say about its version order. Invariants: `order` holds
+/// each element once and `pos[order[i]] == i`; `prefix[i]` is whether `reads[i]` is a
+/// prefix of `longest`. When every read is, `order` is `longest` with duplicates dropped;
+/// else it is only the reads' common prefix and `observed` keeps the positions in
+/// `longest`.
+struct KeyReads<'a, 'r> {
+    reads: &'r Reads<'a>,
+    /// The longest read's reader (`None`: the key has no read) and its list.
+    longest_reader: Option<u32>,
+    longest: &'a [Atom],
+    prefix: Vec<bool>,
+    order: Vec<Sc<'a>>,
+    pos: FxHashMap<Sc<'a>, u32>,
+    /// The reads are incompatible: each element's first position in `longest`.
+    observed: Option<FxHashMap<Sc<'a>, u32>>,
+    /// The index in `longest` of its first repeated element; `usize::MAX`: none.
+    first_dup: usize,
+}
+
+/// One key: its version order, the anomalies read off it and its data edges. Each
+/// anomaly family is found by its own function; their order here fixes the order of the
+/// witnesses within each family (the order of the reads) and of the edges.
 fn analyze_key<'a>(
     txns: &Txns<'a>,
     k: u32,
@@ -178,164 +211,33 @@ fn analyze_key<'a>(
     reads: &Reads<'a>,
     final_after: Option<u64>,
 ) -> (KeyOrder<'a>, KeyOut) {
-    let mut out = KeyOut::default();
-    let status = |t: u32| txns.txns[t as usize].status;
+    let kr = version_order(txns, &writers, reads);
+    let unobserved = unobserved_writers(txns, &kr.pos, &writers);
+    let mut out = KeyOut {
+        unread: reads.is_empty() && writers.values().any(|w| status(txns, w.txn) == Status::Ok),
+        uncertain: kr.observed.as_ref().map(|_| uncertain_order(txns, k, &kr.order)),
+        ..KeyOut::default()
+    };
+    incompatible_order(txns, k, &kr, &mut out.anomalies);
+    duplicate_elements(txns, k, &kr, &mut out.anomalies);
+    aborted_reads(txns, k, &kr, &writers, &mut out.anomalies);
+    garbage_reads(txns, k, &kr, &writers, &mut out.anomalies);
+    intermediate_reads(txns, k, reads, &writers, &mut out.anomalies);
+    read_edges(txns, &kr, &writers, &unobserved, &mut out.edges);
+    write_edges(txns, &kr.order, &writers, &unobserved, &mut out.edges);
     let key = txns.keys[k as usize];
-    // The longest read and its own reader: another read of the same length may differ.
-    let (longest_txn, longest): (Option<u32>, &'a [Atom]) = reads
-        .iter()
-        .max_by_key(|(_, l)| l.len())
-        .map_or((None, &[]), |(t, l)| (Some(*t), *l));
-    let mut order: Vec<Sc<'a>> = Vec::with_capacity(longest.len());
-    let mut pos: FxHashMap<Sc<'a>, u32> = FxHashMap::default();
-    let mut first_dup = usize::MAX;
-    for (i, e) in txns.elems(longest).enumerate() {
-        if let std::collections::hash_map::Entry::Vacant(slot) = pos.entry(e) {
-            slot.insert(order.len() as u32);
-            order.push(e);
-        } else {
-            first_dup = first_dup.min(i);
-        }
+    dirty_updates(txns, key, &kr.order, &writers, &mut out.anomalies);
+    if let Some(final_reader) = final_reader(txns, reads, final_after) {
+        let seen = seen_in_incompatible_reads(txns, &kr, &writers);
+        let pos = kr.observed.as_ref().unwrap_or(&kr.pos);
+        lost_appends(txns, k, pos, &writers, &seen, final_reader, &mut out.anomalies);
     }
-    if reads.is_empty() && writers.len() == 1 {
-        let (&e, _) = writers.iter().next().expect("one writer");
-        pos.insert(e, 0);
-        order.push(e);
-    }
-    let is_prefix = |list: &[Atom]| {
-        list.len() <= longest.len()
-            && (std::ptr::eq(list.as_ptr(), longest.as_ptr())
-                || list.iter().zip(longest).all(|(a, b)| a == b))
-    };
-    // Incompatible reads leave the version order unknown past what every read agrees on:
-    // edges (and dirty updates) come from that common prefix only, never from a guess.
-    let compatible = reads.iter().all(|(_, l)| is_prefix(l));
-    let mut observed = None;
-    if !compatible {
-        observed = Some(std::mem::take(&mut pos));
-        let common = reads.iter().fold(longest.len(), |n, (_, l)| {
-            n.min(l.iter().zip(longest).take_while(|(a, b)| a == b).count())
-        });
-        order.clear();
-        for e in txns.elems(&longest[..common]) {
-            if let std::collections::hash_map::Entry::Vacant(slot) = pos.entry(e) {
-                slot.insert(order.len() as u32);
-                order.push(e);
-            }
-        }
-        out.uncertain = Some(format!(
-            "key {key}: its reads are incompatible, so its version order is unknown past their common prefix {}; cycles that would need it are not judged",
-            show_list(order.iter().copied())
-        ));
-    }
-    out.unread = reads.is_empty() && writers.values().any(|w| status(w.txn) == Status::Ok);
-    let first_with = |pred: &dyn Fn(Option<&Writer>) -> bool| {
-        txns.elems(longest)
-            .position(|e| pred(writers.get(&e)))
-            .unwrap_or(usize::MAX)
-    };
-    let first_failed = first_with(&|w| w.is_some_and(|w| status(w.txn) == Status::Fail));
-    let first_garbage = first_with(&|w| w.is_none());
-    let unobserved: Vec<u32> = {
-        let mut u: Vec<u32> = writers
-            .iter()
-            .filter(|(e, w)| !pos.contains_key(*e) && status(w.txn) != Status::Fail)
-            .map(|(_, w)| w.txn)
-            .collect();
-        u.sort_unstable();
-        u.dedup();
-        u
-    };
-    let mut reported_incompatible = false;
-    let mut seen_elsewhere: FxHashSet<Sc<'a>> = FxHashSet::default();
-    for &(r, list) in reads {
-        // Reads that share the table's chain (the same start) are prefixes of each other.
-        if is_prefix(list) {
-            let n = list.len();
-            if first_dup < n {
-                out.anomalies.push(duplicates(txns, k, r, list));
-            }
-            if first_failed < n {
-                out.anomalies.push(aborted_read(
-                    txns,
-                    k,
-                    r,
-                    list,
-                    txns.sc(longest[first_failed]),
-                    writers[&txns.sc(longest[first_failed])].txn,
-                ));
-            }
-            if first_garbage < n {
-                out.anomalies.push(garbage_read(
-                    txns,
-                    k,
-                    r,
-                    list,
-                    txns.sc(longest[first_garbage]),
-                ));
-            }
-        } else {
-            if !reported_incompatible {
-                reported_incompatible = true;
-                out.anomalies.push(incompatible(
-                    txns,
-                    k,
-                    (r, list),
-                    (longest_txn.expect("a longest read"), longest),
-                ));
-            }
-            let mut set = FxHashSet::default();
-            if !txns.elems(list).all(|e| set.insert(e)) {
-                out.anomalies.push(duplicates(txns, k, r, list));
-            }
-            for e in txns.elems(list) {
-                seen_elsewhere.insert(e);
-                match writers.get(&e) {
-                    Some(w) if status(w.txn) == Status::Fail => {
-                        out.anomalies.push(aborted_read(txns, k, r, list, e, w.txn));
-                        break;
-                    }
-                    None => {
-                        out.anomalies.push(garbage_read(txns, k, r, list, e));
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        read_edges(
-            txns,
-            k,
-            r,
-            list,
-            &order,
-            &pos,
-            &writers,
-            &unobserved,
-            &mut out,
-        );
-    }
-    write_edges(txns, &order, &writers, &unobserved, &mut out.edges);
-    dirty_updates(txns, key, &order, &writers, &mut out.anomalies);
-    let has_final =
-        final_after.is_some_and(|f| reads.iter().any(|(r, _)| txns.txns[*r as usize].invoke > f));
-    if has_final {
-        lost_appends(
-            txns,
-            k,
-            observed.as_ref().unwrap_or(&pos),
-            &writers,
-            &seen_elsewhere,
-            reads,
-            final_after.unwrap_or(0),
-            &mut out.anomalies,
-        );
-    }
-    let _ = key;
+    let agreed_prefix = kr.observed.is_some();
+    let (order, pos) = (kr.order, kr.pos);
     (
         KeyOrder {
             order,
-            agreed_prefix: observed.is_some(),
+            agreed_prefix,
             pos,
             writers,
         },
@@ -343,62 +245,297 @@ fn analyze_key<'a>(
     )
 }
 
-#[allow(clippy::too_many_arguments)]
-fn read_edges<'a>(
+/// The key's version order, as Elle infers list-append's: the longest committed read,
+/// duplicates dropped; a key never read and appended once has that one element. Where
+/// some read is not a prefix of the longest, the order is cut to what every read agrees
+/// on, so that no edge (or dirty update) rests on a guess between them.
+fn version_order<'a, 'r>(
     txns: &Txns<'a>,
-    k: u32,
-    r: u32,
-    list: &[Atom],
-    order: &[Sc<'a>],
-    pos: &FxHashMap<Sc<'a>, u32>,
     writers: &FxHashMap<Sc<'a>, Writer>,
-    unobserved: &[u32],
-    out: &mut KeyOut,
-) {
-    let status = |t: u32| txns.txns[t as usize].status;
-    let next = match list.last() {
-        None => 0,
-        Some(v) => {
-            let last = txns.sc(*v);
-            if let Some(w) = writers.get(&last) {
-                if w.intermediate && w.txn != r {
-                    out.anomalies
-                        .push(intermediate_read(txns, k, r, list, last, w.txn));
-                }
-                if status(w.txn) != Status::Fail && w.txn != r {
-                    out.edges.push(Edge {
-                        from: w.txn,
-                        to: r,
-                        kind: EdgeKind::Wr,
-                    });
-                }
-            }
-            match pos.get(&last) {
-                Some(p) => *p as usize + 1,
-                None => return,
-            }
-        }
-    };
-    if next < order.len() {
-        if let Some(w) = writers.get(&order[next]) {
-            if status(w.txn) != Status::Fail && w.txn != r {
-                out.edges.push(Edge {
-                    from: r,
-                    to: w.txn,
-                    kind: EdgeKind::Rw,
-                });
-            }
-        }
-    } else {
-        out.edges
-            .extend(unobserved.iter().filter(|u| **u != r).map(|&u| Edge {
-                from: r,
-                to: u,
-                kind: EdgeKind::Rw,
-            }));
+    reads: &'r Reads<'a>,
+) -> KeyReads<'a, 'r> {
+    // The longest read and its own reader: another read of the same length may differ.
+    let (longest_reader, longest): (Option<u32>, &'a [Atom]) = reads
+        .iter()
+        .max_by_key(|(_, l)| l.len())
+        .map_or((None, &[]), |(t, l)| (Some(*t), *l));
+    let (mut order, mut pos, first_dup) = distinct_elements(txns, longest);
+    if reads.is_empty() && writers.len() == 1 {
+        let (&e, _) = writers.iter().next().expect("one writer");
+        pos.insert(e, 0);
+        order.push(e);
+    }
+    let prefix: Vec<bool> = reads.iter().map(|(_, l)| is_prefix(l, longest)).collect();
+    let mut observed = None;
+    if prefix.contains(&false) {
+        let common = reads.iter().fold(longest.len(), |n, (_, l)| {
+            n.min(l.iter().zip(longest).take_while(|(a, b)| a == b).count())
+        });
+        let (agreed, agreed_pos, _) = distinct_elements(txns, &longest[..common]);
+        observed = Some(std::mem::replace(&mut pos, agreed_pos));
+        order = agreed;
+    }
+    KeyReads {
+        reads,
+        longest_reader,
+        longest,
+        prefix,
+        order,
+        pos,
+        observed,
+        first_dup,
     }
 }
 
+/// The elements of `list` in order, each once, with their positions, and the index in
+/// `list` of its first repeated element (`usize::MAX`: none).
+fn distinct_elements<'a>(
+    txns: &Txns<'a>,
+    list: &'a [Atom],
+) -> (Vec<Sc<'a>>, FxHashMap<Sc<'a>, u32>, usize) {
+    let mut order: Vec<Sc<'a>> = Vec::with_capacity(list.len());
+    let mut pos: FxHashMap<Sc<'a>, u32> = FxHashMap::default();
+    let mut first_dup = usize::MAX;
+    for (i, e) in txns.elems(list).enumerate() {
+        if let std::collections::hash_map::Entry::Vacant(slot) = pos.entry(e) {
+            slot.insert(order.len() as u32);
+            order.push(e);
+        } else {
+            first_dup = first_dup.min(i);
+        }
+    }
+    (order, pos, first_dup)
+}
+
+/// Whether `list` is a prefix of `longest`. Reads that share the table's chain (the same
+/// start) are prefixes of each other without comparing elements.
+fn is_prefix(list: &[Atom], longest: &[Atom]) -> bool {
+    list.len() <= longest.len()
+        && (std::ptr::eq(list.as_ptr(), longest.as_ptr())
+            || list.iter().zip(longest).all(|(a, b)| a == b))
+}
+
+/// The `uncertain` note of a key whose reads are incompatible.
+fn uncertain_order(txns: &Txns, k: u32, agreed: &[Sc]) -> String {
+    format!(
+        "key {}: its reads are incompatible, so its version order is unknown past their common prefix {}; cycles that would need it are not judged",
+        txns.keys[k as usize],
+        show_list(agreed.iter().copied())
+    )
+}
+
+/// The txns, sorted and each once, that appended an element outside the version order
+/// and did not fail: their appends come after every element in it.
+fn unobserved_writers<'a>(
+    txns: &Txns<'a>,
+    pos: &FxHashMap<Sc<'a>, u32>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+) -> Vec<u32> {
+    let mut u: Vec<u32> = writers
+        .iter()
+        .filter(|(e, w)| !pos.contains_key(*e) && status(txns, w.txn) != Status::Fail)
+        .map(|(_, w)| w.txn)
+        .collect();
+    u.sort_unstable();
+    u.dedup();
+    u
+}
+
+/// Elle's `incompatible-order`: two reads of the key neither of which is a prefix of the
+/// other. Invariant: at most one per key, for its first read that is not a prefix of the
+/// longest read, paired with the longest.
+fn incompatible_order<'a>(txns: &Txns<'a>, k: u32, kr: &KeyReads<'a, '_>, out: &mut Vec<Anomaly>) {
+    let first = kr.reads.iter().zip(&kr.prefix).find(|(_, p)| !**p);
+    if let Some((&(r, list), _)) = first {
+        let longest = (kr.longest_reader.expect("a longest read"), kr.longest);
+        out.push(incompatible(txns, k, (r, list), longest));
+    }
+}
+
+/// Elle's `duplicate-elements`: a read that holds an element more than once. A read that
+/// is a prefix of the longest has one when it reaches the longest read's first repeat.
+/// Invariant: at most one per read.
+fn duplicate_elements<'a>(txns: &Txns<'a>, k: u32, kr: &KeyReads<'a, '_>, out: &mut Vec<Anomaly>) {
+    for (&(r, list), &prefix) in kr.reads.iter().zip(&kr.prefix) {
+        let repeats = if prefix {
+            kr.first_dup < list.len()
+        } else {
+            let mut set = FxHashSet::default();
+            !txns.elems(list).all(|e| set.insert(e))
+        };
+        if repeats {
+            out.push(duplicates(txns, k, r, list));
+        }
+    }
+}
+
+/// Whether an element with writer `w` (`None`: nobody appended it) must not be seen by a
+/// committed read: its writer failed, or it has none.
+fn is_unsound(txns: &Txns, w: Option<&Writer>) -> bool {
+    w.is_none_or(|w| status(txns, w.txn) == Status::Fail)
+}
+
+/// The first element of `list` that a failed txn appended or that nobody appended, with
+/// its writer (`None`: nobody).
+fn first_unsound_element<'a>(
+    txns: &Txns<'a>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    list: &'a [Atom],
+) -> Option<(Sc<'a>, Option<Writer>)> {
+    txns.elems(list)
+        .map(|e| (e, writers.get(&e).copied()))
+        .find(|(_, w)| is_unsound(txns, w.as_ref()))
+}
+
+/// The index in the longest read of its first element whose writer matches `pred`
+/// (`None`: nobody appended it); `usize::MAX`: none.
+fn first_in_longest<'a>(
+    txns: &Txns<'a>,
+    kr: &KeyReads<'a, '_>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    pred: impl Fn(Option<&Writer>) -> bool,
+) -> usize {
+    txns.elems(kr.longest)
+        .position(|e| pred(writers.get(&e)))
+        .unwrap_or(usize::MAX)
+}
+
+/// Adya's G1a (aborted read): a committed read saw an element a failed txn appended. A
+/// prefix of the longest read has one when it reaches the longest read's first such
+/// element; another read when its first unsound element is one. Invariant: at most one
+/// per read.
+fn aborted_reads<'a>(
+    txns: &Txns<'a>,
+    k: u32,
+    kr: &KeyReads<'a, '_>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    out: &mut Vec<Anomaly>,
+) {
+    let first_failed = first_in_longest(txns, kr, writers, |w| {
+        w.is_some_and(|w| status(txns, w.txn) == Status::Fail)
+    });
+    for (&(r, list), &prefix) in kr.reads.iter().zip(&kr.prefix) {
+        if prefix {
+            if first_failed < list.len() {
+                let e = txns.sc(kr.longest[first_failed]);
+                out.push(aborted_read(txns, k, r, list, e, writers[&e].txn));
+            }
+        } else if let Some((e, Some(w))) = first_unsound_element(txns, writers, list) {
+            out.push(aborted_read(txns, k, r, list, e, w.txn));
+        }
+    }
+}
+
+/// Elle's `garbage-read`: a committed read saw an element nobody appended. A prefix of
+/// the longest read has one when it reaches the longest read's first such element;
+/// another read when its first unsound element is one. Invariant: at most one per read.
+fn garbage_reads<'a>(
+    txns: &Txns<'a>,
+    k: u32,
+    kr: &KeyReads<'a, '_>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    out: &mut Vec<Anomaly>,
+) {
+    let first_garbage = first_in_longest(txns, kr, writers, |w| w.is_none());
+    for (&(r, list), &prefix) in kr.reads.iter().zip(&kr.prefix) {
+        if prefix {
+            if first_garbage < list.len() {
+                let e = txns.sc(kr.longest[first_garbage]);
+                out.push(garbage_read(txns, k, r, list, e));
+            }
+        } else if let Some((e, None)) = first_unsound_element(txns, writers, list) {
+            out.push(garbage_read(txns, k, r, list, e));
+        }
+    }
+}
+
+/// Adya's G1b (intermediate read): a read ended at an element its writer followed with
+/// another append to the key. Invariant: at most one per read, never for a txn's read
+/// of its own append.
+fn intermediate_reads<'a>(
+    txns: &Txns<'a>,
+    k: u32,
+    reads: &Reads<'a>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    out: &mut Vec<Anomaly>,
+) {
+    for &(r, list) in reads {
+        let Some(last) = list.last().map(|a| txns.sc(*a)) else {
+            continue;
+        };
+        if let Some(w) = writers.get(&last) {
+            if w.intermediate && w.txn != r {
+                out.push(intermediate_read(txns, k, r, list, last, w.txn));
+            }
+        }
+    }
+}
+
+/// The wr and rw edges of the key's reads, in read order: wr from the writer of a read's
+/// last element to the reader, then the read's rw edges ([`rw_edges`]). Invariants: no
+/// edge touches a failed txn or joins a txn to itself; a read whose last element is
+/// outside the version order gives no rw edge.
+fn read_edges<'a>(
+    txns: &Txns<'a>,
+    kr: &KeyReads<'a, '_>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    unobserved: &[u32],
+    edges: &mut Vec<Edge>,
+) {
+    for &(r, list) in kr.reads {
+        let next = match list.last().map(|a| txns.sc(*a)) {
+            None => 0,
+            Some(last) => {
+                if let Some(w) = writers.get(&last) {
+                    if status(txns, w.txn) != Status::Fail && w.txn != r {
+                        edges.push(Edge {
+                            from: w.txn,
+                            to: r,
+                            kind: EdgeKind::Wr,
+                        });
+                    }
+                }
+                match kr.pos.get(&last) {
+                    Some(p) => *p as usize + 1,
+                    None => continue,
+                }
+            }
+        };
+        rw_edges(txns, r, next, &kr.order, writers, unobserved, edges);
+    }
+}
+
+/// The rw edges of reader `r`, whose read ends before `order[next]`: to that element's
+/// writer, or, when it read the whole order, to every txn whose append is unobserved.
+fn rw_edges<'a>(
+    txns: &Txns<'a>,
+    r: u32,
+    next: usize,
+    order: &[Sc<'a>],
+    writers: &FxHashMap<Sc<'a>, Writer>,
+    unobserved: &[u32],
+    edges: &mut Vec<Edge>,
+) {
+    let rw = |to: u32| Edge {
+        from: r,
+        to,
+        kind: EdgeKind::Rw,
+    };
+    if next < order.len() {
+        if let Some(w) = writers.get(&order[next]) {
+            if status(txns, w.txn) != Status::Fail && w.txn != r {
+                edges.push(rw(w.txn));
+            }
+        }
+    } else {
+        edges.extend(unobserved.iter().filter(|u| **u != r).map(|&u| rw(u)));
+    }
+}
+
+/// ww edges (Elle's list-append ww inference): from the writer of each element to the
+/// writer of the next in the version order, and from the writer of the last to every
+/// txn whose append is unobserved. Invariant: no edge touches a failed txn or joins a
+/// txn to itself.
 fn write_edges<'a>(
     txns: &Txns<'a>,
     order: &[Sc<'a>],
@@ -432,8 +569,9 @@ fn write_edges<'a>(
     }
 }
 
-/// Elle's dirty update: in version order, a committed append directly after (possibly
-/// through indeterminate ones) an append of a failed txn.
+/// Elle's `dirty-update`: in version order, a committed append directly after (possibly
+/// through indeterminate ones) an append of a failed txn. Invariant: read off the version
+/// order only, so never past the prefix incompatible reads agree on.
 fn dirty_updates<'a>(
     txns: &Txns<'a>,
     key: Sc<'a>,
@@ -473,24 +611,49 @@ fn dirty_updates<'a>(
     }
 }
 
-/// Committed appends to a key with a final read that no read ever observed.
-#[allow(clippy::too_many_arguments)]
+/// The first read of the key invoked after every append completed (a final read);
+/// `None` when there is none, or nothing appends.
+fn final_reader(txns: &Txns, reads: &Reads, final_after: Option<u64>) -> Option<u32> {
+    let f = final_after?;
+    reads
+        .iter()
+        .find(|(r, _)| txns.txns[*r as usize].invoke > f)
+        .map(|(r, _)| *r)
+}
+
+/// The elements the reads that are not prefixes of the longest show, each read taken up
+/// to and including its first unsound element: appends `lost_appends` must not call
+/// unobserved although they are outside the version order.
+fn seen_in_incompatible_reads<'a>(
+    txns: &Txns<'a>,
+    kr: &KeyReads<'a, '_>,
+    writers: &FxHashMap<Sc<'a>, Writer>,
+) -> FxHashSet<Sc<'a>> {
+    let mut seen: FxHashSet<Sc<'a>> = FxHashSet::default();
+    for (&(_, list), _) in kr.reads.iter().zip(&kr.prefix).filter(|(_, p)| !**p) {
+        for e in txns.elems(list) {
+            seen.insert(e);
+            if is_unsound(txns, writers.get(&e)) {
+                break;
+            }
+        }
+    }
+    seen
+}
+
+/// Elle's `lost-append`: a committed append to a key with a final read that no read ever
+/// observed (`pos`: the elements of the longest read). Invariant: only checked with a
+/// final read, so an append still in flight is never called lost; one per lost element.
 fn lost_appends<'a>(
     txns: &Txns<'a>,
     k: u32,
     pos: &FxHashMap<Sc<'a>, u32>,
     writers: &FxHashMap<Sc<'a>, Writer>,
     seen_elsewhere: &FxHashSet<Sc<'a>>,
-    reads: &Reads<'a>,
-    final_after: u64,
+    final_reader: u32,
     out: &mut Vec<Anomaly>,
 ) {
     let key = txns.keys[k as usize];
-    let final_reader = reads
-        .iter()
-        .find(|(r, _)| txns.txns[*r as usize].invoke > final_after)
-        .map(|(r, _)| *r)
-        .expect("a final read");
     let mut lost: Vec<(u32, Sc<'a>)> = writers
         .iter()
         .filter(|(e, w)| {
@@ -596,96 +759,120 @@ fn intermediate_read<'a>(
 
 impl Explain for Orders<'_> {
     fn explain(&self, txns: &Txns, a: u32, b: u32, kind: EdgeKind) -> (Option<Value>, String) {
+        let found = match kind {
+            EdgeKind::Ww => self.explain_ww(txns, a, b),
+            EdgeKind::Wr => self.explain_wr(txns, a, b),
+            EdgeKind::Rw => self.explain_rw(txns, a, b),
+            _ => None,
+        };
+        found.unwrap_or_else(|| {
+            let (ta, tb) = (tname(txns, a), tname(txns, b));
+            (None, format!("{ta} precedes {tb}: {}", kind.as_str()))
+        })
+    }
+}
+
+/// An explained edge: the key and a sentence.
+type Explained = (Option<Value>, String);
+
+impl Orders<'_> {
+    /// A ww edge a -> b: an append of `b` directly after one of `a` in a key's version
+    /// order (or, never read, after the last element read).
+    fn explain_ww(&self, txns: &Txns, a: u32, b: u32) -> Option<Explained> {
         let (ta, tb) = (tname(txns, a), tname(txns, b));
-        match kind {
-            EdgeKind::Ww => {
-                for m in txns.mops_of(b) {
-                    let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else {
-                        continue;
-                    };
-                    let ko = &self.keys[m.key as usize];
-                    let key = txns.keys[m.key as usize];
-                    let prev = match ko.pos.get(&e) {
-                        Some(0) => continue,
-                        Some(p) => ko.order[*p as usize - 1],
-                        None => match ko.order.last() {
-                            Some(l) => *l,
-                            None => continue,
-                        },
-                    };
-                    if ko.writers.get(&prev).map(|w| w.txn) == Some(a) {
-                        let tail = if ko.pos.contains_key(&e) {
-                            ""
-                        } else if ko.agreed_prefix {
-                            " (past the prefix every read of the key agrees on, so after it)"
-                        } else {
-                            " (never read, so after every element read)"
-                        };
-                        return (Some(key.to_json()), format!("{tb} appended {e} to key {key} after {ta}'s append of {prev}{tail}: ww"));
-                    }
-                }
+        for m in txns.mops_of(b) {
+            let (MopKind::Append, Arg::Scalar(e)) = (m.kind, m.arg) else {
+                continue;
+            };
+            let ko = &self.keys[m.key as usize];
+            let key = txns.keys[m.key as usize];
+            let prev = match ko.pos.get(&e) {
+                Some(0) => continue,
+                Some(p) => ko.order[*p as usize - 1],
+                None => match ko.order.last() {
+                    Some(l) => *l,
+                    None => continue,
+                },
+            };
+            if ko.writers.get(&prev).map(|w| w.txn) == Some(a) {
+                let tail = if ko.pos.contains_key(&e) {
+                    ""
+                } else if ko.agreed_prefix {
+                    " (past the prefix every read of the key agrees on, so after it)"
+                } else {
+                    " (never read, so after every element read)"
+                };
+                return Some((Some(key.to_json()), format!("{tb} appended {e} to key {key} after {ta}'s append of {prev}{tail}: ww")));
             }
-            EdgeKind::Wr => {
-                for m in txns.mops_of(b) {
-                    let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else {
-                        continue;
-                    };
-                    let Some(last) = l.last().map(|a| txns.sc(*a)) else {
-                        continue;
-                    };
-                    let ko = &self.keys[m.key as usize];
-                    if ko.writers.get(&last).map(|w| w.txn) == Some(a) {
-                        let key = txns.keys[m.key as usize];
-                        return (Some(key.to_json()), format!("{tb} read key {key} = {}, whose last element {last} {ta} appended: wr", list_of(txns, l)));
-                    }
-                }
-            }
-            EdgeKind::Rw => {
-                for m in txns.mops_of(a) {
-                    let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else {
-                        continue;
-                    };
-                    let ko = &self.keys[m.key as usize];
-                    let key = txns.keys[m.key as usize];
-                    let next = match l.last().map(|a| txns.sc(*a)) {
-                        None => 0,
-                        Some(last) => match ko.pos.get(&last) {
-                            Some(p) => *p as usize + 1,
-                            None => continue,
-                        },
-                    };
-                    if let Some(e) = ko.order.get(next) {
-                        if ko.writers.get(e).map(|w| w.txn) == Some(b) {
-                            let after = if next == 0 {
-                                ", the first element".to_string()
-                            } else {
-                                format!(" after {}", ko.order[next - 1])
-                            };
-                            return (
-                                Some(key.to_json()),
-                                format!(
-                                    "{ta} read key {key} = {} and {tb} appended {e}{after}: rw",
-                                    list_of(txns, l)
-                                ),
-                            );
-                        }
-                    } else if let Some(e) = ko
-                        .writers
-                        .iter()
-                        .find(|(e, w)| w.txn == b && !ko.pos.contains_key(*e))
-                        .map(|(e, _)| *e)
-                    {
-                        let why = if ko.agreed_prefix {
-                            "past the prefix every read of the key agrees on"
-                        } else {
-                            "which no read saw"
-                        };
-                        return (Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}, {why}, so after it: rw", list_of(txns, l)));
-                    }
-                }
-            }
-            _ => {}
         }
-        (None, format!("{ta} precedes {tb}: {}", kind.as_str()))
+        None
+    }
+
+    /// A wr edge a -> b: a read of `b` whose last element `a` appended.
+    fn explain_wr(&self, txns: &Txns, a: u32, b: u32) -> Option<Explained> {
+        let (ta, tb) = (tname(txns, a), tname(txns, b));
+        for m in txns.mops_of(b) {
+            let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else {
+                continue;
+            };
+            let Some(last) = l.last().map(|a| txns.sc(*a)) else {
+                continue;
+            };
+            let ko = &self.keys[m.key as usize];
+            if ko.writers.get(&last).map(|w| w.txn) == Some(a) {
+                let key = txns.keys[m.key as usize];
+                return Some((Some(key.to_json()), format!("{tb} read key {key} = {}, whose last element {last} {ta} appended: wr", list_of(txns, l))));
+            }
+        }
+        None
+    }
+
+    /// An rw edge a -> b: a read of `a` and the append of `b` right after what it read
+    /// (or, past the version order, an append no read saw).
+    fn explain_rw(&self, txns: &Txns, a: u32, b: u32) -> Option<Explained> {
+        let (ta, tb) = (tname(txns, a), tname(txns, b));
+        for m in txns.mops_of(a) {
+            let (MopKind::Read, Arg::List(l)) = (m.kind, m.arg) else {
+                continue;
+            };
+            let ko = &self.keys[m.key as usize];
+            let key = txns.keys[m.key as usize];
+            let next = match l.last().map(|a| txns.sc(*a)) {
+                None => 0,
+                Some(last) => match ko.pos.get(&last) {
+                    Some(p) => *p as usize + 1,
+                    None => continue,
+                },
+            };
+            if let Some(e) = ko.order.get(next) {
+                if ko.writers.get(e).map(|w| w.txn) == Some(b) {
+                    let after = if next == 0 {
+                        ", the first element".to_string()
+                    } else {
+                        format!(" after {}", ko.order[next - 1])
+                    };
+                    return Some((
+                        Some(key.to_json()),
+                        format!(
+                            "{ta} read key {key} = {} and {tb} appended {e}{after}: rw",
+                            list_of(txns, l)
+                        ),
+                    ));
+                }
+            } else if let Some(e) = ko
+                .writers
+                .iter()
+                .find(|(e, w)| w.txn == b && !ko.pos.contains_key(*e))
+                .map(|(e, _)| *e)
+            {
+                let why = if ko.agreed_prefix {
+                    "past the prefix every read of the key agrees on"
+                } else {
+                    "which no read saw"
+                };
+                return Some((Some(key.to_json()), format!("{ta} read key {key} = {} and {tb} appended {e}, {why}, so after it: rw", list_of(txns, l))));
+            }
+        }
+        None
     }
 }

@@ -79,8 +79,40 @@ fn reads_after_own_write<'a>(txns: &Txns<'a>, t: u32) -> Vec<(u32, Sc<'a>)> {
     out
 }
 
+/// Runs the rw-register analysis.
 pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
     let mut out = Analysis::default();
+    let (writers, key_writers) = index_writers(txns, &mut out);
+    let mut read_keys = vec![false; txns.keys.len()];
+    for t in 0..txns.txns.len() as u32 {
+        if txns.txns[t as usize].status == Status::Ok {
+            judge_reads(txns, t, &writers, &key_writers, &mut read_keys, &mut out);
+        }
+    }
+    for (k, w) in writers.iter().enumerate() {
+        if !read_keys[k]
+            && w.values()
+                .any(|w| txns.txns[w.txn as usize].status == Status::Ok)
+        {
+            out.unread_keys.push(k as u32);
+        }
+    }
+    super::txn_rules::rw_register_rules(txns, &mut out.anomalies);
+    out.notes.push(
+        "rw-register: the order of written values is not inferred (only that nil, the initial state, precedes them all); \
+         ww edges and rw edges from reads of written values are therefore absent"
+            .into(),
+    );
+    (out, Registers { writers })
+}
+
+/// Per key: value -> the txn that wrote it (marked intermediate when the txn wrote the
+/// key again), and the txns that did not fail and wrote the key, in txn order. A second
+/// write of the same value to a key is a problem: reads could no longer name their writer.
+fn index_writers<'a>(
+    txns: &Txns<'a>,
+    out: &mut Analysis,
+) -> (Vec<FxHashMap<Sc<'a>, Writer>>, Vec<Vec<u32>>) {
     let mut writers: Vec<FxHashMap<Sc<'a>, Writer>> = vec![FxHashMap::default(); txns.keys.len()];
     let mut key_writers: Vec<Vec<u32>> = vec![Vec::new(); txns.keys.len()];
     let mut last: Vec<(u32, Sc<'a>)> = Vec::new();
@@ -123,56 +155,51 @@ pub fn analyze<'a>(txns: &Txns<'a>) -> (Analysis, Registers<'a>) {
             );
         }
     }
-    let mut read_keys = vec![false; txns.keys.len()];
-    for t in 0..txns.txns.len() as u32 {
-        if txns.txns[t as usize].status != Status::Ok {
-            continue;
-        }
-        for (k, v) in external_reads(txns, t) {
-            read_keys[k as usize] = true;
-            match v {
-                None => out
-                    .edges
-                    .extend(
-                        key_writers[k as usize]
-                            .iter()
-                            .filter(|w| **w != t)
-                            .map(|&w| Edge {
-                                from: t,
-                                to: w,
-                                kind: EdgeKind::Rw,
-                            }),
-                    ),
-                Some(v) => read_of_value(txns, &writers[k as usize], t, k, v, &mut out),
-            }
-        }
-        for (k, v) in reads_after_own_write(txns, t) {
-            judge_foreign_value(txns, &writers[k as usize], t, k, v, &mut out);
-        }
-        // Reads after the txn's own write of the key are internal; still mark the key read.
-        for m in txns.mops_of(t) {
-            if m.kind == MopKind::Read {
-                read_keys[m.key as usize] = true;
-            }
-        }
-    }
-    for (k, w) in writers.iter().enumerate() {
-        if !read_keys[k]
-            && w.values()
-                .any(|w| txns.txns[w.txn as usize].status == Status::Ok)
-        {
-            out.unread_keys.push(k as u32);
-        }
-    }
-    super::txn_rules::rw_register_rules(txns, &mut out.anomalies);
-    out.notes.push(
-        "rw-register: the order of written values is not inferred (only that nil, the initial state, precedes them all); \
-         ww edges and rw edges from reads of written values are therefore absent"
-            .into(),
-    );
-    (out, Registers { writers })
+    (writers, key_writers)
 }
 
+/// The reads of committed txn `t`: each external read gives its edges (a read of nil: rw
+/// to every other txn that wrote the key; a read of a value: [`read_of_value`]); each read
+/// of another txn's value after `t`'s own write is judged too. Marks every key `t` read.
+fn judge_reads<'a>(
+    txns: &Txns<'a>,
+    t: u32,
+    writers: &[FxHashMap<Sc<'a>, Writer>],
+    key_writers: &[Vec<u32>],
+    read_keys: &mut [bool],
+    out: &mut Analysis,
+) {
+    for (k, v) in external_reads(txns, t) {
+        read_keys[k as usize] = true;
+        match v {
+            None => out
+                .edges
+                .extend(
+                    key_writers[k as usize]
+                        .iter()
+                        .filter(|w| **w != t)
+                        .map(|&w| Edge {
+                            from: t,
+                            to: w,
+                            kind: EdgeKind::Rw,
+                        }),
+                ),
+            Some(v) => read_of_value(txns, &writers[k as usize], t, k, v, out),
+        }
+    }
+    for (k, v) in reads_after_own_write(txns, t) {
+        judge_foreign_value(txns, &writers[k as usize], t, k, v, out);
+    }
+    // Reads after the txn's own write of the key are internal; still mark the key read.
+    for m in txns.mops_of(t) {
+        if m.kind == MopKind::Read {
+            read_keys[m.key as usize] = true;
+        }
+    }
+}
+
+/// A committed read of another txn's value: judged by [`judge_foreign_value`], and a wr
+/// edge from its writer when that is a plain read of its final write.
 fn read_of_value<'a>(
     txns: &Txns<'a>,
     writers: &FxHashMap<Sc<'a>, Writer>,
