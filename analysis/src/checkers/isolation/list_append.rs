@@ -228,7 +228,7 @@ fn analyze_key<'a>(
     let key = txns.keys[k as usize];
     dirty_updates(txns, key, &kr.order, &writers, &mut out.anomalies);
     if let Some(final_reader) = final_reader(txns, reads, final_after) {
-        let seen = seen_in_incompatible_reads(txns, &kr, &writers);
+        let seen = seen_in_incompatible_reads(txns, &kr);
         let pos = kr.observed.as_ref().unwrap_or(&kr.pos);
         lost_appends(txns, k, pos, &writers, &seen, final_reader, &mut out.anomalies);
     }
@@ -621,24 +621,17 @@ fn final_reader(txns: &Txns, reads: &Reads, final_after: Option<u64>) -> Option<
         .map(|(r, _)| *r)
 }
 
-/// The elements the reads that are not prefixes of the longest show, each read taken up
-/// to and including its first unsound element: appends `lost_appends` must not call
-/// unobserved although they are outside the version order.
-fn seen_in_incompatible_reads<'a>(
-    txns: &Txns<'a>,
-    kr: &KeyReads<'a, '_>,
-    writers: &FxHashMap<Sc<'a>, Writer>,
-) -> FxHashSet<Sc<'a>> {
-    let mut seen: FxHashSet<Sc<'a>> = FxHashSet::default();
-    for (&(_, list), _) in kr.reads.iter().zip(&kr.prefix).filter(|(_, p)| !**p) {
-        for e in txns.elems(list) {
-            seen.insert(e);
-            if is_unsound(txns, writers.get(&e)) {
-                break;
-            }
-        }
-    }
-    seen
+/// Every element the reads that are not prefixes of the longest show: appends
+/// `lost_appends` must not call unobserved although they are outside the version order.
+/// The whole read counts, also past an aborted or unknown element (reported on its own as
+/// `G1a` or `garbage-read`): an element a read returned was observed.
+fn seen_in_incompatible_reads<'a>(txns: &Txns<'a>, kr: &KeyReads<'a, '_>) -> FxHashSet<Sc<'a>> {
+    kr.reads
+        .iter()
+        .zip(&kr.prefix)
+        .filter(|(_, p)| !**p)
+        .flat_map(|(&(_, list), _)| txns.elems(list))
+        .collect()
 }
 
 /// Elle's `lost-append`: a committed append to a key with a final read that no read ever

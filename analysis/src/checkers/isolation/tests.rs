@@ -517,6 +517,31 @@ fn unobserved_acknowledged_append_with_final_read_is_lost_append() {
 }
 
 #[test]
+fn an_append_seen_after_an_aborted_element_of_an_incompatible_read_is_not_lost() {
+    // T3's read [1 9 3] is incompatible with the final, longest [1 4 5 6] and shows the failed T1's 9
+    // (G1a); it also shows T2's 3, so 3 was observed: not a lost-append, whatever else
+    // the read shows.
+    let mut h = H::default();
+    h.txn(0, json!([["append", "x", 1]]))
+        .txn(4, json!([["append", "x", 4], ["append", "x", 5], ["append", "x", 6]]));
+    h.invoke(1, json!([["append", "x", 9]]))
+        .fail(1, json!([["append", "x", 9]]));
+    h.txn(2, json!([["append", "x", 3]]));
+    h.txn(3, json!([["r", "x", [1, 9, 3]]]));
+    h.txn(5, json!([["r", "x", [1, 4, 5, 6]]]));
+    let r = la(&h, C::StrictSerializable);
+    assert_eq!(r.valid, Validity::Invalid, "{r:#?}");
+    let lost: Vec<&Value> = r
+        .anomalies
+        .iter()
+        .filter(|a| a["type"] == "lost-append")
+        .map(|a| &a["element"])
+        .collect();
+    assert!(!lost.contains(&&json!(3)), "3 was read by T3: {r:#?}");
+    assert!(types(&r).contains(&"G1a".to_string()), "{:?}", types(&r));
+}
+
+#[test]
 fn stale_read_after_completion_is_g_single_realtime() {
     let mut h = H::default();
     h.txn(0, json!([["append", "x", 1]]));
