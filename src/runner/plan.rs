@@ -207,61 +207,8 @@ impl Plan {
         };
         let nemesis =
             FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
-        let mut partition_modes = Vec::new();
-        let mut auto = false;
-        for m in args
-            .partition_modes
-            .split(',')
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-        {
-            if m == "auto" {
-                auto = true;
-                partition_modes.extend(PartitionMode::all_for(usize::from(args.nodes)));
-                continue;
-            }
-            partition_modes.push(PartitionMode::parse(m).ok_or_else(|| {
-                bad(format!("--partition-modes: unknown mode {m:?} (auto, one, majority, bridge, ring, leader, majorities-ring)"))
-            })?);
-        }
-        if partition_modes.is_empty() && !auto {
-            return Err(bad("--partition-modes needs at least one mode".into()));
-        }
-        // `auto` on a cluster too small for any shape (one node) is fine unless partitions
-        // were asked for.
-        if partition_modes.is_empty() && nemesis.contains(&FaultKind::PARTITION) {
-            return Err(bad(format!(
-                "--nemesis partition: no partition shape fits {} node(s)",
-                args.nodes
-            )));
-        }
-        if !(args.nemesis_interval.is_finite()
-            && args.nemesis_interval >= 0.5
-            && args.nemesis_interval <= 3600.0)
-        {
-            return Err(bad(format!(
-                "--nemesis-interval {} must be between 0.5 and 3600 seconds",
-                args.nemesis_interval
-            )));
-        }
-        if !(0.0..=1.0).contains(&args.loss_probability) {
-            return Err(bad(format!(
-                "--loss-probability {} must be between 0 and 1",
-                args.loss_probability
-            )));
-        }
-        if args.time_limit == 0 || args.time_limit > 24 * 3600 {
-            return Err(bad(format!(
-                "--time-limit {} must be between 1 and 86400 seconds",
-                args.time_limit
-            )));
-        }
-        if args.groups == 0 || args.groups > 64 {
-            return Err(bad(format!(
-                "--groups {} must be between 1 and 64",
-                args.groups
-            )));
-        }
+        let partition_modes = partition_modes(args, &nemesis)?;
+        check_numeric_ranges(args)?;
         let subnet = match &args.subnet {
             Some(s) => Some(subnet::parse_subnet(s).map_err(|e| bad(format!("--subnet: {e:#}")))?),
             None => None,
@@ -281,45 +228,7 @@ impl Plan {
             args.nodes = n;
         }
         let args = &args;
-        if client == workloads::Protocol::Redis && args.read_path == workloads::ReadPath::Leader {
-            return Err(bad(
-                "--read-path leader needs --client grpc: a Redis client reads through its own node"
-                    .into(),
-            ));
-        }
-        if let Some((runs, what)) =
-            data_api_workloads(client).filter(|(runs, _)| !runs.contains(&args.workload.as_str()))
-        {
-            return Err(bad(format!(
-                "--client {} runs --workload {} only ({what}), not {}",
-                client.name(),
-                runs.join(" or "),
-                args.workload
-            )));
-        }
-        if args.tables != 1
-            && (client != workloads::Protocol::Dynamodb || args.workload != "append")
-        {
-            return Err(bad(
-                "--tables needs --client dynamodb --workload append".into()
-            ));
-        }
-        let max_tables = workloads::client::dynamodb::tables::MAX_APPEND_TABLES;
-        if !(1..=max_tables).contains(&args.tables) {
-            return Err(bad(format!(
-                "--tables must be between 1 and {max_tables}, got {}",
-                args.tables
-            )));
-        }
-        if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
-            return Err(bad("--set-read mget needs --client redis".into()));
-        }
-        if args.read_path == workloads::ReadPath::Leader && !caps.has(Capability::LeaderReadPath) {
-            return Err(bad(format!(
-                "--read-path leader has no meaning for --db {}: its reads are served as it decides",
-                args.db.name()
-            )));
-        }
+        check_client_choices(args, client, &caps)?;
         crate::db::validate(
             db.as_ref(),
             args.cluster,
@@ -333,24 +242,7 @@ impl Plan {
         if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
             crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
         }
-        let needs = WorkloadKind::from_name(&args.workload).map_or(&[][..], |w| w.spec().needs);
-        if let Some(missing) = needs
-            .iter()
-            .find(|c| !caps.has(Capability::Client(client, **c)))
-        {
-            let over: Vec<&str> = caps
-                .protocols_with(db.protocols(), needs)
-                .iter()
-                .map(|p| p.name())
-                .collect();
-            return Err(bad(format!(
-                "--workload {} runs {}, which --db {} runs only with --client {}",
-                args.workload,
-                missing.what(),
-                args.db.name(),
-                over.join("|")
-            )));
-        }
+        check_workload_needs(args, client, db.as_ref(), &caps)?;
         let seed = args.seed.unwrap_or_else(rand::random);
         let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
         if !caps.has(Capability::Client(client, workloads::ClientCapability::Cas)) {
@@ -447,4 +339,151 @@ impl Plan {
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(super::record::TestRecord::of(self)).unwrap_or_default()
     }
+}
+
+/// `--partition-modes` (a list, `auto`: every shape that fits the cluster), refused when
+/// empty or when `--nemesis partition` has no shape that fits.
+fn partition_modes(args: &TestSpec, nemesis: &[FaultKind]) -> Result<Vec<PartitionMode>, BadArgs> {
+    let bad = |s: String| BadArgs(s);
+    let mut partition_modes = Vec::new();
+    let mut auto = false;
+    for m in args
+        .partition_modes
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        if m == "auto" {
+            auto = true;
+            partition_modes.extend(PartitionMode::all_for(usize::from(args.nodes)));
+            continue;
+        }
+        partition_modes.push(PartitionMode::parse(m).ok_or_else(|| {
+            bad(format!("--partition-modes: unknown mode {m:?} (auto, one, majority, bridge, ring, leader, majorities-ring)"))
+        })?);
+    }
+    if partition_modes.is_empty() && !auto {
+        return Err(bad("--partition-modes needs at least one mode".into()));
+    }
+    // `auto` on a cluster too small for any shape (one node) is fine unless partitions
+    // were asked for.
+    if partition_modes.is_empty() && nemesis.contains(&FaultKind::PARTITION) {
+        return Err(bad(format!(
+            "--nemesis partition: no partition shape fits {} node(s)",
+            args.nodes
+        )));
+    }
+    Ok(partition_modes)
+}
+
+/// The workload's client capabilities (cas, transactions, sorted sets) against what the
+/// target offers through `client`; the error names the clients that would do.
+fn check_workload_needs(
+    args: &TestSpec,
+    client: workloads::Protocol,
+    db: &dyn crate::db::Db,
+    caps: &crate::db::capability::Capabilities,
+) -> Result<(), BadArgs> {
+    let bad = |s: String| BadArgs(s);
+    let needs = WorkloadKind::from_name(&args.workload).map_or(&[][..], |w| w.spec().needs);
+    if let Some(missing) = needs
+        .iter()
+        .find(|c| !caps.has(Capability::Client(client, **c)))
+    {
+        let over: Vec<&str> = caps
+            .protocols_with(db.protocols(), needs)
+            .iter()
+            .map(|p| p.name())
+            .collect();
+        return Err(bad(format!(
+            "--workload {} runs {}, which --db {} runs only with --client {}",
+            args.workload,
+            missing.what(),
+            args.db.name(),
+            over.join("|")
+        )));
+    }
+    Ok(())
+}
+
+/// The numeric options' ranges: `--nemesis-interval`, `--loss-probability`, `--time-limit`,
+/// `--groups`.
+fn check_numeric_ranges(args: &TestSpec) -> Result<(), BadArgs> {
+    let bad = |s: String| BadArgs(s);
+    if !(args.nemesis_interval.is_finite()
+        && args.nemesis_interval >= 0.5
+        && args.nemesis_interval <= 3600.0)
+    {
+        return Err(bad(format!(
+            "--nemesis-interval {} must be between 0.5 and 3600 seconds",
+            args.nemesis_interval
+        )));
+    }
+    if !(0.0..=1.0).contains(&args.loss_probability) {
+        return Err(bad(format!(
+            "--loss-probability {} must be between 0 and 1",
+            args.loss_probability
+        )));
+    }
+    if args.time_limit == 0 || args.time_limit > 24 * 3600 {
+        return Err(bad(format!(
+            "--time-limit {} must be between 1 and 86400 seconds",
+            args.time_limit
+        )));
+    }
+    if args.groups == 0 || args.groups > 64 {
+        return Err(bad(format!(
+            "--groups {} must be between 1 and 64",
+            args.groups
+        )));
+    }
+    Ok(())
+}
+
+/// The client-side options against the client the run speaks and its target's
+/// capabilities: what each data API runs, `--tables`, `--set-read`, `--read-path`.
+fn check_client_choices(
+    args: &TestSpec,
+    client: workloads::Protocol,
+    caps: &crate::db::capability::Capabilities,
+) -> Result<(), BadArgs> {
+    let bad = |s: String| BadArgs(s);
+    if client == workloads::Protocol::Redis && args.read_path == workloads::ReadPath::Leader {
+        return Err(bad(
+            "--read-path leader needs --client grpc: a Redis client reads through its own node"
+                .into(),
+        ));
+    }
+    if let Some((runs, what)) =
+        data_api_workloads(client).filter(|(runs, _)| !runs.contains(&args.workload.as_str()))
+    {
+        return Err(bad(format!(
+            "--client {} runs --workload {} only ({what}), not {}",
+            client.name(),
+            runs.join(" or "),
+            args.workload
+        )));
+    }
+    if args.tables != 1 && (client != workloads::Protocol::Dynamodb || args.workload != "append") {
+        return Err(bad(
+            "--tables needs --client dynamodb --workload append".into()
+        ));
+    }
+    let max_tables = workloads::client::dynamodb::tables::MAX_APPEND_TABLES;
+    if !(1..=max_tables).contains(&args.tables) {
+        return Err(bad(format!(
+            "--tables must be between 1 and {max_tables}, got {}",
+            args.tables
+        )));
+    }
+    if client != workloads::Protocol::Redis && args.set_read != workloads::SetRead::Scan {
+        return Err(bad("--set-read mget needs --client redis".into()));
+    }
+    if args.read_path == workloads::ReadPath::Leader && !caps.has(Capability::LeaderReadPath) {
+        return Err(bad(format!(
+            "--read-path leader has no meaning for --db {}: its reads are served as it decides",
+            args.db.name()
+        )));
+    }
+    Ok(())
 }
