@@ -19,6 +19,8 @@ struct FactOptions<'a> {
     auto_split: bool,
     server_args: &'a [String],
     cluster: ClusterKind,
+    /// The protocol of the data operations (`--client`).
+    client: workloads::Protocol,
     /// What the run asked of the checkers (the isolation checker's consistency model).
     checks: CheckOptions,
 }
@@ -32,6 +34,7 @@ pub fn run_facts(test: &TestRecord, db: &dyn Db, hot_prefix: Option<String>) -> 
         auto_split: test.auto_split,
         server_args: &test.server_args,
         cluster: test.cluster,
+        client: test.client,
         checks: CheckOptions {
             consistency: test
                 .consistency_model
@@ -72,6 +75,10 @@ pub fn recorded_facts(
             .as_str()
             .and_then(ClusterKind::from_name)
             .unwrap_or_default(),
+        client: test["client"]
+            .as_str()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or_default(),
         checks: recorded_checks(test),
     };
     facts_of(&options, db, hot_prefix)
@@ -83,6 +90,12 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
     // A transaction's answer carries no commit metadata (it may commit in several groups),
     // so a transaction workload's operations report none whatever the store does.
     let transactional = spec.is_some_and(|s| s.transactional());
+    // Nor does a data API's (DynamoDB, S3): only the store's own protocol reports where a
+    // write committed.
+    let own_protocol = matches!(
+        options.client,
+        workloads::Protocol::Grpc | workloads::Protocol::Redis
+    );
     let reports = db.reports();
     RunFacts {
         basis: Basis::Run,
@@ -94,7 +107,7 @@ fn facts_of(options: &FactOptions, db: &dyn Db, hot_prefix: Option<String>) -> R
         linearizable_reads: db
             .capabilities()
             .has(crate::db::Capability::LinearizableReads),
-        commit_meta: reports.commit_meta && !transactional,
+        commit_meta: reports.commit_meta && !transactional && own_protocol,
         catalog: reports.catalog,
         splits: reports.splits,
         split_cooldown_s: db.split_cooldown_s(options.server_args),
@@ -283,6 +296,22 @@ mod tests {
             .unwrap_or_default()
             .contains("no client operation was acknowledged"));
         assert_eq!(v.valid, Validity::Unknown, "{v:?}");
+    }
+
+    #[test]
+    fn a_data_api_client_reports_no_commit_metadata_even_on_refkv() {
+        let register = |client: &str| {
+            from_test_json(
+                &json!({"db": "refkv", "workload": "register", "client": client}),
+                None,
+            )
+        };
+        assert!(register("grpc").commit_meta);
+        for client in ["dynamodb", "s3"] {
+            let f = register(client);
+            assert!(!f.commit_meta, "{client}: {f:?}");
+            assert!(f.catalog, "the catalog still comes over gRPC: {f:?}");
+        }
     }
 
     #[test]
