@@ -175,44 +175,6 @@ mod tests {
             "an item of another key is not this key's write"
         );
     }
-
-    /// The linearizability checker's verdict on: write 1 to `reg/00005` (ok), then a read
-    /// of it that recorded `read` (what the client recorded for the item it got).
-    fn verdict_after_read_of(read: Vec<u8>) -> analysis::verdict::Validity {
-        use analysis::checkers::linearizable;
-        let read = serde_json::to_string(&decode_value(&read)).unwrap();
-        let text = [
-            r#"{"type":"invoke","process":0,"f":"write","key":"reg/00005","value":1}"#.to_string(),
-            r#"{"type":"ok","process":0,"f":"write","key":"reg/00005","value":1}"#.to_string(),
-            r#"{"type":"invoke","process":1,"f":"read","key":"reg/00005","value":null}"#
-                .to_string(),
-            format!(r#"{{"type":"ok","process":1,"f":"read","key":"reg/00005","value":{read}}}"#),
-        ]
-        .join("\n");
-        let loaded = analysis::formats::parse_str(&text, analysis::formats::Format::Jsonl, "t")
-            .expect("a well-formed history");
-        let opts = linearizable::LinearizableOptions {
-            model: linearizable::Model::Register,
-            ..Default::default()
-        };
-        linearizable::check(&loaded.history, &opts).valid
-    }
-
-    #[test]
-    fn the_checker_accepts_a_read_of_the_write_and_refuses_a_set_with_a_foreign_member() {
-        use analysis::verdict::Validity;
-        let t = ValueType::Ss;
-        let written = recorded(t, "reg/00005", with_key(t, "reg/00005", 1));
-        assert_eq!(verdict_after_read_of(written), Validity::Valid);
-        let mut garbage = with_key(t, "reg/00005", 1);
-        garbage.insert(
-            "val".into(),
-            AttributeValue::Ss(vec!["v-1".into(), "w-1".into(), "w-2".into()]),
-        );
-        let garbage = recorded(t, "reg/00005", garbage);
-        assert_eq!(verdict_after_read_of(garbage), Validity::Invalid);
-    }
-
     #[test]
     fn a_write_value_that_is_not_a_number_is_refused_unsent() {
         assert_eq!(write_number(b"17").ok(), Some(17));
