@@ -5,8 +5,11 @@
 //! Invariant: both SDKs re-export the same `aws-credential-types`, `aws-types` and
 //! `aws-smithy-types` items, so one value here configures either.
 
+use super::classify::{CallError, Certainty};
+use super::CallResult;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region};
+use futures::future::BoxFuture;
 use std::error::Error as StdError;
 use std::time::Duration;
 
@@ -27,6 +30,21 @@ pub fn timeouts(call: Duration, connect: Duration) -> TimeoutConfig {
         .operation_timeout(call)
         .connect_timeout(connect)
         .build()
+}
+
+/// A definite `unimplemented` for a call the client does not offer, unsent: `scope` says
+/// what the client does ("the S3 client reads and writes objects only"), `what` the call.
+pub fn refuse<T: Send + 'static>(
+    scope: &'static str,
+    what: &'static str,
+) -> BoxFuture<'static, CallResult<T>> {
+    Box::pin(async move {
+        Err(CallError::new(
+            Certainty::Definite,
+            "unimplemented",
+            format!("{scope}, not {what}"),
+        ))
+    })
 }
 
 /// Whether an `io::Error` somewhere in `e`'s source chain says the connection was refused.

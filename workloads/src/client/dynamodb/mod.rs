@@ -27,7 +27,7 @@ pub mod txn;
 pub mod value_types;
 
 use super::aws::{self, chain_text, refused};
-use super::classify::{CallError, CallKind, Certainty};
+use super::classify::{CallError, CallKind};
 use super::{
     CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
     SplitRequest, WriteReply,
@@ -125,16 +125,11 @@ where
     }
 }
 
-fn unimplemented(what: &str) -> CallError {
-    CallError::new(
-        Certainty::Definite,
-        "unimplemented",
-        format!("the DynamoDB client runs transactions only, not {what}"),
-    )
-}
+/// What the DynamoDB client does, for the error of a call it does not offer.
+const DYNAMO_SCOPE: &str = "the DynamoDB client runs transactions only";
 
 fn refuse<T: Send + 'static>(what: &'static str) -> BoxFuture<'static, CallResult<T>> {
-    Box::pin(async move { Err(unimplemented(what)) })
+    aws::refuse(DYNAMO_SCOPE, what)
 }
 
 impl KvTarget for DynamoClient {

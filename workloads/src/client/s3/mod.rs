@@ -222,14 +222,11 @@ fn status_code(head: &[u8]) -> Option<u16> {
     words.next()?.parse().ok()
 }
 
+/// What the S3 client does, for the error of a call it does not offer.
+const S3_SCOPE: &str = "the S3 client reads and writes objects only";
+
 fn refuse<T: Send + 'static>(what: &'static str) -> BoxFuture<'static, CallResult<T>> {
-    Box::pin(async move {
-        Err(CallError::new(
-            Certainty::Definite,
-            "unimplemented",
-            format!("the S3 client reads and writes objects only, not {what}"),
-        ))
-    })
+    aws::refuse(S3_SCOPE, what)
 }
 
 impl KvTarget for S3Client {
