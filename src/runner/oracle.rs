@@ -199,9 +199,7 @@ pub fn aimed_candidates(
         .map(|(i, keys)| {
             (
                 i,
-                keys.iter()
-                    .filter_map(|k| store_keys.route_key(k))
-                    .collect(),
+                keys.iter().filter_map(|k| store_keys.aim_key(k)).collect(),
             )
         })
         .collect();
@@ -210,7 +208,7 @@ pub fn aimed_candidates(
         .iter()
         .rev()
         .flat_map(|(_, keys)| keys.iter().cloned());
-    let hot = hot.iter().filter_map(|k| store_keys.route_key(k));
+    let hot = hot.iter().filter_map(|k| store_keys.aim_key(k));
     for key in newest_first.chain(hot) {
         if !candidates.contains(&key) {
             candidates.push(key);
@@ -313,7 +311,7 @@ impl Oracle for StoreOracle {
             let Some(key) = self
                 .sink
                 .hottest_key()
-                .and_then(|k| self.store_keys.route_key(&k))
+                .and_then(|k| self.store_keys.aim_key(&k))
             else {
                 return default;
             };

@@ -106,6 +106,16 @@ impl StoreKeys {
         }
     }
 
+    /// Where the split nemesis aims for the client's `key`: the key the store routes, or,
+    /// when the layout is [`StoreKeys::Unknown`], the client's key itself (the split then
+    /// cuts the client's key space, which may hold none of what the store keeps for it).
+    pub fn aim_key(&self, key: &str) -> Option<String> {
+        match self {
+            StoreKeys::Unknown => Some(key.to_string()),
+            _ => self.route_key(key),
+        }
+    }
+
     /// Whether the store routes the client's keys themselves.
     pub fn is_identity(&self) -> bool {
         *self == StoreKeys::Identity
@@ -159,6 +169,7 @@ mod tests {
         );
         assert_eq!(StoreKeys::Identity.route_key("k").as_deref(), Some("k"));
         assert_eq!(StoreKeys::Unknown.route_key("k"), None);
+        assert_eq!(StoreKeys::Unknown.aim_key("k").as_deref(), Some("k"));
     }
 
     #[test]
