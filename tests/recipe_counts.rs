@@ -50,6 +50,7 @@ const RECIPES: &[Recipe] = &[
             "dynamodb",
             "leader_reads",
             "s3",
+            "sqs",
             "tests",
         ],
         runtime_len: || faultline::db::DbKind::ALL.len(),

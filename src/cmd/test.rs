@@ -114,8 +114,9 @@ pub struct TestArgs {
     /// `read-heavy` (register ops, 90% reads), `append` (Elle's list-append transactions),
     /// `rw-register` (Elle's rw-register transactions; both need a client that runs
     /// transactions: --db refkv, etcd or redis, or elastickv with --client redis or
-    /// dynamodb), `zset` (Redis sorted sets: --db redis, or elastickv with --client redis), or
-    /// another workload of the table in `workloads/src/generators/mod.rs` (an unknown name is
+    /// dynamodb), `zset` (Redis sorted sets: --db redis, or elastickv with --client redis),
+    /// `queue` (an SQS FIFO queue's sends, receives and deletes, then a drain: elastickv with
+    /// --client sqs; docs/sqs.md), or another workload of the table in `workloads/src/generators/mod.rs` (an unknown name is
     /// refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
@@ -126,7 +127,8 @@ pub struct TestArgs {
     pub key_dist: Option<String>,
 
     /// Keys in play: the register keyspace, or the transaction workloads' pool of active keys
-    /// [default: 12 for append and rw-register, 8 for register, 32 for read-heavy, 64 for hotspot].
+    /// (for queue: its message groups) [default: 12 for append and rw-register, 8 for register
+    /// and queue, 32 for read-heavy, 64 for hotspot].
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub key_count: Option<u64>,
 
@@ -181,10 +183,15 @@ pub struct TestArgs {
     /// script, SCAN), `dynamodb` (the AWS SDK against the node's DynamoDB-compatible API on
     /// port 8000: --workload append, or register with --value-type; docs/dynamodb.md) or `s3`
     /// (the AWS SDK against the node's S3-compatible API on port 9000: --workload register,
-    /// registers as objects; docs/s3.md). elastickv speaks all four, refkv grpc and dynamodb;
-    /// the split nemesis and the catalog watcher use gRPC either way [default: grpc; redis
-    /// for --db redis].
-    #[arg(long, value_name = "grpc|redis|dynamodb|s3", help_heading = "Workload")]
+    /// registers as objects; docs/s3.md) or `sqs` (the AWS SDK against the node's
+    /// SQS-compatible API on port 9324: --workload queue, one FIFO queue per run;
+    /// docs/sqs.md). elastickv speaks all five, refkv grpc and dynamodb; the split nemesis
+    /// and the catalog watcher use gRPC either way [default: grpc; redis for --db redis].
+    #[arg(
+        long,
+        value_name = "grpc|redis|dynamodb|s3|sqs",
+        help_heading = "Workload"
+    )]
     pub client: Option<workloads::Protocol>,
 
     /// `--workload register --client dynamodb`: the DynamoDB attribute type of the values

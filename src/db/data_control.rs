@@ -1,6 +1,6 @@
 //! A process's client for a target whose data API is not its control API: the data calls
 //! (reads, writes, deletes, scans and the data client's capabilities) go to the node's data
-//! endpoint — an S3- or DynamoDB-compatible API on its own port — and everything else
+//! endpoint — an S3-, SQS- or DynamoDB-compatible API on its own port — and everything else
 //! (status for readiness and leader discovery, the catalog and the split nemesis, the
 //! transaction hold) over the target's gRPC client, as with `--client grpc`.
 //!

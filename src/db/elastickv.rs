@@ -6,13 +6,14 @@
 //! by the split nemesis (elastickv has no auto-split at d9a031d). See `docs/elastickv.md`.
 //!
 //! Node flags, as elastickv's `main.go` declares them (~60–140): `--address` (gRPC + Raft of
-//! group 1), `--redisAddress`, `--dynamoAddress`, `--s3Address`, `--metricsAddress`, `--pprofAddress`,
+//! group 1), `--redisAddress`, `--dynamoAddress`, `--s3Address`, `--sqsAddress`, `--metricsAddress`, `--pprofAddress`,
 //! `--raftId`, `--raftDataDir`, and either `--raftBootstrapMembers id=host:port,...` (one
 //! group) or `--raftGroups gid=host:port,...` with `--raftGroupPeers
 //! gid=id@host:port,...;...` and `--shardRanges start:end=gid,...` (several groups, each on
 //! its own port), plus `--raftRedisMap raftAddr=redisAddr,...`, `--raftDynamoMap
-//! raftAddr=dynamoAddr,...` and `--raftS3Map raftAddr=s3Addr,...` (a follower forwards
-//! Redis, DynamoDB and S3 requests to the leader).
+//! raftAddr=dynamoAddr,...`, `--raftS3Map raftAddr=s3Addr,...` and `--raftSqsMap
+//! raftAddr=sqsAddr,...` (a follower forwards Redis, DynamoDB, S3 and SQS requests to the
+//! leader).
 //!
 //! Invariant: every listening address a node is given contains its own IP, so nodes that
 //! share a network namespace never collide; metrics and pprof are switched off (empty
@@ -44,6 +45,8 @@ pub const REDIS_PORT: u16 = 6379;
 pub const DYNAMO_PORT: u16 = super::dynamodb::DYNAMO_PORT;
 /// elastickv's S3-compatible API port on every node (`--client s3`).
 pub const S3_PORT: u16 = super::s3::S3_PORT;
+/// elastickv's SQS-compatible API port on every node (`--client sqs`).
+pub const SQS_PORT: u16 = super::sqs::SQS_PORT;
 
 #[derive(Debug, Clone)]
 pub struct Elastickv {
@@ -53,7 +56,8 @@ pub struct Elastickv {
 
 impl Elastickv {
     /// `raftAddr=apiAddr,...` over every node and group: where a follower forwards an API's
-    /// requests to the group's leader (`--raftRedisMap`, `--raftDynamoMap`, `--raftS3Map`).
+    /// requests to the group's leader (`--raftRedisMap`, `--raftDynamoMap`, `--raftS3Map`,
+    /// `--raftSqsMap`).
     fn leader_map(&self, all: &[NodeInfo], api: impl Fn(&NodeInfo) -> String) -> String {
         let groups = 1..=u64::from(self.groups);
         let pairs: Vec<String> = all
@@ -139,6 +143,7 @@ impl Db for Elastickv {
         flag("redisAddress", redis(node));
         flag("dynamoAddress", format!("{}:{DYNAMO_PORT}", node.ip));
         flag("s3Address", format!("{}:{S3_PORT}", node.ip));
+        flag("sqsAddress", format!("{}:{SQS_PORT}", node.ip));
         flag("metricsAddress", String::new());
         flag("pprofAddress", String::new());
         flag("raftId", Self::raft_id(node));
@@ -163,6 +168,7 @@ impl Db for Elastickv {
         flag("raftRedisMap", self.leader_map(all, redis));
         flag("raftDynamoMap", self.leader_map(all, |n| format!("{}:{DYNAMO_PORT}", n.ip)));
         flag("raftS3Map", self.leader_map(all, |n| format!("{}:{S3_PORT}", n.ip)));
+        flag("raftSqsMap", self.leader_map(all, |n| format!("{}:{SQS_PORT}", n.ip)));
         cmd.extend(extra.iter().cloned());
         cmd
     }
@@ -194,6 +200,7 @@ impl Db for Elastickv {
             Protocol::Redis => Arc::new(redis_client::EkvRedisConnector::new(grpc, nodes, options.redis())),
             Protocol::Dynamodb => Arc::new(super::dynamodb::connector(grpc, &options)),
             Protocol::S3 => Arc::new(super::s3::connector(grpc, &options)),
+            Protocol::Sqs => Arc::new(super::sqs::connector(grpc, &options)),
         }
     }
 
@@ -206,13 +213,14 @@ impl Db for Elastickv {
                 tables: append_table_names(options.dynamo_tables),
             },
             Protocol::Grpc | Protocol::Redis => StoreKeys::Identity,
-            // Objects are kept under keys of the S3 adapter's own (`!s3|obj|head|…`).
-            Protocol::S3 => StoreKeys::Unknown,
+            // Objects and messages are kept under keys of the adapters' own (`!s3|obj|head|…`,
+            // the SQS adapter's queue keys).
+            Protocol::S3 | Protocol::Sqs => StoreKeys::Unknown,
         }
     }
 
     fn protocols(&self) -> &'static [Protocol] {
-        &[Protocol::Grpc, Protocol::Redis, Protocol::Dynamodb, Protocol::S3]
+        &[Protocol::Grpc, Protocol::Redis, Protocol::Dynamodb, Protocol::S3, Protocol::Sqs]
     }
 
     /// Reads aimable at a leader; versions probed after the run; a catch-up wait before the
@@ -231,6 +239,7 @@ impl Db for Elastickv {
             Capability::Client(Protocol::Redis, ClientCapability::Txn),
             Capability::Client(Protocol::Redis, ClientCapability::Zset),
             Capability::Client(Protocol::Dynamodb, ClientCapability::Txn),
+            Capability::Client(Protocol::Sqs, ClientCapability::Queue),
         ])
     }
 

@@ -16,6 +16,7 @@ pub mod data_control;
 pub mod dynamodb;
 pub mod leader_reads;
 pub mod s3;
+pub mod sqs;
 
 use futures::future::BoxFuture;
 use nemesis::{FaultKind, NodeInfo};

@@ -80,7 +80,7 @@ impl Db for Refkv {
         };
         match options.protocol {
             Protocol::Dynamodb => Arc::new(super::dynamodb::connector(grpc, &options)),
-            Protocol::Grpc | Protocol::Redis | Protocol::S3 => grpc,
+            Protocol::Grpc | Protocol::Redis | Protocol::S3 | Protocol::Sqs => grpc,
         }
     }
 
@@ -93,7 +93,7 @@ impl Db for Refkv {
             },
             Protocol::Grpc | Protocol::Redis => StoreKeys::Identity,
             // Objects are kept under keys of the S3 adapter's own (`!s3|obj|head|…`).
-            Protocol::S3 => StoreKeys::Unknown,
+            Protocol::S3 | Protocol::Sqs => StoreKeys::Unknown,
         }
     }
 

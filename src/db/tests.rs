@@ -88,6 +88,7 @@ fn elastickv_single_group_uses_bootstrap_members() {
             "--redisAddress=10.77.5.13:6379",
             "--dynamoAddress=10.77.5.13:8000",
             "--s3Address=10.77.5.13:9000",
+            "--sqsAddress=10.77.5.13:9324",
             "--metricsAddress=",
             "--pprofAddress=",
             "--raftId=n3",
@@ -96,6 +97,7 @@ fn elastickv_single_group_uses_bootstrap_members() {
             "--raftRedisMap=10.77.5.11:50051=10.77.5.11:6379,10.77.5.12:50051=10.77.5.12:6379,10.77.5.13:50051=10.77.5.13:6379",
             "--raftDynamoMap=10.77.5.11:50051=10.77.5.11:8000,10.77.5.12:50051=10.77.5.12:8000,10.77.5.13:50051=10.77.5.13:8000",
             "--raftS3Map=10.77.5.11:50051=10.77.5.11:9000,10.77.5.12:50051=10.77.5.12:9000,10.77.5.13:50051=10.77.5.13:9000",
+            "--raftSqsMap=10.77.5.11:50051=10.77.5.11:9324,10.77.5.12:50051=10.77.5.12:9324,10.77.5.13:50051=10.77.5.13:9324",
         ]
     );
 }
@@ -379,7 +381,8 @@ fn workload_support_follows_from_what_each_target_declares() {
             "rw-register"
         ]
     );
-    // Sorted sets need a client with them (Redis: redis-server, elastickv's Redis adapter).
+    // Sorted sets need a client with them (Redis: redis-server, elastickv's Redis adapter),
+    // a queue one with a queue (elastickv's SQS adapter).
     assert_eq!(
         names(DbKind::Elastickv),
         [
@@ -389,7 +392,8 @@ fn workload_support_follows_from_what_each_target_declares() {
             "read-heavy",
             "append",
             "rw-register",
-            "zset"
+            "zset",
+            "queue"
         ]
     );
     assert_eq!(
@@ -521,7 +525,7 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
 
 #[tokio::test]
 async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
-    use workloads::ClientCapability::{Cas, Txn, Zset};
+    use workloads::ClientCapability::{Cas, Queue, Txn, Zset};
     use workloads::ReadPath;
     let nodes = [NodeEndpoint {
         name: "n1".into(),
@@ -570,6 +574,11 @@ async fn each_targets_client_has_exactly_the_client_capabilities_the_target_decl
                 client.as_zset().is_some(),
                 caps.has(Capability::Client(protocol, Zset)),
                 "zset: {what}"
+            );
+            assert_eq!(
+                client.as_queue().is_some(),
+                caps.has(Capability::Client(protocol, Queue)),
+                "queue: {what}"
             );
         }
     }

@@ -95,6 +95,10 @@ fn data_api_workloads(
             "registers as objects through the AWS SDK: no scans, compare-and-set or \
              transactions; docs/s3.md",
         )),
+        workloads::Protocol::Sqs => Some((
+            &["queue"],
+            "a FIFO queue's sends, receives and deletes through the AWS SDK; docs/sqs.md",
+        )),
         workloads::Protocol::Grpc | workloads::Protocol::Redis => None,
     }
 }

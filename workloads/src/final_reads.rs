@@ -5,8 +5,15 @@
 //! numbered after the workload's processes). Each is retried until it succeeds or the
 //! deadline passes, so the checkers see the settled state from every node's point of view.
 //!
+//! An operation settles when an attempt succeeded ([`crate::operation::Operation::settled`]),
+//! except the queue's drain ([`crate::queue::Consume`]): its attempts are bound to the
+//! client's next step ([`crate::operation::Operation::bind`]: a delete of a message it
+//! received, or a receive), and it is done once the client saw the queue stay empty past a
+//! visibility timeout.
+//!
 //! Invariant: every final operation only reads (its call kind is `Read`), so retrying one
-//! changes nothing.
+//! changes nothing — save the drain's deletes, which remove only messages the drain itself
+//! received (already recorded as delivered).
 
 use crate::client::{CallKind, NodeEndpoint};
 use crate::generators::{OpSpec, Touched};
@@ -125,18 +132,19 @@ async fn read_through(
         let mut done = false;
         while !done && Instant::now() < deadline && !ctx.cancel.is_cancelled() {
             report.attempts += 1;
-            let outcome = invoke_and_complete(ctx, process, &node.name, &*client, spec).await;
-            match outcome {
-                OpType::Ok => done = true,
-                OpType::Info => {
-                    process = spare.fetch_add(1, Ordering::SeqCst);
-                    if let Ok(c) = ctx.connector.connect(node) {
-                        client = c;
-                    }
+            let attempt = spec.bind(&*client);
+            let outcome = invoke_and_complete(ctx, process, &node.name, &*client, &attempt).await;
+            done = spec.settled(&*client, outcome);
+            if outcome == OpType::Info {
+                process = spare.fetch_add(1, Ordering::SeqCst);
+                if let Ok(c) = ctx.connector.connect(node) {
+                    client = c;
                 }
-                _ => {}
             }
-            if !done {
+            // A step the operation was bound to (the drain's delete) goes on at once; a
+            // failed attempt or another look (a read, the drain's receive) waits first.
+            let bound_step = outcome == OpType::Ok && attempt.f() != spec.f();
+            if !done && !bound_step {
                 tokio::select! {
                     _ = tokio::time::sleep(retry) => {}
                     _ = ctx.cancel.cancelled() => {}

@@ -48,6 +48,7 @@ pub mod null;
 pub mod operation;
 pub mod processes;
 pub mod proto;
+pub mod queue;
 pub mod rate;
 pub mod stats;
 pub mod txn;

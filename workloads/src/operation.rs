@@ -13,6 +13,7 @@
 
 use crate::client::{CallKind, CallResult, KvTarget};
 use crate::execute::Completion;
+use analysis::history::OpType;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::any::Any;
@@ -40,6 +41,21 @@ pub trait Operation: fmt::Debug + Send + Sync + 'static {
     /// otherwise. A client that lacks the capability the operation needs answers a definite
     /// `unimplemented` failure (nothing was sent).
     fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>>;
+    /// The operation to invoke in its place on `client`, chosen before the invocation is
+    /// recorded: an operation that depends on what only its process's client holds (the
+    /// queue's consume: a delete of a message this process received, or else a receive)
+    /// picks it here. `None` (the default): itself.
+    fn bind(&self, client: &dyn KvTarget) -> Option<OpSpec> {
+        let _ = client;
+        None
+    }
+    /// For a final operation: whether, after an attempt through `client` (its bound
+    /// operation) ended `outcome`, it is done. By default once an attempt succeeded; the
+    /// queue's drain only once the client saw the queue stay empty.
+    fn settled(&self, client: &dyn KvTarget, outcome: OpType) -> bool {
+        let _ = client;
+        outcome == OpType::Ok
+    }
     /// The operation as `Any`, so a test or a report can look at its fields
     /// ([`OpSpec::get`]).
     fn as_any(&self) -> &dyn Any;
@@ -77,6 +93,17 @@ impl OpSpec {
     /// Runs the operation through `client` (see [`Operation::run`]).
     pub fn run<'a>(&'a self, client: &'a dyn KvTarget) -> BoxFuture<'a, CallResult<Completion>> {
         self.0.run(client)
+    }
+
+    /// The operation to invoke on `client` (see [`Operation::bind`]): the bound one, or this.
+    pub fn bind(&self, client: &dyn KvTarget) -> OpSpec {
+        self.0.bind(client).unwrap_or_else(|| self.clone())
+    }
+
+    /// Whether a final operation is done after an attempt ended `outcome` (see
+    /// [`Operation::settled`]).
+    pub fn settled(&self, client: &dyn KvTarget, outcome: OpType) -> bool {
+        self.0.settled(client, outcome)
     }
 
     /// The operation, if it is a `T`.

@@ -170,7 +170,7 @@ async fn run_slot(shared: Arc<Shared>, slot: usize) -> anyhow::Result<()> {
         // A store that answers at once (the null store) would otherwise keep this worker
         // thread forever; this yields to the other processes once tokio's budget is spent.
         tokio::task::consume_budget().await;
-        let spec = shared.next_op();
+        let spec = shared.next_op().bind(&*client);
         let outcome = invoke_and_complete(ctx, process, &node.name, &*client, &spec).await;
         if outcome == OpType::Info {
             process = shared.next_process.fetch_add(1, Ordering::SeqCst);

@@ -304,6 +304,36 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
             "--client s3",
         ),
         (
+            vec![
+                "--db",
+                "elastickv",
+                "--workload",
+                "register",
+                "--client",
+                "sqs",
+            ],
+            "--client sqs runs --workload queue only",
+        ),
+        (
+            vec![
+                "--db",
+                "elastickv",
+                "--workload",
+                "queue",
+                "--client",
+                "redis",
+            ],
+            "--workload queue runs queue calls, which --db elastickv runs only with --client sqs",
+        ),
+        (
+            vec!["--db", "elastickv", "--workload", "queue"],
+            "--workload queue runs queue calls, which --db elastickv runs only with --client sqs",
+        ),
+        (
+            vec!["--workload", "queue", "--client", "sqs"],
+            "--client sqs",
+        ),
+        (
             vec!["--workload", "register", "--value-type", "SS"],
             "--value-type applies to --workload register with --client dynamodb",
         ),

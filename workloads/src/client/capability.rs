@@ -1,6 +1,6 @@
 //! Client capabilities: what a store's client can do beyond the key-value calls every
 //! client makes (read, write, delete, scan, catalog and status). Each is a small trait
-//! ([`CasClient`], [`TxnClient`]) implemented by the clients that can, and asked for through
+//! ([`CasClient`], [`TxnClient`], [`ZsetClient`], [`QueueClient`]) implemented by the clients that can, and asked for through
 //! the client's accessor (`KvTarget::as_cas`, `KvTarget::as_txn`). A workload names the
 //! ones it needs ([`ClientCapability`] in its `WorkloadSpec`); a target declares, per
 //! protocol, which its client has (faultline's `db::Capability::Client`), so a workload is
@@ -25,6 +25,8 @@ crate::named_enum! {
         Txn = "txn",
         /// Redis sorted sets ([`super::ZsetClient`]): the `zset` workload needs it.
         Zset = "zset",
+        /// An SQS FIFO queue ([`super::QueueClient`]): the `queue` workload needs it.
+        Queue = "queue",
     }
 }
 
@@ -35,6 +37,7 @@ impl ClientCapability {
             ClientCapability::Cas => "compare-and-sets",
             ClientCapability::Txn => "transactions",
             ClientCapability::Zset => "sorted-set calls",
+            ClientCapability::Queue => "queue calls",
         }
     }
 }
@@ -83,4 +86,33 @@ pub trait ZsetClient: Send + Sync {
         key: &'a str,
         call: &'a crate::zset::ZsetCall,
     ) -> BoxFuture<'a, CallResult<serde_json::Value>>;
+}
+
+/// An SQS FIFO queue (the capability the `queue` workload needs). The client keeps what
+/// its process received and has not deleted yet ([`crate::queue::Held`]), so a delete
+/// names a message this process received, by the receipt handle of its latest receive.
+pub trait QueueClient: Send + Sync {
+    /// Sends `body` to the message group `group`. On success, the `ok` value the history
+    /// records (what the server said of the message: its id, its sequence number).
+    fn send<'a>(
+        &'a self,
+        group: &'a str,
+        body: &'a str,
+    ) -> BoxFuture<'a, CallResult<serde_json::Value>>;
+    /// Receives up to `max` messages, each hidden from other receives for `visibility_s`
+    /// seconds, in the order returned; the client holds them until they are taken for a
+    /// delete ([`QueueClient::take_held`]).
+    fn receive(
+        &self,
+        max: u32,
+        visibility_s: u32,
+    ) -> BoxFuture<'_, CallResult<Vec<crate::queue::Received>>>;
+    /// Deletes a received message by its receipt handle.
+    fn delete_message<'a>(&'a self, receipt: &'a str) -> BoxFuture<'a, CallResult<()>>;
+    /// The oldest message this client received and has not yet taken for a delete.
+    fn take_held(&self) -> Option<crate::queue::Received>;
+    /// Whether this client's latest receive found the queue empty at least a visibility
+    /// timeout (and a margin) after both the client's start and its latest delivery
+    /// ([`crate::queue::Held::drained`]).
+    fn drained(&self) -> bool;
 }

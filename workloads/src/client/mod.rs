@@ -21,13 +21,16 @@ pub mod redis;
 pub mod redis_classify;
 pub mod resp_double;
 pub mod s3;
+pub mod sqs;
 
 use analysis::history::{CatalogSnapshot, CommitMeta, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use std::sync::Arc;
 
-pub use capability::{CasClient, ClientCapability, TxnClient, TxnHoldControl, ZsetClient};
+pub use capability::{
+    CasClient, ClientCapability, QueueClient, TxnClient, TxnHoldControl, ZsetClient,
+};
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
 
@@ -281,6 +284,11 @@ pub trait KvTarget: Send + Sync {
     /// against it, and a sorted-set call sent anyway fails definitely, unsent).
     fn as_zset(&self) -> Option<&dyn ZsetClient> {
         self.wrapped().and_then(|w| w.as_zset())
+    }
+    /// The client's SQS queue, if it has one (`None`: the `queue` workload does not run
+    /// against it, and a queue call sent anyway fails definitely, unsent).
+    fn as_queue(&self) -> Option<&dyn QueueClient> {
+        self.wrapped().and_then(|w| w.as_queue())
     }
     /// Test only: the client's control of a node's transaction hold (refkv's
     /// `RefkvTxn.TxnHold`), if it has one; a wrapping client forwards to the client it wraps.

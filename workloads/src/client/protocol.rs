@@ -1,5 +1,5 @@
 //! The client-side choices a run makes about *how* it talks to a store: the wire protocol
-//! of its data operations (`--client grpc|redis|dynamodb|s3`) and how the Redis client reads a set
+//! of its data operations (`--client grpc|redis|dynamodb|s3|sqs`) and how the Redis client reads a set
 //! (`--set-read scan|mget`). Both are recorded in `test.json`.
 //!
 //! Invariant: the default of each is what the store's own users do (gRPC for faultline's
@@ -16,6 +16,9 @@ crate::named_enum! {
         /// An S3-compatible API through the AWS SDK (`client::s3`): register reads and
         /// writes as objects.
         S3 = "s3",
+        /// An SQS-compatible API through the AWS SDK (`client::sqs`): the `queue`
+        /// workload's sends, receives and deletes.
+        Sqs = "sqs",
     }
 }
 
@@ -41,6 +44,7 @@ mod tests {
             Protocol::Redis,
             Protocol::Dynamodb,
             Protocol::S3,
+            Protocol::Sqs,
         ] {
             assert_eq!(p.name().parse::<Protocol>(), Ok(p));
         }
@@ -50,7 +54,7 @@ mod tests {
         assert!("resp"
             .parse::<Protocol>()
             .unwrap_err()
-            .contains("grpc, redis, dynamodb or s3"));
+            .contains("grpc, redis, dynamodb, s3 or sqs"));
         assert!("keys"
             .parse::<SetRead>()
             .unwrap_err()

@@ -214,6 +214,7 @@ workloads! {
     Append "append" in append,
     RwRegister "rw-register" in rw_register,
     Zset "zset" in zset,
+    Queue "queue" in queue,
 }
 
 /// The generator `cfg` asks for.
