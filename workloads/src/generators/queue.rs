@@ -1,7 +1,7 @@
 //! The `queue` workload: an SQS FIFO queue, the shape of elastickv's own HT-FIFO suite.
-//! Over `--keys` message groups (default 8: `g0`…`g7`), half the operations are sends of
-//! a unique body `g<i>:<seq>` (the group's next sequence number) to a random group, half
-//! consume: a process deletes the oldest message it received and has not deleted, or else
+//! Over `--keys` message groups (default 8: `g0`…`g7`), a third of the operations are
+//! sends of a unique body `g<i>:<seq>` (the group's next sequence number) to a random
+//! group, two thirds consume: a process deletes the oldest message it received and has not deleted, or else
 //! receives (up to 10 messages, hidden for [`VISIBILITY_S`] seconds). Judged by the `queue`
 //! checker. The final operation is a drain through every node: deletes and receives until a
 //! receive finds the queue empty a visibility timeout after the last delivery, so the
@@ -33,6 +33,10 @@ pub const SPEC: WorkloadSpec =
 /// The visibility timeout every receive asks for, in seconds: short, so that a message
 /// whose delete failed comes back within the run and the drain ends soon.
 pub const VISIBILITY_S: u32 = 5;
+/// The share of operations that consume. A message costs a consumer two operations (its
+/// receive, often alone since a FIFO group hands out one message at a time, and its
+/// delete) and a sender one, so two consumes per send keep the queue from piling up.
+const CONSUME_FRACTION: f64 = 2.0 / 3.0;
 /// The name `test.json` records the groups under.
 const TOUCHED_KIND: &str = "queue-groups";
 
@@ -62,7 +66,7 @@ impl QueueWorkload {
 
 impl Workload for QueueWorkload {
     fn next_op(&mut self, rng: &mut SmallRng) -> OpSpec {
-        if rng.random_bool(0.5) {
+        if rng.random_bool(CONSUME_FRACTION) {
             return QueueWorkload::consume(false);
         }
         let g = rng.random_range(0..self.next_seq.len());
