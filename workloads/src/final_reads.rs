@@ -135,16 +135,14 @@ async fn read_through(
             let attempt = spec.bind(&*client);
             let outcome = invoke_and_complete(ctx, process, &node.name, &*client, &attempt).await;
             done = spec.settled(&*client, outcome);
+            let pause = !done && spec.pause_before_next(&*client, outcome);
             if outcome == OpType::Info {
                 process = spare.fetch_add(1, Ordering::SeqCst);
                 if let Ok(c) = ctx.connector.connect(node) {
                     client = c;
                 }
             }
-            // A step the operation was bound to (the drain's delete) goes on at once; a
-            // failed attempt or another look (a read, the drain's receive) waits first.
-            let bound_step = outcome == OpType::Ok && attempt.f() != spec.f();
-            if !done && !bound_step {
+            if pause {
                 tokio::select! {
                     _ = tokio::time::sleep(retry) => {}
                     _ = ctx.cancel.cancelled() => {}

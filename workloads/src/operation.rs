@@ -56,6 +56,13 @@ pub trait Operation: fmt::Debug + Send + Sync + 'static {
         let _ = client;
         outcome == OpType::Ok
     }
+    /// For a final operation not yet settled after an attempt ended `outcome`: whether to
+    /// wait a moment before the next attempt. By default always; the drain goes on at once
+    /// after a receive that returned messages and after a delete.
+    fn pause_before_next(&self, client: &dyn KvTarget, outcome: OpType) -> bool {
+        let _ = (client, outcome);
+        true
+    }
     /// The operation as `Any`, so a test or a report can look at its fields
     /// ([`OpSpec::get`]).
     fn as_any(&self) -> &dyn Any;
@@ -104,6 +111,12 @@ impl OpSpec {
     /// [`Operation::settled`]).
     pub fn settled(&self, client: &dyn KvTarget, outcome: OpType) -> bool {
         self.0.settled(client, outcome)
+    }
+
+    /// Whether to wait before a final operation's next attempt (see
+    /// [`Operation::pause_before_next`]).
+    pub fn pause_before_next(&self, client: &dyn KvTarget, outcome: OpType) -> bool {
+        self.0.pause_before_next(client, outcome)
     }
 
     /// The operation, if it is a `T`.

@@ -80,6 +80,11 @@ impl Held {
         self.messages.extend(got.iter().cloned());
     }
 
+    /// Whether the latest receive returned nothing.
+    pub fn found_empty(&self) -> bool {
+        matches!(self.last_receive, Some((_, true, _)))
+    }
+
     /// The oldest message held, no longer held.
     pub fn take(&mut self) -> Option<Received> {
         self.messages.pop_front()
@@ -267,6 +272,11 @@ impl Operation for Consume {
             outcome == OpType::Ok
         }
     }
+    /// The drain goes on at once after a receive that returned messages and after a
+    /// delete; it waits only after a failure or an empty receive.
+    fn pause_before_next(&self, client: &dyn KvTarget, outcome: OpType) -> bool {
+        outcome != OpType::Ok || client.as_queue().is_none_or(|q| q.found_empty())
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -330,6 +340,7 @@ mod tests {
         let mut held = Held::new(t);
         assert!(!held.drained(), "nothing received yet");
         held.received(later(1), later(1), vt, &[]);
+        assert!(held.found_empty());
         assert!(!held.drained(), "empty, but within a timeout of the start");
         held.received(later(7), later(7), vt, &[]);
         assert!(
@@ -337,6 +348,7 @@ mod tests {
             "empty a timeout and the margin after the start"
         );
         held.received(later(8), later(9), vt, &[msg("g0:0")]);
+        assert!(!held.found_empty());
         assert!(!held.drained(), "the latest receive delivered");
         held.received(later(12), later(12), vt, &[]);
         assert!(

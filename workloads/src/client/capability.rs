@@ -111,6 +111,8 @@ pub trait QueueClient: Send + Sync {
     fn delete_message<'a>(&'a self, receipt: &'a str) -> BoxFuture<'a, CallResult<()>>;
     /// The oldest message this client received and has not yet taken for a delete.
     fn take_held(&self) -> Option<crate::queue::Received>;
+    /// Whether its latest `ok` receive returned nothing.
+    fn found_empty(&self) -> bool;
     /// Whether this client's latest receive found the queue empty at least a visibility
     /// timeout (and a margin) after both the client's start and its latest delivery
     /// ([`crate::queue::Held::drained`]).

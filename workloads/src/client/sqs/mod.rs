@@ -299,6 +299,9 @@ impl QueueClient for SqsClient {
     fn take_held(&self) -> Option<Received> {
         self.held_mut().take()
     }
+    fn found_empty(&self) -> bool {
+        self.held_mut().found_empty()
+    }
     fn drained(&self) -> bool {
         self.held_mut().drained()
     }
