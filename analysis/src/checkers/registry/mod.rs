@@ -212,6 +212,7 @@ mod tests {
                 "isolation",
                 "zset",
                 "queue",
+                "objects",
                 "epoch-authority",
                 "split",
                 "vacuity",
@@ -294,6 +295,10 @@ mod tests {
             ["queue"]
         );
         assert_eq!(bare_plan(&["read"], ModelChoice::Zset), ["zset"]);
+        assert_eq!(
+            bare_plan(&["read", "write"], ModelChoice::Objects),
+            ["objects"]
+        );
         assert_eq!(bare_plan(&["txn", "read"], ModelChoice::Set), ["set-full"]);
         assert_eq!(
             bare_plan(
@@ -329,7 +334,8 @@ mod tests {
                 "list-append",
                 "rw-register",
                 "zset",
-                "queue"
+                "queue",
+                "objects"
             ]
         );
         assert_eq!(
