@@ -114,8 +114,9 @@ pub struct TestArgs {
     /// `read-heavy` (register ops, 90% reads), `append` (Elle's list-append transactions),
     /// `rw-register` (Elle's rw-register transactions; both need a client that runs
     /// transactions: --db refkv, etcd or redis, or elastickv with --client redis or
-    /// dynamodb), `zset` (Redis sorted sets: --db redis, or elastickv with --client redis), or
-    /// another workload of the table in `workloads/src/generators/mod.rs` (an unknown name is
+    /// dynamodb), `zset` (Redis sorted sets: --db redis, or elastickv with --client redis),
+    /// `objects` (S3 objects of 64 B to 6 MiB, some multipart, each read verified whole:
+    /// elastickv with --client s3; docs/s3.md), or another workload of the table in `workloads/src/generators/mod.rs` (an unknown name is
     /// refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
@@ -181,7 +182,7 @@ pub struct TestArgs {
     /// script, SCAN), `dynamodb` (the AWS SDK against the node's DynamoDB-compatible API on
     /// port 8000: --workload append, or register with --value-type; docs/dynamodb.md) or `s3`
     /// (the AWS SDK against the node's S3-compatible API on port 9000: --workload register,
-    /// registers as objects; docs/s3.md). elastickv speaks all four, refkv grpc and dynamodb;
+    /// registers as objects, or objects; docs/s3.md). elastickv speaks all four, refkv grpc and dynamodb;
     /// the split nemesis and the catalog watcher use gRPC either way [default: grpc; redis
     /// for --db redis].
     #[arg(long, value_name = "grpc|redis|dynamodb|s3", help_heading = "Workload")]

@@ -231,6 +231,7 @@ impl Db for Elastickv {
             Capability::Client(Protocol::Redis, ClientCapability::Txn),
             Capability::Client(Protocol::Redis, ClientCapability::Zset),
             Capability::Client(Protocol::Dynamodb, ClientCapability::Txn),
+            Capability::Client(Protocol::S3, ClientCapability::Objects),
         ])
     }
 

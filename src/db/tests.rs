@@ -379,12 +379,14 @@ fn workload_support_follows_from_what_each_target_declares() {
             "rw-register"
         ]
     );
-    // Sorted sets need a client with them (Redis: redis-server, elastickv's Redis adapter).
+    // Sorted sets need a client with them (Redis: redis-server, elastickv's Redis adapter);
+    // objects an S3 client (elastickv's S3 adapter).
     assert_eq!(
         names(DbKind::Elastickv),
         [
             "hotspot",
             "register",
+            "objects",
             "set",
             "read-heavy",
             "append",
@@ -521,7 +523,7 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
 
 #[tokio::test]
 async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
-    use workloads::ClientCapability::{Cas, Txn, Zset};
+    use workloads::ClientCapability::{Cas, Objects, Txn, Zset};
     use workloads::ReadPath;
     let nodes = [NodeEndpoint {
         name: "n1".into(),
@@ -565,6 +567,11 @@ async fn each_targets_client_has_exactly_the_client_capabilities_the_target_decl
                 client.as_txn().is_some(),
                 caps.has(Capability::Client(protocol, Txn)),
                 "txn: {what}"
+            );
+            assert_eq!(
+                client.as_objects().is_some(),
+                caps.has(Capability::Client(protocol, Objects)),
+                "objects: {what}"
             );
             assert_eq!(
                 client.as_zset().is_some(),

@@ -249,6 +249,7 @@ mod tests {
                 "isolation",
                 "zset",
                 "queue",
+                "objects",
                 "epoch-authority",
                 "split",
                 "vacuity",
@@ -331,6 +332,10 @@ mod tests {
             ["queue"]
         );
         assert_eq!(bare_plan(&["read"], ModelChoice::Zset), ["zset"]);
+        assert_eq!(
+            bare_plan(&["read", "write"], ModelChoice::Objects),
+            ["objects"]
+        );
         assert_eq!(bare_plan(&["txn", "read"], ModelChoice::Set), ["set-full"]);
         assert_eq!(
             bare_plan(
@@ -366,7 +371,8 @@ mod tests {
                 "list-append",
                 "rw-register",
                 "zset",
-                "queue"
+                "queue",
+                "objects"
             ]
         );
         assert_eq!(
