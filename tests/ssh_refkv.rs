@@ -77,7 +77,9 @@ fn ssh_run(
     remote: &Path,
     extra: &[&str],
 ) -> (std::path::PathBuf, std::process::Output) {
-    ssh_run_with_key(name, hosts, remote, &hosts.key(), extra)
+    let (run, out) = ssh_run_with_key(name, hosts, remote, &hosts.key(), extra);
+    assert_wrote_results(name, &run, &out);
+    (run, out)
 }
 
 fn ssh_run_with_key(
@@ -91,7 +93,7 @@ fn ssh_run_with_key(
     args.extend(["--test-name".into(), name.into()]);
     args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_test(name, &args)
+    run_test_expecting_anything(name, &args)
 }
 
 /// Starts `faultline test` against `hosts` in the background; its store and process.
@@ -278,7 +280,7 @@ fn a_wrong_key_or_a_changed_host_key_fails_before_anything_starts_naming_the_hos
     let args = ssh_args_known(&hosts, &remote, &hosts.key(), &known);
     let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     args.extend(["--time-limit", "5", "--test-name", "ssh-changed-key"]);
-    let (_, out) = run_test("ssh-changed-key", &args);
+    let (_, out) = run_test_expecting_anything("ssh-changed-key", &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(255), "{}", show(&out));
     assert!(

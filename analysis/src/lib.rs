@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod checkers;
 pub mod formats;
 pub mod history;
+pub mod objects_synth;
 pub mod ops;
 pub mod queue_synth;
 pub mod synth;

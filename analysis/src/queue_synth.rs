@@ -62,6 +62,16 @@ struct Fifo {
 }
 
 impl Fifo {
+    fn push(&mut self, body: &str, group: &str) {
+        self.msgs.push(Msg {
+            body: body.to_string(),
+            group: group.to_string(),
+            deleted: false,
+            invisible_until: 0,
+            receipt: 0,
+        });
+    }
+
     /// Up to 3 messages, at most one per group: each group's first undeleted message when
     /// it is visible. Returns (index, receipt) pairs.
     fn receive(&mut self, now: u64) -> Vec<(usize, u64)> {
@@ -91,6 +101,8 @@ impl Fifo {
     }
 }
 
+/// A call in flight. `applied`: its effect already happened (a call takes effect at some
+/// point between its invoke and its completion, or — when it crashes — maybe never).
 enum Step {
     Send {
         body: String,
@@ -107,14 +119,62 @@ enum Step {
     },
 }
 
+/// One process: its call in flight (with whether it will crash) and the messages it
+/// received and still has to delete.
 struct Slot {
     process: u64,
     call: Option<(Step, bool)>,
     to_delete: Vec<(usize, u64)>,
 }
 
+impl Slot {
+    fn busy(&self) -> bool {
+        self.call.is_some() || !self.to_delete.is_empty()
+    }
+}
+
+/// The simulated queue, its clients' shared state and the history being recorded.
+struct Sim<'c> {
+    cfg: &'c QueueSynthConfig,
+    rng: Xoshiro256PlusPlus,
+    rec: Recorder,
+    q: Fifo,
+    seqs: Vec<u64>,
+    started: u64,
+}
+
 /// Generates the history of `cfg`.
 pub fn generate_queue(cfg: &QueueSynthConfig) -> Result<History, String> {
+    check_config(cfg)?;
+    let mut sim = Sim {
+        cfg,
+        rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
+        rec: Recorder::default(),
+        q: Fifo::default(),
+        seqs: vec![0u64; cfg.groups as usize],
+        started: 0,
+    };
+    let mut slots: Vec<Slot> = (0..cfg.concurrency)
+        .map(|p| Slot {
+            process: u64::from(p),
+            call: None,
+            to_delete: Vec::new(),
+        })
+        .collect();
+    while sim.started < cfg.ops || slots.iter().any(Slot::busy) {
+        let s = sim.rng.random_range(0..slots.len());
+        sim.advance(&mut slots[s]);
+    }
+    let p = slots.iter().map(|s| s.process).max().unwrap_or(0) + 1;
+    let Sim { mut rec, mut q, .. } = sim;
+    if let Some(kind) = &cfg.anomaly {
+        scenario(&mut rec, &mut q, kind, p);
+    }
+    drain(&mut rec, &mut q, p + 1);
+    Ok(History::new(rec.ops))
+}
+
+fn check_config(cfg: &QueueSynthConfig) -> Result<(), String> {
     if let Some(a) = &cfg.anomaly {
         if !ANOMALIES.contains(&a.as_str()) {
             return Err(format!(
@@ -128,130 +188,118 @@ pub fn generate_queue(cfg: &QueueSynthConfig) -> Result<History, String> {
             "concurrency and groups must be at least 1, indeterminate a probability".into(),
         );
     }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let mut rec = Recorder::default();
-    let mut q = Fifo::default();
-    let mut seqs = vec![0u64; cfg.groups as usize];
-    let mut slots: Vec<Slot> = (0..cfg.concurrency)
-        .map(|p| Slot {
-            process: u64::from(p),
-            call: None,
-            to_delete: Vec::new(),
-        })
-        .collect();
-    let mut started = 0;
-    let receive_value = json!({"visibility_timeout_s": VISIBILITY_S});
-    while started < cfg.ops
-        || slots
-            .iter()
-            .any(|s| s.call.is_some() || !s.to_delete.is_empty())
-    {
-        let s = rng.random_range(0..slots.len());
-        let slot = &mut slots[s];
+    Ok(())
+}
+
+impl Sim<'_> {
+    /// One step of `slot`: start a call, apply the one in flight, or complete it.
+    fn advance(&mut self, slot: &mut Slot) {
         let Some((step, crash)) = slot.call.take() else {
-            if let Some((msg, receipt)) = slot.to_delete.pop() {
-                let m = &q.msgs[msg];
-                rec.push(
-                    slot.process,
-                    OpType::Invoke,
-                    ops::DELETE_MESSAGE,
-                    Some(&m.group),
-                    json!(m.body),
-                );
-                slot.call = Some((
-                    Step::Delete {
-                        msg,
-                        receipt,
-                        applied: false,
-                    },
-                    rng.random_bool(cfg.indeterminate),
-                ));
-            } else if started < cfg.ops {
-                started += 1;
-                if rng.random_bool(0.4) {
-                    let g = rng.random_range(0..cfg.groups) as usize;
-                    let body = format!("g{g}:{}", seqs[g]);
-                    seqs[g] += 1;
-                    let group = format!("g{g}");
-                    rec.push(
-                        slot.process,
-                        OpType::Invoke,
-                        ops::SEND,
-                        Some(&group),
-                        json!(body),
-                    );
-                    slot.call = Some((
-                        Step::Send {
-                            body,
-                            group,
-                            applied: false,
-                        },
-                        rng.random_bool(cfg.indeterminate),
-                    ));
-                } else {
-                    rec.push(
-                        slot.process,
-                        OpType::Invoke,
-                        ops::RECEIVE,
-                        None,
-                        receive_value.clone(),
-                    );
-                    slot.call = Some((Step::Receive { got: None }, false));
-                }
-            }
-            continue;
+            self.start_call(slot);
+            return;
         };
-        let apply_now = rng.random_bool(0.5);
-        let step = match step {
+        match self.maybe_apply(step, crash) {
+            Ok(applied) => slot.call = Some((applied, crash)),
+            Err(step) => self.complete(slot, step, crash),
+        }
+    }
+
+    /// Invokes the slot's next call: a delete of what it received, else (while the run
+    /// lasts) a send or a receive.
+    fn start_call(&mut self, slot: &mut Slot) {
+        if let Some((msg, receipt)) = slot.to_delete.pop() {
+            let m = &self.q.msgs[msg];
+            let (group, body) = (m.group.clone(), json!(m.body));
+            self.rec.push(
+                slot.process,
+                OpType::Invoke,
+                ops::DELETE_MESSAGE,
+                Some(&group),
+                body,
+            );
+            let step = Step::Delete {
+                msg,
+                receipt,
+                applied: false,
+            };
+            slot.call = Some((step, self.rng.random_bool(self.cfg.indeterminate)));
+        } else if self.started < self.cfg.ops {
+            self.started += 1;
+            slot.call = Some(if self.rng.random_bool(0.4) {
+                self.start_send(slot.process)
+            } else {
+                self.start_receive(slot.process)
+            });
+        }
+    }
+
+    fn start_send(&mut self, process: u64) -> (Step, bool) {
+        let g = self.rng.random_range(0..self.cfg.groups) as usize;
+        let body = format!("g{g}:{}", self.seqs[g]);
+        self.seqs[g] += 1;
+        let group = format!("g{g}");
+        self.rec.push(
+            process,
+            OpType::Invoke,
+            ops::SEND,
+            Some(&group),
+            json!(body),
+        );
+        let step = Step::Send {
+            body,
+            group,
+            applied: false,
+        };
+        (step, self.rng.random_bool(self.cfg.indeterminate))
+    }
+
+    fn start_receive(&mut self, process: u64) -> (Step, bool) {
+        let value = json!({"visibility_timeout_s": VISIBILITY_S});
+        self.rec
+            .push(process, OpType::Invoke, ops::RECEIVE, None, value);
+        (Step::Receive { got: None }, false)
+    }
+
+    /// Half the time, applies a call in flight that has not taken effect yet (a crashing
+    /// one only half of those times): `Ok` with the call still in flight, applied; `Err`
+    /// with the call unchanged, to complete now.
+    fn maybe_apply(&mut self, step: Step, crash: bool) -> Result<Step, Step> {
+        let apply_now = self.rng.random_bool(0.5);
+        match step {
             Step::Send {
                 body,
                 group,
                 applied: false,
-            } if apply_now && (!crash || rng.random_bool(0.5)) => {
-                q.msgs.push(Msg {
-                    body: body.clone(),
-                    group: group.clone(),
-                    deleted: false,
-                    invisible_until: 0,
-                    receipt: 0,
-                });
-                slot.call = Some((
-                    Step::Send {
-                        body,
-                        group,
-                        applied: true,
-                    },
-                    crash,
-                ));
-                continue;
+            } if apply_now && (!crash || self.rng.random_bool(0.5)) => {
+                self.q.push(&body, &group);
+                Ok(Step::Send {
+                    body,
+                    group,
+                    applied: true,
+                })
             }
-            Step::Receive { got: None } if apply_now => {
-                slot.call = Some((
-                    Step::Receive {
-                        got: Some(q.receive(rec.now)),
-                    },
-                    crash,
-                ));
-                continue;
-            }
+            Step::Receive { got: None } if apply_now => Ok(Step::Receive {
+                got: Some(self.q.receive(self.rec.now)),
+            }),
             Step::Delete {
                 msg,
                 receipt,
                 applied: false,
-            } if apply_now && (!crash || rng.random_bool(0.5)) => {
-                q.delete(msg, receipt, rec.now);
-                slot.call = Some((
-                    Step::Delete {
-                        msg,
-                        receipt,
-                        applied: true,
-                    },
-                    crash,
-                ));
-                continue;
+            } if apply_now && (!crash || self.rng.random_bool(0.5)) => {
+                self.q.delete(msg, receipt, self.rec.now);
+                Ok(Step::Delete {
+                    msg,
+                    receipt,
+                    applied: true,
+                })
             }
-            other => other,
-        };
+            other => Err(other),
+        }
+    }
+
+    /// Completes the slot's call: `info` when it crashes (then the process is replaced,
+    /// as a crashed client's is), else `ok` — applying it first if it has not taken effect.
+    fn complete(&mut self, slot: &mut Slot, step: Step, crash: bool) {
         let kind = if crash { OpType::Info } else { OpType::Ok };
         match step {
             Step::Send {
@@ -260,25 +308,16 @@ pub fn generate_queue(cfg: &QueueSynthConfig) -> Result<History, String> {
                 applied,
             } => {
                 if !applied && !crash {
-                    q.msgs.push(Msg {
-                        body: body.clone(),
-                        group: group.clone(),
-                        deleted: false,
-                        invisible_until: 0,
-                        receipt: 0,
-                    });
+                    self.q.push(&body, &group);
                 }
-                rec.push(slot.process, kind, ops::SEND, Some(&group), json!(body));
+                self.rec
+                    .push(slot.process, kind, ops::SEND, Some(&group), json!(body));
             }
             Step::Receive { got } => {
-                let got = got.unwrap_or_else(|| q.receive(rec.now));
-                rec.push(
-                    slot.process,
-                    OpType::Ok,
-                    ops::RECEIVE,
-                    None,
-                    listed(&q, &got),
-                );
+                let got = got.unwrap_or_else(|| self.q.receive(self.rec.now));
+                let listed = listed(&self.q, &got);
+                self.rec
+                    .push(slot.process, OpType::Ok, ops::RECEIVE, None, listed);
                 slot.to_delete = got;
             }
             Step::Delete {
@@ -287,28 +326,18 @@ pub fn generate_queue(cfg: &QueueSynthConfig) -> Result<History, String> {
                 applied,
             } => {
                 if !applied && !crash {
-                    q.delete(msg, receipt, rec.now);
+                    self.q.delete(msg, receipt, self.rec.now);
                 }
-                let m = &q.msgs[msg];
-                rec.push(
-                    slot.process,
-                    kind,
-                    ops::DELETE_MESSAGE,
-                    Some(&m.group),
-                    json!(m.body),
-                );
+                let m = &self.q.msgs[msg];
+                let (group, body) = (m.group.clone(), json!(m.body));
+                self.rec
+                    .push(slot.process, kind, ops::DELETE_MESSAGE, Some(&group), body);
             }
         }
         if crash {
-            slot.process += u64::from(cfg.concurrency);
+            slot.process += u64::from(self.cfg.concurrency);
         }
     }
-    let p = slots.iter().map(|s| s.process).max().unwrap_or(0) + 1;
-    if let Some(kind) = &cfg.anomaly {
-        scenario(&mut rec, &mut q, kind, p);
-    }
-    drain(&mut rec, &mut q, p + 1);
-    Ok(History::new(rec.ops))
 }
 
 fn listed(q: &Fifo, got: &[(usize, u64)]) -> Value {

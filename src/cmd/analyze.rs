@@ -45,7 +45,8 @@ pub struct AnalyzeArgs {
     /// get/put/append), set-full (for add/read-set/scan) and/or isolation (for txn, under
     /// list-append or rw-register as its micro-ops show), zset (for zadd/zincrby/zrem/
     /// zrange/zrangebyscore) and/or queue (for send/receive/delete-message) from the
-    /// operations present.
+    /// operations present. `objects` judges S3 object reads for torn bodies (the `objects`
+    /// workload's history; `auto` judges such a file as registers).
     #[arg(long, default_value = "auto", value_parser = PossibleValuesParser::new(registry::model_names()))]
     pub model: String,
 

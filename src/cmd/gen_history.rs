@@ -1,12 +1,14 @@
 //! `faultline gen-history`: write a synthetic history of a simulated linearizable
 //! register store (see `analysis::synth`) or of transactions (`--mode list-append` or
 //! `rw-register`, see `analysis::txn_synth`), of Redis sorted sets (`--mode zset`,
-//! `analysis::zset_synth`) or of an SQS FIFO-like queue (`--mode queue`,
-//! `analysis::queue_synth`), for benchmarks, property tests and for trying
+//! `analysis::zset_synth`), of an SQS FIFO-like queue (`--mode queue`,
+//! `analysis::queue_synth`) or of S3 objects (`--mode objects`, `analysis::objects_synth`),
+//! for benchmarks, property tests and for trying
 //! the checkers by hand. `--anomaly` injects one provable violation of the mode's kind.
 
 use crate::exit;
 use analysis::history::txn::TxnModel;
+use analysis::objects_synth::{generate_objects, ObjectsSynthConfig};
 use analysis::queue_synth::{generate_queue, QueueSynthConfig};
 use analysis::synth::{generate, Anomaly, KeyDist, Mode, SynthConfig};
 use analysis::txn_synth::{generate_txn, TxnAnomaly, TxnSynthConfig};
@@ -40,8 +42,9 @@ pub struct GenHistoryArgs {
     /// `cas-register` (read/write/cas), `register` (read/write: a cas-free hot key),
     /// `append` (Porcupine's kv shape: get/append of unique strings), transactions:
     /// `list-append` (Elle's append/r micro-ops) or `rw-register` (w/r micro-ops), `zset`
-    /// (Redis sorted sets on `--keys` keys, members m0-m15) or `queue` (an SQS FIFO-like
-    /// queue, 8 groups, ending with a drain).
+    /// (Redis sorted sets on `--keys` keys, members m0-m15), `queue` (an SQS FIFO-like
+    /// queue, 8 groups, ending with a drain) or `objects` (S3 objects as the `objects`
+    /// workload records them, ending with a read of every key).
     #[arg(long, default_value = "cas-register")]
     pub mode: GenMode,
     /// One injected violation. Registers: `none`, `stale-read` or `lost-write`.
@@ -51,7 +54,7 @@ pub struct GenHistoryArgs {
     /// `unexpected-presence`, `score-mismatch`, `missing-member`, `missing-member-range`,
     /// `fractured-read-prefix`, `impossible-mutation-chain`,
     /// `unstable-read-without-mutation`, `nonlinearizable`). queue: `none`, `lost`,
-    /// `duplicated`, `unexpected` or `order`.
+    /// `duplicated`, `unexpected` or `order`. objects: `none` or `torn-object`.
     #[arg(long, default_value = "none")]
     pub anomaly: String,
     /// Transactions: micro-ops per transaction, `MIN..MAX`.
@@ -82,6 +85,7 @@ pub enum GenMode {
     Txn(TxnModel),
     Zset,
     Queue,
+    Objects,
 }
 
 impl std::str::FromStr for GenMode {
@@ -90,6 +94,7 @@ impl std::str::FromStr for GenMode {
         match s {
             "zset" => return Ok(GenMode::Zset),
             "queue" => return Ok(GenMode::Queue),
+            "objects" => return Ok(GenMode::Objects),
             _ => {}
         }
         match s.parse::<TxnModel>() {
@@ -97,7 +102,7 @@ impl std::str::FromStr for GenMode {
             Err(_) => s
                 .parse::<Mode>()
                 .map(GenMode::Register)
-                .map_err(|e| format!("{e}; or list-append, rw-register, zset, queue")),
+                .map_err(|e| format!("{e}; or list-append, rw-register, zset, queue, objects")),
         }
     }
 }
@@ -146,10 +151,20 @@ pub fn run(args: GenHistoryArgs) -> ExitCode {
                 ..Default::default()
             })
         }),
+        GenMode::Objects => run_model(&args, |anomaly| {
+            generate_objects(&ObjectsSynthConfig {
+                ops: args.ops,
+                keys: args.keys,
+                concurrency: args.concurrency,
+                indeterminate: args.indeterminate,
+                seed: args.seed,
+                anomaly,
+            })
+        }),
     }
 }
 
-/// zset and queue: `--anomaly none` or one finding kind of the mode's checker.
+/// zset, queue and objects: `--anomaly none` or one finding kind of the mode's checker.
 fn run_model(
     args: &GenHistoryArgs,
     generate: impl FnOnce(Option<String>) -> Result<analysis::history::History, String>,

@@ -115,8 +115,10 @@ pub struct TestArgs {
     /// `rw-register` (Elle's rw-register transactions; both need a client that runs
     /// transactions: --db refkv, etcd or redis, or elastickv with --client redis or
     /// dynamodb), `zset` (Redis sorted sets: --db redis, or elastickv with --client redis),
-    /// `queue` (an SQS FIFO queue's sends, receives and deletes, then a drain: elastickv with
-    /// --client sqs; docs/sqs.md), or another workload of the table in `workloads/src/generators/mod.rs` (an unknown name is
+    /// `objects` (S3 objects of 64 B to 6 MiB, some multipart, each read verified whole:
+    /// elastickv with --client s3; docs/s3.md), `queue` (an SQS FIFO queue's sends, receives
+    /// and deletes, then a drain: elastickv with --client sqs; docs/sqs.md), or another
+    /// workload of the table in `workloads/src/generators/mod.rs` (an unknown name is
     /// refused with the list).
     #[arg(long, default_value = "hotspot", help_heading = "Workload")]
     pub workload: String,
@@ -181,9 +183,9 @@ pub struct TestArgs {
 
     /// The protocol of the data operations: `grpc` (RawKV), `redis` (GET/SET, cas as a Lua
     /// script, SCAN), `dynamodb` (the AWS SDK against the node's DynamoDB-compatible API on
-    /// port 8000: --workload append, or register with --value-type; docs/dynamodb.md) or `s3`
+    /// port 8000: --workload append, or register with --value-type; docs/dynamodb.md), `s3`
     /// (the AWS SDK against the node's S3-compatible API on port 9000: --workload register,
-    /// registers as objects; docs/s3.md) or `sqs` (the AWS SDK against the node's
+    /// registers as objects, or objects; docs/s3.md) or `sqs` (the AWS SDK against the node's
     /// SQS-compatible API on port 9324: --workload queue, one FIFO queue per run;
     /// docs/sqs.md). elastickv speaks all five, refkv grpc and dynamodb; the split nemesis
     /// and the catalog watcher use gRPC either way [default: grpc; redis for --db redis].

@@ -240,6 +240,7 @@ impl Db for Elastickv {
             Capability::Client(Protocol::Redis, ClientCapability::Zset),
             Capability::Client(Protocol::Dynamodb, ClientCapability::Txn),
             Capability::Client(Protocol::Sqs, ClientCapability::Queue),
+            Capability::Client(Protocol::S3, ClientCapability::Objects),
         ])
     }
 

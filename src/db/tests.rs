@@ -381,13 +381,14 @@ fn workload_support_follows_from_what_each_target_declares() {
             "rw-register"
         ]
     );
-    // Sorted sets need a client with them (Redis: redis-server, elastickv's Redis adapter),
-    // a queue one with a queue (elastickv's SQS adapter).
+    // Sorted sets need a client with them (Redis: redis-server, elastickv's Redis adapter);
+    // objects an S3 client (elastickv's S3 adapter), a queue an SQS one.
     assert_eq!(
         names(DbKind::Elastickv),
         [
             "hotspot",
             "register",
+            "objects",
             "set",
             "read-heavy",
             "append",
@@ -525,7 +526,7 @@ fn each_target_declares_what_its_former_boolean_methods_answered() {
 
 #[tokio::test]
 async fn each_targets_client_has_exactly_the_client_capabilities_the_target_declares() {
-    use workloads::ClientCapability::{Cas, Queue, Txn, Zset};
+    use workloads::ClientCapability::{Cas, Objects, Queue, Txn, Zset};
     use workloads::ReadPath;
     let nodes = [NodeEndpoint {
         name: "n1".into(),
@@ -569,6 +570,11 @@ async fn each_targets_client_has_exactly_the_client_capabilities_the_target_decl
                 client.as_txn().is_some(),
                 caps.has(Capability::Client(protocol, Txn)),
                 "txn: {what}"
+            );
+            assert_eq!(
+                client.as_objects().is_some(),
+                caps.has(Capability::Client(protocol, Objects)),
+                "objects: {what}"
             );
             assert_eq!(
                 client.as_zset().is_some(),

@@ -328,8 +328,9 @@ fn fail_before_any_op(plan: &Plan, run: &RunDir, e: anyhow::Error) -> Result<Val
     Err(e)
 }
 
-/// The verdict of a run that ended before any op: only the `run` pseudo-checker, `unknown`
-/// with `why` (the checkers would judge an empty history, and some would call it valid).
+/// The verdict of a run no checker judged (it ended before any op, or its analysis failed):
+/// only the `run` pseudo-checker, `unknown` with `why` (the checkers would judge an empty
+/// history, and some would call it valid).
 fn finish_without_cluster(plan: &Plan, run: &RunDir, why: &str) -> Result<Validity> {
     let mut problem = analysis::verdict::CheckerResult::new(Validity::Unknown);
     problem.reason = Some(why.to_string());
@@ -386,10 +387,21 @@ async fn analyse_and_report(
     let facts = facts(plan);
     let problems = problems.to_vec();
     let checking = Instant::now();
-    let mut verdict =
+    let analysed =
         tokio::task::spawn_blocking(move || analysis_phase::analyse(&history, &facts, &problems))
-            .await
-            .context("the analysis panicked")?;
+            .await;
+    let mut verdict = match analysed {
+        Ok(verdict) => verdict,
+        Err(e) => {
+            // Each checker's panic is already caught (an `unknown` checker); this is one
+            // outside them. The run still gets its results.json, then fails (exit 255).
+            let why = format!("the analysis failed (a faultline bug; please report it): {e}");
+            if let Err(write_error) = finish_without_cluster(plan, run, &why) {
+                tracing::error!("writing {}: {write_error:#}", run.results().display());
+            }
+            return Err(anyhow::anyhow!(why));
+        }
+    };
     tracing::info!("checked in {:.1} s", checking.elapsed().as_secs_f64());
     super::store_versions::attach(&mut verdict, &run.dir);
     write_json(&run.results(), &verdict)?;

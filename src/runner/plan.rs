@@ -91,9 +91,9 @@ fn data_api_workloads(
              SDK; docs/dynamodb.md",
         )),
         workloads::Protocol::S3 => Some((
-            &["register"],
-            "registers as objects through the AWS SDK: no scans, compare-and-set or \
-             transactions; docs/s3.md",
+            &["register", "objects"],
+            "registers as objects, or objects of every size, through the AWS SDK: no scans, \
+             compare-and-set or transactions; docs/s3.md",
         )),
         workloads::Protocol::Sqs => Some((
             &["queue"],

@@ -162,7 +162,16 @@ pub fn tail(s: &str, n: usize) -> String {
 }
 
 /// Runs a short test with `extra` options and returns its run directory and output.
+/// Panics with the run's output when it wrote no `results.json` (a harness error, exit 255),
+/// so the failure says why instead of only that the file is missing.
 pub fn run_test(name: &str, extra: &[&str]) -> (PathBuf, Output) {
+    let (run, out) = run_test_expecting_anything(name, extra);
+    assert_wrote_results(name, &run, &out);
+    (run, out)
+}
+
+/// Runs a short test that may end in a harness error; its run directory and output.
+pub fn run_test_expecting_anything(name: &str, extra: &[&str]) -> (PathBuf, Output) {
     let store = store_dir(name);
     let out = faultline()
         .args(["test", "--store"])
@@ -171,8 +180,19 @@ pub fn run_test(name: &str, extra: &[&str]) -> (PathBuf, Output) {
         .args(extra)
         .output()
         .expect("faultline runs");
-    let run = latest_run(&store);
+    let Ok(run) = std::fs::canonicalize(store.join("latest")) else {
+        panic!("{name}: the run made no run directory\n{}", show(&out));
+    };
     (run, out)
+}
+
+/// Panics with the run's output unless it wrote `results.json`.
+pub fn assert_wrote_results(name: &str, run: &Path, out: &Output) {
+    assert!(
+        run.join("results.json").exists(),
+        "{name}: the run wrote no results.json\n{}",
+        show(out)
+    );
 }
 
 /// No checker found a violation and none was left unable to judge, except `vacuity`: the run

@@ -45,6 +45,7 @@ pub mod generators;
 pub mod kv_ops;
 pub mod named;
 pub mod null;
+pub mod objects;
 pub mod operation;
 pub mod processes;
 pub mod proto;

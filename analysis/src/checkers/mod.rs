@@ -12,6 +12,7 @@
 //! - [`isolation`]: transactional isolation (Elle's list-append and rw-register).
 //! - [`zset`]: Redis sorted sets (rules of elastickv's suite + whole-key linearizability).
 //! - [`queue`]: an SQS FIFO-like queue (lost, duplicated, unexpected, per-group order).
+//! - [`objects`]: S3 object bodies (a read that is not one whole write's body: torn).
 //!
 //! [`calls`] pairs invokes with completions and [`fault_turns`] names the faults in flight,
 //! for the model checkers (`zset`, `queue`).
@@ -40,6 +41,7 @@ checkers! {
     isolation,
     zset,
     queue,
+    objects,
     epoch_authority,
     split,
     vacuity,

@@ -297,7 +297,7 @@ fn client_choices_a_target_cannot_honour_name_the_flag() {
                 "--client",
                 "s3",
             ],
-            "--client s3 runs --workload register only",
+            "--client s3 runs --workload register or objects only",
         ),
         (
             vec!["--workload", "register", "--client", "s3"],

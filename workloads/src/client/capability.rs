@@ -23,6 +23,9 @@ crate::named_enum! {
         /// A transaction of micro-ops ([`super::TxnClient`]): the `append` and
         /// `rw-register` workloads need it.
         Txn = "txn",
+        /// Object puts (single and multipart) and gets ([`super::ObjectClient`]): the
+        /// `objects` workload needs it.
+        Objects = "objects",
         /// Redis sorted sets ([`super::ZsetClient`]): the `zset` workload needs it.
         Zset = "zset",
         /// An SQS FIFO queue ([`super::QueueClient`]): the `queue` workload needs it.
@@ -36,6 +39,7 @@ impl ClientCapability {
         match self {
             ClientCapability::Cas => "compare-and-sets",
             ClientCapability::Txn => "transactions",
+            ClientCapability::Objects => "object puts and gets",
             ClientCapability::Zset => "sorted-set calls",
             ClientCapability::Queue => "queue calls",
         }
@@ -74,6 +78,20 @@ pub trait TxnClient: Send + Sync {
         &'a self,
         mops: &'a [crate::txn::Mop],
     ) -> BoxFuture<'a, CallResult<Vec<serde_json::Value>>>;
+}
+
+/// Objects of an S3-compatible store (the capability the `objects` workload needs).
+pub trait ObjectClient: Send + Sync {
+    /// Puts `body` as the object `key`, as `upload` says. A failure is classified as for
+    /// every call: definite only when the object certainly did not change.
+    fn put_object<'a>(
+        &'a self,
+        key: &'a str,
+        body: Vec<u8>,
+        upload: crate::objects::Upload,
+    ) -> BoxFuture<'a, CallResult<()>>;
+    /// The object's whole body, `None` when there is no such object.
+    fn get_object<'a>(&'a self, key: &'a str) -> BoxFuture<'a, CallResult<Option<Vec<u8>>>>;
 }
 
 /// Redis sorted sets (the capability the `zset` workload needs).

@@ -29,7 +29,7 @@ use futures::stream::BoxStream;
 use std::sync::Arc;
 
 pub use capability::{
-    CasClient, ClientCapability, QueueClient, TxnClient, TxnHoldControl, ZsetClient,
+    CasClient, ClientCapability, ObjectClient, QueueClient, TxnClient, TxnHoldControl, ZsetClient,
 };
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
@@ -279,6 +279,11 @@ pub trait KvTarget: Send + Sync {
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
     fn as_txn(&self) -> Option<&dyn TxnClient> {
         self.wrapped().and_then(|w| w.as_txn())
+    }
+    /// The client's object calls, if it has them (`None`: the `objects` workload does not
+    /// run against it, and an object call sent anyway fails definitely, unsent).
+    fn as_objects(&self) -> Option<&dyn ObjectClient> {
+        self.wrapped().and_then(|w| w.as_objects())
     }
     /// The client's sorted sets, if it has them (`None`: the `zset` workload does not run
     /// against it, and a sorted-set call sent anyway fails definitely, unsent).

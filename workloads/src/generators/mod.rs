@@ -209,6 +209,7 @@ macro_rules! workloads {
 workloads! {
     Hotspot "hotspot" in hotspot,
     Register "register" in register,
+    Objects "objects" in objects,
     Set "set" in set,
     ReadHeavy "read-heavy" in read_heavy,
     Append "append" in append,

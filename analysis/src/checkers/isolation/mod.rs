@@ -171,64 +171,61 @@ fn search_cycles(g: &Graph, variants: &[EdgeKind], deadline: Option<Instant>) ->
     s
 }
 
-#[allow(clippy::too_many_arguments)]
-fn verdict(
+/// Found anomalies by type name: how many, and the first witnesses of each.
+type ByType = BTreeMap<String, (u64, Vec<Value>)>;
+
+fn anomalies_by_type(
     txns: &Txns,
-    opts: &Opts,
-    prohibited: &BTreeSet<&str>,
-    analysis: Analysis,
     explain: &dyn Explain,
     g: &Graph,
-    search: Search,
-    edge_count: usize,
-) -> CheckerResult {
-    let mut by_type: BTreeMap<String, (u64, Vec<Value>)> = BTreeMap::new();
-    for a in analysis.anomalies {
-        let slot = by_type.entry(a.name.to_string()).or_default();
-        slot.0 += 1;
-        if slot.1.len() < MAX_WITNESSES_PER_TYPE {
-            slot.1.push(a.witness);
-        }
+    anomalies: Vec<found::Anomaly>,
+    cycles: &[cycles::Cycle],
+) -> ByType {
+    let mut by_type = ByType::new();
+    for a in anomalies {
+        tally(&mut by_type, a.name.to_string(), || a.witness);
     }
-    for c in &search.cycles {
-        let slot = by_type.entry(c.name.clone()).or_default();
-        slot.0 += 1;
-        if slot.1.len() < MAX_WITNESSES_PER_TYPE {
-            slot.1.push(witness::cycle_witness(txns, g, explain, c));
-        }
+    for c in cycles {
+        tally(&mut by_type, c.name.clone(), || {
+            witness::cycle_witness(txns, g, explain, c)
+        });
     }
-    let types: BTreeSet<&str> = by_type.keys().map(String::as_str).collect();
-    let (not, also_not) = models::boundary(&types);
-    // As Elle: the anomaly types (and witnesses) reported are those the model proscribes;
-    // the boundary (`not`, `also_not`) is computed from every anomaly found.
-    let violating: Vec<&str> = types
-        .iter()
-        .copied()
-        .filter(|t| prohibited.contains(t))
-        .collect();
-    let allowed: Vec<&str> = types
-        .iter()
-        .copied()
-        .filter(|t| !prohibited.contains(t))
-        .collect();
-    let key_name = |k: &u32| txns.keys[*k as usize].to_json();
-    // A value appended (written) twice to a key makes its version order unreadable: what is
-    // found is then a suspicion, never a violation (docs/checkers.md: unknown when appended or
-    // written values are not unique).
-    // No data edge at all: no transaction observed another (Elle's empty transaction
-    // graph), so nothing was tested.
-    let no_edges = analysis.edges.is_empty();
-    let valid = if !analysis.problems.is_empty() {
+    by_type
+}
+
+/// Counts one anomaly of type `name`, keeping its witness while there are few.
+fn tally(by_type: &mut ByType, name: String, witness: impl FnOnce() -> Value) {
+    let slot = by_type.entry(name).or_default();
+    slot.0 += 1;
+    if slot.1.len() < MAX_WITNESSES_PER_TYPE {
+        slot.1.push(witness());
+    }
+}
+
+/// Unknown on a problem with the history; invalid on a proscribed anomaly; unknown when the
+/// search ran out of time, nothing was observed (no data edge: no transaction saw another,
+/// Elle's empty graph) or a suspicion could not be settled (a value appended or written
+/// twice to a key makes its version order unreadable: docs/checkers.md); else valid.
+fn validity(analysis: &Analysis, search: &Search, violating: &[&str]) -> Validity {
+    if !analysis.problems.is_empty() {
         Validity::Unknown
     } else if !violating.is_empty() {
         Validity::Invalid
-    } else if search.timed_out || no_edges || !analysis.uncertain.is_empty() {
+    } else if search.timed_out || analysis.edges.is_empty() || !analysis.uncertain.is_empty() {
         Validity::Unknown
     } else {
         Validity::Valid
-    };
-    let mut r = CheckerResult::new(valid);
-    r.reason = match valid {
+    }
+}
+
+fn reason(
+    valid: Validity,
+    violating: &[&str],
+    opts: &Opts,
+    analysis: &Analysis,
+    search: &Search,
+) -> Option<String> {
+    match valid {
         Validity::Invalid => Some(format!(
             "{} proscribed by {}",
             violating.join(", "),
@@ -237,11 +234,36 @@ fn verdict(
         Validity::Unknown => Some(unknown_reason(
             &analysis.problems,
             &analysis.uncertain,
-            no_edges,
+            analysis.edges.is_empty(),
             search.timed_out,
         )),
         _ => None,
-    };
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn verdict(
+    txns: &Txns,
+    opts: &Opts,
+    prohibited: &BTreeSet<&str>,
+    mut analysis: Analysis,
+    explain: &dyn Explain,
+    g: &Graph,
+    search: Search,
+    edge_count: usize,
+) -> CheckerResult {
+    let anomalies = std::mem::take(&mut analysis.anomalies);
+    let by_type = anomalies_by_type(txns, explain, g, anomalies, &search.cycles);
+    let types: BTreeSet<&str> = by_type.keys().map(String::as_str).collect();
+    let (not, also_not) = models::boundary(&types);
+    // As Elle: the anomaly types (and witnesses) reported are those the model proscribes;
+    // the boundary (`not`, `also_not`) is computed from every anomaly found.
+    let (violating, allowed): (Vec<&str>, Vec<&str>) =
+        types.iter().copied().partition(|t| prohibited.contains(t));
+    let key_name = |k: &u32| txns.keys[*k as usize].to_json();
+    let valid = validity(&analysis, &search, &violating);
+    let mut r = CheckerResult::new(valid);
+    r.reason = reason(valid, &violating, opts, &analysis, &search);
     for (name, n) in [
         ("committed", txns.count(Status::Ok)),
         ("aborted", txns.count(Status::Fail)),

@@ -32,6 +32,8 @@ pub enum ModelChoice {
     Zset,
     /// An SQS FIFO-like queue (`queue`).
     Queue,
+    /// Object bodies (`objects`).
+    Objects,
 }
 
 impl ModelChoice {
@@ -43,6 +45,7 @@ impl ModelChoice {
             "set" | "set-full" => Some(ModelChoice::Set),
             "zset" => Some(ModelChoice::Zset),
             "queue" => Some(ModelChoice::Queue),
+            "objects" => Some(ModelChoice::Objects),
             other => match other.parse::<TxnModel>() {
                 Ok(m) => Some(ModelChoice::Isolation(m)),
                 Err(_) => linearizable::Model::from_name(other).map(ModelChoice::Linearizable),

@@ -137,8 +137,10 @@ pub fn run_scopes_into(
         let result = match applies {
             Applies::Omitted => continue,
             Applies::NotApplicable(reason) => not_applicable(reason),
-            Applies::Yes if facts.basis == Basis::Run => timed(|| (checker.check)(history, facts)),
-            Applies::Yes => (checker.check)(history, facts),
+            Applies::Yes if facts.basis == Basis::Run => {
+                timed(|| guarded(checker.name, || (checker.check)(history, facts)))
+            }
+            Applies::Yes => guarded(checker.name, || (checker.check)(history, facts)),
         };
         checkers.insert(checker.name.to_string(), result);
     }
@@ -163,6 +165,28 @@ fn not_applicable(reason: String) -> CheckerResult {
     r
 }
 
+/// Runs one checker; a panic in it (a faultline bug) makes that checker `unknown`, naming
+/// the panic, instead of ending the analysis: the other checkers still judge, and the run
+/// still gets its `results.json`.
+fn guarded(name: &str, check: impl FnOnce() -> CheckerResult) -> CheckerResult {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_string());
+            let mut r = CheckerResult::new(Validity::Unknown);
+            r.reason = Some(format!(
+                "the {name} checker failed (a faultline bug; please report it with the \
+                 history): {message}"
+            ));
+            r
+        }
+    }
+}
+
 fn timed(check: impl FnOnce() -> CheckerResult) -> CheckerResult {
     let started = std::time::Instant::now();
     let mut result = check();
@@ -178,6 +202,19 @@ fn timed(check: impl FnOnce() -> CheckerResult) -> CheckerResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checker_that_panics_is_unknown_naming_the_panic_and_a_sound_one_is_untouched() {
+        let panicked = guarded("isolation", || panic!("index 7 out of range"));
+        assert_eq!(panicked.valid, Validity::Unknown);
+        let reason = panicked.reason.expect("a reason");
+        assert!(reason.contains("isolation"), "{reason}");
+        assert!(reason.contains("index 7 out of range"), "{reason}");
+        let formatted = guarded("split", || panic!("{} of {}", 3, 4));
+        assert!(formatted.reason.unwrap().contains("3 of 4"));
+        let sound = guarded("split", || CheckerResult::new(Validity::Valid));
+        assert_eq!((sound.valid, sound.reason), (Validity::Valid, None));
+    }
     use crate::checkers::linearizable;
     use crate::history::{Op, OpType, Process};
     use serde_json::json;
@@ -212,6 +249,7 @@ mod tests {
                 "isolation",
                 "zset",
                 "queue",
+                "objects",
                 "epoch-authority",
                 "split",
                 "vacuity",
@@ -294,6 +332,10 @@ mod tests {
             ["queue"]
         );
         assert_eq!(bare_plan(&["read"], ModelChoice::Zset), ["zset"]);
+        assert_eq!(
+            bare_plan(&["read", "write"], ModelChoice::Objects),
+            ["objects"]
+        );
         assert_eq!(bare_plan(&["txn", "read"], ModelChoice::Set), ["set-full"]);
         assert_eq!(
             bare_plan(
@@ -329,7 +371,8 @@ mod tests {
                 "list-append",
                 "rw-register",
                 "zset",
-                "queue"
+                "queue",
+                "objects"
             ]
         );
         assert_eq!(

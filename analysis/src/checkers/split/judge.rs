@@ -105,22 +105,66 @@ pub fn judge(
         .time
         .saturating_sub(secs_to_ns(opts.evidence_window_s))
         .max(parent_since);
-    let cold_ns = secs_to_ns(opts.cold_window_s);
-    let window_ns = secs_to_ns(opts.window_s);
-    let last_invoke = load.invokes.last().map_or(0, |i| i.time + 1);
-    let before = (split.time.saturating_sub(window_ns), split.time);
-    let after = (
-        split.time,
-        (split.time + window_ns).min(last_invoke).max(split.time),
-    );
     let routes_before: &[RouteRecord] = timeline
         .observed_before(split.time)
         .map_or(&[], |o| &o.snapshot.routes[..]);
     let routes_after: &[RouteRecord] = timeline
         .in_force_at(split.time)
         .map_or(&[], |o| &o.snapshot.routes[..]);
+    let view = detector_view(split, load, routes_before, opts);
+    let ev = evidence(load, split, evidence_since);
+    let relief = relief(split, load, routes_before, routes_after, view.parent_load, opts);
+    let (anomalies, judged) = findings(split, auto_created_at, &view, &ev, opts);
+    let json = json!({
+        "catalog_op": split.catalog_op, "catalog_version": split.version,
+        "time_s": split.time as f64 / NS_PER_S as f64, "forced": split.forced,
+        "parent": route_json(&split.parent),
+        "split_keys": split.split_keys,
+        "children": split.children.iter().zip(&ev.child_shares).zip(&relief.child_after).map(|((c, share), after)| {
+            let mut j = route_json(c);
+            j["share_of_parent_before"] = json!(share);
+            j["ops_per_s_after"] = json!(after);
+            j
+        }).collect::<Vec<_>>(),
+        "evidence_ops": ev.ops,
+        "split_key_quantile": ev.split_key_quantile,
+        "evidence_txn_ops": ev.txn_ops, "top_key": ev.top_key, "top_key_share": ev.top_key_share,
+        "evidence_from_s": evidence_since as f64 / NS_PER_S as f64,
+        "parent_ops_per_s_recent": view.parent_load,
+        "hottest_ops_per_s_recent": view.hottest,
+        "parent_ops_per_s_before": relief.parent_before,
+        "max_child_ops_per_s_after": relief.max_child_after,
+        "cluster_before": rate_stats(&relief.rates_before),
+        "cluster_after": rate_stats(&relief.rates_after),
+        "after_window_s": relief.after_window_s,
+        "relieved": relief.relieved,
+        "cold_window_covered": view.cold_window_covered,
+        "judged": judged,
+        "findings": anomalies.iter().map(|a| a["kind"].clone()).collect::<Vec<_>>(),
+    });
+    Judgement {
+        json,
+        anomalies,
+        judged,
+        relieved: relief.relieved,
+    }
+}
 
-    // Detector's view: recent load (coldness) and the parent's key distribution.
+/// The detector's view just before the split: the parent's recent load, the hottest
+/// route's, and whether the clients ran through the whole cold window.
+struct DetectorView {
+    parent_load: f64,
+    hottest: f64,
+    cold_window_covered: bool,
+}
+
+fn detector_view(
+    split: &SplitEvent,
+    load: &LoadTable,
+    routes_before: &[RouteRecord],
+    opts: &SplitOptions,
+) -> DetectorView {
+    let cold_ns = secs_to_ns(opts.cold_window_s);
     let cold_since = split.time.saturating_sub(cold_ns);
     let cold_window_covered = split.time >= cold_ns && load.clients_cover(cold_since, split.time);
     let recent = load.range_rates(routes_before, cold_since, split.time);
@@ -129,9 +173,40 @@ pub fn judge(
         |r| r.1,
     );
     let hottest = recent.iter().map(|r| r.1).fold(parent_load, f64::max);
-    let ev = evidence(load, split, evidence_since);
+    DetectorView {
+        parent_load,
+        hottest,
+        cold_window_covered,
+    }
+}
 
-    // Relief: the longer comparison windows either side of the split.
+/// Relief: the load of the parent in the window before the split against its children's
+/// in the window after (cut at the last invoke).
+struct Relief {
+    rates_before: Vec<(u64, f64)>,
+    rates_after: Vec<(u64, f64)>,
+    parent_before: f64,
+    child_after: Vec<f64>,
+    max_child_after: f64,
+    after_window_s: f64,
+    relieved: Option<bool>,
+}
+
+fn relief(
+    split: &SplitEvent,
+    load: &LoadTable,
+    routes_before: &[RouteRecord],
+    routes_after: &[RouteRecord],
+    parent_load: f64,
+    opts: &SplitOptions,
+) -> Relief {
+    let window_ns = secs_to_ns(opts.window_s);
+    let last_invoke = load.invokes.last().map_or(0, |i| i.time + 1);
+    let before = (split.time.saturating_sub(window_ns), split.time);
+    let after = (
+        split.time,
+        (split.time + window_ns).min(last_invoke).max(split.time),
+    );
     let rates_before = load.range_rates(routes_before, before.0, before.1);
     let rates_after = load.range_rates(routes_after, after.0, after.1);
     let parent_before = rates_before
@@ -152,66 +227,54 @@ pub fn judge(
     let measured_after = after.1 - after.0 >= NS_PER_S;
     let relieved = (parent_before > 0.0 && measured_after)
         .then_some(max_child_after <= opts.relief_ratio * parent_before);
+    Relief {
+        rates_before,
+        rates_after,
+        parent_before,
+        child_after,
+        max_child_after,
+        after_window_s: (after.1 - after.0) as f64 / NS_PER_S as f64,
+        relieved,
+    }
+}
 
+/// The findings on an automatic split (a forced one is never faulted) and whether it was
+/// judged at all (cold, or enough evidence to judge its split point).
+fn findings(
+    split: &SplitEvent,
+    auto_created_at: &FxHashMap<u64, u64>,
+    view: &DetectorView,
+    ev: &Evidence,
+    opts: &SplitOptions,
+) -> (Vec<Value>, bool) {
     let mut anomalies = Vec::new();
     let mut judged = false;
-    if !split.forced {
-        let mut flag = |kind: &str, why: String| anomalies.push(anomaly(split, kind, why));
-        if let Some(why) = ping_pong(split, auto_created_at, opts) {
-            flag("ping-pong", why);
-        }
-        let cold =
-            parent_load < opts.cold_min_ops_per_s || parent_load < opts.cold_fraction * hottest;
-        if cold && cold_window_covered {
-            judged = true;
-            flag("cold-split", format!(
-                "route {} carried {parent_load:.1} ops/s in the {} s before its split (hottest route: {hottest:.1} ops/s)",
-                split.parent.id, opts.cold_window_s));
-        } else if ev.ops >= opts.min_evidence_ops {
-            judged = true;
-            // A transaction's client-side micro-ops are not the store's per-key work (lock
-            // waits, resolves, retries add load the history does not show), so a split point
-            // is judged only from single-key ops.
-            if ev.txn_ops == 0 {
-                if let Some(why) = unjustified(split, &ev, opts) {
-                    flag("unjustified-split", why);
-                }
+    if split.forced {
+        return (anomalies, judged);
+    }
+    let mut flag = |kind: &str, why: String| anomalies.push(anomaly(split, kind, why));
+    if let Some(why) = ping_pong(split, auto_created_at, opts) {
+        flag("ping-pong", why);
+    }
+    let (parent_load, hottest) = (view.parent_load, view.hottest);
+    let cold = parent_load < opts.cold_min_ops_per_s || parent_load < opts.cold_fraction * hottest;
+    if cold && view.cold_window_covered {
+        judged = true;
+        flag("cold-split", format!(
+            "route {} carried {parent_load:.1} ops/s in the {} s before its split (hottest route: {hottest:.1} ops/s)",
+            split.parent.id, opts.cold_window_s));
+    } else if ev.ops >= opts.min_evidence_ops {
+        judged = true;
+        // A transaction's client-side micro-ops are not the store's per-key work (lock
+        // waits, resolves, retries add load the history does not show), so a split point
+        // is judged only from single-key ops.
+        if ev.txn_ops == 0 {
+            if let Some(why) = unjustified(split, ev, opts) {
+                flag("unjustified-split", why);
             }
         }
     }
-    let json = json!({
-        "catalog_op": split.catalog_op, "catalog_version": split.version,
-        "time_s": split.time as f64 / NS_PER_S as f64, "forced": split.forced,
-        "parent": route_json(&split.parent),
-        "split_keys": split.split_keys,
-        "children": split.children.iter().zip(&ev.child_shares).zip(&child_after).map(|((c, share), after)| {
-            let mut j = route_json(c);
-            j["share_of_parent_before"] = json!(share);
-            j["ops_per_s_after"] = json!(after);
-            j
-        }).collect::<Vec<_>>(),
-        "evidence_ops": ev.ops,
-        "split_key_quantile": ev.split_key_quantile,
-        "evidence_txn_ops": ev.txn_ops, "top_key": ev.top_key, "top_key_share": ev.top_key_share,
-        "evidence_from_s": evidence_since as f64 / NS_PER_S as f64,
-        "parent_ops_per_s_recent": parent_load,
-        "hottest_ops_per_s_recent": hottest,
-        "parent_ops_per_s_before": parent_before,
-        "max_child_ops_per_s_after": max_child_after,
-        "cluster_before": rate_stats(&rates_before),
-        "cluster_after": rate_stats(&rates_after),
-        "after_window_s": (after.1 - after.0) as f64 / NS_PER_S as f64,
-        "relieved": relieved,
-        "cold_window_covered": cold_window_covered,
-        "judged": judged,
-        "findings": anomalies.iter().map(|a| a["kind"].clone()).collect::<Vec<_>>(),
-    });
-    Judgement {
-        json,
-        anomalies,
-        judged,
-        relieved,
-    }
+    (anomalies, judged)
 }
 
 fn secs_to_ns(s: f64) -> u64 {

@@ -5,16 +5,18 @@
 //! URLs, its error parsing), one SDK client per process bound to its node's endpoint over
 //! plain HTTP, static dummy credentials, region `us-east-1`.
 //!
-//! What it runs: read, write and delete. Scans, compare-and-set and transactions are not
+//! What it runs: read, write and delete, and the object capability ([`objects`]: bodies of
+//! any size, single or multipart puts). Scans, compare-and-set and transactions are not
 //! offered (a scan answers a definite `unimplemented`), so the run's workload is `register`
-//! (reads and writes, no cas); the catalog, splits and status go through the target's gRPC
-//! control client.
+//! (reads and writes, no cas) or `objects`; the catalog, splits and status go through the
+//! target's gRPC control client.
 //!
 //! Invariants: the SDK never retries (one call = one HTTP request); the bucket is created
 //! once before a client's first call (an existing bucket accepted), and a call made before
 //! that succeeded fails definitely, unsent; every failure is classified by [`classify`].
 
 pub mod classify;
+mod objects;
 
 use super::aws::{self, chain_text, refused};
 use super::classify::{CallError, CallKind, Certainty};
@@ -256,6 +258,9 @@ impl KvTarget for S3Client {
     }
     fn status(&self, _group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         refuse("status calls")
+    }
+    fn as_objects(&self) -> Option<&dyn super::ObjectClient> {
+        Some(self)
     }
 }
 
