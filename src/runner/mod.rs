@@ -6,6 +6,7 @@
 
 pub mod analysis_phase;
 pub mod launch;
+mod live;
 pub mod logging;
 pub mod node_watch;
 pub mod oracle;

@@ -3,24 +3,21 @@
 //! writes a verdict (at best `unknown`).
 
 use super::analysis_phase::{self, RunFacts};
-use super::oracle::StoreOracle;
+use super::logging;
 use super::plan::Plan;
-use super::record::{NemesisCounts, PhasesRecord, RunRecord, TestRecord, Versions};
+use super::record::{RunRecord, TestRecord, Versions};
 use super::sink::JsonlSink;
 use super::store::{write_json, RunDir};
-use super::{logging, progress};
 use crate::cluster::{sweep, Cluster};
 use crate::image;
-use analysis::history::{History, HistorySink, JobPhase};
+use analysis::history::History;
 use analysis::verdict::Validity;
 use anyhow::{Context, Result};
-use nemesis::faults::Ctx;
-use nemesis::{Nemesis, NemesisStatus};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-use workloads::client::{Connector, NodeEndpoint};
+use workloads::client::NodeEndpoint;
 
 /// Runs `fut` unless `interrupt` fires first (then `None`).
 async fn unless_interrupted<T>(
@@ -175,7 +172,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
 
     let node_watch =
         super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
-    let outcome = with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
+    let outcome = super::live::with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
     if plan
         .db
         .capabilities()
@@ -423,342 +420,8 @@ async fn analyse_and_report(
     Ok(verdict.valid)
 }
 
-/// Records where the store keeps the client's keys, unless it keeps them as they are (a
-/// history without the event means that: `docs/history-format.md`).
-fn record_store_keys(sink: &JsonlSink, store_keys: &analysis::history::store_keys::StoreKeys) {
-    if store_keys.is_identity() {
-        return;
-    }
-    sink.record(analysis::history::Op {
-        index: 0,
-        kind: analysis::history::OpType::Info,
-        process: analysis::history::Process::Watcher,
-        f: analysis::history::events::STORE_KEYS.into(),
-        key: None,
-        value: serde_json::to_value(store_keys).unwrap_or_default(),
-        time: 0,
-        node: None,
-        error: None,
-        meta: None,
-    });
-}
-
-/// What the phases after cluster start report.
-struct PhaseReport {
-    json: PhasesRecord,
-    problems: Vec<String>,
-}
-
-/// setup (readiness) → main → heal → recovery → final reads. Teardown is the caller's.
-async fn with_cluster(
-    plan: &Plan,
-    cluster: Arc<dyn Cluster>,
-    sink: Arc<JsonlSink>,
-    interrupt: &CancellationToken,
-) -> Result<PhaseReport> {
-    let mut json = PhasesRecord::default();
-    let mut problems = Vec::new();
-    let nodes: Vec<NodeEndpoint> = cluster
-        .nodes()
-        .iter()
-        .map(|n| NodeEndpoint {
-            name: n.name.clone(),
-            addr: n.addr.clone(),
-        })
-        .collect();
-    let groups: Vec<u64> = plan.db.groups();
-    let cfg = plan.workload.clone();
-    json.workload_config = Some(cfg.clone());
-    let connector: Arc<dyn Connector> = plan.db.connector(plan.client_options(), &nodes);
-    let store_keys = plan.db.store_keys(&plan.client_options());
-    record_store_keys(&sink, &store_keys);
-    tracing::info!(
-        "data operations through the {} protocol",
-        plan.protocol().name()
-    );
-
-    // Readiness.
-    let t = Instant::now();
-    let ready = workloads::cluster::wait_ready_with(
-        connector.as_ref(),
-        &nodes,
-        &groups,
-        Duration::from_secs(90),
-    );
-    match unless_interrupted(interrupt, ready).await {
-        Some(r) => r.context("waiting for the cluster to become ready")?,
-        None => return Ok(PhaseReport { json, problems }),
-    }
-    tracing::info!("cluster ready in {:.1} s", t.elapsed().as_secs_f64());
-    json.ready_s = Some(t.elapsed().as_secs_f64());
-
-    // Main phase: workload, catalog watcher and nemesis together.
-    let stats = Arc::new(workloads::stats::Stats::new());
-    let watcher_cancel = CancellationToken::new();
-    let has_catalog = plan.db.reports().catalog;
-    let watcher = tokio::spawn({
-        let (connector, nodes, sink, cancel) = (
-            connector.clone(),
-            nodes.clone(),
-            sink.clone(),
-            watcher_cancel.clone(),
-        );
-        async move {
-            if !has_catalog {
-                cancel.cancelled().await;
-                return Ok(Default::default());
-            }
-            workloads::watcher::run_catalog_watcher_with(
-                connector,
-                &nodes,
-                sink,
-                cancel,
-                Default::default(),
-            )
-            .await
-        }
-    });
-    let nemesis_status = Arc::new(NemesisStatus::default());
-    let nemesis = Nemesis {
-        ctx: Ctx {
-            control: cluster.clone(),
-            oracle: Arc::new(
-                StoreOracle::new(
-                    nodes.clone(),
-                    connector.clone(),
-                    groups.clone(),
-                    sink.clone(),
-                    has_catalog,
-                )
-                .with_store_keys(store_keys),
-            ),
-            sink: sink.clone(),
-            loss_probability: plan.spec.loss_probability,
-            partition_modes: plan.partition_modes.clone(),
-            use_netem: netem_available(cluster.as_ref()).await,
-            move_phase: plan.move_phase,
-            move_action: plan.move_action,
-            abort_phase: plan.abort_phase,
-            txn_move_aim: plan.txn_move_aim,
-        },
-        kinds: plan.nemesis.clone(),
-        interval: plan.nemesis_interval,
-        seed: plan.seed,
-        status: nemesis_status.clone(),
-    };
-    let main_done = CancellationToken::new();
-    let progress_task = tokio::spawn(progress::run(
-        sink.clone(),
-        nemesis_status.clone(),
-        plan.time_limit,
-        !plan.spec.no_progress,
-        main_done.clone(),
-    ));
-    let t = Instant::now();
-    let cpu_before_main = own_cpu_seconds();
-    tracing::info!(
-        "main phase: {} workload for {} s, nemesis {:?}",
-        cfg.workload,
-        plan.time_limit.as_secs(),
-        plan.spec.nemesis
-    );
-    let history: Arc<dyn HistorySink> = sink.clone();
-    let generator = match &plan.spec.generator {
-        Some(factory) => (factory.0)(&cfg),
-        None => workloads::generators::build(&cfg),
-    };
-    let workload = workloads::run_generator_with(
-        &cfg,
-        generator,
-        connector.clone(),
-        &nodes,
-        history.clone(),
-        stats.clone(),
-        interrupt.child_token(),
-    );
-    let nemesis_cancel = interrupt.child_token();
-    let (summary, ()) = tokio::join!(
-        async {
-            let r = workload.await;
-            nemesis_cancel.cancel();
-            r
-        },
-        async {
-            // An in-process store has no node to fault or heal (the plan allows it no fault).
-            if plan.spec.cluster != crate::db::ClusterKind::InProcess {
-                nemesis.run(nemesis_cancel.clone()).await
-            }
-        }
-    );
-    // nemesis.run has healed everything by now.
-    main_done.cancel();
-    let _ = progress_task.await;
-    let summary = summary.context("the workload failed")?;
-    let main_s = t.elapsed().as_secs_f64();
-    let ok_per_s = summary.stats.ok as f64 / summary.elapsed_s.max(1e-9);
-    tracing::info!(
-        "main phase done in {main_s:.1} s: {} ok, {} fail, {} info ({ok_per_s:.0} ok ops/s)",
-        summary.stats.ok,
-        summary.stats.fail,
-        summary.stats.info
-    );
-    json.ok_ops_per_s = Some(ok_per_s);
-    if let (Some(a), Some(b)) = (cpu_before_main, own_cpu_seconds()) {
-        json.main_harness_cpu_share = Some((b - a) / main_s.max(1e-9));
-        tracing::info!(
-            "harness CPU during the main phase: {:.1}% of one core",
-            100.0 * (b - a) / main_s.max(1e-9)
-        );
-    }
-    json.workload = Some(summary.clone());
-    json.main_s = Some(t.elapsed().as_secs_f64());
-    json.nemesis = Some(NemesisCounts {
-        faults_started: nemesis_status
-            .faults_started
-            .load(std::sync::atomic::Ordering::Relaxed),
-        splits_forced: nemesis_status
-            .splits_forced
-            .load(std::sync::atomic::Ordering::Relaxed),
-    });
-
-    // Recovery wait, then final reads (skipped when interrupted), through the nodes that run.
-    let nodes = running_nodes(cluster.as_ref(), nodes, &mut json);
-    if !interrupt.is_cancelled() {
-        let t = Instant::now();
-        let recovery = Duration::from_secs(plan.spec.recovery_timeout);
-        let recovered = unless_interrupted(
-            interrupt,
-            recover(
-                connector.as_ref(),
-                &nodes,
-                &groups,
-                recovery,
-                plan.db.as_ref(),
-            ),
-        )
-        .await;
-        match recovered {
-            Some(Ok(())) => tracing::info!("recovered in {:.1} s", t.elapsed().as_secs_f64()),
-            Some(Err(e)) => {
-                tracing::warn!("recovery: {e:#}");
-                problems.push(format!("the cluster did not recover after healing: {e:#}"));
-            }
-            None => {}
-        }
-        json.recovery_s = Some(t.elapsed().as_secs_f64());
-    }
-    if !interrupt.is_cancelled() {
-        let t = Instant::now();
-        let opts = workloads::final_reads::FinalReadsOptions {
-            timeout: Duration::from_secs(60),
-            ..Default::default()
-        };
-        let report = workloads::final_reads_with(
-            connector.clone(),
-            &summary,
-            &nodes,
-            history,
-            stats,
-            interrupt.child_token(),
-            opts,
-        )
-        .await;
-        tracing::info!(
-            "final reads: {} of {} attempts succeeded in {:.1} s",
-            report.succeeded,
-            report.attempts,
-            t.elapsed().as_secs_f64()
-        );
-        if !report.unread.is_empty() {
-            problems.push(format!(
-                "final reads never succeeded for {} key/node pairs",
-                report.unread.len()
-            ));
-        }
-        json.final_reads = Some(report);
-    }
-    watcher_cancel.cancel();
-    match watcher.await {
-        Ok(Ok(w)) => json.watcher = Some(w),
-        Ok(Err(e)) => tracing::warn!("catalog watcher: {e:#}"),
-        Err(e) => tracing::warn!("catalog watcher task: {e}"),
-    }
-    Ok(PhaseReport { json, problems })
-}
-
-/// `nodes` without those whose server exited on its own and stays down: recovery and final
-/// reads cannot wait for them (the `crashes` checker reports the exit).
-fn running_nodes(
-    cluster: &dyn Cluster,
-    nodes: Vec<NodeEndpoint>,
-    json: &mut PhasesRecord,
-) -> Vec<NodeEndpoint> {
-    let down = cluster.down_nodes();
-    if down.is_empty() {
-        return nodes;
-    }
-    tracing::warn!(
-        "recovery and final reads skip {}: the server exited and was not started again",
-        down.join(", ")
-    );
-    let running = nodes
-        .into_iter()
-        .filter(|n| !down.contains(&n.name))
-        .collect();
-    json.nodes_down_after_main = Some(down);
-    running
-}
-
-/// Waits until every group has a leader again, (for stores that read from a node's own
-/// state) every node has caught up, and no split job is still running.
-async fn recover(
-    connector: &dyn Connector,
-    nodes: &[NodeEndpoint],
-    groups: &[u64],
-    timeout: Duration,
-    db: &dyn crate::db::Db,
-) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    workloads::cluster::wait_ready_with(connector, nodes, groups, timeout).await?;
-    if db
-        .capabilities()
-        .has(crate::db::Capability::CatchUpBeforeFinalReads)
-    {
-        workloads::cluster::wait_caught_up_with(connector, nodes, groups, timeout).await?;
-    }
-    if !db.reports().catalog {
-        return Ok(()); // no split jobs to settle
-    }
-    loop {
-        let mut running = None;
-        for n in nodes {
-            let Ok(client) = connector.connect(n) else {
-                continue;
-            };
-            if let Ok(catalog) = client.list_routes().await {
-                running = Some(
-                    catalog
-                        .jobs
-                        .iter()
-                        .filter(|j| !j.job_phase().is_some_and(JobPhase::is_terminal))
-                        .count(),
-                );
-                break;
-            }
-        }
-        match running {
-            Some(0) => return Ok(()),
-            Some(n) if Instant::now() >= deadline => {
-                anyhow::bail!("{n} split jobs still running after {} s", timeout.as_secs())
-            }
-            None if Instant::now() >= deadline => anyhow::bail!("no node answered ListRoutes"),
-            _ => tokio::time::sleep(Duration::from_millis(500)).await,
-        }
-    }
-}
-
 /// User + system CPU time of this process so far (`/proc/self/stat`, USER_HZ = 100).
-fn own_cpu_seconds() -> Option<f64> {
+pub(super) fn own_cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -766,31 +429,4 @@ fn own_cpu_seconds() -> Option<f64> {
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime) / 100.0)
-}
-
-async fn netem_available(cluster: &dyn Cluster) -> bool {
-    let Some(first) = cluster.nodes().first() else {
-        return false;
-    };
-    if !cluster.netem_usable() {
-        tracing::info!(
-            "packet loss via iptables statistic (netem is not used on this kind of cluster)"
-        );
-        return false;
-    }
-    match cluster.node_net(&first.name).await {
-        Ok(ns) => {
-            let ok = nemesis::net::netem_available(&*ns, "eth0").await;
-            tracing::info!(
-                "tc netem {}",
-                if ok {
-                    "available: packet loss via netem"
-                } else {
-                    "not available: packet loss via iptables statistic"
-                }
-            );
-            ok
-        }
-        Err(_) => false,
-    }
 }
