@@ -7,7 +7,7 @@
 //! to after the final reads, so every catalog change in that time is in the history.
 
 use super::oracle::StoreOracle;
-use super::phases::own_cpu_seconds;
+use super::phases::{own_cpu_seconds, unless_interrupted};
 use super::plan::Plan;
 use super::progress;
 use super::record::{NemesisCounts, PhasesRecord};
@@ -18,7 +18,6 @@ use analysis::history::{HistorySink, JobPhase};
 use anyhow::{Context, Result};
 use nemesis::faults::Ctx;
 use nemesis::{Nemesis, NemesisStatus};
-use std::future::Future;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,17 +41,6 @@ struct Live<'a> {
     nodes: Vec<NodeEndpoint>,
     groups: Vec<u64>,
     connector: Arc<dyn Connector>,
-}
-
-/// Runs `fut` unless `interrupt` fires first (then `None`).
-async fn unless_interrupted<T>(
-    interrupt: &CancellationToken,
-    fut: impl Future<Output = T>,
-) -> Option<T> {
-    tokio::select! {
-        _ = interrupt.cancelled() => None,
-        v = fut => Some(v),
-    }
 }
 
 /// setup (readiness) → main → heal → recovery → final reads. Teardown is the caller's.

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use workloads::client::NodeEndpoint;
 
 /// Runs `fut` unless `interrupt` fires first (then `None`).
-async fn unless_interrupted<T>(
+pub(super) async fn unless_interrupted<T>(
     interrupt: &CancellationToken,
     fut: impl Future<Output = T>,
 ) -> Option<T> {
