@@ -20,6 +20,10 @@ pub mod txn;
 pub mod txn_move;
 pub mod txn_table;
 
+/// The short texts of an [`Op`] (`f`, `key`, `node`, `error`): kept inline up to 24 bytes,
+/// so the entries of a long history hold no separate allocation for them.
+pub type Text = compact_str::CompactString;
+
 pub use fault::{fault_events, FaultEdge, FaultEvent, FaultValue};
 pub use job_phase::{normalized_name as job_phase_name, JobPhase};
 
@@ -157,10 +161,10 @@ pub struct Op {
     pub process: Process,
     /// The function: `read`, `write`, `cas`, `get`, `put`, `append`, `add`, `read-set`,
     /// `scan`, `delete`, or a nemesis/watcher event name such as `start-partition`.
-    pub f: String,
+    pub f: Text,
     /// The key the operation addressed; absent for single-register histories.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
+    pub key: Option<Text>,
     #[serde(default)]
     pub value: serde_json::Value,
     /// Monotonic time in nanoseconds since the start of the test.
@@ -168,12 +172,13 @@ pub struct Op {
     pub time: u64,
     /// The node the client talked to (or the nemesis targeted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
+    pub node: Option<Text>,
     /// Error text for `fail`/`info` completions (e.g. `timed-out`, `not-leader`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<Text>,
+    /// Boxed: most entries carry none, and an `Op` stays small in a long history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<CommitMeta>,
+    pub meta: Option<Box<CommitMeta>>,
 }
 
 /// A whole history, in index order.

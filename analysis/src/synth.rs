@@ -588,8 +588,8 @@ impl<'a> Sim<'a> {
             index: self.out.len() as u64,
             kind,
             process: Process::Client(process),
-            f: f.to_string(),
-            key: Some(self.key_names[key as usize].clone()),
+            f: f.into(),
+            key: Some(self.key_names[key as usize].as_str().into()),
             value,
             time: self.time,
             node: None,
@@ -760,7 +760,7 @@ mod tests {
                 ..Default::default()
             };
             let h = generate(&cfg).unwrap().history;
-            let mut fs: Vec<String> = h.ops.iter().map(|o| o.f.clone()).collect();
+            let mut fs: Vec<String> = h.ops.iter().map(|o| o.f.to_string()).collect();
             fs.sort();
             fs.dedup();
             (fs, h)

@@ -560,12 +560,12 @@ impl<'a> Sim<'a> {
             index: self.next_index,
             kind,
             process: Process::Client(process),
-            f: TXN.to_string(),
+            f: TXN.into(),
             key: None,
             value,
             time: self.time,
             node: None,
-            error,
+            error: error.map(Into::into),
             meta: None,
         });
         self.next_index += 1;

@@ -20,7 +20,7 @@ impl H {
             kind,
             process: Process::Client(p),
             f: f.into(),
-            key: key.map(String::from),
+            key: key.map(String::from).map(Into::into),
             value,
             time: index * 10,
             node: None,

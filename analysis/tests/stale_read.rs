@@ -137,11 +137,13 @@ fn history(rows: &[(u64, OpType, &str, Value, u64)]) -> History {
             } else {
                 Process::Client(*p)
             },
-            f: f.to_string(),
-            key: (*p != u64::MAX).then(|| "k".to_string()),
+            f: (*f).into(),
+            key: (*p != u64::MAX).then(|| "k".into()),
             value: value.clone(),
             time: t * 1_000_000,
-            node: (*p != u64::MAX).then(|| format!("n{}", p % 3 + 1)),
+            node: (*p != u64::MAX)
+                .then(|| format!("n{}", p % 3 + 1))
+                .map(Into::into),
             error: None,
             meta: None,
         })

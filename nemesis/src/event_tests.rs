@@ -33,7 +33,7 @@ async fn recorded(kind: FaultKind, turns: &[u64]) -> Vec<(String, String)> {
     }
     let ops = sink.0.lock().unwrap().clone();
     ops.into_iter()
-        .map(|o| (o.f, serde_json::to_string(&o.value).unwrap()))
+        .map(|o| (o.f.to_string(), serde_json::to_string(&o.value).unwrap()))
         .collect()
 }
 

@@ -265,7 +265,7 @@ mod tests {
             kind,
             process,
             f: f.into(),
-            key: key.map(str::to_string),
+            key: key.map(Into::into),
             value,
             time,
             node: None,

@@ -104,7 +104,8 @@ fn row_for(model: &RunModel, window: &Window, span: &OpSpan) -> Row {
     let key = invoke
         .and_then(|o| o.key.clone())
         .or_else(|| done.and_then(|o| o.key.clone()))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_string();
     let index = if span.complete_index == PENDING {
         format!("{}→(none)", span.invoke_index)
     } else {
@@ -128,7 +129,9 @@ fn row_for(model: &RunModel, window: &Window, span: &OpSpan) -> Row {
         } else {
             span.outcome.name()
         },
-        error: done.and_then(|o| o.error.clone()).unwrap_or_default(),
+        error: done
+            .and_then(|o| o.error.as_deref().map(str::to_string))
+            .unwrap_or_default(),
         start_s: secs(span.start),
         latency_ms: if span.complete_index == PENDING {
             String::new()

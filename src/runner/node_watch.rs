@@ -80,7 +80,7 @@ impl Watch {
             key: None,
             value,
             time: 0,
-            node: node.map(str::to_string),
+            node: node.map(Into::into),
             error: None,
             meta: None,
         });

@@ -252,7 +252,7 @@ impl JsonlSink {
 /// or every string key of a transaction's micro-ops (`[f, key, value]`).
 fn invoked_keys(op: &Op) -> Vec<String> {
     if let Some(k) = &op.key {
-        return vec![k.clone()];
+        return vec![k.to_string()];
     }
     if op.f != analysis::ops::TXN {
         return Vec::new();

@@ -88,11 +88,11 @@ pub fn invoke_entry(process: u64, node: &str, spec: &OpSpec) -> Op {
         index: 0,
         kind: OpType::Invoke,
         process: Process::Client(process),
-        f: spec.f().to_string(),
-        key: spec.key().map(str::to_string),
+        f: spec.f().into(),
+        key: spec.key().map(Into::into),
         value: spec.invoke_value(),
         time: 0,
-        node: Some(node.to_string()),
+        node: Some(node.into()),
         error: None,
         meta: None,
     }
@@ -104,13 +104,13 @@ pub fn completion_entry(process: u64, node: &str, spec: &OpSpec, c: Completion) 
         index: 0,
         kind: c.kind,
         process: Process::Client(process),
-        f: spec.f().to_string(),
-        key: spec.key().map(str::to_string),
+        f: spec.f().into(),
+        key: spec.key().map(Into::into),
         value: c.value,
         time: 0,
-        node: Some(node.to_string()),
-        error: c.error,
-        meta: c.meta,
+        node: Some(node.into()),
+        error: c.error.map(Into::into),
+        meta: c.meta.map(Box::new),
     }
 }
 

@@ -18,7 +18,8 @@ use futures::future::{ready, BoxFuture};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+/// Boxed slices, not vectors: a long run's millions of keys cost no spare capacity.
+type Map = BTreeMap<Box<[u8]>, Box<[u8]>>;
 
 /// The shared map of a null store; clone the [`NullConnector`] to share it.
 #[derive(Debug, Default)]
@@ -92,9 +93,9 @@ fn scan_range(map: &Map, start: &[u8], end: &[u8], limit: u64) -> Vec<(Vec<u8>, 
     let pairs =
         map.range::<[u8], _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded));
     pairs
-        .take_while(|(k, _)| end.is_empty() || k.as_slice() < end)
+        .take_while(|(k, _)| end.is_empty() || &k[..] < end)
         .take(limit)
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .map(|(k, v)| (k.to_vec(), v.to_vec()))
         .collect()
 }
 
@@ -105,13 +106,13 @@ impl KvTarget for NullClient {
 
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
         now(ReadReply {
-            value: self.data.lock().get(key).cloned(),
+            value: self.data.lock().get(key).map(|v| v.to_vec()),
             meta: None,
         })
     }
 
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.data.lock().insert(key.to_vec(), value.to_vec());
+        self.data.lock().insert(key.into(), value.into());
         now(WriteReply {
             applied: true,
             meta: None,
@@ -166,9 +167,9 @@ impl crate::client::CasClient for NullClient {
         new: &[u8],
     ) -> BoxFuture<'_, CallResult<WriteReply>> {
         let mut map = self.data.lock();
-        let applied = map.get(key).map(Vec::as_slice) == expected;
+        let applied = map.get(key).map(|v| &v[..]) == expected;
         if applied {
-            map.insert(key.to_vec(), new.to_vec());
+            map.insert(key.into(), new.into());
         }
         now(WriteReply {
             applied,

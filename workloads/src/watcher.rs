@@ -373,11 +373,11 @@ pub fn catalog_entry(snapshot: CatalogSnapshot, node: &str) -> Op {
         index: 0,
         kind: OpType::Info,
         process: Process::Watcher,
-        f: events::CATALOG.to_string(),
+        f: events::CATALOG.into(),
         key: None,
         value: serde_json::to_value(&snapshot).unwrap_or(serde_json::Value::Null),
         time: 0,
-        node: Some(node.to_string()),
+        node: Some(node.into()),
         error: None,
         meta: None,
     }

@@ -82,7 +82,7 @@ async fn run(between: impl FnOnce(&FakeStore, &[String])) -> Run {
 fn acked_adds(ops: &[Op]) -> Vec<String> {
     ops.iter()
         .filter(|o| o.f == "add" && o.kind == OpType::Ok)
-        .filter_map(|o| o.key.clone())
+        .filter_map(|o| o.key.as_deref().map(str::to_string))
         .collect()
 }
 

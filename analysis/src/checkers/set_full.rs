@@ -36,7 +36,7 @@ pub mod element;
 mod report;
 pub mod route_change;
 
-use crate::history::{History, Op, OpType, Process};
+use crate::history::{History, Op, OpType, Process, Text};
 use crate::ops;
 use crate::verdict::{CheckerResult, Validity};
 use element::{Element, Point};
@@ -96,11 +96,11 @@ struct Invocation {
 pub(crate) struct Scan {
     pub elements: Vec<Element>,
     /// Identity → element, for string identities (keys and string values).
-    by_str: FxHashMap<String, usize>,
+    by_str: FxHashMap<Text, usize>,
     /// Identity → element, for other values (canonical JSON text).
     by_json: FxHashMap<String, usize>,
     /// Keyed elements by key, for scans.
-    by_key: BTreeMap<String, usize>,
+    by_key: BTreeMap<Text, usize>,
     /// Each client process' pending invoke.
     pending: FxHashMap<u64, Invocation>,
     /// The read number that last saw each element (to detect duplicates cheaply).
@@ -113,7 +113,7 @@ pub(crate) struct Scan {
     pub out_of_range: Vec<(u64, String)>,
     /// Keys that non-set operations (register reads and writes) addressed: a scan over
     /// them returns them legitimately, so they are not `unexpected`.
-    pub register_keys: rustc_hash::FxHashSet<String>,
+    pub register_keys: rustc_hash::FxHashSet<Text>,
 }
 
 impl Scan {
@@ -166,12 +166,9 @@ impl Scan {
 
     /// Registers the element an add is about (if new); returns its id.
     fn add_invoked(&mut self, op: &Op, at: Point) -> usize {
-        let (display, existing) = match &op.key {
-            Some(k) => (
-                serde_json::Value::String(k.clone()),
-                self.by_str.get(k.as_str()).copied(),
-            ),
-            None => (op.value.clone(), self.identity_lookup(&op.value)),
+        let (value, existing) = match &op.key {
+            Some(k) => (None, self.by_str.get(k.as_str()).copied()),
+            None => (Some(op.value.clone()), self.identity_lookup(&op.value)),
         };
         if let Some(id) = existing {
             self.readds += 1;
@@ -184,14 +181,14 @@ impl Scan {
                 self.by_key.insert(k.clone(), id);
             }
             (None, serde_json::Value::String(s)) => {
-                self.by_str.insert(s.clone(), id);
+                self.by_str.insert(Text::from(s.as_str()), id);
             }
             (None, other) => {
                 self.by_json.insert(other.to_string(), id);
             }
         }
         self.elements
-            .push(Element::new(display, op.key.clone(), at));
+            .push(Element::new(value, op.key.clone(), at));
         self.seen_in_read.push(0);
         id
     }
@@ -287,10 +284,10 @@ impl Scan {
             Some(e) if e.as_str() <= start.as_str() => Vec::new(),
             Some(e) => self
                 .by_key
-                .range(start.clone()..e.clone())
+                .range(Text::from(start.as_str())..Text::from(e.as_str()))
                 .map(|(_, &id)| id)
                 .collect(),
-            None => self.by_key.range(start..).map(|(_, &id)| id).collect(),
+            None => self.by_key.range(Text::from(start)..).map(|(_, &id)| id).collect(),
         };
         for id in ids {
             self.update(id, inv, done);

@@ -155,7 +155,7 @@ mod tests {
             value,
             time: index * 10,
             node: None,
-            error: error.map(str::to_string),
+            error: error.map(Into::into),
             meta: None,
         }
     }

@@ -95,12 +95,12 @@ impl ForeignBuilder {
             index,
             kind: rec.kind,
             process: rec.process,
-            f: rec.f,
-            key: rec.key,
+            f: rec.f.into(),
+            key: rec.key.map(Into::into),
             value,
             time: rec.time.unwrap_or(index),
             node: None,
-            error,
+            error: error.map(Into::into),
             meta: None,
         };
         let txn = match (is_client_txn(&op), mops) {

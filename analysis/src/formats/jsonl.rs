@@ -21,7 +21,7 @@ use super::validate::{parse_txn_value, ParsedTxn, Validator};
 use super::{FormatError, ParseReport, TxnForm};
 use crate::history::txn::{txn_to_json, TXN};
 use crate::history::txn_table::TxnTable;
-use crate::history::{CommitMeta, History, Op, OpType, Process};
+use crate::history::{CommitMeta, History, Op, OpType, Process, Text};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -38,20 +38,20 @@ struct LineOp<'a> {
     #[serde(rename = "type")]
     kind: OpType,
     process: Process,
-    f: String,
+    f: Text,
     #[serde(default)]
-    key: Option<String>,
+    key: Option<Text>,
     /// The text of `value`, parsed once `f` and `process` are known (`null` reads as absent).
     #[serde(borrow, default)]
     value: Option<&'a RawValue>,
     #[serde(default)]
     time: Option<u64>,
     #[serde(default)]
-    node: Option<String>,
+    node: Option<Text>,
     #[serde(default)]
-    error: Option<String>,
+    error: Option<Text>,
     #[serde(default)]
-    meta: Option<CommitMeta>,
+    meta: Option<Box<CommitMeta>>,
 }
 
 /// An op as read from its line, before the sequential pass fills in defaults.

@@ -107,8 +107,8 @@ impl Validator {
         self.pending.insert(
             p,
             Pending {
-                f: op.f.clone(),
-                key: op.key.clone(),
+                f: op.f.to_string(),
+                key: op.key.as_deref().map(str::to_string),
                 line,
             },
         );
@@ -129,7 +129,7 @@ impl Validator {
                 op.f, inv.line, inv.f
             ));
         }
-        if op.key.is_some() && inv.key.is_some() && op.key != inv.key {
+        if op.key.is_some() && inv.key.is_some() && op.key.as_deref() != inv.key.as_deref() {
             return Err(format!(
                 "process {p} completes key {:?} but its pending invoke at line {} was for key {:?}",
                 op.key.as_deref().unwrap_or_default(),

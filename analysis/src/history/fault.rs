@@ -178,7 +178,7 @@ impl FaultEvent {
             index: 0,
             kind: OpType::Info,
             process: Process::Nemesis,
-            f: self.f(),
+            f: self.f().into(),
             key: None,
             value: self.value.to_json(),
             time: 0,

@@ -99,12 +99,12 @@ impl HistoryBuilder {
             kind,
             process,
             f: f.into(),
-            key: key.map(str::to_string),
+            key: key.map(Into::into),
             value,
             time: self.now,
             node: None,
             error: None,
-            meta,
+            meta: meta.map(Box::new),
         });
         self.now += 1;
         index

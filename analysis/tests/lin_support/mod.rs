@@ -30,8 +30,8 @@ pub fn history(lines: &[Line]) -> History {
             } else {
                 Process::Client(*p as u64)
             },
-            f: f.to_string(),
-            key: key.map(str::to_string),
+            f: (*f).into(),
+            key: key.map(Into::into),
             value: value.clone(),
             time: 1000 * i as u64,
             node: None,

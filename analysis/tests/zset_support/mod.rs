@@ -39,7 +39,7 @@ impl H {
             .iter()
             .rev()
             .find(|o| o.process == Process::Client(p) && o.kind == OpType::Invoke)
-            .map(|o| o.f.clone())
+            .map(|o| o.f.to_string())
             .expect("an invoke")
     }
 
@@ -265,7 +265,7 @@ pub fn oracle_linearizable(history: &History, members: usize) -> bool {
             OpType::Invoke => {
                 open.insert(op.process, calls.len());
                 calls.push(OCall {
-                    f: op.f.clone(),
+                    f: op.f.to_string(),
                     value: op.value.clone(),
                     reply: None,
                     invoke: op.index,

@@ -398,13 +398,13 @@ fn stale_op(kind: OpType, process: u64, key: &str, value: serde_json::Value, nod
         index: 0,
         kind,
         process: Process::Client(process),
-        f: STALE_WRITE.to_string(),
-        key: Some(key.to_string()),
+        f: STALE_WRITE.into(),
+        key: Some(key.into()),
         value,
         time: 0,
-        node: Some(node.to_string()),
-        error,
-        meta,
+        node: Some(node.into()),
+        error: error.map(Into::into),
+        meta: meta.map(Box::new),
     }
 }
 

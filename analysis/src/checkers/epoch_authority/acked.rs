@@ -101,7 +101,7 @@ pub fn acknowledged_ops(history: &History) -> Vec<AckedOp<'_>> {
             invoke_index: invoke.map_or(op.index, |i| i.index),
             invoke_time: invoke.map_or(op.time, |i| i.time),
             index: op.index,
-            meta: op.meta.as_ref(),
+            meta: op.meta.as_deref(),
             is_write: WRITE_FNS.contains(&op.f.as_str()),
         });
     }

@@ -178,7 +178,7 @@ fn pair_by_key(history: &History) -> (Vec<KeyPairs>, PrepCounts) {
         let pos = pos as u32;
         if op.kind == OpType::Invoke {
             let g = *group_of.entry(op.key.as_deref()).or_insert_with(|| {
-                groups.push((op.key.clone(), Vec::new()));
+                groups.push((op.key.as_deref().map(str::to_string), Vec::new()));
                 groups.len() - 1
             });
             groups[g].1.push(Pair {
@@ -251,7 +251,7 @@ impl Unchecked {
             return; // took no effect, or only read
         }
         if !is_set_function(&invoke.f) {
-            *self.register_changes.entry(invoke.f.clone()).or_default() += 1;
+            *self.register_changes.entry(invoke.f.to_string()).or_default() += 1;
         } else if invoke.f == ops::ADD && invoke.key.is_some() {
             self.keyed_adds += 1;
         }
@@ -334,7 +334,7 @@ fn reduce_key(
                 }
             }
             Reduced::Unsupported => {
-                *counts.unsupported.entry(invoke.f.clone()).or_default() += 1;
+                *counts.unsupported.entry(invoke.f.to_string()).or_default() += 1;
                 unchecked.note(invoke, completion);
             }
             Reduced::Malformed(why) => {

@@ -113,7 +113,7 @@ fn body_of(call: &Call) -> Result<(String, String), String> {
     })?;
     Ok((
         body.to_string(),
-        call.invoke.key.clone().unwrap_or_default(),
+        call.invoke.key.as_deref().unwrap_or_default().to_string(),
     ))
 }
 

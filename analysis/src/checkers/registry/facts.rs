@@ -140,7 +140,7 @@ impl RunFacts {
             commit_meta: history
                 .ops
                 .iter()
-                .any(|o| o.meta.as_ref().is_some_and(attributes_epochs)),
+                .any(|o| o.meta.as_deref().is_some_and(attributes_epochs)),
             catalog,
             splits: catalog,
             hot_prefix: None,
@@ -168,8 +168,8 @@ impl RunFacts {
 fn client_functions(history: &History) -> BTreeSet<String> {
     let mut fs = BTreeSet::new();
     for op in history.ops.iter().filter(|o| o.process.client().is_some()) {
-        if !fs.contains(&op.f) {
-            fs.insert(op.f.clone());
+        if !fs.contains(op.f.as_str()) {
+            fs.insert(op.f.to_string());
         }
     }
     fs

@@ -17,7 +17,7 @@
 //! any ended `ok`, indeterminate if any ended `info` or never completed, failed only if
 //! every one failed; it is known from the earliest `ok` completion.
 
-use crate::history::OpType;
+use crate::history::{OpType, Text};
 
 /// A point in the history: an op's `index` and `time`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,9 +57,9 @@ pub enum AddStatus {
 /// What is known about one element.
 #[derive(Debug, Clone)]
 pub struct Element {
-    /// How the element is shown in results: its key, or its value.
-    pub display: serde_json::Value,
-    pub key: Option<String>,
+    /// The element's value when it has no key (a keyed element is its key).
+    value: Option<serde_json::Value>,
+    pub key: Option<Text>,
     /// The invocation of its first add.
     pub add_invoke: Point,
     /// Completion index of the earliest add of each outcome.
@@ -79,9 +79,10 @@ pub struct Element {
 }
 
 impl Element {
-    pub fn new(display: serde_json::Value, key: Option<String>, add_invoke: Point) -> Self {
+    /// An element with `key`, else identified by `value`.
+    pub fn new(value: Option<serde_json::Value>, key: Option<Text>, add_invoke: Point) -> Self {
         Element {
-            display,
+            value,
             key,
             add_invoke,
             first_ok: None,
@@ -93,6 +94,15 @@ impl Element {
             last_present: None,
             last_absent: None,
             first_observed: None,
+        }
+    }
+
+    /// How the element is shown in results: its key, or its value.
+    pub fn display(&self) -> serde_json::Value {
+        match (&self.key, &self.value) {
+            (Some(k), _) => serde_json::Value::String(k.to_string()),
+            (None, Some(v)) => v.clone(),
+            (None, None) => serde_json::Value::Null,
         }
     }
 
@@ -231,7 +241,7 @@ mod tests {
     }
 
     fn added_ok() -> Element {
-        let mut e = Element::new(serde_json::json!(1), None, p(0));
+        let mut e = Element::new(Some(serde_json::json!(1)), None, p(0));
         e.add_completed(OpType::Ok, p(0), p(1));
         e
     }
@@ -267,7 +277,7 @@ mod tests {
     #[test]
     fn a_read_invoked_before_known_missing_it_is_not_loss() {
         // The read began before the add completed; it may have linearized before the add.
-        let mut e = Element::new(serde_json::json!(1), None, p(0));
+        let mut e = Element::new(Some(serde_json::json!(1)), None, p(0));
         e.read_absent(p(1));
         e.add_completed(OpType::Ok, p(0), p(2));
         assert_eq!(e.outcome(), Outcome::NeverRead);
@@ -275,7 +285,7 @@ mod tests {
 
     #[test]
     fn unknown_crashed_add_never_seen_is_never_read_not_lost() {
-        let mut e = Element::new(serde_json::json!(1), None, p(0));
+        let mut e = Element::new(Some(serde_json::json!(1)), None, p(0));
         e.add_completed(OpType::Info, p(0), p(1));
         e.read_absent(p(2));
         assert_eq!(e.outcome(), Outcome::NeverRead);

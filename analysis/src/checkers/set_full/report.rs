@@ -41,7 +41,7 @@ pub(super) fn assemble(scan: Scan, opts: &SetFullOptions) -> CheckerResult {
         lost.iter().map(|e| element_anomaly("lost", e)),
     );
     list(&mut anomalies, scan.duplicates.iter().map(|d| {
-        json!({"kind": "duplicated", "element": elements[d.element].display,
+        json!({"kind": "duplicated", "element": elements[d.element].display(),
                "read": d.read_index, "copies": d.copies, "add": elements[d.element].add_invoke.index})
     }));
     list(&mut anomalies, unexpected.iter().cloned());
@@ -127,7 +127,7 @@ fn list(out: &mut Vec<Value>, items: impl Iterator<Item = Value>) {
 fn element_anomaly(kind: &str, e: &Element) -> Value {
     json!({
         "kind": kind,
-        "element": e.display,
+        "element": e.display(),
         "add": e.add_invoke.index,
         "add-completion": e.add_completion().map(|(t, i)| json!({"type": type_name(t), "index": i})),
         "known": e.known.map(|p| p.index),
@@ -168,7 +168,7 @@ fn details(
             .iter()
             .zip(outcomes)
             .filter(|(_, &x)| x == o)
-            .map(|(e, _)| e.display.clone())
+            .map(|(e, _)| e.display())
             .take(MAX_LISTED)
             .collect()
     };
@@ -182,9 +182,9 @@ fn details(
     let mut d = json!({
         "lost": displays(Outcome::Lost),
         "never-read": displays(Outcome::NeverRead),
-        "stale": stale.iter().take(MAX_LISTED).map(|e| e.display.clone()).collect::<Vec<_>>(),
+        "stale": stale.iter().take(MAX_LISTED).map(|e| e.display()).collect::<Vec<_>>(),
         "worst-stale": worst,
-        "recovered": recovered.iter().take(MAX_LISTED).map(|e| e.display.clone()).collect::<Vec<_>>(),
+        "recovered": recovered.iter().take(MAX_LISTED).map(|e| e.display()).collect::<Vec<_>>(),
     });
     if let Some(q) = quantiles_ms(elements.iter().filter_map(Element::stable_latency)) {
         d["stable-latencies-ms"] = q;

@@ -137,7 +137,7 @@ pub fn same_score(a: f64, b: f64) -> bool {
 pub fn read_keys(calls: &[Call]) -> Result<Vec<Key>, String> {
     let mut keys: BTreeMap<String, Key> = BTreeMap::new();
     for call in calls {
-        let name = call.invoke.key.clone().unwrap_or_default();
+        let name = call.invoke.key.as_deref().unwrap_or_default().to_string();
         let key = keys.entry(name.clone()).or_insert_with(|| Key {
             name,
             ..Key::default()
