@@ -61,143 +61,43 @@ fn install_interrupt_handler(token: CancellationToken) {
     });
 }
 
+/// A run stopped before its cluster ran: the exit it ends with is already decided (its
+/// `results.json` written).
+type Stopped = Result<Validity>;
+
 /// The whole run. Returns the verdict's validity; errors are internal errors (255) or
 /// bad arguments (254).
 pub async fn run(plan: Plan) -> Result<Validity> {
     let interrupt = CancellationToken::new();
     install_interrupt_handler(interrupt.clone());
     let docker_cluster = plan.spec.cluster == crate::db::ClusterKind::Docker;
-    let engine = if docker_cluster {
-        crate::docker::check_engine().await?
-    } else {
-        format!("not used (--cluster {})", plan.spec.cluster.name())
-    };
-    if plan.spec.cluster == crate::db::ClusterKind::Netns {
-        crate::cluster::netns::require_root()?;
-    }
-    let run = RunDir::create(&plan.spec.store, &plan.test_name)?;
-    logging::init(&run.log())?;
-    tracing::info!("run directory {}", run.dir.display());
-    for warning in plan.warnings() {
-        tracing::warn!("{warning}");
-        eprintln!("faultline: warning: {warning}");
-    }
+    let (run, mut test_json) = open_run(&plan, docker_cluster).await?;
     let started = Instant::now();
-    let mut test_json = RunRecord {
-        test: TestRecord::of(&plan),
-        versions: Versions {
-            faultline: env!("CARGO_PKG_VERSION"),
-            git_commit: git_commit().await,
-            docker_engine: engine,
-        },
-        run_dir: run.dir.clone(),
-        started_utc: run.timestamp.clone(),
-        image: None,
-        cluster: None,
-        phases: None,
-        wall_time_s: None,
-        harness_cpu_s: None,
-        harness_cpu_share: None,
-    };
-    write_json(&run.test_json(), &test_json)?;
-
-    let image = if !docker_cluster {
-        None
-    } else {
-        match unless_interrupted(
-            &interrupt,
-            super::launch::node_image(
-                plan.db.as_ref(),
-                plan.spec.image.as_deref(),
-                plan.spec.db_binary.as_deref(),
-            ),
-        )
-        .await
-        {
-            Some(Ok(image)) => Some(image),
-            Some(Err(e)) => {
-                return fail_before_any_op(&plan, &run, e.context("building the node image"))
-            }
-            None => {
-                return finish_without_cluster(&plan, &run, "interrupted while building the image")
-            }
-        }
+    let image = match node_image(&plan, &run, &interrupt, docker_cluster).await {
+        Ok(image) => image,
+        Err(stopped) => return stopped,
     };
     test_json.image = Some(image.clone());
     write_json(&run.test_json(), &test_json)?;
-
-    // An in-process run creates nothing outside this process, so it sweeps nothing either.
-    if plan.spec.cluster != crate::db::ClusterKind::InProcess {
-        if let Err(e) = sweep_stale_resources(docker_cluster).await {
-            return fail_before_any_op(&plan, &run, e);
-        }
-    }
-    let sink = match JsonlSink::create(&run.history())
-        .with_context(|| format!("creating {}", run.history().display()))
-    {
-        Ok(sink) => Arc::new(sink),
-        Err(e) => return fail_before_any_op(&plan, &run, e),
+    let sink = match sweep_and_open_history(&plan, &run, docker_cluster).await {
+        Ok(sink) => sink,
+        Err(stopped) => return stopped,
     };
     let run_id = format!(
         "fl{:x}",
         (u64::from(std::process::id()) << 20) ^ (plan.seed & 0xfffff)
     );
-    tracing::info!(
-        "starting a {}-node {} cluster (--cluster {})",
-        plan.spec.nodes,
-        plan.spec.db.name(),
-        plan.spec.cluster.name()
-    );
-    let cluster = match unless_interrupted(
-        &interrupt,
-        super::launch::start(&plan, run_id.clone(), &run.dir, image.as_ref()),
-    )
-    .await
+    let cluster = match start_cluster(&plan, &run, &run_id, image.as_ref(), &sink, &interrupt).await
     {
-        Some(Ok(c)) => c,
-        Some(Err(e)) => {
-            remove_half_started(docker_cluster, &run_id).await;
-            sink.finish();
-            return fail_before_any_op(&plan, &run, e.context("starting the cluster"));
-        }
-        None => {
-            // The start was abandoned half-way: remove whatever it had created.
-            remove_half_started(docker_cluster, &run_id).await;
-            sink.finish();
-            return finish_without_cluster(&plan, &run, "interrupted while starting the cluster");
-        }
+        Ok(cluster) => cluster,
+        Err(stopped) => return stopped,
     };
     test_json.cluster = Some(cluster.describe());
     write_json(&run.test_json(), &test_json)?;
 
-    let node_watch =
-        super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
-    let outcome = super::live::with_cluster(&plan, cluster.clone(), sink.clone(), &interrupt).await;
-    if plan
-        .db
-        .capabilities()
-        .has(crate::db::Capability::ProbesVersions)
-        && !interrupt.is_cancelled()
-    {
-        probe_store_versions(&plan, cluster.as_ref(), &sink, &run).await;
-    }
-    if let Some(watch) = node_watch {
-        watch.stop().await;
-    }
-
+    let outcome = run_cluster(&plan, &cluster, &sink, &run, &interrupt).await;
     // Teardown happens whatever the phases did.
-    if let Err(e) = cluster.collect_logs(&run.nodes()).await {
-        tracing::warn!("collecting node logs: {e:#}");
-    }
-    if plan.spec.leave_running && !interrupt.is_cancelled() {
-        tracing::info!(
-            "--leave-running: cluster left up ({}); no later run sweeps it: remove it with \
-             `faultline cleanup {run_id}`",
-            cluster.describe()
-        );
-    } else if let Err(e) = cluster.teardown().await {
-        tracing::error!("tearing down the cluster: {e:#} (run `faultline cleanup`)");
-    }
+    tear_down(&plan, cluster.as_ref(), &run, &run_id, &interrupt).await;
     let mut problems = match outcome {
         Ok(report) => {
             test_json.phases = Some(report.json);
@@ -216,6 +116,179 @@ pub async fn run(plan: Plan) -> Result<Validity> {
             "history.jsonl could not be written completely: {e}"
         ));
     }
+    record_cost(&mut test_json, started);
+    write_json(&run.test_json(), &test_json)?;
+    let history = read_back(&sink, &mut problems);
+    analyse_and_report(&plan, &run, history, &problems).await
+}
+
+/// Checks what the run needs (the Docker engine, root for netns), creates its directory
+/// and log, and writes the first `test.json`.
+async fn open_run(plan: &Plan, docker_cluster: bool) -> Result<(RunDir, RunRecord)> {
+    let engine = if docker_cluster {
+        crate::docker::check_engine().await?
+    } else {
+        format!("not used (--cluster {})", plan.spec.cluster.name())
+    };
+    if plan.spec.cluster == crate::db::ClusterKind::Netns {
+        crate::cluster::netns::require_root()?;
+    }
+    let run = RunDir::create(&plan.spec.store, &plan.test_name)?;
+    logging::init(&run.log())?;
+    tracing::info!("run directory {}", run.dir.display());
+    for warning in plan.warnings() {
+        tracing::warn!("{warning}");
+        eprintln!("faultline: warning: {warning}");
+    }
+    let test_json = RunRecord {
+        test: TestRecord::of(plan),
+        versions: Versions {
+            faultline: env!("CARGO_PKG_VERSION"),
+            git_commit: git_commit().await,
+            docker_engine: engine,
+        },
+        run_dir: run.dir.clone(),
+        started_utc: run.timestamp.clone(),
+        image: None,
+        cluster: None,
+        phases: None,
+        wall_time_s: None,
+        harness_cpu_s: None,
+        harness_cpu_share: None,
+    };
+    write_json(&run.test_json(), &test_json)?;
+    Ok((run, test_json))
+}
+
+/// The node image of a Docker cluster (`None` for every other cluster).
+async fn node_image(
+    plan: &Plan,
+    run: &RunDir,
+    interrupt: &CancellationToken,
+    docker_cluster: bool,
+) -> std::result::Result<Option<image::NodeImage>, Stopped> {
+    if !docker_cluster {
+        return Ok(None);
+    }
+    let building = super::launch::node_image(
+        plan.db.as_ref(),
+        plan.spec.image.as_deref(),
+        plan.spec.db_binary.as_deref(),
+    );
+    match unless_interrupted(interrupt, building).await {
+        Some(Ok(image)) => Ok(Some(image)),
+        Some(Err(e)) => Err(fail_before_any_op(
+            plan,
+            run,
+            e.context("building the node image"),
+        )),
+        None => Err(finish_without_cluster(
+            plan,
+            run,
+            "interrupted while building the image",
+        )),
+    }
+}
+
+/// Sweeps what dead runs left behind (an in-process run creates nothing outside this
+/// process, so it sweeps nothing either), then opens `history.jsonl`.
+async fn sweep_and_open_history(
+    plan: &Plan,
+    run: &RunDir,
+    docker_cluster: bool,
+) -> std::result::Result<Arc<JsonlSink>, Stopped> {
+    if plan.spec.cluster != crate::db::ClusterKind::InProcess {
+        if let Err(e) = sweep_stale_resources(docker_cluster).await {
+            return Err(fail_before_any_op(plan, run, e));
+        }
+    }
+    JsonlSink::create(&run.history())
+        .with_context(|| format!("creating {}", run.history().display()))
+        .map(Arc::new)
+        .map_err(|e| fail_before_any_op(plan, run, e))
+}
+
+/// Starts the cluster; a start that fails or is interrupted removes what it had created.
+async fn start_cluster(
+    plan: &Plan,
+    run: &RunDir,
+    run_id: &str,
+    image: Option<&image::NodeImage>,
+    sink: &JsonlSink,
+    interrupt: &CancellationToken,
+) -> std::result::Result<Arc<dyn Cluster>, Stopped> {
+    tracing::info!(
+        "starting a {}-node {} cluster (--cluster {})",
+        plan.spec.nodes,
+        plan.spec.db.name(),
+        plan.spec.cluster.name()
+    );
+    let docker_cluster = plan.spec.cluster == crate::db::ClusterKind::Docker;
+    let starting = super::launch::start(plan, run_id.to_string(), &run.dir, image);
+    let why = match unless_interrupted(interrupt, starting).await {
+        Some(Ok(cluster)) => return Ok(cluster),
+        Some(Err(e)) => Err(e.context("starting the cluster")),
+        None => Ok("interrupted while starting the cluster"),
+    };
+    // The start was abandoned half-way: remove whatever it had created.
+    remove_half_started(docker_cluster, run_id).await;
+    sink.finish();
+    Err(match why {
+        Err(e) => fail_before_any_op(plan, run, e),
+        Ok(interrupted) => finish_without_cluster(plan, run, interrupted),
+    })
+}
+
+/// The phases on the started cluster, watched by the node watcher; then, while it still
+/// runs, the store's versions of the keys the history proves stale.
+async fn run_cluster(
+    plan: &Plan,
+    cluster: &Arc<dyn Cluster>,
+    sink: &Arc<JsonlSink>,
+    run: &RunDir,
+    interrupt: &CancellationToken,
+) -> Result<super::live::PhaseReport> {
+    let node_watch =
+        super::node_watch::spawn(cluster.clone(), sink.clone(), plan.spec.restart_crashed);
+    let outcome = super::live::with_cluster(plan, cluster.clone(), sink.clone(), interrupt).await;
+    if plan
+        .db
+        .capabilities()
+        .has(crate::db::Capability::ProbesVersions)
+        && !interrupt.is_cancelled()
+    {
+        probe_store_versions(plan, cluster.as_ref(), sink, run).await;
+    }
+    if let Some(watch) = node_watch {
+        watch.stop().await;
+    }
+    outcome
+}
+
+/// Collects the node logs and removes the cluster, unless `--leave-running` keeps it up.
+async fn tear_down(
+    plan: &Plan,
+    cluster: &dyn Cluster,
+    run: &RunDir,
+    run_id: &str,
+    interrupt: &CancellationToken,
+) {
+    if let Err(e) = cluster.collect_logs(&run.nodes()).await {
+        tracing::warn!("collecting node logs: {e:#}");
+    }
+    if plan.spec.leave_running && !interrupt.is_cancelled() {
+        tracing::info!(
+            "--leave-running: cluster left up ({}); no later run sweeps it: remove it with \
+             `faultline cleanup {run_id}`",
+            cluster.describe()
+        );
+    } else if let Err(e) = cluster.teardown().await {
+        tracing::error!("tearing down the cluster: {e:#} (run `faultline cleanup`)");
+    }
+}
+
+/// The run's wall time and the harness' CPU time, into `test.json`.
+fn record_cost(test_json: &mut RunRecord, started: Instant) {
     let wall = started.elapsed().as_secs_f64();
     test_json.wall_time_s = Some(wall);
     if let Some(cpu) = own_cpu_seconds() {
@@ -226,9 +299,13 @@ pub async fn run(plan: Plan) -> Result<Validity> {
             100.0 * cpu / wall.max(1e-9)
         );
     }
-    write_json(&run.test_json(), &test_json)?;
+}
+
+/// The history as `faultline analyze` reads it from `history.jsonl`; empty (with the
+/// problem noted) when it cannot be read.
+fn read_back(sink: &JsonlSink, problems: &mut Vec<String>) -> History {
     let reading = Instant::now();
-    let history = match sink.read_back() {
+    match sink.read_back() {
         Ok(history) => {
             tracing::info!(
                 "history.jsonl read back in {:.1} s, as `faultline analyze` reads it",
@@ -240,8 +317,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
             problems.push(format!("history.jsonl could not be read back: {e}"));
             History::default()
         }
-    };
-    analyse_and_report(&plan, &run, history, &problems).await
+    }
 }
 
 /// Asks the still running cluster which versions it holds for each key the history proves
