@@ -244,47 +244,9 @@ fn check_lineage(
         if previous.is_none() {
             continue; // routes of the first observation have no observable history
         }
-        let Some(p) = r.parent.filter(|&p| p != r.id) else {
-            tiling_violation(
-                report,
-                obs,
-                "route-without-parent",
-                format!(
-                    "new route {} [{:?}, {:?}) has no parent route",
-                    r.id, r.start, r.end
-                ),
-            );
+        let Some(p) = check_new_route(obs, r, version_gap, t, report) else {
             continue;
         };
-        let Some(parent) = t.routes.get(&p) else {
-            if version_gap {
-                t.lineage_unverifiable += 1;
-            } else {
-                tiling_violation(
-                    report,
-                    obs,
-                    "parent-never-existed",
-                    format!(
-                        "new route {} names parent {p}, which no earlier version contained",
-                        r.id
-                    ),
-                );
-            }
-            continue;
-        };
-        let inside = parent.start <= r.start
-            && (parent.end.is_empty() || (!r.end.is_empty() && r.end <= parent.end));
-        if !inside {
-            tiling_violation(
-                report,
-                obs,
-                "child-outside-parent",
-                format!(
-                    "route {} [{:?}, {:?}) is not inside its parent {p} [{:?}, {:?})",
-                    r.id, r.start, r.end, parent.start, parent.end
-                ),
-            );
-        }
         if !present.contains(&p) && !parents_to_tile.contains(&p) {
             parents_to_tile.push(p);
         }
@@ -296,25 +258,67 @@ fn check_lineage(
         return;
     }
     for p in parents_to_tile {
-        let parent = t.routes[&p].clone();
-        let descendants: Vec<RouteRecord> = obs
-            .snapshot
-            .routes
-            .iter()
-            .filter(|r| descends(&t.parent, r.id, p))
-            .cloned()
-            .collect();
-        if let Some((_, detail)) = tiling_gap_or_overlap(&descendants, &parent.start, &parent.end) {
-            tiling_violation(
-                report,
-                obs,
-                "children-do-not-tile-parent",
-                format!(
-                    "the descendants of route {p} [{:?}, {:?}) do not tile it: {detail}",
-                    parent.start, parent.end
-                ),
+        check_descendants_tile(obs, p, t, report);
+    }
+}
+
+/// A route first seen in `obs` (not the first observation) must name a parent that an
+/// earlier version held, and lie inside it. Returns that parent, when it is known.
+fn check_new_route(
+    obs: &CatalogObservation,
+    r: &RouteRecord,
+    version_gap: bool,
+    t: &mut Tracker,
+    report: &mut RuleReport,
+) -> Option<u64> {
+    let Some(p) = r.parent.filter(|&p| p != r.id) else {
+        let why = format!(
+            "new route {} [{:?}, {:?}) has no parent route",
+            r.id, r.start, r.end
+        );
+        tiling_violation(report, obs, "route-without-parent", why);
+        return None;
+    };
+    let Some(parent) = t.routes.get(&p) else {
+        if version_gap {
+            t.lineage_unverifiable += 1;
+        } else {
+            let why = format!(
+                "new route {} names parent {p}, which no earlier version contained",
+                r.id
             );
+            tiling_violation(report, obs, "parent-never-existed", why);
         }
+        return None;
+    };
+    let inside = parent.start <= r.start
+        && (parent.end.is_empty() || (!r.end.is_empty() && r.end <= parent.end));
+    if !inside {
+        let why = format!(
+            "route {} [{:?}, {:?}) is not inside its parent {p} [{:?}, {:?})",
+            r.id, r.start, r.end, parent.start, parent.end
+        );
+        tiling_violation(report, obs, "child-outside-parent", why);
+    }
+    Some(p)
+}
+
+/// Route `p`, gone from `obs`, must be tiled exactly by its descendants there.
+fn check_descendants_tile(obs: &CatalogObservation, p: u64, t: &Tracker, report: &mut RuleReport) {
+    let parent = &t.routes[&p];
+    let descendants: Vec<RouteRecord> = obs
+        .snapshot
+        .routes
+        .iter()
+        .filter(|r| descends(&t.parent, r.id, p))
+        .cloned()
+        .collect();
+    if let Some((_, detail)) = tiling_gap_or_overlap(&descendants, &parent.start, &parent.end) {
+        let why = format!(
+            "the descendants of route {p} [{:?}, {:?}) do not tile it: {detail}",
+            parent.start, parent.end
+        );
+        tiling_violation(report, obs, "children-do-not-tile-parent", why);
     }
 }
 

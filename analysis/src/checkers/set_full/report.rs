@@ -6,6 +6,7 @@ use super::{Scan, SetFullOptions};
 use crate::verdict::{CheckerResult, Validity};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// Anomalies listed per kind (the counts are always complete).
 const MAX_LISTED: usize = 1000;
@@ -16,38 +17,73 @@ const WORST_STALE: usize = 8;
 
 pub(super) fn assemble(scan: Scan, opts: &SetFullOptions) -> CheckerResult {
     let mut r = CheckerResult::new(Validity::Valid);
-    let elements = &scan.elements;
-    let outcomes: Vec<Outcome> = elements.iter().map(Element::outcome).collect();
-    let of = |o: Outcome| {
-        elements
-            .iter()
-            .zip(&outcomes)
-            .filter(move |(_, &x)| x == o)
-            .map(|(e, _)| e)
-    };
+    let outcomes: Vec<Outcome> = scan.elements.iter().map(Element::outcome).collect();
+    let found = Findings::of(&scan, &outcomes);
+    r.counts = counts(&scan, &outcomes, &found);
+    (r.valid, r.reason) = validity(&scan, &found, opts, r.counts["stable-count"]);
+    r.anomalies = anomalies(&scan, &found, opts);
+    r.details = details(&scan.elements, &outcomes, &found.stale, &found.recovered);
+    r
+}
 
-    let lost: Vec<&Element> = of(Outcome::Lost).collect();
-    let stale: Vec<&Element> = of(Outcome::Stable).filter(|e| e.is_stale()).collect();
-    let recovered: Vec<&Element> = elements.iter().filter(|e| e.is_recovered()).collect();
-    let failed_observed: Vec<&Element> = elements
+/// The elements (and unexpected reads) each finding names.
+struct Findings<'a> {
+    lost: Vec<&'a Element>,
+    stale: Vec<&'a Element>,
+    recovered: Vec<&'a Element>,
+    failed_observed: Vec<&'a Element>,
+    unexpected: Vec<Value>,
+}
+
+impl<'a> Findings<'a> {
+    fn of(scan: &'a Scan, outcomes: &'a [Outcome]) -> Findings<'a> {
+        let elements = &scan.elements;
+        Findings {
+            lost: with_outcome(elements, outcomes, Outcome::Lost).collect(),
+            stale: with_outcome(elements, outcomes, Outcome::Stable)
+                .filter(|e| e.is_stale())
+                .collect(),
+            recovered: elements.iter().filter(|e| e.is_recovered()).collect(),
+            failed_observed: elements
+                .iter()
+                .filter(|e| e.failed_but_observed())
+                .collect(),
+            unexpected: unexpected_anomalies(scan),
+        }
+    }
+}
+
+/// The elements whose outcome is `o`.
+fn with_outcome<'a>(
+    elements: &'a [Element],
+    outcomes: &'a [Outcome],
+    o: Outcome,
+) -> impl Iterator<Item = &'a Element> + 'a {
+    elements
         .iter()
-        .filter(|e| e.failed_but_observed())
-        .collect();
-    let unexpected = unexpected_anomalies(&scan);
+        .zip(outcomes)
+        .filter(move |(_, &x)| x == o)
+        .map(|(e, _)| e)
+}
 
+/// Every anomaly, at most [`MAX_LISTED`] of each kind; stale elements only when the store
+/// promises linearizable reads.
+fn anomalies(scan: &Scan, found: &Findings, opts: &SetFullOptions) -> Vec<Value> {
+    let elements = &scan.elements;
     let mut anomalies = Vec::new();
     list(
         &mut anomalies,
-        lost.iter().map(|e| element_anomaly("lost", e)),
+        found.lost.iter().map(|e| element_anomaly("lost", e)),
     );
     list(&mut anomalies, scan.duplicates.iter().map(|d| {
         json!({"kind": "duplicated", "element": elements[d.element].display(),
                "read": d.read_index, "copies": d.copies, "add": elements[d.element].add_invoke.index})
     }));
-    list(&mut anomalies, unexpected.iter().cloned());
+    list(&mut anomalies, found.unexpected.iter().cloned());
     list(
         &mut anomalies,
-        failed_observed
+        found
+            .failed_observed
             .iter()
             .map(|e| element_anomaly("failed-add-observed", e)),
     );
@@ -60,64 +96,71 @@ pub(super) fn assemble(scan: Scan, opts: &SetFullOptions) -> CheckerResult {
     if opts.linearizable {
         list(
             &mut anomalies,
-            stale.iter().map(|e| element_anomaly("stale", e)),
+            found.stale.iter().map(|e| element_anomaly("stale", e)),
         );
     }
+    anomalies
+}
 
-    let counts = [
+fn counts(scan: &Scan, outcomes: &[Outcome], found: &Findings) -> BTreeMap<String, u64> {
+    let elements = &scan.elements;
+    let acknowledged = elements
+        .iter()
+        .filter(|e| e.add_status() == AddStatus::Acknowledged)
+        .count();
+    let of = |o| with_outcome(elements, outcomes, o).count();
+    [
         ("attempt-count", elements.len()),
-        (
-            "acknowledged-count",
-            elements
-                .iter()
-                .filter(|e| e.add_status() == AddStatus::Acknowledged)
-                .count(),
-        ),
-        ("stable-count", of(Outcome::Stable).count()),
-        ("lost-count", lost.len()),
-        ("never-read-count", of(Outcome::NeverRead).count()),
-        ("stale-count", stale.len()),
+        ("acknowledged-count", acknowledged),
+        ("stable-count", of(Outcome::Stable)),
+        ("lost-count", found.lost.len()),
+        ("never-read-count", of(Outcome::NeverRead)),
+        ("stale-count", found.stale.len()),
         ("duplicated-count", scan.duplicates.len()),
-        ("unexpected-count", unexpected.len()),
-        ("recovered-count", recovered.len()),
-        ("failed-add-observed-count", failed_observed.len()),
+        ("unexpected-count", found.unexpected.len()),
+        ("recovered-count", found.recovered.len()),
+        ("failed-add-observed-count", found.failed_observed.len()),
         ("scan-out-of-range-count", scan.out_of_range.len()),
         ("read-count", scan.reads as usize),
         ("re-add-count", scan.readds as usize),
-    ];
-    for (name, n) in counts {
-        r.counts.insert(name.to_string(), n as u64);
-    }
+    ]
+    .into_iter()
+    .map(|(name, n)| (name.to_string(), n as u64))
+    .collect()
+}
 
-    let mut problems = Vec::new();
-    for (name, n) in [
-        ("lost", lost.len()),
+/// Invalid on any finding (stale ones only under [`SetFullOptions::linearizable`]);
+/// unknown when no element was ever stably read.
+fn validity(
+    scan: &Scan,
+    found: &Findings,
+    opts: &SetFullOptions,
+    stable_count: u64,
+) -> (Validity, Option<String>) {
+    let problems: Vec<String> = [
+        ("lost", found.lost.len()),
         ("duplicated", scan.duplicates.len()),
-        ("unexpected", unexpected.len()),
-        ("failed-add-observed", failed_observed.len()),
+        ("unexpected", found.unexpected.len()),
+        ("failed-add-observed", found.failed_observed.len()),
         ("scan-out-of-range", scan.out_of_range.len()),
-        ("stale", if opts.linearizable { stale.len() } else { 0 }),
-    ] {
-        if n > 0 {
-            problems.push(format!("{n} {name}"));
-        }
-    }
-    let stable_count = r.counts["stable-count"];
+        ("stale", if opts.linearizable { found.stale.len() } else { 0 }),
+    ]
+    .into_iter()
+    .filter(|&(_, n)| n > 0)
+    .map(|(name, n)| format!("{n} {name}"))
+    .collect();
     if !problems.is_empty() {
-        r.valid = Validity::Invalid;
-        r.reason = Some(format!("set-full: {}", problems.join(", ")));
-    } else if stable_count == 0 {
-        r.valid = Validity::Unknown;
-        r.reason = Some(if scan.reads == 0 {
-            "set-full: no successful read-set or scan, so no element could be checked".to_string()
-        } else {
-            "set-full: no element was ever stably read (nothing added, or every add crashed)"
-                .to_string()
-        });
+        return (Validity::Invalid, Some(format!("set-full: {}", problems.join(", "))));
     }
-    r.anomalies = anomalies;
-    r.details = details(elements, &outcomes, &stale, &recovered);
-    r
+    if stable_count > 0 {
+        return (Validity::Valid, None);
+    }
+    let why = if scan.reads == 0 {
+        "set-full: no successful read-set or scan, so no element could be checked"
+    } else {
+        "set-full: no element was ever stably read (nothing added, or every add crashed)"
+    };
+    (Validity::Unknown, Some(why.to_string()))
 }
 
 fn list(out: &mut Vec<Value>, items: impl Iterator<Item = Value>) {

@@ -14,13 +14,14 @@ pub mod events;
 pub mod judge;
 pub mod load;
 
-use crate::catalog::{route_contains, CatalogTimeline};
+use crate::catalog::{route_contains, CatalogTimeline, Lineage};
 use crate::checkers::epoch_authority::WRITE_FNS;
 use crate::history::{History, RouteRecord};
 use crate::verdict::{CheckerResult, Validity};
-use events::{catalog_changes, mark_forced};
+use events::{catalog_changes, mark_forced, CatalogChanges};
 use load::{LoadTable, NS_PER_S};
 use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -158,87 +159,149 @@ pub fn check_with_timeline(
         Some(p) => Some(HotRange::Prefix(p.clone())),
         None => infer_hot_route(&load, timeline).map(HotRange::Route),
     };
-    let hot_start = hot.as_ref().and_then(|h| {
-        load.invokes
-            .iter()
-            .find(|i| h.contains(&i.key))
-            .map(|i| i.time)
-    });
-
     let lineage = timeline.lineage();
-    let mut auto_created_at: FxHashMap<u64, u64> = FxHashMap::default();
+    let judged = judge_every_split(&changes.splits, &lineage, &load, timeline, opts);
     let mut result = CheckerResult::new(Validity::Valid);
-    let mut judgements = Vec::new();
-    let (mut judged, mut relieved) = (0u64, 0u64);
-    for split in &changes.splits {
+    result.anomalies = judged.anomalies;
+    let auto = changes.splits.iter().filter(|s| !s.forced).count() as u64;
+    (result.valid, result.reason) = validity(&result.anomalies, &changes, auto, judged.judged, opts);
+    let judged_relieved = (judged.judged, judged.relieved);
+    result.counts = counts(&result.anomalies, &changes, auto, judged_relieved, load.unmapped);
+    result.details = details(hot.as_ref(), &changes, &load, &lineage, judged.json, opts);
+    result
+}
+
+/// What judging every split gave.
+struct Judged {
+    anomalies: Vec<Value>,
+    json: Vec<Value>,
+    /// Splits judged at all, and of them those the split relieved.
+    judged: u64,
+    relieved: u64,
+}
+
+/// Judges each split in order; a child of an automatic split is known as auto-created from
+/// that split's time on.
+fn judge_every_split(
+    splits: &[events::SplitEvent],
+    lineage: &Lineage,
+    load: &LoadTable,
+    timeline: &CatalogTimeline,
+    opts: &SplitOptions,
+) -> Judged {
+    let mut auto_created_at: FxHashMap<u64, u64> = FxHashMap::default();
+    let mut out = Judged {
+        anomalies: Vec::new(),
+        json: Vec::new(),
+        judged: 0,
+        relieved: 0,
+    };
+    for split in splits {
         let since = match lineage.first_seen.get(&split.parent.id) {
             Some((_, _, t)) if !lineage.initial.contains(&split.parent.id) => *t,
             _ => 0,
         };
-        let j = judge::judge(split, &auto_created_at, since, &load, timeline, opts);
+        let j = judge::judge(split, &auto_created_at, since, load, timeline, opts);
         if !split.forced {
             for c in &split.children {
                 auto_created_at.insert(c.id, split.time);
             }
         }
-        judged += j.judged as u64;
-        relieved += (j.relieved == Some(true)) as u64;
-        result.anomalies.extend(j.anomalies);
-        judgements.push(j.json);
+        out.judged += j.judged as u64;
+        out.relieved += (j.relieved == Some(true)) as u64;
+        out.anomalies.extend(j.anomalies);
+        out.json.push(j.json);
     }
-    let auto = changes.splits.iter().filter(|s| !s.forced).count() as u64;
-    let first_hot_split = hot.as_ref().and_then(|h| {
-        let touches = |s: &&events::SplitEvent| h.intersects(&s.parent);
-        changes
-            .splits
-            .iter()
-            .filter(|s| !s.forced)
-            .find(touches)
-            .or_else(|| changes.splits.iter().find(touches))
-    });
+    out
+}
+
+/// Invalid on any anomaly; unknown when nothing split, or when every split was automatic
+/// and none could be judged.
+fn validity(
+    anomalies: &[Value],
+    changes: &CatalogChanges,
+    auto: u64,
+    judged: u64,
+    opts: &SplitOptions,
+) -> (Validity, Option<String>) {
+    let splits = changes.splits.len() as u64;
+    if !anomalies.is_empty() {
+        return (Validity::Invalid, Some(summarise_anomalies(anomalies)));
+    }
+    if splits == 0 {
+        return (Validity::Unknown, Some("no split happened — nothing was tested".into()));
+    }
+    if auto > 0 && judged == 0 && auto == splits {
+        let why = format!(
+            "{auto} auto-split(s) observed but none could be judged: none had client ops covering the {} s before it \
+             (cold) nor {} evidence ops (split point)",
+            opts.cold_window_s, opts.min_evidence_ops
+        );
+        return (Validity::Unknown, Some(why));
+    }
+    (Validity::Valid, None)
+}
+
+/// The checker's counts.
+fn counts(
+    anomalies: &[Value],
+    changes: &CatalogChanges,
+    auto: u64,
+    (judged, relieved): (u64, u64),
+    unmapped: u64,
+) -> BTreeMap<String, u64> {
+    let splits = changes.splits.len() as u64;
+    [
+        ("splits", splits),
+        ("auto-splits", auto),
+        ("forced-splits", splits - auto),
+        ("judged-splits", judged),
+        ("relieved-splits", relieved),
+        ("moves", changes.moves.len() as u64),
+        ("ping-pong", count_kind(anomalies, "ping-pong")),
+        ("cold-splits", count_kind(anomalies, "cold-split")),
+        ("unjustified-splits", count_kind(anomalies, "unjustified-split")),
+        ("unmapped-ops", unmapped),
+        ("splits-with-unobserved-parent", changes.unobserved_parents),
+    ]
+    .into_iter()
+    .map(|(name, n)| (name.to_string(), n))
+    .collect()
+}
+
+/// The first split of the hot range: the first automatic one touching it, else the first
+/// forced one.
+fn first_hot_split<'a>(
+    hot: Option<&HotRange>,
+    splits: &'a [events::SplitEvent],
+) -> Option<&'a events::SplitEvent> {
+    let h = hot?;
+    let touches = |s: &&events::SplitEvent| h.intersects(&s.parent);
+    splits
+        .iter()
+        .filter(|s| !s.forced)
+        .find(touches)
+        .or_else(|| splits.iter().find(touches))
+}
+
+/// The checker's details: the hot range and how soon it split, every judgement, the moves
+/// and each route's load series.
+fn details(
+    hot: Option<&HotRange>,
+    changes: &CatalogChanges,
+    load: &LoadTable,
+    lineage: &Lineage,
+    judgements: Vec<Value>,
+    opts: &SplitOptions,
+) -> Value {
+    let hot_start = hot.and_then(|h| load.invokes.iter().find(|i| h.contains(&i.key)).map(|i| i.time));
+    let first_hot_split = first_hot_split(hot, &changes.splits);
     let latency_s = match (hot_start, first_hot_split) {
         (Some(t0), Some(s)) => Some(s.time.saturating_sub(t0) as f64 / NS_PER_S as f64),
         _ => None,
     };
-
-    result.valid = if !result.anomalies.is_empty() {
-        Validity::Invalid
-    } else if changes.splits.is_empty()
-        || (auto > 0 && judged == 0 && auto == changes.splits.len() as u64)
-    {
-        Validity::Unknown
-    } else {
-        Validity::Valid
-    };
-    result.reason = match result.valid {
-        Validity::Invalid => Some(summarise_anomalies(&result.anomalies)),
-        Validity::Unknown if changes.splits.is_empty() => Some("no split happened — nothing was tested".into()),
-        Validity::Unknown => Some(format!(
-            "{auto} auto-split(s) observed but none could be judged: none had client ops covering the {} s before it \
-             (cold) nor {} evidence ops (split point)",
-            opts.cold_window_s, opts.min_evidence_ops)),
-        _ => None,
-    };
-    for (name, n) in [
-        ("splits", changes.splits.len() as u64),
-        ("auto-splits", auto),
-        ("forced-splits", changes.splits.len() as u64 - auto),
-        ("judged-splits", judged),
-        ("relieved-splits", relieved),
-        ("moves", changes.moves.len() as u64),
-        ("ping-pong", count_kind(&result.anomalies, "ping-pong")),
-        ("cold-splits", count_kind(&result.anomalies, "cold-split")),
-        (
-            "unjustified-splits",
-            count_kind(&result.anomalies, "unjustified-split"),
-        ),
-        ("unmapped-ops", load.unmapped),
-        ("splits-with-unobserved-parent", changes.unobserved_parents),
-    ] {
-        result.counts.insert(name.into(), n);
-    }
-    result.details = json!({
-        "hot_range": hot.as_ref().map(HotRange::to_json),
+    json!({
+        "hot_range": hot.map(HotRange::to_json),
         "hot_load_start_s": hot_start.map(|t| t as f64 / NS_PER_S as f64),
         "first_hot_split_op": first_hot_split.map(|s| s.catalog_op),
         "detection_latency_s": latency_s,
@@ -253,8 +316,7 @@ pub fn check_with_timeline(
             None => json!({}),
         }),
         "options": opts,
-    });
-    result
+    })
 }
 
 fn count_kind(anomalies: &[Value], kind: &str) -> u64 {
