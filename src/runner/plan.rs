@@ -195,58 +195,20 @@ impl Plan {
     pub fn from_spec(args: &TestSpec) -> Result<Plan, BadArgs> {
         let bad = |s: String| BadArgs(s);
         let mut notes = Vec::new();
-        let resolved;
-        let args = match args.cluster {
-            crate::db::ClusterKind::Ssh => {
-                resolved = with_ssh_hosts(args, &mut notes).map_err(|e| bad(format!("{e:#}")))?;
-                &resolved
-            }
-            _ if args.ssh.names_hosts() => {
-                return Err(bad(format!(
-                    "--hosts and --hosts-file need --cluster ssh (this run is --cluster {})",
-                    args.cluster.name()
-                )));
-            }
-            _ => args,
-        };
+        let args = resolve_hosts(args, &mut notes)?;
         let nemesis =
             FaultKind::parse_list(&args.nemesis).map_err(|e| bad(format!("--nemesis: {e}")))?;
-        let partition_modes = partition_modes(args, &nemesis)?;
-        check_numeric_ranges(args)?;
+        let partition_modes = partition_modes(&args, &nemesis)?;
+        check_numeric_ranges(&args)?;
         let subnet = match &args.subnet {
             Some(s) => Some(subnet::parse_subnet(s).map_err(|e| bad(format!("--subnet: {e:#}")))?),
             None => None,
         };
         let db = args.db.build(args.groups);
-        let mut args = args.clone();
-        let unsupported = |e: crate::db::Unsupported| BadArgs(e.to_string());
         let caps = db.capabilities();
-        let client = crate::db::protocol(db.as_ref(), args.client).map_err(unsupported)?;
-        if caps.has(Capability::InProcess) {
-            in_process_options(&args).map_err(unsupported)?;
-            args.cluster = crate::db::ClusterKind::InProcess;
-        }
-        args.client = Some(client);
-        let requested_nodes = args.nodes;
-        if let Some(n) = db.nodes() {
-            args.nodes = n;
-        }
+        let (args, client) = fit_to_target(&args, db.as_ref(), &caps, &mut notes)?;
         let args = &args;
-        check_client_choices(args, client, &caps)?;
-        crate::db::validate(
-            db.as_ref(),
-            args.cluster,
-            &args.workload,
-            &nemesis,
-            args.bug.as_deref(),
-        )
-        .map_err(unsupported)?;
-        let static_in_docker =
-            caps.has(Capability::StaticBinary) && args.cluster == crate::db::ClusterKind::Docker;
-        if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
-            crate::image::check_static_binary(p).map_err(|e| bad(format!("--db-binary: {e:#}")))?;
-        }
-        check_workload_needs(args, client, db.as_ref(), &caps)?;
+        check_target_accepts(args, client, db.as_ref(), &caps, &nemesis)?;
         let seed = args.seed.unwrap_or_else(rand::random);
         let mut workload = workload_config(args, seed).map_err(|e| bad(format!("{e:#}")))?;
         if !caps.has(Capability::Client(client, workloads::ClientCapability::Cas)) {
@@ -255,20 +217,6 @@ impl Plan {
         }
         let test_name = args.name();
         super::store::check_name(&test_name).map_err(|e| bad(format!("--test-name: {e:#}")))?;
-        let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
-        server_args.extend(db.placement_args(&db.store_keys(&workloads::ClientOptions {
-            protocol: client,
-            dynamo_tables: args.tables,
-            ..Default::default()
-        })));
-        server_args.extend(args.server_args.iter().cloned());
-        if requested_nodes != args.nodes {
-            notes.push(format!(
-                "--db {} runs {} node(s); --nodes {requested_nodes} is ignored",
-                args.db.name(),
-                args.nodes
-            ));
-        }
         Ok(Plan {
             notes,
             spec: args.clone(),
@@ -284,7 +232,7 @@ impl Plan {
             nemesis_interval: Duration::from_secs_f64(args.nemesis_interval),
             time_limit: Duration::from_secs(args.time_limit),
             subnet,
-            server_args,
+            server_args: server_args(args, db.as_ref(), client),
             db,
         })
     }
@@ -490,4 +438,93 @@ fn check_client_choices(
         )));
     }
     Ok(())
+}
+
+/// `--cluster ssh` reads its hosts (`--hosts`, `--hosts-file`) into the spec; any other
+/// cluster refuses them.
+fn resolve_hosts(args: &TestSpec, notes: &mut Vec<String>) -> Result<TestSpec, BadArgs> {
+    match args.cluster {
+        crate::db::ClusterKind::Ssh => {
+            with_ssh_hosts(args, notes).map_err(|e| BadArgs(format!("{e:#}")))
+        }
+        _ if args.ssh.names_hosts() => Err(BadArgs(format!(
+            "--hosts and --hosts-file need --cluster ssh (this run is --cluster {})",
+            args.cluster.name()
+        ))),
+        _ => Ok(args.clone()),
+    }
+}
+
+/// The spec as the target runs it: its protocol chosen, an in-process target's cluster,
+/// a fixed node count (said in `notes` when it overrides `--nodes`).
+fn fit_to_target(
+    args: &TestSpec,
+    db: &dyn crate::db::Db,
+    caps: &crate::db::Capabilities,
+    notes: &mut Vec<String>,
+) -> Result<(TestSpec, workloads::Protocol), BadArgs> {
+    let unsupported = |e: crate::db::Unsupported| BadArgs(e.to_string());
+    let mut args = args.clone();
+    let client = crate::db::protocol(db, args.client).map_err(unsupported)?;
+    if caps.has(Capability::InProcess) {
+        in_process_options(&args).map_err(unsupported)?;
+        args.cluster = crate::db::ClusterKind::InProcess;
+    }
+    args.client = Some(client);
+    let requested_nodes = args.nodes;
+    if let Some(n) = db.nodes() {
+        args.nodes = n;
+    }
+    if requested_nodes != args.nodes {
+        notes.push(format!(
+            "--db {} runs {} node(s); --nodes {requested_nodes} is ignored",
+            args.db.name(),
+            args.nodes
+        ));
+    }
+    Ok((args, client))
+}
+
+/// Refuses, before anything starts, what the target cannot do: a client option, workload,
+/// fault or seeded bug it lacks, or a server binary a Docker node cannot run.
+fn check_target_accepts(
+    args: &TestSpec,
+    client: workloads::Protocol,
+    db: &dyn crate::db::Db,
+    caps: &crate::db::Capabilities,
+    nemesis: &[FaultKind],
+) -> Result<(), BadArgs> {
+    let unsupported = |e: crate::db::Unsupported| BadArgs(e.to_string());
+    check_client_choices(args, client, caps)?;
+    crate::db::validate(
+        db,
+        args.cluster,
+        &args.workload,
+        nemesis,
+        args.bug.as_deref(),
+    )
+    .map_err(unsupported)?;
+    let static_in_docker =
+        caps.has(Capability::StaticBinary) && args.cluster == crate::db::ClusterKind::Docker;
+    if let Some(p) = args.db_binary.as_ref().filter(|_| static_in_docker) {
+        crate::image::check_static_binary(p).map_err(|e| BadArgs(format!("--db-binary: {e:#}")))?;
+    }
+    check_workload_needs(args, client, db, caps)
+}
+
+/// Every server's flags: the target's own (auto-split, seeded bug, data placement), then
+/// `--server-arg`s.
+fn server_args(
+    args: &TestSpec,
+    db: &dyn crate::db::Db,
+    client: workloads::Protocol,
+) -> Vec<String> {
+    let mut server_args = db.server_args(!args.no_auto_split, args.bug.as_deref());
+    server_args.extend(db.placement_args(&db.store_keys(&workloads::ClientOptions {
+        protocol: client,
+        dynamo_tables: args.tables,
+        ..Default::default()
+    })));
+    server_args.extend(args.server_args.iter().cloned());
+    server_args
 }
