@@ -90,7 +90,7 @@ fn time_file(path: &Path, runs: usize) -> Result<((Duration, Duration), Validity
     }
     times.sort();
     let verdict = last.ok_or("no run")?;
-    let lin = verdict.checkers.get("linearizable");
+    let lin = verdict.checkers.get(analysis::checkers::linearizable::NAME);
     let counts: serde_json::Map<String, Value> = KEY_COUNTS
         .iter()
         .map(|c| {

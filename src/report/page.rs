@@ -414,7 +414,7 @@ struct KeyRow {
 }
 
 fn txn_view(summary: &TxnSummary, verdict: Option<&Verdict>) -> TxnView {
-    let isolation = verdict.and_then(|v| v.checkers.get("isolation"));
+    let isolation = verdict.and_then(|v| v.checkers.get(analysis::checkers::isolation::NAME));
     let checker_count = |name: &str| isolation.and_then(|r| r.counts.get(name).copied());
     let model = isolation
         .and_then(|r| r.details["model"].as_str())
