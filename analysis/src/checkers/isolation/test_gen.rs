@@ -27,117 +27,155 @@ struct Pending {
     info: bool,
 }
 
+/// The simulated serial store and the history written so far.
+struct Sim {
+    rng: Xoshiro256PlusPlus,
+    ops: Vec<Op>,
+    /// Key id → its list.
+    store: Vec<Vec<u64>>,
+    /// Slot → the live key id in it.
+    slots: Vec<usize>,
+    next_elem: u64,
+    /// Each process slot: its process id and its transaction in flight.
+    procs: Vec<(u64, Option<Pending>)>,
+    next_proc: u64,
+}
+
 pub fn generate(cfg: &GenConfig) -> History {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let mut ops: Vec<Op> = Vec::with_capacity(cfg.txns * 2 + cfg.keys * 2);
-    let mut store: Vec<Vec<u64>> = Vec::new(); // key id -> list
-    let mut slots: Vec<usize> = Vec::new(); // slot -> live key id
-    for _ in 0..cfg.keys {
-        slots.push(store.len());
-        store.push(Vec::new());
-    }
-    let mut next_elem = 1u64;
-    let mut procs: Vec<(u64, Option<Pending>)> =
-        (0..cfg.processes as u64).map(|p| (p, None)).collect();
-    let mut next_proc = cfg.processes as u64;
+    let mut sim = Sim::new(cfg);
+    let inject_at = cfg.inject_g_single.then_some(cfg.txns / 2);
     let mut started = 0usize;
-    let inject_at = if cfg.inject_g_single {
-        Some(cfg.txns / 2)
-    } else {
-        None
-    };
-    let push = |ops: &mut Vec<Op>, kind: OpType, p: u64, value: Value| {
-        let op = txn_op(ops.len() as u64, kind, p, value);
-        ops.push(op);
-    };
-    while started < cfg.txns || procs.iter().any(|(_, p)| p.is_some()) {
-        let slot = rng.random_range(0..procs.len());
-        let p = procs[slot].0;
-        if let Some(pending) = procs[slot].1.take() {
-            if pending.info {
-                push(&mut ops, OpType::Info, p, pending.invoke_value);
-                procs[slot].0 = next_proc;
-                next_proc += 1;
-            } else {
-                push(&mut ops, OpType::Ok, p, pending.result);
-            }
+    while started < cfg.txns || sim.procs.iter().any(|(_, p)| p.is_some()) {
+        let slot = sim.rng.random_range(0..sim.procs.len());
+        if sim.procs[slot].1.is_some() {
+            sim.complete(slot);
             continue;
         }
         if started >= cfg.txns {
             continue;
         }
         started += 1;
-        let mut mops: Vec<(bool, usize)> = Vec::new(); // (is_append, key)
         if inject_at == Some(started) {
-            // Run the injected pair serially on this process.
-            let (k1, k2) = (slots[0], slots[1]);
-            let (e1, e2) = (next_elem, next_elem + 1);
-            next_elem += 2;
-            let w = json!([["append", k1, e1], ["append", k2, e2]]);
-            push(&mut ops, OpType::Invoke, p, w.clone());
-            store[k1].push(e1);
-            store[k2].push(e2);
-            push(&mut ops, OpType::Ok, p, w);
-            let seen1: Vec<u64> = store[k1][..store[k1].len() - 1].to_vec();
-            push(
-                &mut ops,
-                OpType::Invoke,
-                p,
-                json!([["r", k1, null], ["r", k2, null]]),
-            );
-            push(
-                &mut ops,
-                OpType::Ok,
-                p,
-                json!([["r", k1, seen1], ["r", k2, store[k2].clone()]]),
-            );
-            continue;
+            sim.g_single_pair(sim.procs[slot].0);
+        } else {
+            sim.invoke_random_txn(slot, cfg);
         }
-        for _ in 0..rng.random_range(1..=4usize) {
-            mops.push((
-                rng.random_bool(0.5),
-                slots[rng.random_range(0..slots.len())],
-            ));
+    }
+    sim.final_reads();
+    History::new(sim.ops)
+}
+
+impl Sim {
+    fn new(cfg: &GenConfig) -> Sim {
+        Sim {
+            rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
+            ops: Vec::with_capacity(cfg.txns * 2 + cfg.keys * 2),
+            store: vec![Vec::new(); cfg.keys],
+            slots: (0..cfg.keys).collect(),
+            next_elem: 1,
+            procs: (0..cfg.processes as u64).map(|p| (p, None)).collect(),
+            next_proc: cfg.processes as u64,
         }
-        let info = rng.random_bool(cfg.info);
-        let applies = !info || rng.random_bool(0.5);
+    }
+
+    fn push(&mut self, kind: OpType, p: u64, value: Value) {
+        let op = txn_op(self.ops.len() as u64, kind, p, value);
+        self.ops.push(op);
+    }
+
+    /// Completes the transaction in flight in `slot`; an `info` one retires its process.
+    fn complete(&mut self, slot: usize) {
+        let p = self.procs[slot].0;
+        let Some(pending) = self.procs[slot].1.take() else {
+            return;
+        };
+        if pending.info {
+            self.push(OpType::Info, p, pending.invoke_value);
+            self.procs[slot].0 = self.next_proc;
+            self.next_proc += 1;
+        } else {
+            self.push(OpType::Ok, p, pending.result);
+        }
+    }
+
+    /// The injected pair, run serially on `p`: an append to two keys, then a read of both
+    /// that misses the first append.
+    fn g_single_pair(&mut self, p: u64) {
+        let (k1, k2) = (self.slots[0], self.slots[1]);
+        let (e1, e2) = (self.next_elem, self.next_elem + 1);
+        self.next_elem += 2;
+        let w = json!([["append", k1, e1], ["append", k2, e2]]);
+        self.push(OpType::Invoke, p, w.clone());
+        self.store[k1].push(e1);
+        self.store[k2].push(e2);
+        self.push(OpType::Ok, p, w);
+        let seen1: Vec<u64> = self.store[k1][..self.store[k1].len() - 1].to_vec();
+        self.push(OpType::Invoke, p, json!([["r", k1, null], ["r", k2, null]]));
+        let both = json!([["r", k1, seen1], ["r", k2, self.store[k2].clone()]]);
+        self.push(OpType::Ok, p, both);
+    }
+
+    /// Invokes 1–4 random appends and reads in `slot`, applied at once (an `info` one
+    /// applied or not at random), then retires full keys.
+    fn invoke_random_txn(&mut self, slot: usize, cfg: &GenConfig) {
+        let p = self.procs[slot].0;
+        let mut mops: Vec<(bool, usize)> = Vec::new(); // (is_append, key)
+        for _ in 0..self.rng.random_range(1..=4usize) {
+            let is_append = self.rng.random_bool(0.5);
+            let key = self.slots[self.rng.random_range(0..self.slots.len())];
+            mops.push((is_append, key));
+        }
+        let info = self.rng.random_bool(cfg.info);
+        let applies = !info || self.rng.random_bool(0.5);
         let mut invoke = Vec::new();
         let mut result = Vec::new();
         for (is_append, k) in mops {
             if is_append {
-                let e = next_elem;
-                next_elem += 1;
+                let e = self.next_elem;
+                self.next_elem += 1;
                 invoke.push(json!(["append", k, e]));
                 result.push(json!(["append", k, e]));
                 if applies {
-                    store[k].push(e);
+                    self.store[k].push(e);
                 }
             } else {
                 invoke.push(json!(["r", k, null]));
-                result.push(json!(["r", k, store[k].clone()]));
+                result.push(json!(["r", k, self.store[k].clone()]));
             }
         }
-        // Retire full keys.
-        for s in slots.iter_mut() {
-            if store[*s].len() >= cfg.max_appends {
-                *s = store.len();
-                store.push(Vec::new());
-            }
-        }
-        push(&mut ops, OpType::Invoke, p, Value::Array(invoke.clone()));
-        procs[slot].1 = Some(Pending {
+        self.retire_full_keys(cfg.max_appends);
+        self.push(OpType::Invoke, p, Value::Array(invoke.clone()));
+        self.procs[slot].1 = Some(Pending {
             invoke_value: Value::Array(invoke),
             result: Value::Array(result),
             info,
         });
     }
-    // Final reads of every key that was ever appended to, serially.
-    let p = procs[0].0;
-    for (k, list) in store.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
-        push(&mut ops, OpType::Invoke, p, json!([["r", k, null]]));
-        push(&mut ops, OpType::Ok, p, json!([["r", k, list]]));
+
+    fn retire_full_keys(&mut self, max_appends: usize) {
+        for s in self.slots.iter_mut() {
+            if self.store[*s].len() >= max_appends {
+                *s = self.store.len();
+                self.store.push(Vec::new());
+            }
+        }
     }
-    History::new(ops)
+
+    /// Reads every key that was ever appended to, serially on the first slot's process.
+    fn final_reads(&mut self) {
+        let p = self.procs[0].0;
+        let lists: Vec<(usize, Vec<u64>)> = self
+            .store
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.is_empty())
+            .map(|(k, l)| (k, l.clone()))
+            .collect();
+        for (k, list) in lists {
+            self.push(OpType::Invoke, p, json!([["r", k, null]]));
+            self.push(OpType::Ok, p, json!([["r", k, list]]));
+        }
+    }
 }
 
 /// The `index`-th entry of a test history: a `txn` op of process `p`, its time following
