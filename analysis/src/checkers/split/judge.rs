@@ -14,7 +14,9 @@
 //!   split before the clients began, or after they stopped, shows no load because nobody
 //!   was sending any, which is too little evidence to call the route cold;
 //! - **unjustified** (judged with at least `min_evidence_ops` evidence ops): the split is
-//!   justified when every child got at least `min_child_share` of the evidence, or when
+//!   justified when every child got at least `min_child_share` of the evidence, or of
+//!   some recent part of it (its last `n` ops, `n` ≥ `min_evidence_ops`: a detector's p50
+//!   over its own short windows, [`best_recent_share`]), or when
 //!   one key carried at least `hot_key_share` of it and a split key is that key or its
 //!   successor (key + NUL: hot-key isolation). Otherwise — typically a byte midpoint
 //!   outside the span of keys the route ever saw, leaving one child nothing — it is
@@ -46,9 +48,12 @@ struct Evidence {
     top_key: Option<String>,
     top_key_share: f64,
     split_key_quantile: Option<f64>,
+    /// The most recent part of the evidence (at least `min_evidence_ops` ops, ending at the
+    /// split) in which the least-loaded child got its largest share: (ops, that share).
+    best_recent: Option<(u64, f64)>,
 }
 
-fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
+fn evidence(load: &LoadTable, split: &SplitEvent, since: u64, min_ops: u64) -> Evidence {
     let inside: Vec<_> = load
         .invokes_between(since, split.time)
         .iter()
@@ -57,11 +62,15 @@ fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
     let txn_ops = inside.iter().filter(|i| i.in_txn).count() as u64;
     let keys: Vec<&str> = inside.iter().map(|i| i.key.as_ref()).collect();
     let n = keys.len() as f64;
+    let child_of: Vec<Option<usize>> = keys
+        .iter()
+        .map(|k| split.children.iter().position(|c| route_contains(c, k)))
+        .collect();
     let mut per_child = vec![0u64; split.children.len()];
     let mut per_key: FxHashMap<&str, u64> = FxHashMap::default();
-    for k in &keys {
-        if let Some(c) = split.children.iter().position(|c| route_contains(c, k)) {
-            per_child[c] += 1;
+    for (k, child) in keys.iter().zip(&child_of) {
+        if let Some(c) = child {
+            per_child[*c] += 1;
         }
         *per_key.entry(k).or_default() += 1;
     }
@@ -82,7 +91,38 @@ fn evidence(load: &LoadTable, split: &SplitEvent, since: u64) -> Evidence {
         top_key: top.map(|(k, _)| k.to_string()),
         top_key_share: top.map_or(0.0, |(_, &c)| c as f64 / n.max(1.0)),
         split_key_quantile: below_first_key.filter(|_| n > 0.0).map(|b| b as f64 / n),
+        best_recent: best_recent_share(&child_of, split.children.len(), min_ops),
     }
+}
+
+/// Over every recent part of the evidence — its last `len` ops for each `len` from
+/// `min_ops` up to all of it — the least-loaded child's share; returns the part where that
+/// share is largest (ops, share). A detector that takes the p50 of its own recent windows
+/// splits sequential keys (timestamps) near the end of a long-lived route's keys: over the
+/// route's whole life one child then holds a sliver, over the detector's windows each holds
+/// its half. A split point outside every key the route saw leaves one child nothing in
+/// every part.
+fn best_recent_share(
+    child_of: &[Option<usize>],
+    children: usize,
+    min_ops: u64,
+) -> Option<(u64, f64)> {
+    let mut counts = vec![0u64; children];
+    let mut best: Option<(u64, f64)> = None;
+    for (taken, child) in child_of.iter().rev().enumerate() {
+        if let Some(c) = child {
+            counts[*c] += 1;
+        }
+        let len = taken as u64 + 1;
+        if len < min_ops.max(1) {
+            continue;
+        }
+        let least = counts.iter().copied().min().unwrap_or(0) as f64 / len as f64;
+        if best.is_none_or(|(_, share)| least > share) {
+            best = Some((len, least));
+        }
+    }
+    best
 }
 
 /// The judgement of one split, as JSON, plus the anomalies it raises.
@@ -112,7 +152,7 @@ pub fn judge(
         .in_force_at(split.time)
         .map_or(&[], |o| &o.snapshot.routes[..]);
     let view = detector_view(split, load, routes_before, opts);
-    let ev = evidence(load, split, evidence_since);
+    let ev = evidence(load, split, evidence_since, opts.min_evidence_ops);
     let relief = relief(split, load, routes_before, routes_after, view.parent_load, opts);
     let (anomalies, judged) = findings(split, auto_created_at, &view, &ev, opts);
     let json = json!({
@@ -128,6 +168,8 @@ pub fn judge(
         }).collect::<Vec<_>>(),
         "evidence_ops": ev.ops,
         "split_key_quantile": ev.split_key_quantile,
+        "recent_evidence_ops": ev.best_recent.map(|(ops, _)| ops),
+        "recent_min_child_share": ev.best_recent.map(|(_, share)| share),
         "evidence_txn_ops": ev.txn_ops, "top_key": ev.top_key, "top_key_share": ev.top_key_share,
         "evidence_from_s": evidence_since as f64 / NS_PER_S as f64,
         "parent_ops_per_s_recent": view.parent_load,
@@ -169,7 +211,7 @@ fn detector_view(
     let cold_window_covered = split.time >= cold_ns && load.clients_cover(cold_since, split.time);
     let recent = load.range_rates(routes_before, cold_since, split.time);
     let parent_load = recent.iter().find(|r| r.0 == split.parent.id).map_or_else(
-        || evidence(load, split, cold_since).ops as f64 / opts.cold_window_s.max(1e-9),
+        || evidence(load, split, cold_since, opts.min_evidence_ops).ops as f64 / opts.cold_window_s.max(1e-9),
         |r| r.1,
     );
     let hottest = recent.iter().map(|r| r.1).fold(parent_load, f64::max);
@@ -308,6 +350,12 @@ fn unjustified(split: &SplitEvent, ev: &Evidence, opts: &SplitOptions) -> Option
     if min_share >= opts.min_child_share {
         return None;
     }
+    if ev
+        .best_recent
+        .is_some_and(|(_, share)| share >= opts.min_child_share)
+    {
+        return None; // justified by the load just before the split
+    }
     if let Some(top) = &ev.top_key {
         let successor = format!("{top}\u{0}");
         let isolates = split
@@ -327,9 +375,16 @@ fn unjustified(split: &SplitEvent, ev: &Evidence, opts: &SplitOptions) -> Option
         None => "no key seen".to_string(),
     };
     let split_at: Vec<String> = split.split_keys.iter().map(|k| quoted(k)).collect();
+    let recent = match ev.best_recent {
+        Some((ops, share)) => format!(
+            ", and at most {:.1} % in any recent part of them (best: the last {ops} ops)",
+            share * 100.0
+        ),
+        None => String::new(),
+    };
     Some(format!(
         "route {} was split at {}, but in the {} evidence ops before the split one child got only {:.1} % of the \
-         parent's load (split key at quantile {}; {hottest}): the load does not justify this split point",
+         parent's load{recent} (split key at quantile {}; {hottest}): the load does not justify this split point",
         split.parent.id, split_at.join(", "), ev.ops, min_share * 100.0,
         ev.split_key_quantile.map_or("n/a".to_string(), |q| format!("{q:.3}"))))
 }
