@@ -477,6 +477,64 @@ mod tests {
             .join("\n")
     }
 
+    /// The lifecycle of a started cluster: its containers and data directories, a rule
+    /// that survives a kill and restart in the namespace the server shares, pause and
+    /// resume, and a frozen container left for teardown.
+    async fn kill_restart_and_pause(
+        cluster: &DockerCluster,
+        run_id: &str,
+        dir: &std::path::Path,
+    ) -> anyhow::Result<()> {
+        let labelled =
+            crate::docker::containers_with(&[LABEL, &format!("{RUN_LABEL}={run_id}")]).await?;
+        assert_eq!(labelled.len(), 6, "a sandbox and a server per node");
+        assert!(dir.join("data/n2").is_dir());
+
+        let ns = cluster.netns("n1").await?;
+        nemesis::net::ensure_chain(&ns).await?;
+        nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
+        cluster.kill("n1").await?;
+        assert_eq!(
+            crate::docker::container_state(&cluster.server_name("n1")).await?,
+            "exited"
+        );
+        cluster.restart("n1").await?;
+        assert_eq!(
+            crate::docker::container_state(&cluster.server_name("n1")).await?,
+            "running"
+        );
+        assert_eq!(
+            cluster.netns("n1").await?,
+            ns,
+            "the namespace outlives the server"
+        );
+        assert_eq!(
+            nemesis::net::rules(&ns).await?.len(),
+            1,
+            "the rule survived the kill"
+        );
+        // The server shares the sandbox's namespace: same address.
+        let server_pid = crate::docker::container_pid(&cluster.server_name("n1")).await?;
+        let a = std::fs::read_link(format!("/proc/{server_pid}/ns/net"))?;
+        let b = std::fs::read_link(&ns)?;
+        assert_eq!(a, b);
+
+        cluster.pause("n2").await?;
+        assert_eq!(
+            crate::docker::container_state(&cluster.server_name("n2")).await?,
+            "paused"
+        );
+        cluster.resume("n2").await?;
+        assert_eq!(
+            crate::docker::container_state(&cluster.server_name("n2")).await?,
+            "running"
+        );
+        nemesis::net::flush(&ns).await?;
+        assert!(nemesis::net::rules(&ns).await?.is_empty());
+        cluster.pause("n3").await?; // teardown must cope with a frozen container
+        Ok(())
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sandbox_keeps_rules_and_address_across_kill_restart_and_pause() {
         crate::docker::check_engine()
@@ -497,57 +555,7 @@ mod tests {
             leave_running: false,
         };
         let cluster = DockerCluster::start(spec).await.expect("cluster start");
-        let result = async {
-            let labelled =
-                crate::docker::containers_with(&[LABEL, &format!("{RUN_LABEL}={run_id}")]).await?;
-            assert_eq!(labelled.len(), 6, "a sandbox and a server per node");
-            assert!(dir.path().join("data/n2").is_dir());
-
-            let ns = cluster.netns("n1").await?;
-            nemesis::net::ensure_chain(&ns).await?;
-            nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
-            cluster.kill("n1").await?;
-            assert_eq!(
-                crate::docker::container_state(&cluster.server_name("n1")).await?,
-                "exited"
-            );
-            cluster.restart("n1").await?;
-            assert_eq!(
-                crate::docker::container_state(&cluster.server_name("n1")).await?,
-                "running"
-            );
-            assert_eq!(
-                cluster.netns("n1").await?,
-                ns,
-                "the namespace outlives the server"
-            );
-            assert_eq!(
-                nemesis::net::rules(&ns).await?.len(),
-                1,
-                "the rule survived the kill"
-            );
-            // The server shares the sandbox's namespace: same address.
-            let server_pid = crate::docker::container_pid(&cluster.server_name("n1")).await?;
-            let a = std::fs::read_link(format!("/proc/{server_pid}/ns/net"))?;
-            let b = std::fs::read_link(&ns)?;
-            assert_eq!(a, b);
-
-            cluster.pause("n2").await?;
-            assert_eq!(
-                crate::docker::container_state(&cluster.server_name("n2")).await?,
-                "paused"
-            );
-            cluster.resume("n2").await?;
-            assert_eq!(
-                crate::docker::container_state(&cluster.server_name("n2")).await?,
-                "running"
-            );
-            nemesis::net::flush(&ns).await?;
-            assert!(nemesis::net::rules(&ns).await?.is_empty());
-            cluster.pause("n3").await?; // teardown must cope with a frozen container
-            anyhow::Ok(())
-        }
-        .await;
+        let result = kill_restart_and_pause(&cluster, &run_id, dir.path()).await;
         let logs = tempfile::tempdir().unwrap();
         cluster
             .collect_logs(logs.path())

@@ -580,6 +580,64 @@ mod tests {
             .expect("a running server")
     }
 
+    /// The lifecycle of a started cluster: its namespaces and addresses, reachability, a
+    /// rule that survives a kill and restart, pause and resume, and a stopped process left
+    /// for teardown.
+    async fn kill_restart_and_pause(cluster: &NetnsCluster, run_id: &str) -> anyhow::Result<()> {
+        assert_eq!(
+            net::list_namespaces()
+                .await?
+                .iter()
+                .filter(|n| n.contains(run_id))
+                .count(),
+            4,
+            "3 nodes + switch"
+        );
+        let ns = cluster.netns("n1").await?;
+        let addrs =
+            nemesis::net::in_netns(&ns, "ip", &["-4", "-o", "addr", "show", "eth0"]).await?;
+        assert!(
+            addrs.contains(&cluster.nodes()[0].ip.to_string()),
+            "{addrs}"
+        );
+        // The host reaches a node over the run's private link; nodes reach each other.
+        assert!(
+            reachable(None, cluster.nodes()[2].ip).await,
+            "the host reaches n3"
+        );
+        assert!(
+            reachable(Some(&ns), cluster.nodes()[1].ip).await,
+            "n1 reaches n2 over the bridge"
+        );
+        let ping = |ns: PathBuf, ip: Ipv4Addr| async move { reachable(Some(&ns), ip).await };
+
+        nemesis::net::ensure_chain(&ns).await?;
+        nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
+        assert!(
+            !ping(ns.clone(), cluster.nodes()[1].ip).await,
+            "the rule cuts n1 off from n2"
+        );
+        let before = server_pid(cluster, "n1").await;
+        cluster.kill("n1").await?;
+        cluster.restart("n1").await?;
+        assert_ne!(server_pid(cluster, "n1").await, before, "a fresh process");
+        assert_eq!(
+            nemesis::net::rules(&ns).await?.len(),
+            1,
+            "the rule survived the kill"
+        );
+
+        let pid = server_pid(cluster, "n2").await;
+        cluster.pause("n2").await?;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert_eq!(state_of(pid), 'T', "paused = stopped");
+        cluster.resume("n2").await?;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert_ne!(state_of(pid), 'T');
+        cluster.pause("n3").await?; // teardown must cope with a stopped process
+        Ok(())
+    }
+
     #[tokio::test]
     async fn namespaces_keep_rules_across_kill_restart_and_pause_and_teardown_leaves_nothing() {
         let _one = ONE_AT_A_TIME.lock().await;
@@ -589,61 +647,7 @@ mod tests {
         let cluster = NetnsCluster::start(three_nodes(&run_id, sleeper(dir.path()), dir.path()))
             .await
             .expect("cluster start");
-        let result = async {
-            assert_eq!(
-                net::list_namespaces()
-                    .await?
-                    .iter()
-                    .filter(|n| n.contains(&run_id))
-                    .count(),
-                4,
-                "3 nodes + switch"
-            );
-            let ns = cluster.netns("n1").await?;
-            let addrs =
-                nemesis::net::in_netns(&ns, "ip", &["-4", "-o", "addr", "show", "eth0"]).await?;
-            assert!(
-                addrs.contains(&cluster.nodes()[0].ip.to_string()),
-                "{addrs}"
-            );
-            // The host reaches a node over the run's private link; nodes reach each other.
-            assert!(
-                reachable(None, cluster.nodes()[2].ip).await,
-                "the host reaches n3"
-            );
-            assert!(
-                reachable(Some(&ns), cluster.nodes()[1].ip).await,
-                "n1 reaches n2 over the bridge"
-            );
-            let ping = |ns: PathBuf, ip: Ipv4Addr| async move { reachable(Some(&ns), ip).await };
-
-            nemesis::net::ensure_chain(&ns).await?;
-            nemesis::net::drop_inbound_from(&ns, cluster.nodes()[1].ip).await?;
-            assert!(
-                !ping(ns.clone(), cluster.nodes()[1].ip).await,
-                "the rule cuts n1 off from n2"
-            );
-            let before = server_pid(&cluster, "n1").await;
-            cluster.kill("n1").await?;
-            cluster.restart("n1").await?;
-            assert_ne!(server_pid(&cluster, "n1").await, before, "a fresh process");
-            assert_eq!(
-                nemesis::net::rules(&ns).await?.len(),
-                1,
-                "the rule survived the kill"
-            );
-
-            let pid = server_pid(&cluster, "n2").await;
-            cluster.pause("n2").await?;
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            assert_eq!(state_of(pid), 'T', "paused = stopped");
-            cluster.resume("n2").await?;
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            assert_ne!(state_of(pid), 'T');
-            cluster.pause("n3").await?; // teardown must cope with a stopped process
-            anyhow::Ok(())
-        }
-        .await;
+        let result = kill_restart_and_pause(&cluster, &run_id).await;
         cluster.teardown().await.expect("teardown");
         result.expect("lifecycle");
         assert!(

@@ -115,37 +115,13 @@ pub fn run(args: MatrixArgs) -> ExitCode {
     if let Some(path) = &args.from_rows {
         return render_rows(path, args.out.as_deref());
     }
-    let bugs = match configs::parse_bugs(&args.bugs) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("faultline matrix: {e}");
-            return ExitCode::from(exit::BAD_ARGS);
-        }
-    };
-    if !(args.nemesis_interval.is_finite() && args.nemesis_interval >= 0.5) {
-        eprintln!(
-            "faultline matrix: --nemesis-interval {} must be at least 0.5 seconds",
-            args.nemesis_interval
-        );
-        return ExitCode::from(exit::BAD_ARGS);
-    }
-    let cleans = match parse_clean(&args.clean) {
-        Ok(_) if args.no_clean => Vec::new(),
+    let configs = match chosen_configs(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("faultline matrix: {e}");
             return ExitCode::from(exit::BAD_ARGS);
         }
     };
-    let configs: Vec<configs::Config> = cleans
-        .into_iter()
-        .chain(bugs.iter().copied())
-        .filter_map(configs::config_named)
-        .collect();
-    if configs.is_empty() {
-        eprintln!("faultline matrix: nothing to run (--no-clean with --bugs none)");
-        return ExitCode::from(exit::BAD_ARGS);
-    }
     let stamp = crate::runner::store::utc_timestamp(std::time::SystemTime::now());
     let plan = MatrixPlan {
         configs,
@@ -180,6 +156,37 @@ pub fn run(args: MatrixArgs) -> ExitCode {
     }
     eprintln!("\n{}", matrix::table::render(&outcome.rows));
     eprintln!("matrix: rows and table in {}", plan.dir.display());
+    matrix_exit(&outcome)
+}
+
+/// The configurations `args` asks for (the clean ones, then the seeded bugs), or why they
+/// are refused: an unknown bug or clean row, a too-short `--nemesis-interval`, nothing.
+fn chosen_configs(args: &MatrixArgs) -> Result<Vec<configs::Config>, String> {
+    let bugs = configs::parse_bugs(&args.bugs)?;
+    if !(args.nemesis_interval.is_finite() && args.nemesis_interval >= 0.5) {
+        return Err(format!(
+            "--nemesis-interval {} must be at least 0.5 seconds",
+            args.nemesis_interval
+        ));
+    }
+    let cleans = match parse_clean(&args.clean)? {
+        _ if args.no_clean => Vec::new(),
+        c => c,
+    };
+    let configs: Vec<configs::Config> = cleans
+        .into_iter()
+        .chain(bugs.iter().copied())
+        .filter_map(configs::config_named)
+        .collect();
+    if configs.is_empty() {
+        return Err("nothing to run (--no-clean with --bugs none)".into());
+    }
+    Ok(configs)
+}
+
+/// The matrix's exit status: unknown when interrupted, valid when every clean row is valid
+/// and every seeded bug was caught, else invalid.
+fn matrix_exit(outcome: &matrix::MatrixOutcome) -> ExitCode {
     if outcome.interrupted {
         return exit::of(Validity::Unknown);
     }

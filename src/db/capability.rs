@@ -26,7 +26,8 @@ pub enum Capability {
     /// instead of the process's own node.
     LeaderReadPath,
     /// After the run the store can be asked which versions it holds for a key
-    /// (`KvTarget::latest_commit_ts` and `read_at`; the runner's `store_versions`).
+    /// (`KvTarget::as_versioned`: `latest_commit_ts` and `read_at`; the runner's
+    /// `store_versions`).
     ProbesVersions,
     /// Recovery must wait for every node to apply what the leaders committed before the
     /// final reads: a store whose nodes serve reads from their own, possibly lagging, state

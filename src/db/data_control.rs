@@ -12,7 +12,8 @@ use futures::future::BoxFuture;
 use std::sync::Arc;
 use workloads::client::{
     CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply,
-    ScanReply, SplitReply, SplitRequest, TxnHoldControl, WriteReply,
+    ScanReply, SplitMigration, SplitReply, SplitRequest, TxnHoldControl, VersionedReads,
+    WriteReply,
 };
 
 /// The endpoint of a node's data API: the node's IP at `port`, under the node's name.
@@ -59,25 +60,24 @@ impl KvTarget for DataControlClient {
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         self.control.split(request)
     }
-    fn start_split_migration(
-        &self,
-        request: SplitRequest,
-    ) -> BoxFuture<'_, CallResult<SplitReply>> {
-        self.control.start_split_migration(request)
-    }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.control.status(group)
     }
-    // No `read_at` / `latest_commit_ts` (the trait's definite `unimplemented`): a data API
-    // stores an item or object under keys of its own (elastickv: `!ddb|item|…`,
-    // `!s3|obj|head|…`), not under the client's key, so a versions probe of that key over
-    // gRPC would describe another key.
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.control.watch_catalog(after_version)
     }
     /// The split nemesis asks the gRPC side which transactions are in flight.
     fn as_txn_hold(&self) -> Option<&dyn TxnHoldControl> {
         self.control.as_txn_hold()
+    }
+    fn as_split_migration(&self) -> Option<&dyn SplitMigration> {
+        self.control.as_split_migration()
+    }
+    /// None (each call a definite `unimplemented`): a data API stores an item or object
+    /// under keys of its own (elastickv: `!ddb|item|…`, `!s3|obj|head|…`), not under the
+    /// client's key, so a versions probe of that key over gRPC would describe another key.
+    fn as_versioned(&self) -> Option<&dyn VersionedReads> {
+        None
     }
 }
 

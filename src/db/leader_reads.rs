@@ -161,57 +161,22 @@ impl KvTarget for LeaderReadClient {
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.write(key, value)
     }
-    /// Its node's client: the capabilities (cas, transactions) are the node's.
+    /// Its node's client: the capabilities (cas, transactions, split jobs, versioned reads,
+    /// …) are the node's.
     fn wrapped(&self) -> Option<&dyn KvTarget> {
         Some(self.inner.as_ref())
     }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
         self.inner.delete(key)
     }
-    fn write_pinned(
-        &self,
-        key: &[u8],
-        value: &[u8],
-        group: u64,
-        epoch: u64,
-    ) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.inner.write_pinned(key, value, group, epoch)
-    }
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.inner.scan(start, end, limit)
-    }
-    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-        self.inner.read_at(key, ts)
-    }
-    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-        self.inner.latest_commit_ts(key)
     }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<analysis::history::CatalogSnapshot>> {
         self.inner.list_routes()
     }
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         self.inner.split(request)
-    }
-    fn start_split_migration(
-        &self,
-        request: SplitRequest,
-    ) -> BoxFuture<'_, CallResult<SplitReply>> {
-        self.inner.start_split_migration(request)
-    }
-    fn split_job(
-        &self,
-        job_id: u64,
-    ) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
-        self.inner.split_job(job_id)
-    }
-    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<analysis::history::SplitJobRecord>>> {
-        self.inner.list_split_jobs()
-    }
-    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        self.inner.abandon_split_job(job_id)
-    }
-    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        self.inner.retry_split_job(job_id)
     }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.inner.status(group)

@@ -125,24 +125,34 @@ fn sentence(
         let _ = write!(text, "; {} never completed", names.join(", "));
     }
     text.push('.');
-    let fault = |f: &super::model::NemesisInterval| {
-        let targets = if f.targets.is_empty() {
-            String::new()
-        } else {
-            format!(" of {}", f.targets.join(", "))
-        };
-        let end = if f.healed {
-            format!("{} s", secs(f.end))
-        } else {
-            "not healed".into()
-        };
-        format!("{}{targets} ({}–{end})", f.kind, secs(f.start))
+    faults_part(&mut text, model, (first, last));
+    catalog_part(&mut text, changes, (first, last));
+    text
+}
+
+/// A fault as the sentence names it: kind, targets, start and end (or `not healed`).
+fn fault_text(f: &super::model::NemesisInterval) -> String {
+    let targets = if f.targets.is_empty() {
+        String::new()
+    } else {
+        format!(" of {}", f.targets.join(", "))
     };
+    let end = if f.healed {
+        format!("{} s", secs(f.end))
+    } else {
+        "not healed".into()
+    };
+    format!("{}{targets} ({}–{end})", f.kind, secs(f.start))
+}
+
+/// The sentence's faults: those active during `first..=last`, else the last one healed
+/// before it, else that there was none.
+fn faults_part(text: &mut String, model: &RunModel, (first, last): (u64, u64)) {
     let during: Vec<String> = model
         .nemesis
         .iter()
         .filter(|f| f.start <= last && f.end >= first)
-        .map(fault)
+        .map(fault_text)
         .collect();
     if !during.is_empty() {
         let _ = write!(text, " During it: {}.", during.join("; "));
@@ -155,7 +165,7 @@ fn sentence(
         let _ = write!(
             text,
             " No fault was active; the last one, {}, was healed {} s before it.",
-            fault(f),
+            fault_text(f),
             secs(first - f.end)
         );
     } else if model.nemesis.is_empty() {
@@ -163,6 +173,10 @@ fn sentence(
     } else {
         text.push_str(" No fault was active, nor any before it.");
     }
+}
+
+/// The sentence's catalog changes: those during `first..=last`, else the last one before it.
+fn catalog_part(text: &mut String, changes: &[CatalogChange], (first, last): (u64, u64)) {
     let inside: Vec<&str> = changes
         .iter()
         .filter(|c| c.time >= first && c.time <= last)
@@ -187,7 +201,6 @@ fn sentence(
             secs(c.time)
         );
     }
-    text
 }
 
 /// The strip: a lane per transaction, the cycle's span shaded, faults, catalog changes and

@@ -4,7 +4,7 @@
 //! cell can carry a hover title.
 
 use super::catalog::{lineage_order, CatalogChange};
-use super::model::{RunModel, NO_ROUTE, PENDING};
+use super::model::{RouteInfo, RunModel, NO_ROUTE, PENDING};
 use super::svg::{escape, nice_ticks, tick_label};
 use std::fmt::Write;
 
@@ -68,18 +68,7 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
     }
     let counts = count(model);
     let rows = chosen_rows(model, &counts);
-    let col_s = counts.col_ns as f64 / 1e9;
-    let max_rate = counts
-        .per_route
-        .iter()
-        .flatten()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64
-        / col_s;
-    let first_snapshot = model.catalog.first().map(|c| c.time).unwrap_or(0);
-    let col_w = PLOT_W / COLUMNS as f64;
+    let grid = Grid::new(model, &counts);
     let height = TOP + rows.len() as f64 * ROW_H + 72.0;
     let width = LABEL_W + PLOT_W + 20.0;
     let mut out = String::with_capacity(256 * 1024);
@@ -88,71 +77,15 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">"#
     );
     for (row, &slot) in rows.iter().enumerate() {
-        let route = &model.routes[slot];
         let y = TOP + row as f64 * ROW_H;
-        let alive_from = if route.first_seen == first_snapshot {
-            0
-        } else {
-            route.first_seen
-        };
-        let alive_to = route.gone_at.unwrap_or(u64::MAX);
-        let groups: Vec<String> = route.groups.iter().map(|g| format!("g{g}")).collect();
-        let parent = route
-            .parent
-            .map(|p| format!(", split from r{p}"))
-            .unwrap_or_default();
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="{:.1}" text-anchor="end"><title>route {} [{}, {}) on {}{}</title>{}</text>"#,
-            LABEL_W - 6.0,
-            y + ROW_H * 0.72,
-            route.id,
-            escape(&format!("{:?}", route.start)),
-            escape(&format!("{:?}", route.end)),
-            groups.join(" → "),
-            parent,
-            escape(&route.label())
-        );
-        for col in 0..COLUMNS {
-            let (t0, t1) = (col as u64 * counts.col_ns, (col as u64 + 1) * counts.col_ns);
-            if t1 <= alive_from || t0 >= alive_to {
-                continue;
-            }
-            let n = counts.per_route[slot][col];
-            let rate = n as f64 / col_s;
-            let fill = if n == 0 {
-                "#f1f1f1".to_string()
-            } else {
-                ramp((rate / max_rate).sqrt())
-            };
-            let _ = write!(
-                out,
-                r#"<rect x="{:.1}" y="{y}" width="{:.1}" height="{}" fill="{fill}"><title>r{} {:.1}–{:.1}s: {:.0} ops/s</title></rect>"#,
-                LABEL_W + col as f64 * col_w,
-                col_w + 0.1,
-                ROW_H - 1.0,
-                route.id,
-                t0 as f64 / 1e9,
-                t1 as f64 / 1e9,
-                rate
-            );
-        }
+        route_label(&mut out, &model.routes[slot], y);
+        route_cells(&mut out, &grid, &model.routes[slot], slot, y);
     }
     let plot_bottom = TOP + rows.len() as f64 * ROW_H;
     let x_of = |ns: u64| LABEL_W + (ns as f64 / (counts.col_ns * COLUMNS as u64) as f64) * PLOT_W;
-    for change in changes {
-        let x = x_of(change.time);
-        let _ = write!(
-            out,
-            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{}" y2="{plot_bottom}" stroke="#7828aa" stroke-width="1.5" stroke-dasharray="4 2"><title>{}</title></line><text x="{x:.1}" y="{}" text-anchor="middle" fill="#7828aa">v{}</text>"##,
-            TOP - 12.0,
-            escape(&change.label),
-            TOP - 14.0,
-            change.version
-        );
-    }
+    change_marks(&mut out, changes, plot_bottom, x_of);
     axis(&mut out, &counts, plot_bottom, x_of);
-    legend(&mut out, max_rate, plot_bottom + 40.0);
+    legend(&mut out, grid.max_rate, plot_bottom + 40.0);
     if rows.len() < model.routes.len() {
         let _ = write!(
             out,
@@ -164,6 +97,115 @@ pub fn heatmap_svg(model: &RunModel, changes: &[CatalogChange]) -> Option<String
     }
     out.push_str("</svg>");
     Some(out)
+}
+
+/// What every cell is drawn against: the counts, a column's width in seconds and pixels,
+/// the highest rate of any cell (the ramp's top) and the time of the first catalog snapshot.
+struct Grid<'a> {
+    counts: &'a Counts,
+    col_s: f64,
+    col_w: f64,
+    max_rate: f64,
+    first_snapshot: u64,
+}
+
+impl Grid<'_> {
+    fn new<'a>(model: &RunModel, counts: &'a Counts) -> Grid<'a> {
+        let col_s = counts.col_ns as f64 / 1e9;
+        let max_rate = counts
+            .per_route
+            .iter()
+            .flatten()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(1) as f64
+            / col_s;
+        Grid {
+            counts,
+            col_s,
+            col_w: PLOT_W / COLUMNS as f64,
+            max_rate,
+            first_snapshot: model.catalog.first().map(|c| c.time).unwrap_or(0),
+        }
+    }
+}
+
+/// A route's row label at `y`: its id and label, its range, groups and parent on hover.
+fn route_label(out: &mut String, route: &RouteInfo, y: f64) {
+    let groups: Vec<String> = route.groups.iter().map(|g| format!("g{g}")).collect();
+    let parent = route
+        .parent
+        .map(|p| format!(", split from r{p}"))
+        .unwrap_or_default();
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="{:.1}" text-anchor="end"><title>route {} [{}, {}) on {}{}</title>{}</text>"#,
+        LABEL_W - 6.0,
+        y + ROW_H * 0.72,
+        route.id,
+        escape(&format!("{:?}", route.start)),
+        escape(&format!("{:?}", route.end)),
+        groups.join(" → "),
+        parent,
+        escape(&route.label())
+    );
+}
+
+/// A route's cells at `y`, one per column while the route exists (from the start when it
+/// was in the first snapshot), coloured by its ops/s in that column.
+fn route_cells(out: &mut String, grid: &Grid<'_>, route: &RouteInfo, slot: usize, y: f64) {
+    let col_ns = grid.counts.col_ns;
+    let alive_from = if route.first_seen == grid.first_snapshot {
+        0
+    } else {
+        route.first_seen
+    };
+    let alive_to = route.gone_at.unwrap_or(u64::MAX);
+    for col in 0..COLUMNS {
+        let (t0, t1) = (col as u64 * col_ns, (col as u64 + 1) * col_ns);
+        if t1 <= alive_from || t0 >= alive_to {
+            continue;
+        }
+        let n = grid.counts.per_route[slot][col];
+        let rate = n as f64 / grid.col_s;
+        let fill = if n == 0 {
+            "#f1f1f1".to_string()
+        } else {
+            ramp((rate / grid.max_rate).sqrt())
+        };
+        let _ = write!(
+            out,
+            r#"<rect x="{:.1}" y="{y}" width="{:.1}" height="{}" fill="{fill}"><title>r{} {:.1}–{:.1}s: {:.0} ops/s</title></rect>"#,
+            LABEL_W + col as f64 * grid.col_w,
+            grid.col_w + 0.1,
+            ROW_H - 1.0,
+            route.id,
+            t0 as f64 / 1e9,
+            t1 as f64 / 1e9,
+            rate
+        );
+    }
+}
+
+/// A dashed vertical mark per catalog change, labelled with the catalog version.
+fn change_marks(
+    out: &mut String,
+    changes: &[CatalogChange],
+    plot_bottom: f64,
+    x_of: impl Fn(u64) -> f64,
+) {
+    for change in changes {
+        let x = x_of(change.time);
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{}" y2="{plot_bottom}" stroke="#7828aa" stroke-width="1.5" stroke-dasharray="4 2"><title>{}</title></line><text x="{x:.1}" y="{}" text-anchor="middle" fill="#7828aa">v{}</text>"##,
+            TOP - 12.0,
+            escape(&change.label),
+            TOP - 14.0,
+            change.version
+        );
+    }
 }
 
 /// Route slots to draw, in lineage order, at most [`MAX_ROWS`] (the busiest).

@@ -274,11 +274,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn folds_ops_faults_and_catalog_into_the_model() {
+    /// A write that completes, a catalog, a partition started and healed, a read left
+    /// pending and a read that fails.
+    fn sample_history() -> Vec<Op> {
         use OpType::*;
         let catalog = json!({"version": 1, "routes": [{"id": 1, "start": "", "end": "", "group": 1, "state": "ACTIVE"}]});
-        let ops = vec![
+        vec![
             op(
                 0,
                 0,
@@ -335,7 +336,12 @@ mod tests {
                 Some("k"),
                 json!(null),
             ),
-        ];
+        ]
+    }
+
+    #[test]
+    fn folds_ops_faults_and_catalog_into_the_model() {
+        let ops = sample_history();
         let keep = [3..=3];
         let mut builder = Builder::new(&keep);
         ops.into_iter().for_each(|o| builder.accept(o));

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use workloads::client::{
-    CallResult, Certainty, Connector, KvTarget, NodeEndpoint, SplitReply, SplitRequest,
+    CallResult, Certainty, Connector, KvTarget, Lacking, NodeEndpoint, SplitReply, SplitRequest,
 };
 use workloads::CallError;
 
@@ -404,7 +404,7 @@ impl Oracle for StoreOracle {
     fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
             for (i, c) in self.clients() {
-                match within_limit(c.split_job(job_id)).await {
+                match within_limit(c.as_split_jobs().unwrap_or(&Lacking).split_job(job_id)).await {
                     Ok(job) => {
                         self.note_answer(i);
                         return Some(job);
@@ -427,7 +427,7 @@ impl Oracle for StoreOracle {
                     .find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()))
             };
             for (i, c) in self.clients() {
-                match within_limit(c.list_split_jobs()).await {
+                match within_limit(c.as_split_jobs().unwrap_or(&Lacking).list_split_jobs()).await {
                     Ok(jobs) => {
                         self.note_answer(i);
                         return live(jobs);
@@ -474,7 +474,8 @@ impl Oracle for StoreOracle {
                     definite: true,
                     error: format!("{e:#}"),
                 })?;
-            match client
+            let pinned = client.as_pinned_writes().unwrap_or(&Lacking);
+            match pinned
                 .write_pinned(key.as_bytes(), value.as_bytes(), group, epoch)
                 .await
             {
@@ -554,7 +555,12 @@ impl Oracle for StoreOracle {
         async move {
             let mut last = "no node answered".to_string();
             for (_, c) in self.clients() {
-                match c.abandon_split_job(job_id).await {
+                match c
+                    .as_split_jobs()
+                    .unwrap_or(&Lacking)
+                    .abandon_split_job(job_id)
+                    .await
+                {
                     Ok(()) => return Ok(()),
                     Err(e) if e.tag == "unavailable" => last = e.history_text(),
                     Err(e) => return Err(e.history_text()),

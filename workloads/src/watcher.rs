@@ -15,7 +15,7 @@
 //! `unimplemented`, which is counted once in the summary (`split_jobs_unsupported`) and the
 //! catalog is then recorded as the store reported it.
 
-use crate::client::{CatalogEvent, CatalogStream, Connector, KvTarget, NodeEndpoint};
+use crate::client::{CatalogEvent, CatalogStream, Connector, KvTarget, Lacking, NodeEndpoint};
 use analysis::history::{
     events, CatalogSnapshot, HistorySink, Op, OpType, Process, RouteRecord, SplitJobRecord,
 };
@@ -331,7 +331,12 @@ impl Watcher {
     ) {
         let newer = self.summary.last_version.is_none_or(|v| state.version > v);
         if newer && state.jobs.is_empty() && !self.summary.split_jobs_unsupported {
-            match client.list_split_jobs().await {
+            match client
+                .as_split_jobs()
+                .unwrap_or(&Lacking)
+                .list_split_jobs()
+                .await
+            {
                 Ok(jobs) => state.jobs = jobs.into_iter().map(|j| (j.id, j)).collect(),
                 Err(e) if e.tag == "unimplemented" => {
                     tracing::info!(

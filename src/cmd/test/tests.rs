@@ -269,119 +269,60 @@ fn redis_runs_one_node_through_its_own_protocol_and_says_so() {
     );
 }
 
+/// Client choices a target or workload cannot honour, each with what its refusal says: the
+/// flags of a `faultline test` command line (split at spaces) and a part of the error.
+const REFUSED_CLIENT_CHOICES: &[(&str, &str)] = &[
+    ("--db redis --workload set --client grpc", "--client grpc"),
+    ("--db etcd --workload set --client redis", "--client redis"),
+    ("--workload set --set-read mget", "--set-read mget"),
+    (
+        "--workload set --client dynamodb",
+        "--client dynamodb runs --workload append or register only",
+    ),
+    (
+        "--db elastickv --workload append --client s3",
+        "--client s3 runs --workload register or objects only",
+    ),
+    ("--workload register --client s3", "--client s3"),
+    (
+        "--db elastickv --workload register --client sqs",
+        "--client sqs runs --workload queue only",
+    ),
+    (
+        "--db elastickv --workload queue --client redis",
+        "--workload queue runs queue calls, which --db elastickv runs only with --client sqs",
+    ),
+    (
+        "--db elastickv --workload queue",
+        "--workload queue runs queue calls, which --db elastickv runs only with --client sqs",
+    ),
+    ("--workload queue --client sqs", "--client sqs"),
+    (
+        "--workload register --value-type SS",
+        "--value-type applies to --workload register with --client dynamodb",
+    ),
+    (
+        "--workload register --client dynamodb --value-type string",
+        "unknown --value-type \"string\"",
+    ),
+    (
+        "--workload register --client dynamodb --key-count 8",
+        "--key-count 8 must be at least 10",
+    ),
+    (
+        "--db etcd --workload append --client dynamodb",
+        "--client dynamodb",
+    ),
+    (
+        "--db elastickv --client redis --read-path leader",
+        "--read-path leader",
+    ),
+];
+
 #[test]
 fn client_choices_a_target_cannot_honour_name_the_flag() {
-    for (argv, says) in [
-        (
-            vec!["--db", "redis", "--workload", "set", "--client", "grpc"],
-            "--client grpc",
-        ),
-        (
-            vec!["--db", "etcd", "--workload", "set", "--client", "redis"],
-            "--client redis",
-        ),
-        (
-            vec!["--workload", "set", "--set-read", "mget"],
-            "--set-read mget",
-        ),
-        (
-            vec!["--workload", "set", "--client", "dynamodb"],
-            "--client dynamodb runs --workload append or register only",
-        ),
-        (
-            vec![
-                "--db",
-                "elastickv",
-                "--workload",
-                "append",
-                "--client",
-                "s3",
-            ],
-            "--client s3 runs --workload register or objects only",
-        ),
-        (
-            vec!["--workload", "register", "--client", "s3"],
-            "--client s3",
-        ),
-        (
-            vec![
-                "--db",
-                "elastickv",
-                "--workload",
-                "register",
-                "--client",
-                "sqs",
-            ],
-            "--client sqs runs --workload queue only",
-        ),
-        (
-            vec![
-                "--db",
-                "elastickv",
-                "--workload",
-                "queue",
-                "--client",
-                "redis",
-            ],
-            "--workload queue runs queue calls, which --db elastickv runs only with --client sqs",
-        ),
-        (
-            vec!["--db", "elastickv", "--workload", "queue"],
-            "--workload queue runs queue calls, which --db elastickv runs only with --client sqs",
-        ),
-        (
-            vec!["--workload", "queue", "--client", "sqs"],
-            "--client sqs",
-        ),
-        (
-            vec!["--workload", "register", "--value-type", "SS"],
-            "--value-type applies to --workload register with --client dynamodb",
-        ),
-        (
-            vec![
-                "--workload",
-                "register",
-                "--client",
-                "dynamodb",
-                "--value-type",
-                "string",
-            ],
-            "unknown --value-type \"string\"",
-        ),
-        (
-            vec![
-                "--workload",
-                "register",
-                "--client",
-                "dynamodb",
-                "--key-count",
-                "8",
-            ],
-            "--key-count 8 must be at least 10",
-        ),
-        (
-            vec![
-                "--db",
-                "etcd",
-                "--workload",
-                "append",
-                "--client",
-                "dynamodb",
-            ],
-            "--client dynamodb",
-        ),
-        (
-            vec![
-                "--db",
-                "elastickv",
-                "--client",
-                "redis",
-                "--read-path",
-                "leader",
-            ],
-            "--read-path leader",
-        ),
-    ] {
+    for &(argv, says) in REFUSED_CLIENT_CHOICES {
+        let argv: Vec<&str> = argv.split(' ').collect();
         let err = plan(&argv).expect_err("refused");
         assert!(err.0.contains(says), "{argv:?}: {}", err.0);
     }

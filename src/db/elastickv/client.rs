@@ -19,7 +19,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use std::sync::Arc;
 use std::time::Duration;
-use workloads::client::{CallResult, CatalogStream, GroupStatus, KvTarget, ReadPath, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply};
+use workloads::client::{CallResult, CatalogStream, GroupStatus, KvTarget, Lacking, ReadPath, ReadReply, ScanReply, SplitJobs, SplitMigration, SplitReply, SplitRequest, VersionedReads, WriteReply};
 use workloads::{CallError, Certainty};
 
 /// The group holding elastickv's route catalog.
@@ -61,7 +61,7 @@ impl ElastickvClient {
                     continue;
                 }
             };
-            let result = if request.target_group.is_some() { leader.start_split_migration(request.clone()).await } else { leader.split(request.clone()).await };
+            let result = if request.target_group.is_some() { leader.as_split_migration().unwrap_or(&Lacking).start_split_migration(request.clone()).await } else { leader.split(request.clone()).await };
             match result {
                 Err(e) if e.message.ends_with(NOT_CATALOG_LEADER) => {
                     self.leaders.forget(CATALOG_GROUP);
@@ -123,32 +123,11 @@ impl KvTarget for ElastickvClient {
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.node.scan(start, end, limit)
     }
-    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-        self.node.read_at(key, ts)
-    }
-    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-        self.node.latest_commit_ts(key)
-    }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
         self.node.list_routes()
     }
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         async move { self.on_catalog_leader(&request).await }.boxed()
-    }
-    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
-        async move { self.on_catalog_leader(&request).await }.boxed()
-    }
-    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
-        self.node.split_job(job_id)
-    }
-    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<analysis::history::SplitJobRecord>>> {
-        self.node.list_split_jobs()
-    }
-    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        self.node.abandon_split_job(job_id)
-    }
-    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        self.node.retry_split_job(job_id)
     }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.node.status(group)
@@ -163,6 +142,22 @@ impl KvTarget for ElastickvClient {
             stream
         }
         .boxed()
+    }
+    /// Cross-group splits go to the catalog leader, as same-group ones do.
+    fn as_split_migration(&self) -> Option<&dyn SplitMigration> {
+        Some(self)
+    }
+    fn as_split_jobs(&self) -> Option<&dyn SplitJobs> {
+        self.node.as_split_jobs()
+    }
+    fn as_versioned(&self) -> Option<&dyn VersionedReads> {
+        self.node.as_versioned()
+    }
+}
+
+impl SplitMigration for ElastickvClient {
+    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        async move { self.on_catalog_leader(&request).await }.boxed()
     }
 }
 

@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use std::sync::Arc;
 use workloads::client::{
-    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply,
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, Lacking, NodeEndpoint, ReadReply, ScanReply, SplitJobs, SplitMigration, SplitReply, SplitRequest, VersionedReads, WriteReply,
 };
 use workloads::{CallError, Certainty};
 
@@ -67,32 +67,11 @@ impl KvTarget for EkvNode {
     fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
         self.rpc.scan(start, end, limit)
     }
-    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-        self.rpc.read_at(key, ts)
-    }
-    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-        self.rpc.latest_commit_ts(key)
-    }
     fn list_routes(&self) -> BoxFuture<'_, CallResult<analysis::history::CatalogSnapshot>> {
         self.rpc.list_routes()
     }
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         mutation(self.rpc.split(request))
-    }
-    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
-        mutation(self.rpc.start_split_migration(request))
-    }
-    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<analysis::history::SplitJobRecord>> {
-        self.rpc.split_job(job_id)
-    }
-    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<analysis::history::SplitJobRecord>>> {
-        self.rpc.list_split_jobs()
-    }
-    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        self.rpc.abandon_split_job(job_id)
-    }
-    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        self.rpc.retry_split_job(job_id)
     }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         let index = group.max(1) as usize - 1;
@@ -111,6 +90,22 @@ impl KvTarget for EkvNode {
     }
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.rpc.watch_catalog(after_version)
+    }
+    /// Its own, to re-classify a failed move as every mutation.
+    fn as_split_migration(&self) -> Option<&dyn SplitMigration> {
+        Some(self)
+    }
+    fn as_split_jobs(&self) -> Option<&dyn SplitJobs> {
+        self.rpc.as_split_jobs()
+    }
+    fn as_versioned(&self) -> Option<&dyn VersionedReads> {
+        self.rpc.as_versioned()
+    }
+}
+
+impl SplitMigration for EkvNode {
+    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        mutation(self.rpc.as_split_migration().unwrap_or(&Lacking).start_split_migration(request))
     }
 }
 

@@ -18,7 +18,7 @@ use futures::future::BoxFuture;
 use std::sync::Arc;
 use workloads::client::redis::{RedisClient, RedisConnector, RedisOptions};
 use workloads::client::{
-    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply, SplitRequest, WriteReply,
+    CallResult, CatalogStream, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitMigration, SplitReply, SplitRequest, VersionedReads, WriteReply,
 };
 
 /// The Redis endpoints of elastickv nodes given by their gRPC endpoints.
@@ -68,20 +68,18 @@ impl KvTarget for EkvRedisClient {
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
         self.control.split(request)
     }
-    fn start_split_migration(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
-        self.control.start_split_migration(request)
-    }
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
         self.control.status(group)
     }
-    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-        self.control.read_at(key, ts)
-    }
-    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-        self.control.latest_commit_ts(key)
-    }
     fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
         self.control.watch_catalog(after_version)
+    }
+    fn as_split_migration(&self) -> Option<&dyn SplitMigration> {
+        self.control.as_split_migration()
+    }
+    /// The store-version probes read over gRPC.
+    fn as_versioned(&self) -> Option<&dyn VersionedReads> {
+        self.control.as_versioned()
     }
 }
 

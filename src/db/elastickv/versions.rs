@@ -25,7 +25,7 @@
 //! never the run.
 
 use serde_json::{json, Value};
-use workloads::client::KvTarget;
+use workloads::client::{KvTarget, Lacking, VersionedReads};
 
 /// Bits of the HLC's logical counter.
 pub const HLC_LOGICAL_BITS: u32 = 16;
@@ -57,7 +57,7 @@ fn number(value: &Option<Vec<u8>>) -> Option<i64> {
 }
 
 struct Walker<'a> {
-    target: &'a dyn KvTarget,
+    target: &'a dyn VersionedReads,
     key: &'a [u8],
     calls: usize,
     latest: u64,
@@ -273,7 +273,8 @@ fn version_json(v: &Version) -> Value {
 pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
     let key = request.key.as_bytes();
     let mut out = json!({ "key": request.key, "node": target.node(), "sought": request.values });
-    let latest = match target.latest_commit_ts(key).await {
+    let versioned = target.as_versioned().unwrap_or(&Lacking);
+    let latest = match versioned.latest_commit_ts(key).await {
         Ok(ts) => ts,
         Err(e) => {
             out["note"] = format!("RawLatestCommitTS failed: {}", e.message).into();
@@ -281,7 +282,7 @@ pub async fn probe_key(target: &dyn KvTarget, request: &ProbeRequest) -> Value {
         }
     };
     out["latest_commit_ts"] = latest.into();
-    let mut walker = Walker { target, key, calls: 1, latest: latest.unwrap_or(0), compacted: false };
+    let mut walker = Walker { target: versioned, key, calls: 1, latest: latest.unwrap_or(0), compacted: false };
     let mut versions = Vec::new();
     let mut note = None;
     let mut sought = Vec::new();
@@ -345,22 +346,6 @@ mod tests {
         fn read(&self, _: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
             nope()
         }
-        fn read_at(&self, _: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-            let v = self.0.iter().filter(|(t, _)| *t <= ts).max_by_key(|(t, _)| *t).map(|(_, v)| v.as_bytes().to_vec());
-            let horizon = self.0.iter().map(|(t, _)| *t).min().unwrap_or(0);
-            if ts < horizon {
-                let compacted = CallError::new(workloads::Certainty::Definite, "failed-precondition", COMPACTED);
-                return async move { Err(compacted) }.boxed();
-            }
-            async move { Ok(ReadReply { value: v, meta: None }) }.boxed()
-        }
-        fn latest_commit_ts(&self, _: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-            if self.1 {
-                return nope();
-            }
-            let ts = self.0.iter().map(|(t, _)| *t).max();
-            async move { Ok(ts) }.boxed()
-        }
         fn write(&self, _: &[u8], _: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
             nope()
         }
@@ -381,6 +366,28 @@ mod tests {
         }
         fn watch_catalog(&self, _: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
             nope()
+        }
+        fn as_versioned(&self) -> Option<&dyn VersionedReads> {
+            Some(self)
+        }
+    }
+
+    impl VersionedReads for Mvcc {
+        fn read_at(&self, _: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+            let v = self.0.iter().filter(|(t, _)| *t <= ts).max_by_key(|(t, _)| *t).map(|(_, v)| v.as_bytes().to_vec());
+            let horizon = self.0.iter().map(|(t, _)| *t).min().unwrap_or(0);
+            if ts < horizon {
+                let compacted = CallError::new(workloads::Certainty::Definite, "failed-precondition", COMPACTED);
+                return async move { Err(compacted) }.boxed();
+            }
+            async move { Ok(ReadReply { value: v, meta: None }) }.boxed()
+        }
+        fn latest_commit_ts(&self, _: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+            if self.1 {
+                return nope();
+            }
+            let ts = self.0.iter().map(|(t, _)| *t).max();
+            async move { Ok(ts) }.boxed()
         }
     }
 

@@ -457,6 +457,61 @@ impl KvTarget for KvClient {
         self.cas_supported.then_some(self as &dyn super::CasClient)
     }
 
+    fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
+        Box::pin(self.remove(key.to_vec()))
+    }
+
+    fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
+        Box::pin(self.scan_range(start.to_vec(), end.to_vec(), limit))
+    }
+
+    fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
+        Box::pin(self.routes())
+    }
+
+    fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
+        match request.target_group {
+            Some(_) => Box::pin(self.split_migration(request)),
+            None => Box::pin(self.split_range(request)),
+        }
+    }
+
+    fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
+        Box::pin(self.group_status(group))
+    }
+
+    fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
+        Box::pin(self.open_watch(after_version))
+    }
+
+    fn as_txn(&self) -> Option<&dyn super::TxnClient> {
+        self.refkv_txn.then_some(self as &dyn super::TxnClient)
+    }
+
+    fn as_txn_hold(&self) -> Option<&dyn super::TxnHoldControl> {
+        self.refkv_txn.then_some(self as &dyn super::TxnHoldControl)
+    }
+
+    fn as_pinned_writes(&self) -> Option<&dyn super::PinnedWrites> {
+        Some(self)
+    }
+
+    fn as_split_migration(&self) -> Option<&dyn super::SplitMigration> {
+        Some(self)
+    }
+
+    fn as_split_jobs(&self) -> Option<&dyn super::SplitJobs> {
+        Some(self)
+    }
+
+    fn as_versioned(&self) -> Option<&dyn super::VersionedReads> {
+        Some(self)
+    }
+}
+
+/// refkv's RawPut extension; a server without it (`ClientOptions::cas_supported` off) or
+/// group 0 answers a definite `unimplemented`, unsent.
+impl super::PinnedWrites for KvClient {
     fn write_pinned(
         &self,
         key: &[u8],
@@ -481,34 +536,18 @@ impl KvTarget for KvClient {
         };
         Box::pin(self.put(req))
     }
+}
 
-    fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        Box::pin(self.remove(key.to_vec()))
+impl super::SplitMigration for KvClient {
+    fn start_split_migration(
+        &self,
+        request: SplitRequest,
+    ) -> BoxFuture<'_, CallResult<SplitReply>> {
+        Box::pin(self.split_migration(request))
     }
+}
 
-    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-        Box::pin(self.get_at(key.to_vec(), ts))
-    }
-
-    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-        Box::pin(self.latest_ts(key.to_vec()))
-    }
-
-    fn scan(&self, start: &[u8], end: &[u8], limit: u64) -> BoxFuture<'_, CallResult<ScanReply>> {
-        Box::pin(self.scan_range(start.to_vec(), end.to_vec(), limit))
-    }
-
-    fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>> {
-        Box::pin(self.routes())
-    }
-
-    fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>> {
-        match request.target_group {
-            Some(_) => Box::pin(self.split_migration(request)),
-            None => Box::pin(self.split_range(request)),
-        }
-    }
-
+impl super::SplitJobs for KvClient {
     fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<SplitJobRecord>> {
         Box::pin(self.get_split_job(job_id))
     }
@@ -524,28 +563,15 @@ impl KvTarget for KvClient {
     fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
         Box::pin(self.retry_job(job_id))
     }
+}
 
-    fn start_split_migration(
-        &self,
-        request: SplitRequest,
-    ) -> BoxFuture<'_, CallResult<SplitReply>> {
-        Box::pin(self.split_migration(request))
+impl super::VersionedReads for KvClient {
+    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
+        Box::pin(self.get_at(key.to_vec(), ts))
     }
 
-    fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>> {
-        Box::pin(self.group_status(group))
-    }
-
-    fn watch_catalog(&self, after_version: u64) -> BoxFuture<'_, CallResult<CatalogStream>> {
-        Box::pin(self.open_watch(after_version))
-    }
-
-    fn as_txn(&self) -> Option<&dyn super::TxnClient> {
-        self.refkv_txn.then_some(self as &dyn super::TxnClient)
-    }
-
-    fn as_txn_hold(&self) -> Option<&dyn super::TxnHoldControl> {
-        self.refkv_txn.then_some(self as &dyn super::TxnHoldControl)
+    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
+        Box::pin(self.latest_ts(key.to_vec()))
     }
 }
 

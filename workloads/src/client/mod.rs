@@ -29,7 +29,8 @@ use futures::stream::BoxStream;
 use std::sync::Arc;
 
 pub use capability::{
-    CasClient, ClientCapability, ObjectClient, QueueClient, TxnClient, TxnHoldControl, ZsetClient,
+    CasClient, ClientCapability, Lacking, ObjectClient, PinnedWrites, QueueClient, SplitJobs,
+    SplitMigration, TxnClient, TxnHoldControl, VersionedReads, ZsetClient,
 };
 pub use classify::{CallError, CallKind, Certainty};
 pub use protocol::{Protocol, SetRead};
@@ -142,8 +143,9 @@ pub type CallResult<T> = Result<T, CallError>;
 pub type CatalogStream = BoxStream<'static, CallResult<CatalogEvent>>;
 
 /// What faultline needs from a store's client, one instance per (process, node): the
-/// key-value and cluster calls every client answers, and an accessor per optional client
-/// capability ([`capability`]: `as_cas`, `as_txn`), `None` unless the client has it.
+/// key-value and cluster calls every client answers, and an accessor per optional
+/// capability ([`capability`]: `as_cas`, `as_txn`, …, `as_split_jobs`, `as_versioned`),
+/// `None` unless the client has it.
 ///
 /// Every method has a deadline (the implementation's configured call timeout) and returns
 /// either the store's answer or a classified [`CallError`].
@@ -164,25 +166,6 @@ pub trait KvTarget: Send + Sync {
     fn as_cas(&self) -> Option<&dyn CasClient> {
         self.wrapped().and_then(|w| w.as_cas())
     }
-    /// A stale client's write: sent straight to `group` as if routed under route `epoch`
-    /// (refkv's RawPut extension), refused rather than re-routed if that is not the owner.
-    /// Stores without it answer a definite `unimplemented` without sending anything.
-    fn write_pinned(
-        &self,
-        key: &[u8],
-        value: &[u8],
-        group: u64,
-        epoch: u64,
-    ) -> BoxFuture<'_, CallResult<WriteReply>> {
-        let _ = (key, value, group, epoch);
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no pinned writes",
-            ))
-        })
-    }
     fn delete(&self, key: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>>;
     /// Keys in `[start, end)`; an empty `end` means unbounded; `limit` 0 = no limit. A
     /// client may read the range in pages (each page a separate request), so a scan is
@@ -191,90 +174,8 @@ pub trait KvTarget: Send + Sync {
     /// The whole route catalog (with split jobs where the store reports them).
     fn list_routes(&self) -> BoxFuture<'_, CallResult<CatalogSnapshot>>;
     fn split(&self, request: SplitRequest) -> BoxFuture<'_, CallResult<SplitReply>>;
-    /// elastickv's cross-group split (`StartSplitMigration`, its milestone-2 RPC): the
-    /// right child moves to `request.target_group` through a split job. Stores without it
-    /// answer a definite `unimplemented`.
-    fn start_split_migration(
-        &self,
-        request: SplitRequest,
-    ) -> BoxFuture<'_, CallResult<SplitReply>> {
-        let _ = request;
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no StartSplitMigration",
-            ))
-        })
-    }
-    /// elastickv's milestone-2 job introspection and control (`GetSplitJob`,
-    /// `ListSplitJobs`, `AbandonSplitJob`, `RetrySplitJob`). Stores without it answer a
-    /// definite `unimplemented`, which callers record; they never substitute another call.
-    fn split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<SplitJobRecord>> {
-        let _ = job_id;
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no GetSplitJob",
-            ))
-        })
-    }
-    fn list_split_jobs(&self) -> BoxFuture<'_, CallResult<Vec<SplitJobRecord>>> {
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no ListSplitJobs",
-            ))
-        })
-    }
-    fn abandon_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        let _ = job_id;
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no AbandonSplitJob",
-            ))
-        })
-    }
-    fn retry_split_job(&self, job_id: u64) -> BoxFuture<'_, CallResult<()>> {
-        let _ = job_id;
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no RetrySplitJob",
-            ))
-        })
-    }
     /// Raft status of `group` as this node sees it (0 = the default group).
     fn status(&self, group: u64) -> BoxFuture<'_, CallResult<GroupStatus>>;
-    /// `key` as of the store's own timestamp `ts` (elastickv: an HLC timestamp, RawGet with
-    /// `ts`). Stores without versioned reads return a definite `unimplemented` error.
-    fn read_at(&self, key: &[u8], ts: u64) -> BoxFuture<'_, CallResult<ReadReply>> {
-        let _ = (key, ts);
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no versioned reads",
-            ))
-        })
-    }
-    /// The commit timestamp of the newest version of `key` (`None` = absent; elastickv's
-    /// RawLatestCommitTS). Stores without one return a definite `unimplemented` error.
-    fn latest_commit_ts(&self, key: &[u8]) -> BoxFuture<'_, CallResult<Option<u64>>> {
-        let _ = key;
-        Box::pin(async {
-            Err(CallError::new(
-                Certainty::Definite,
-                "unimplemented",
-                "no commit timestamps",
-            ))
-        })
-    }
     /// The client's transactions, if it can run them (`None`: the transaction workloads do
     /// not run against it, and a transaction sent anyway fails definitely, unsent).
     fn as_txn(&self) -> Option<&dyn TxnClient> {
@@ -299,6 +200,26 @@ pub trait KvTarget: Send + Sync {
     /// `RefkvTxn.TxnHold`), if it has one; a wrapping client forwards to the client it wraps.
     fn as_txn_hold(&self) -> Option<&dyn TxnHoldControl> {
         self.wrapped().and_then(|w| w.as_txn_hold())
+    }
+    /// Test only: refkv's pinned (stale-client) writes, if the client has them; `None`: a
+    /// move fault's stale write fails definitely, unsent ([`capability::Lacking`]).
+    fn as_pinned_writes(&self) -> Option<&dyn PinnedWrites> {
+        self.wrapped().and_then(|w| w.as_pinned_writes())
+    }
+    /// elastickv's cross-group split, if the client has it; `None`: a move fails
+    /// definitely, unsent ([`capability::Lacking`]).
+    fn as_split_migration(&self) -> Option<&dyn SplitMigration> {
+        self.wrapped().and_then(|w| w.as_split_migration())
+    }
+    /// elastickv's split-job calls, if the client has them; `None`: each fails definitely,
+    /// unsent ([`capability::Lacking`]), which callers record.
+    fn as_split_jobs(&self) -> Option<&dyn SplitJobs> {
+        self.wrapped().and_then(|w| w.as_split_jobs())
+    }
+    /// Reads of the store's own versions, if the client has them; `None`: each fails
+    /// definitely, unsent ([`capability::Lacking`]).
+    fn as_versioned(&self) -> Option<&dyn VersionedReads> {
+        self.wrapped().and_then(|w| w.as_versioned())
     }
     /// A stream of catalog changes after `after_version`. Stores without one return a
     /// definite `unimplemented` error, and the watcher polls [`KvTarget::list_routes`].

@@ -35,29 +35,8 @@
 //! Reads (`GetItem`, `TransactGetItems`) change nothing, so every failed read is definite,
 //! as for every other client (`super::super::classify`).
 
+use crate::client::aws::AwsFailure;
 use crate::client::classify::{CallError, CallKind, Certainty};
-
-/// What went wrong with one DynamoDB call, as the client saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DynamoFailure<'a> {
-    /// The SDK refused to build or sign the request: nothing was sent.
-    NotBuilt(&'a str),
-    /// The connection could not be opened: nothing was sent.
-    NotConnected(&'a str),
-    /// The call's deadline expired (connect, read or the whole operation).
-    TimedOut(&'a str),
-    /// The connection failed after the request may have left.
-    Transport(&'a str),
-    /// A reply the SDK could not parse.
-    Unparsable(&'a str),
-    /// An error reply: HTTP status, the error type (`__type` without its namespace) and
-    /// message.
-    Service {
-        status: u16,
-        code: &'a str,
-        message: &'a str,
-    },
-}
 
 /// The short tag of an error type (`TransactionCanceledException` → `transaction-canceled`).
 fn service_tag(code: &str) -> &'static str {
@@ -75,20 +54,22 @@ fn service_tag(code: &str) -> &'static str {
     }
 }
 
-/// The table of the module doc: a failed call of `kind`, classified.
-pub fn classify_dynamo(kind: CallKind, failure: DynamoFailure<'_>) -> CallError {
+/// The table of the module doc: a failed call of `kind`, classified; `text` is what the
+/// history records of a failure without an error reply (an error reply records its status,
+/// error type and message).
+pub fn classify_dynamo(kind: CallKind, failure: AwsFailure<'_>, text: &str) -> CallError {
     use Certainty::{Definite, Indeterminate};
     let (tag, certainty, message) = match failure {
-        DynamoFailure::NotBuilt(m) => ("not-sent", Definite, m.to_string()),
-        DynamoFailure::NotConnected(m) => (
+        AwsFailure::NotBuilt => ("not-sent", Definite, text.to_string()),
+        AwsFailure::NotConnected => (
             "unavailable",
             Definite,
-            format!("{m} (connection failed before sending)"),
+            format!("{text} (connection failed before sending)"),
         ),
-        DynamoFailure::TimedOut(m) => ("timed-out", Indeterminate, m.to_string()),
-        DynamoFailure::Transport(m) => ("connection-broken", Indeterminate, m.to_string()),
-        DynamoFailure::Unparsable(m) => ("bad-response", Indeterminate, m.to_string()),
-        DynamoFailure::Service {
+        AwsFailure::TimedOut => ("timed-out", Indeterminate, text.to_string()),
+        AwsFailure::Transport => ("connection-broken", Indeterminate, text.to_string()),
+        AwsFailure::Unparsable => ("bad-response", Indeterminate, text.to_string()),
+        AwsFailure::Service {
             status,
             code,
             message,
@@ -111,30 +92,30 @@ mod tests {
     use CallKind::{Mutation, Read};
     use Certainty::{Definite, Indeterminate};
 
-    fn service(code: &str, status: u16) -> DynamoFailure<'_> {
-        DynamoFailure::Service {
+    fn service(code: &str, status: u16) -> AwsFailure<'_> {
+        AwsFailure::Service {
             status,
             code,
             message: "m",
         }
     }
 
-    fn outcome(kind: CallKind, f: DynamoFailure<'_>) -> (Certainty, &'static str) {
-        let e = classify_dynamo(kind, f);
+    fn outcome(kind: CallKind, f: AwsFailure<'_>) -> (Certainty, &'static str) {
+        let e = classify_dynamo(kind, f, "t");
         (e.certainty, e.tag)
     }
 
     #[test]
     fn a_request_the_sdk_did_not_build_is_a_definite_failure() {
         assert_eq!(
-            outcome(Mutation, DynamoFailure::NotBuilt("bad input")),
+            outcome(Mutation, AwsFailure::NotBuilt),
             (Definite, "not-sent")
         );
     }
 
     #[test]
     fn a_refused_connection_is_a_definite_failure() {
-        let e = classify_dynamo(Mutation, DynamoFailure::NotConnected("10.0.0.1:8000"));
+        let e = classify_dynamo(Mutation, AwsFailure::NotConnected, "10.0.0.1:8000");
         assert_eq!((e.certainty, e.tag), (Definite, "unavailable"));
         assert!(e.message.contains("before sending"), "{e}");
     }
@@ -142,7 +123,7 @@ mod tests {
     #[test]
     fn a_timed_out_write_may_have_applied() {
         assert_eq!(
-            outcome(Mutation, DynamoFailure::TimedOut("operation timeout")),
+            outcome(Mutation, AwsFailure::TimedOut),
             (Indeterminate, "timed-out")
         );
     }
@@ -150,7 +131,7 @@ mod tests {
     #[test]
     fn a_connection_broken_after_sending_leaves_a_write_indeterminate() {
         assert_eq!(
-            outcome(Mutation, DynamoFailure::Transport("reset")),
+            outcome(Mutation, AwsFailure::Transport),
             (Indeterminate, "connection-broken")
         );
     }
@@ -158,7 +139,7 @@ mod tests {
     #[test]
     fn an_unparsable_reply_to_a_write_is_indeterminate() {
         assert_eq!(
-            outcome(Mutation, DynamoFailure::Unparsable("not json")),
+            outcome(Mutation, AwsFailure::Unparsable),
             (Indeterminate, "bad-response")
         );
     }
@@ -206,20 +187,20 @@ mod tests {
     #[test]
     fn every_failed_read_is_definite_and_keeps_its_reason() {
         for f in [
-            DynamoFailure::TimedOut("t"),
-            DynamoFailure::Transport("t"),
-            DynamoFailure::Unparsable("t"),
+            AwsFailure::TimedOut,
+            AwsFailure::Transport,
+            AwsFailure::Unparsable,
             service("TransactionCanceledException", 400),
             service("InternalServerError", 500),
         ] {
-            let write_tag = outcome(Mutation, f.clone()).1;
+            let write_tag = outcome(Mutation, f).1;
             assert_eq!(outcome(Read, f), (Definite, write_tag));
         }
     }
 
     #[test]
     fn the_message_names_status_and_error_type() {
-        let e = classify_dynamo(Mutation, service("ValidationException", 400));
+        let e = classify_dynamo(Mutation, service("ValidationException", 400), "t");
         assert_eq!(e.history_text(), "validation: 400 ValidationException: m");
     }
 }

@@ -26,7 +26,7 @@ pub mod tables;
 pub mod txn;
 pub mod value_types;
 
-use super::aws::{self, chain_text, refused};
+use super::aws;
 use super::classify::{CallError, CallKind};
 use super::{
     CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
@@ -34,9 +34,8 @@ use super::{
 };
 use analysis::history::CatalogSnapshot;
 use aws_sdk_dynamodb::config::http::HttpResponse;
-use aws_sdk_dynamodb::config::{BehaviorVersion, StalledStreamProtectionConfig};
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use classify::{classify_dynamo, DynamoFailure};
+use classify::classify_dynamo;
 use futures::future::BoxFuture;
 use std::error::Error as StdError;
 use std::sync::Arc;
@@ -65,16 +64,7 @@ pub struct DynamoClient {
 
 /// The SDK client of one endpoint (`ip:port`, plain HTTP).
 pub fn sdk_client(addr: &str, options: DynamoOptions) -> aws_sdk_dynamodb::Client {
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(aws::region())
-        .credentials_provider(aws::static_credentials())
-        .endpoint_url(format!("http://{addr}"))
-        .http_client(aws_smithy_http_client::Builder::new().build_http())
-        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
-        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-        .timeout_config(aws::timeouts(options.call_timeout, options.connect_timeout))
-        .build();
+    let config = aws::sdk_config!(aws_sdk_dynamodb, addr, options).build();
     aws_sdk_dynamodb::Client::from_conf(config)
 }
 
@@ -91,38 +81,7 @@ pub fn classify_sdk<E>(kind: CallKind, e: &SdkError<E, HttpResponse>) -> CallErr
 where
     E: ProvideErrorMetadata + StdError + 'static,
 {
-    match e {
-        SdkError::ConstructionFailure(_) => {
-            classify_dynamo(kind, DynamoFailure::NotBuilt(&chain_text(e)))
-        }
-        SdkError::TimeoutError(_) => classify_dynamo(kind, DynamoFailure::TimedOut(&chain_text(e))),
-        SdkError::DispatchFailure(d) => {
-            let text = chain_text(e);
-            let failure = if refused(e) {
-                DynamoFailure::NotConnected(&text)
-            } else if d.is_timeout() {
-                DynamoFailure::TimedOut(&text)
-            } else {
-                DynamoFailure::Transport(&text)
-            };
-            classify_dynamo(kind, failure)
-        }
-        SdkError::ResponseError(_) => {
-            classify_dynamo(kind, DynamoFailure::Unparsable(&chain_text(e)))
-        }
-        SdkError::ServiceError(s) => {
-            let err = s.err();
-            classify_dynamo(
-                kind,
-                DynamoFailure::Service {
-                    status: s.raw().status().as_u16(),
-                    code: err.code().unwrap_or("unknown"),
-                    message: err.message().unwrap_or_default(),
-                },
-            )
-        }
-        _ => classify_dynamo(kind, DynamoFailure::Transport(&chain_text(e))),
-    }
+    aws::classify_with(classify_dynamo, kind, e)
 }
 
 /// What the DynamoDB client does, for the error of a call it does not offer.

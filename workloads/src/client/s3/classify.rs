@@ -16,43 +16,27 @@
 //! was attempted, and the reply does not say which. Reads change nothing, so every failed
 //! read is definite, as for every other client.
 
+use crate::client::aws::AwsFailure;
 use crate::client::classify::{CallError, CallKind, Certainty};
-
-/// What went wrong with one S3 call, as the client saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum S3Failure<'a> {
-    /// The SDK refused to build or sign the request: nothing was sent.
-    NotBuilt,
-    /// The connection could not be opened: nothing was sent.
-    NotConnected,
-    /// The call's deadline expired.
-    TimedOut,
-    /// The connection failed after the request may have left.
-    Transport,
-    /// A reply the SDK could not parse.
-    Unparsable,
-    /// An error reply: HTTP status and the S3 error code.
-    Service { status: u16, code: &'a str },
-}
 
 /// The table of the module doc: a failed call of `kind`, classified; `text` is what the
 /// history records of it.
-pub fn classify_s3(kind: CallKind, failure: S3Failure<'_>, text: &str) -> CallError {
+pub fn classify_s3(kind: CallKind, failure: AwsFailure<'_>, text: &str) -> CallError {
     use Certainty::{Definite, Indeterminate};
     let (tag, sent) = match failure {
-        S3Failure::NotBuilt => ("not-built", false),
-        S3Failure::NotConnected => ("connection-refused", false),
-        S3Failure::TimedOut => ("timeout", true),
-        S3Failure::Transport => ("transport", true),
-        S3Failure::Unparsable => ("bad-response", true),
-        S3Failure::Service { .. } => ("server-error", true),
+        AwsFailure::NotBuilt => ("not-built", false),
+        AwsFailure::NotConnected => ("connection-refused", false),
+        AwsFailure::TimedOut => ("timeout", true),
+        AwsFailure::Transport => ("transport", true),
+        AwsFailure::Unparsable => ("bad-response", true),
+        AwsFailure::Service { .. } => ("server-error", true),
     };
     let certainty = match (kind, sent) {
         (CallKind::Mutation, true) => Indeterminate,
         _ => Definite,
     };
     let message = match failure {
-        S3Failure::Service { status, code } => format!("HTTP {status} {code}: {text}"),
+        AwsFailure::Service { status, code, .. } => format!("HTTP {status} {code}: {text}"),
         _ => text.to_string(),
     };
     CallError::new(certainty, tag, message)
@@ -64,25 +48,25 @@ mod tests {
     use CallKind::{Mutation, Read};
     use Certainty::{Definite, Indeterminate};
 
-    fn certainty(kind: CallKind, f: S3Failure<'_>) -> Certainty {
+    fn certainty(kind: CallKind, f: AwsFailure<'_>) -> Certainty {
         classify_s3(kind, f, "x").certainty
     }
 
     #[test]
     fn a_request_never_built_fails_definitely() {
-        assert_eq!(certainty(Mutation, S3Failure::NotBuilt), Definite);
-        assert_eq!(certainty(Read, S3Failure::NotBuilt), Definite);
+        assert_eq!(certainty(Mutation, AwsFailure::NotBuilt), Definite);
+        assert_eq!(certainty(Read, AwsFailure::NotBuilt), Definite);
     }
 
     #[test]
     fn a_refused_connection_fails_definitely() {
-        assert_eq!(certainty(Mutation, S3Failure::NotConnected), Definite);
-        assert_eq!(certainty(Read, S3Failure::NotConnected), Definite);
+        assert_eq!(certainty(Mutation, AwsFailure::NotConnected), Definite);
+        assert_eq!(certainty(Read, AwsFailure::NotConnected), Definite);
     }
 
     #[test]
     fn a_timeout_or_broken_connection_leaves_a_write_indeterminate() {
-        for f in [S3Failure::TimedOut, S3Failure::Transport] {
+        for f in [AwsFailure::TimedOut, AwsFailure::Transport] {
             assert_eq!(certainty(Mutation, f), Indeterminate);
             assert_eq!(certainty(Read, f), Definite);
         }
@@ -90,8 +74,8 @@ mod tests {
 
     #[test]
     fn an_unparsable_reply_leaves_a_write_indeterminate() {
-        assert_eq!(certainty(Mutation, S3Failure::Unparsable), Indeterminate);
-        assert_eq!(certainty(Read, S3Failure::Unparsable), Definite);
+        assert_eq!(certainty(Mutation, AwsFailure::Unparsable), Indeterminate);
+        assert_eq!(certainty(Read, AwsFailure::Unparsable), Definite);
     }
 
     #[test]
@@ -102,7 +86,11 @@ mod tests {
             "NoSuchBucket",
             "ServiceUnavailable",
         ] {
-            let f = S3Failure::Service { status: 500, code };
+            let f = AwsFailure::Service {
+                status: 500,
+                code,
+                message: "",
+            };
             assert_eq!(certainty(Mutation, f), Indeterminate, "{code}");
             assert_eq!(certainty(Read, f), Definite, "{code}");
             assert!(classify_s3(Mutation, f, "boom").to_string().contains(code));

@@ -18,7 +18,7 @@
 pub mod classify;
 mod objects;
 
-use super::aws::{self, chain_text, refused};
+use super::aws::{self, AwsFailure};
 use super::classify::{CallError, CallKind, Certainty};
 use super::{
     CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, ReadReply, ScanReply, SplitReply,
@@ -26,9 +26,8 @@ use super::{
 };
 use analysis::history::CatalogSnapshot;
 use aws_sdk_s3::config::http::HttpResponse;
-use aws_sdk_s3::config::{BehaviorVersion, StalledStreamProtectionConfig};
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
-use classify::{classify_s3, S3Failure};
+use classify::classify_s3;
 use futures::future::BoxFuture;
 use std::error::Error as StdError;
 use std::sync::Arc;
@@ -57,37 +56,10 @@ pub struct S3Client {
 
 /// The SDK client of one endpoint (`ip:port`, plain HTTP, path-style URLs).
 pub fn sdk_client(addr: &str, options: S3Options) -> aws_sdk_s3::Client {
-    let config = aws_sdk_s3::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(aws::region())
-        .credentials_provider(aws::static_credentials())
-        .endpoint_url(format!("http://{addr}"))
+    let config = aws::sdk_config!(aws_sdk_s3, addr, options)
         .force_path_style(true)
-        .http_client(aws_smithy_http_client::Builder::new().build_http())
-        .retry_config(aws_sdk_s3::config::retry::RetryConfig::disabled())
-        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-        .timeout_config(aws::timeouts(options.call_timeout, options.connect_timeout))
         .build();
     aws_sdk_s3::Client::from_conf(config)
-}
-
-/// What an SDK error says happened.
-fn failure_of<E>(e: &SdkError<E, HttpResponse>) -> S3Failure<'_>
-where
-    E: ProvideErrorMetadata + StdError + 'static,
-{
-    match e {
-        SdkError::ConstructionFailure(_) => S3Failure::NotBuilt,
-        SdkError::TimeoutError(_) => S3Failure::TimedOut,
-        SdkError::DispatchFailure(_) if refused(e) => S3Failure::NotConnected,
-        SdkError::DispatchFailure(d) if d.is_timeout() => S3Failure::TimedOut,
-        SdkError::ResponseError(_) => S3Failure::Unparsable,
-        SdkError::ServiceError(s) => S3Failure::Service {
-            status: s.raw().status().as_u16(),
-            code: s.err().code().unwrap_or("unknown"),
-        },
-        _ => S3Failure::Transport,
-    }
 }
 
 /// An SDK error of a call of `kind`, classified by [`classify::classify_s3`].
@@ -95,8 +67,7 @@ pub fn classify_sdk<E>(kind: CallKind, e: &SdkError<E, HttpResponse>) -> CallErr
 where
     E: ProvideErrorMetadata + StdError + 'static,
 {
-    let text = chain_text(e);
-    classify_s3(kind, failure_of(e), &text)
+    aws::classify_with(classify_s3, kind, e)
 }
 
 impl S3Client {
@@ -126,7 +97,7 @@ impl S3Client {
         let body = out.body.collect().await.map_err(|e| {
             classify_s3(
                 CallKind::Read,
-                S3Failure::Transport,
+                AwsFailure::Transport,
                 &format!("reading the object's body: {e}"),
             )
         })?;

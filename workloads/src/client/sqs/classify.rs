@@ -21,6 +21,7 @@
 //! reads nothing from a failed receive, and what it may have hidden is visible again after
 //! its visibility timeout.
 
+use crate::client::aws::AwsFailure;
 use crate::client::classify::{CallError, CallKind, Certainty};
 
 /// Error codes that refuse the request before it is applied (AWS's JSON and query
@@ -43,23 +44,6 @@ pub const REFUSED_CODES: &[&str] = &[
     "SignatureDoesNotMatch",
 ];
 
-/// What went wrong with one SQS call, as the client saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SqsFailure<'a> {
-    /// The SDK refused to build or sign the request: nothing was sent.
-    NotBuilt,
-    /// The connection could not be opened: nothing was sent.
-    NotConnected,
-    /// The call's deadline expired.
-    TimedOut,
-    /// The connection failed after the request may have left.
-    Transport,
-    /// A reply the SDK could not parse.
-    Unparsable,
-    /// An error reply: HTTP status and the SQS error code.
-    Service { status: u16, code: &'a str },
-}
-
 /// Whether `code` refuses the request before it is applied (the SDK may report the query
 /// protocol's `AWS.SimpleQueueService.` prefix on some).
 pub fn refused_code(code: &str) -> bool {
@@ -69,23 +53,23 @@ pub fn refused_code(code: &str) -> bool {
 
 /// The table of the module doc: a failed call of `kind`, classified; `text` is what the
 /// history records of it.
-pub fn classify_sqs(kind: CallKind, failure: SqsFailure<'_>, text: &str) -> CallError {
+pub fn classify_sqs(kind: CallKind, failure: AwsFailure<'_>, text: &str) -> CallError {
     use Certainty::{Definite, Indeterminate};
     let (tag, sent) = match failure {
-        SqsFailure::NotBuilt => ("not-built", false),
-        SqsFailure::NotConnected => ("connection-refused", false),
-        SqsFailure::TimedOut => ("timeout", true),
-        SqsFailure::Transport => ("transport", true),
-        SqsFailure::Unparsable => ("bad-response", true),
-        SqsFailure::Service { code, .. } if refused_code(code) => ("refused", false),
-        SqsFailure::Service { .. } => ("server-error", true),
+        AwsFailure::NotBuilt => ("not-built", false),
+        AwsFailure::NotConnected => ("connection-refused", false),
+        AwsFailure::TimedOut => ("timeout", true),
+        AwsFailure::Transport => ("transport", true),
+        AwsFailure::Unparsable => ("bad-response", true),
+        AwsFailure::Service { code, .. } if refused_code(code) => ("refused", false),
+        AwsFailure::Service { .. } => ("server-error", true),
     };
     let certainty = match (kind, sent) {
         (CallKind::Mutation, true) => Indeterminate,
         _ => Definite,
     };
     let message = match failure {
-        SqsFailure::Service { status, code } => format!("HTTP {status} {code}: {text}"),
+        AwsFailure::Service { status, code, .. } => format!("HTTP {status} {code}: {text}"),
         _ => text.to_string(),
     };
     CallError::new(certainty, tag, message)
@@ -97,25 +81,25 @@ mod tests {
     use CallKind::{Mutation, Read};
     use Certainty::{Definite, Indeterminate};
 
-    fn certainty(kind: CallKind, f: SqsFailure<'_>) -> Certainty {
+    fn certainty(kind: CallKind, f: AwsFailure<'_>) -> Certainty {
         classify_sqs(kind, f, "x").certainty
     }
 
     #[test]
     fn a_request_never_built_fails_definitely() {
-        assert_eq!(certainty(Mutation, SqsFailure::NotBuilt), Definite);
-        assert_eq!(certainty(Read, SqsFailure::NotBuilt), Definite);
+        assert_eq!(certainty(Mutation, AwsFailure::NotBuilt), Definite);
+        assert_eq!(certainty(Read, AwsFailure::NotBuilt), Definite);
     }
 
     #[test]
     fn a_refused_connection_fails_definitely() {
-        assert_eq!(certainty(Mutation, SqsFailure::NotConnected), Definite);
-        assert_eq!(certainty(Read, SqsFailure::NotConnected), Definite);
+        assert_eq!(certainty(Mutation, AwsFailure::NotConnected), Definite);
+        assert_eq!(certainty(Read, AwsFailure::NotConnected), Definite);
     }
 
     #[test]
     fn a_timeout_or_broken_connection_leaves_a_send_or_delete_indeterminate() {
-        for f in [SqsFailure::TimedOut, SqsFailure::Transport] {
+        for f in [AwsFailure::TimedOut, AwsFailure::Transport] {
             assert_eq!(certainty(Mutation, f), Indeterminate);
             assert_eq!(certainty(Read, f), Definite);
         }
@@ -123,8 +107,8 @@ mod tests {
 
     #[test]
     fn an_unparsable_reply_leaves_a_send_or_delete_indeterminate() {
-        assert_eq!(certainty(Mutation, SqsFailure::Unparsable), Indeterminate);
-        assert_eq!(certainty(Read, SqsFailure::Unparsable), Definite);
+        assert_eq!(certainty(Mutation, AwsFailure::Unparsable), Indeterminate);
+        assert_eq!(certainty(Read, AwsFailure::Unparsable), Definite);
     }
 
     #[test]
@@ -136,7 +120,11 @@ mod tests {
             "ReceiptHandleIsInvalid",
             "Throttling",
         ] {
-            let f = SqsFailure::Service { status: 400, code };
+            let f = AwsFailure::Service {
+                status: 400,
+                code,
+                message: "",
+            };
             assert_eq!(certainty(Mutation, f), Definite, "{code}");
             assert_eq!(certainty(Read, f), Definite, "{code}");
             let e = classify_sqs(Mutation, f, "no");
@@ -152,7 +140,11 @@ mod tests {
             (503, "ServiceUnavailable"),
             (400, "SomethingNew"),
         ] {
-            let f = SqsFailure::Service { status, code };
+            let f = AwsFailure::Service {
+                status,
+                code,
+                message: "",
+            };
             assert_eq!(certainty(Mutation, f), Indeterminate, "{code}");
             assert_eq!(certainty(Read, f), Definite, "{code}");
         }

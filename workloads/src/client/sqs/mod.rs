@@ -22,7 +22,7 @@
 
 pub mod classify;
 
-use super::aws::{self, chain_text, refused};
+use super::aws::{self, chain_text, failure_of, AwsFailure};
 use super::classify::{CallError, CallKind, Certainty};
 use super::{
     CallResult, Connector, GroupStatus, KvTarget, NodeEndpoint, QueueClient, ReadReply, ScanReply,
@@ -31,10 +31,9 @@ use super::{
 use crate::queue::{Held, Received};
 use analysis::history::CatalogSnapshot;
 use aws_sdk_sqs::config::http::HttpResponse;
-use aws_sdk_sqs::config::{BehaviorVersion, StalledStreamProtectionConfig};
 use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use classify::{classify_sqs, SqsFailure};
+use classify::classify_sqs;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use std::error::Error as StdError;
@@ -93,36 +92,8 @@ pub struct SqsClient {
 
 /// The SDK client of one endpoint (`ip:port`, plain HTTP).
 pub fn sdk_client(addr: &str, options: &SqsOptions) -> aws_sdk_sqs::Client {
-    let config = aws_sdk_sqs::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(aws::region())
-        .credentials_provider(aws::static_credentials())
-        .endpoint_url(format!("http://{addr}"))
-        .http_client(aws_smithy_http_client::Builder::new().build_http())
-        .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
-        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-        .timeout_config(aws::timeouts(options.call_timeout, options.connect_timeout))
-        .build();
+    let config = aws::sdk_config!(aws_sdk_sqs, addr, options).build();
     aws_sdk_sqs::Client::from_conf(config)
-}
-
-/// What an SDK error says happened.
-fn failure_of<E>(e: &SdkError<E, HttpResponse>) -> SqsFailure<'_>
-where
-    E: ProvideErrorMetadata + StdError + 'static,
-{
-    match e {
-        SdkError::ConstructionFailure(_) => SqsFailure::NotBuilt,
-        SdkError::TimeoutError(_) => SqsFailure::TimedOut,
-        SdkError::DispatchFailure(_) if refused(e) => SqsFailure::NotConnected,
-        SdkError::DispatchFailure(d) if d.is_timeout() => SqsFailure::TimedOut,
-        SdkError::ResponseError(_) => SqsFailure::Unparsable,
-        SdkError::ServiceError(s) => SqsFailure::Service {
-            status: s.raw().status().as_u16(),
-            code: s.err().code().unwrap_or("unknown"),
-        },
-        _ => SqsFailure::Transport,
-    }
 }
 
 /// An SDK error of a call of `kind`, classified by [`classify::classify_sqs`].
@@ -130,7 +101,7 @@ pub fn classify_sdk<E>(kind: CallKind, e: &SdkError<E, HttpResponse>) -> CallErr
 where
     E: ProvideErrorMetadata + StdError + 'static,
 {
-    classify_sqs(kind, failure_of(e), &chain_text(e))
+    aws::classify_with(classify_sqs, kind, e)
 }
 
 /// Creates the queue with the first of [`ATTRIBUTE_SETS`] the server accepts (a refusal
@@ -163,7 +134,7 @@ async fn create_queue(sdk: &aws_sdk_sqs::Client, name: &str) -> CallResult<Queue
         };
         let failure = failure_of(&e);
         let refusal =
-            matches!(failure, SqsFailure::Service { code, .. } if classify::refused_code(code));
+            matches!(failure, AwsFailure::Service { code, .. } if classify::refused_code(code));
         let text = format!("creating queue {name}: {}", chain_text(&e));
         if !refusal {
             let why = classify_sqs(CallKind::Read, failure, &text);
