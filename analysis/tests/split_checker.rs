@@ -642,16 +642,15 @@ fn a_split_of_a_range_loaded_by_transactions_is_not_cold_and_its_point_is_not_ju
     assert!(s["evidence_txn_ops"].as_u64().unwrap() > 0);
 }
 
-/// Sequential keys for `hot_s` seconds on one long-lived route (longer than the 60 s evidence
-/// window), split at the p50 of the keys of the last `recent_s` seconds, as a detector with
-/// short sampling windows does.
-fn long_lived_sequential_split(hot_s: u64, recent_s: u64) -> CheckerResult {
+/// Sequential keys for 120 s on one long-lived route (longer than the 60 s evidence
+/// window), then a split at `split_key(n)`, `n` being the number of keys written so far.
+fn long_lived_sequential_split(split_key: impl Fn(u64) -> String) -> CheckerResult {
     let mut h = HistoryBuilder::new();
     let mut n = 0;
     h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    load(&mut h, 0, hot_s, 100, &mut n, seq);
-    let split_key = seq(n - recent_s * 100 / 2);
-    h.at_ms(hot_s * 1000).catalog(
+    load(&mut h, 0, 120, 100, &mut n, seq);
+    let split_key = split_key(n);
+    h.at_ms(120_000).catalog(
         2,
         vec![
             child(2, "", &split_key, 1, 1, 1),
@@ -659,15 +658,17 @@ fn long_lived_sequential_split(hot_s: u64, recent_s: u64) -> CheckerResult {
         ],
         vec![],
     );
-    load(&mut h, hot_s, hot_s + 10, 100, &mut n, seq);
+    load(&mut h, 120, 130, 100, &mut n, seq);
     check(&h.build(), &opts())
 }
 
 #[test]
 fn p50_of_recent_windows_on_a_long_lived_sequential_route_is_justified() {
-    // Over the 60 s of evidence the right child holds 1 s of 60 (1.7 %, under the 2 %
-    // share), over the last 2 s each child holds half: the load justifies the split.
-    let r = long_lived_sequential_split(120, 2);
+    // Split at the p50 of the last 2 s (100 ops/s), as a detector with short sampling
+    // windows does. Over the 60 s of evidence the right child holds 1 s of 60 (1.7 %,
+    // under the 2 % share), over the last 2 s each child holds half: the load justifies
+    // the split.
+    let r = long_lived_sequential_split(|n| seq(n - 100));
     assert_eq!(r.valid, Validity::Valid, "{:?} {:?}", r.reason, r.anomalies);
     assert_eq!(r.counts["judged-splits"], 1);
     let s = &splits(&r)[0];
@@ -678,20 +679,7 @@ fn p50_of_recent_windows_on_a_long_lived_sequential_route_is_justified() {
 
 #[test]
 fn a_split_above_every_key_of_a_long_lived_route_stays_unjustified() {
-    let mut h = HistoryBuilder::new();
-    let mut n = 0;
-    h.catalog(1, vec![route(1, "", "", 1, 1)], vec![]);
-    load(&mut h, 0, 120, 100, &mut n, seq);
-    h.at_ms(120_000).catalog(
-        2,
-        vec![
-            child(2, "", "hot/\u{7f}", 1, 1, 1),
-            child(3, "hot/\u{7f}", "", 1, 1, 1),
-        ],
-        vec![],
-    );
-    load(&mut h, 120, 130, 100, &mut n, seq);
-    let r = check(&h.build(), &opts());
+    let r = long_lived_sequential_split(|_| "hot/\u{7f}".to_string());
     assert_eq!(anomaly_kinds(&r), ["unjustified-split"]);
     let explanation = r.anomalies[0]["explanation"].as_str().unwrap();
     assert!(

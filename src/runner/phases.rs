@@ -225,17 +225,17 @@ async fn start_cluster(
     );
     let docker_cluster = plan.spec.cluster == crate::db::ClusterKind::Docker;
     let starting = super::launch::start(plan, run_id.to_string(), &run.dir, image);
-    let why = match unless_interrupted(interrupt, starting).await {
+    let failure = match unless_interrupted(interrupt, starting).await {
         Some(Ok(cluster)) => return Ok(cluster),
-        Some(Err(e)) => Err(e.context("starting the cluster")),
-        None => Ok("interrupted while starting the cluster"),
+        Some(Err(e)) => Some(e.context("starting the cluster")),
+        None => None, // interrupted
     };
     // The start was abandoned half-way: remove whatever it had created.
     remove_half_started(docker_cluster, run_id).await;
     sink.finish();
-    Err(match why {
-        Err(e) => fail_before_any_op(plan, run, e),
-        Ok(interrupted) => finish_without_cluster(plan, run, interrupted),
+    Err(match failure {
+        Some(e) => fail_before_any_op(plan, run, e),
+        None => finish_without_cluster(plan, run, "interrupted while starting the cluster"),
     })
 }
 

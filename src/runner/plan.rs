@@ -206,7 +206,7 @@ impl Plan {
         };
         let db = args.db.build(args.groups);
         let caps = db.capabilities();
-        let (args, client) = fit_to_target(&args, db.as_ref(), &caps, &mut notes)?;
+        let (args, client) = fit_to_target(args, db.as_ref(), &caps, &mut notes)?;
         let args = &args;
         check_target_accepts(args, client, db.as_ref(), &caps, &nemesis)?;
         let seed = args.seed.unwrap_or_else(rand::random);
@@ -458,13 +458,12 @@ fn resolve_hosts(args: &TestSpec, notes: &mut Vec<String>) -> Result<TestSpec, B
 /// The spec as the target runs it: its protocol chosen, an in-process target's cluster,
 /// a fixed node count (said in `notes` when it overrides `--nodes`).
 fn fit_to_target(
-    args: &TestSpec,
+    mut args: TestSpec,
     db: &dyn crate::db::Db,
     caps: &crate::db::Capabilities,
     notes: &mut Vec<String>,
 ) -> Result<(TestSpec, workloads::Protocol), BadArgs> {
     let unsupported = |e: crate::db::Unsupported| BadArgs(e.to_string());
-    let mut args = args.clone();
     let client = crate::db::protocol(db, args.client).map_err(unsupported)?;
     if caps.has(Capability::InProcess) {
         in_process_options(&args).map_err(unsupported)?;

@@ -164,14 +164,8 @@ impl Sim {
     /// Reads every key that was ever appended to, serially on the first slot's process.
     fn final_reads(&mut self) {
         let p = self.procs[0].0;
-        let lists: Vec<(usize, Vec<u64>)> = self
-            .store
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !l.is_empty())
-            .map(|(k, l)| (k, l.clone()))
-            .collect();
-        for (k, list) in lists {
+        let store = std::mem::take(&mut self.store);
+        for (k, list) in store.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
             self.push(OpType::Invoke, p, json!([["r", k, null]]));
             self.push(OpType::Ok, p, json!([["r", k, list]]));
         }

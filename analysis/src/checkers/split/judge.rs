@@ -32,7 +32,7 @@
 //! Forced splits (asked for by the split nemesis) are reported but not judged.
 
 use super::events::SplitEvent;
-use super::load::{rate_stats, LoadTable, NS_PER_S};
+use super::load::{rate_stats, KeyedInvoke, LoadTable, NS_PER_S};
 use super::SplitOptions;
 use crate::catalog::{route_contains, CatalogTimeline};
 use crate::history::RouteRecord;
@@ -53,12 +53,19 @@ struct Evidence {
     best_recent: Option<(u64, f64)>,
 }
 
-fn evidence(load: &LoadTable, split: &SplitEvent, since: u64, min_ops: u64) -> Evidence {
-    let inside: Vec<_> = load
-        .invokes_between(since, split.time)
+/// The keyed invokes in the parent's range from `since` to the split.
+fn parent_invokes<'a, 'h>(
+    load: &'a LoadTable<'h>,
+    split: &'a SplitEvent,
+    since: u64,
+) -> impl Iterator<Item = &'a KeyedInvoke<'h>> + 'a {
+    load.invokes_between(since, split.time)
         .iter()
         .filter(|i| route_contains(&split.parent, &i.key))
-        .collect();
+}
+
+fn evidence(load: &LoadTable, split: &SplitEvent, since: u64, min_ops: u64) -> Evidence {
+    let inside: Vec<_> = parent_invokes(load, split, since).collect();
     let txn_ops = inside.iter().filter(|i| i.in_txn).count() as u64;
     let keys: Vec<&str> = inside.iter().map(|i| i.key.as_ref()).collect();
     let n = keys.len() as f64;
@@ -211,7 +218,7 @@ fn detector_view(
     let cold_window_covered = split.time >= cold_ns && load.clients_cover(cold_since, split.time);
     let recent = load.range_rates(routes_before, cold_since, split.time);
     let parent_load = recent.iter().find(|r| r.0 == split.parent.id).map_or_else(
-        || evidence(load, split, cold_since, opts.min_evidence_ops).ops as f64 / opts.cold_window_s.max(1e-9),
+        || parent_invokes(load, split, cold_since).count() as f64 / opts.cold_window_s.max(1e-9),
         |r| r.1,
     );
     let hottest = recent.iter().map(|r| r.1).fold(parent_load, f64::max);
