@@ -16,6 +16,7 @@ pub mod formats;
 pub mod history;
 pub mod objects_synth;
 pub mod ops;
+pub mod partitioned;
 pub mod queue_synth;
 pub mod synth;
 pub mod txn_synth;

@@ -16,11 +16,13 @@ mod run_checkers;
 mod run_dir;
 
 use crate::exit;
+use crate::runner::analysis_phase;
 use analysis::analyze::{analyze, AnalyzeOptions, ModelChoice};
 use analysis::checkers::isolation::ConsistencyModel;
 use analysis::checkers::linearizable::LinearizableOptions;
 use analysis::checkers::registry;
 use analysis::formats::{load_file_as, Format, FormatError, LoadedHistory, TxnForm};
+use analysis::history::History;
 use analysis::verdict::{Validity, Verdict};
 use clap::builder::PossibleValuesParser;
 use clap::Args;
@@ -86,6 +88,12 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub linearizable_set: bool,
 
+    /// A run directory's `history.jsonl` of at least this many MiB is judged part by part
+    /// (by key group, never held whole) when every checker its run plans can be; 0 streams
+    /// every run history. Same results either way.
+    #[arg(long, value_name = "MIB", default_value_t = analysis_phase::STREAM_ABOVE_BYTES >> 20)]
+    pub stream_above: u64,
+
     /// History files, or directories to search for them.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -105,7 +113,10 @@ fn parse_positive_secs(s: &str) -> Result<Duration, String> {
 /// The result of one input.
 pub(crate) enum Outcome {
     Checked {
+        /// The history as read; a run history judged part by part keeps none (empty).
         loaded: Box<LoadedHistory>,
+        /// History entries read.
+        entries: usize,
         verdict: Verdict,
         initial: serde_json::Value,
     },
@@ -136,7 +147,10 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     let opts = analyze_options(&args, model, consistency);
     let outcomes: Vec<(PathBuf, Outcome)> = files
         .par_iter()
-        .map(|path| (path.clone(), check_one(path, format, &opts)))
+        .map(|path| {
+            let stream_above = args.stream_above.saturating_mul(1 << 20);
+            (path.clone(), check_one(path, format, &opts, stream_above))
+        })
         .collect();
 
     for p in &problems {
@@ -190,19 +204,43 @@ fn analyze_options(
     }
 }
 
-/// Reads and checks one file, turning a panic into an internal error.
-fn check_one(path: &Path, format: Option<Format>, opts: &AnalyzeOptions) -> Outcome {
+/// Reads and checks one file, turning a panic into an internal error. A run history of at
+/// least `stream_above` bytes is judged part by part when its plan allows.
+fn check_one(
+    path: &Path,
+    format: Option<Format>,
+    opts: &AnalyzeOptions,
+    stream_above: u64,
+) -> Outcome {
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<Outcome, FormatError> {
+        let source = path.display().to_string();
+        let as_run = opts.model == Some(ModelChoice::Auto) && opts.initial.is_none();
+        if as_run && format.is_none_or(|f| f == Format::Jsonl) {
+            if let Some(judged) = run_dir::streamed_verdict(path, stream_above) {
+                let (verdict, report) = judged.map_err(|e| FormatError::new(&source, 0, e))?;
+                return Ok(Outcome::Checked {
+                    entries: report.ops,
+                    loaded: Box::new(LoadedHistory {
+                        history: History::default(),
+                        format: Format::Jsonl,
+                        report,
+                    }),
+                    verdict,
+                    initial: Format::Jsonl.default_initial(),
+                });
+            }
+        }
         // Transactions stay compact: the isolation checker never needs their JSON form.
         let loaded = load_file_as(path, format, TxnForm::Compact)?;
-        let source = path.display().to_string();
         let default_initial = loaded.format.default_initial();
         let initial = opts.initial.clone().unwrap_or(default_initial.clone());
-        if opts.model == Some(ModelChoice::Auto) && opts.initial.is_none() {
+        let entries = loaded.history.len();
+        if as_run {
             if let Some(judged) = run_dir::run_verdict(path, &loaded.history) {
                 let verdict = judged.map_err(|e| FormatError::new(&source, 0, e))?;
                 return Ok(Outcome::Checked {
                     loaded: Box::new(loaded),
+                    entries,
                     verdict,
                     initial,
                 });
@@ -213,6 +251,7 @@ fn check_one(path: &Path, format: Option<Format>, opts: &AnalyzeOptions) -> Outc
                 let verdict = run_checkers::add_evidence_checkers(&loaded.history, verdict);
                 Ok(Outcome::Checked {
                     loaded: Box::new(loaded),
+                    entries,
                     verdict,
                     initial,
                 })

@@ -212,6 +212,10 @@ pub trait Db: Send + Sync + fmt::Debug {
     }
     /// Faults the store can be subjected to (the cluster kind may restrict them further).
     fn faults(&self) -> &'static [FaultKind];
+
+    /// The run is over and its cluster torn down: drop the data a store keeps inside this
+    /// process (the in-process `null` store's map), so the analysis does not pay for it.
+    fn forget_data(&self) {}
     /// The client protocols (`--client`) the store speaks; the first is the default.
     fn protocols(&self) -> &'static [Protocol] {
         &[Protocol::Grpc]

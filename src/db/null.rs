@@ -68,6 +68,10 @@ impl Db for Null {
         &[]
     }
 
+    fn forget_data(&self) {
+        self.store.clear();
+    }
+
     fn default_binary(&self) -> BoxFuture<'static, anyhow::Result<PathBuf>> {
         std::future::ready(Err(anyhow::anyhow!("--db null runs inside faultline: it has no server binary"))).boxed()
     }

@@ -7,9 +7,13 @@ use super::record::TestRecord;
 use crate::db::{ClusterKind, Db, DbKind};
 pub use analysis::checkers::registry::RunFacts;
 use analysis::checkers::registry::{self, Basis, CheckOptions};
+use analysis::formats::ParseReport;
 use analysis::history::History;
+use analysis::partitioned::{self, Streamed};
 use analysis::verdict::Verdict;
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 use workloads::WorkloadKind;
 
 /// The options of a run that the facts depend on.
@@ -164,6 +168,74 @@ pub fn db_of(test: &serde_json::Value) -> Result<Arc<dyn Db>, String> {
 /// cluster never ready, history write error, ...): each makes the run at best unknown.
 pub fn analyse(history: &History, facts: &RunFacts, problems: &[String]) -> Verdict {
     registry::run(history, facts, problems)
+}
+
+/// A run history at least this large is judged part by part when every checker its run
+/// plans can be (`analysis::partitioned`): below it, reading it whole is faster and small.
+pub const STREAM_ABOVE_BYTES: u64 = 256 << 20;
+
+/// Judges the run history at `path` (the verdict [`analyse`] gives it): part by part, with
+/// the part files beside it, when it is at least `stream_above` bytes and the plan allows;
+/// otherwise whole, as `read_whole` reads it (noting in `problems` why it could not).
+pub fn analyse_file(
+    path: &Path,
+    facts: &RunFacts,
+    problems: Vec<String>,
+    stream_above: u64,
+    read_whole: impl FnOnce(&mut Vec<String>) -> History,
+) -> Verdict {
+    if let Some((verdict, _)) = analyse_streamed(path, facts, &problems, stream_above) {
+        return verdict;
+    }
+    let mut problems = problems;
+    let history = read_whole(&mut problems);
+    tracing::info!("analysing {} history entries", history.ops.len());
+    registry::run(&history, facts, &problems)
+}
+
+/// The verdict of the run history at `path` judged part by part (with what reading it
+/// reported), when it is at least `stream_above` bytes and every planned checker can be;
+/// `None` (the reason logged) when it must be read whole.
+pub fn analyse_streamed(
+    path: &Path,
+    facts: &RunFacts,
+    problems: &[String],
+    stream_above: u64,
+) -> Option<(Verdict, ParseReport)> {
+    let size = std::fs::metadata(path).map(|m| m.len()).ok()?;
+    if size < stream_above {
+        return None;
+    }
+    let opts = partitioned::Options {
+        spill_dir: path.parent().map(Path::to_path_buf),
+        ..Default::default()
+    };
+    let started = Instant::now();
+    match partitioned::check_file(path, facts, &opts) {
+        Ok(Streamed::Judged {
+            checkers,
+            stats,
+            report,
+        }) => {
+            tracing::info!(
+                "{} history entries judged in {} parts ({} key ranges, largest part {} entries) in {:.1} s",
+                report.ops,
+                stats.parts,
+                stats.key_ranges,
+                stats.largest_part_ops,
+                started.elapsed().as_secs_f64()
+            );
+            Some((registry::verdict_of(checkers, problems), report))
+        }
+        Ok(Streamed::NeedsWhole(why)) => {
+            tracing::info!("history read whole ({size} bytes): {why}");
+            None
+        }
+        Err(e) => {
+            tracing::warn!("history could not be streamed, reading it whole: {e}");
+            None
+        }
+    }
 }
 
 #[cfg(test)]

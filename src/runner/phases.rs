@@ -98,6 +98,10 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     let outcome = run_cluster(&plan, &cluster, &sink, &run, &interrupt).await;
     // Teardown happens whatever the phases did.
     tear_down(&plan, cluster.as_ref(), &run, &run_id, &interrupt).await;
+    // What the cluster and an in-process store hold is freed before the analysis.
+    drop(cluster);
+    plan.db.forget_data();
+    return_free_memory();
     let mut problems = match outcome {
         Ok(report) => {
             test_json.phases = Some(report.json);
@@ -118,8 +122,7 @@ pub async fn run(plan: Plan) -> Result<Validity> {
     }
     record_cost(&mut test_json, started);
     write_json(&run.test_json(), &test_json)?;
-    let history = read_back(&sink, &mut problems);
-    analyse_and_report(&plan, &run, history, &problems).await
+    analyse_and_report(&plan, &run, sink, problems).await
 }
 
 /// Checks what the run needs (the Docker engine, root for netns), creates its directory
@@ -453,16 +456,22 @@ fn facts(plan: &Plan) -> RunFacts {
 async fn analyse_and_report(
     plan: &Plan,
     run: &RunDir,
-    history: History,
-    problems: &[String],
+    sink: Arc<JsonlSink>,
+    problems: Vec<String>,
 ) -> Result<Validity> {
-    tracing::info!("analysing {} history entries", history.ops.len());
     let facts = facts(plan);
-    let problems = problems.to_vec();
+    let path = run.history();
     let checking = Instant::now();
-    let analysed =
-        tokio::task::spawn_blocking(move || analysis_phase::analyse(&history, &facts, &problems))
-            .await;
+    let analysed = tokio::task::spawn_blocking(move || {
+        analysis_phase::analyse_file(
+            &path,
+            &facts,
+            problems,
+            analysis_phase::STREAM_ABOVE_BYTES,
+            |problems| read_back(&sink, problems),
+        )
+    })
+    .await;
     let mut verdict = match analysed {
         Ok(verdict) => verdict,
         Err(e) => {
@@ -479,6 +488,9 @@ async fn analyse_and_report(
     super::store_versions::attach(&mut verdict, &run.dir);
     write_json(&run.results(), &verdict)?;
     write_junit(plan, run, &verdict);
+    // The analysis' freed memory goes back to the system before the report reads the
+    // history again: a run's peak is its largest phase, not the sum of two.
+    return_free_memory();
     write_report(run).await;
     for (name, r) in &verdict.checkers {
         let reason = r
@@ -494,6 +506,15 @@ async fn analyse_and_report(
         run.results().display()
     );
     Ok(verdict.valid)
+}
+
+/// Returns the heap memory freed so far to the system (glibc keeps it otherwise).
+fn return_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// User + system CPU time of this process so far (`/proc/self/stat`, USER_HZ = 100).

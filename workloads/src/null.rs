@@ -15,11 +15,65 @@ use crate::client::{
 };
 use analysis::history::CatalogSnapshot;
 use futures::future::{ready, BoxFuture};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Boxed slices, not vectors: a long run's millions of keys cost no spare capacity.
-type Map = BTreeMap<Box<[u8]>, Box<[u8]>>;
+/// The store's pairs, ordered by key.
+type Map = BTreeSet<Pair>;
+
+/// One key and its value in one heap block, `[key length: u32 LE][key][value]`, ordered by
+/// its key: a long run's millions of keys cost one small block each (no second block for the
+/// value, no spare capacity), about two thirds of a map of two boxed slices.
+#[derive(Debug)]
+struct Pair(Box<[u8]>);
+
+impl Pair {
+    fn new(key: &[u8], value: &[u8]) -> Pair {
+        let mut bytes = Vec::with_capacity(4 + key.len() + value.len());
+        bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(key);
+        bytes.extend_from_slice(value);
+        Pair(bytes.into_boxed_slice())
+    }
+
+    fn key_len(&self) -> usize {
+        <[u8; 4]>::try_from(&self.0[..4]).map_or(0, u32::from_le_bytes) as usize
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.0[4..4 + self.key_len()]
+    }
+
+    fn value(&self) -> &[u8] {
+        &self.0[4 + self.key_len()..]
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Pair {
+    fn borrow(&self) -> &[u8] {
+        self.key()
+    }
+}
+
+impl PartialEq for Pair {
+    fn eq(&self, other: &Pair) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Pair {}
+
+impl PartialOrd for Pair {
+    fn partial_cmp(&self, other: &Pair) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Pair {
+    fn cmp(&self, other: &Pair) -> std::cmp::Ordering {
+        self.key().cmp(other.key())
+    }
+}
 
 /// The shared map of a null store; clone the [`NullConnector`] to share it.
 #[derive(Debug, Default)]
@@ -52,6 +106,12 @@ impl NullConnector {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Drops every key (the run is over; nothing reads the store again).
+    pub fn clear(&self) {
+        let pairs = std::mem::take(&mut *self.data.lock());
+        drop(pairs);
     }
 }
 
@@ -93,9 +153,9 @@ fn scan_range(map: &Map, start: &[u8], end: &[u8], limit: u64) -> Vec<(Vec<u8>, 
     let pairs =
         map.range::<[u8], _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded));
     pairs
-        .take_while(|(k, _)| end.is_empty() || &k[..] < end)
+        .take_while(|p| end.is_empty() || p.key() < end)
         .take(limit)
-        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+        .map(|p| (p.key().to_vec(), p.value().to_vec()))
         .collect()
 }
 
@@ -106,13 +166,13 @@ impl KvTarget for NullClient {
 
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
         now(ReadReply {
-            value: self.data.lock().get(key).map(|v| v.to_vec()),
+            value: self.data.lock().get(key).map(|p| p.value().to_vec()),
             meta: None,
         })
     }
 
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.data.lock().insert(key.into(), value.into());
+        self.data.lock().replace(Pair::new(key, value));
         now(WriteReply {
             applied: true,
             meta: None,
@@ -167,9 +227,9 @@ impl crate::client::CasClient for NullClient {
         new: &[u8],
     ) -> BoxFuture<'_, CallResult<WriteReply>> {
         let mut map = self.data.lock();
-        let applied = map.get(key).map(|v| &v[..]) == expected;
+        let applied = map.get(key).map(Pair::value) == expected;
         if applied {
-            map.insert(key.into(), new.into());
+            map.replace(Pair::new(key, new));
         }
         now(WriteReply {
             applied,
@@ -189,6 +249,17 @@ mod tests {
             addr: "in-process".into(),
         })
         .unwrap()
+    }
+
+    #[test]
+    fn clearing_the_store_forgets_every_key() {
+        let connector = NullConnector::new();
+        let n1 = client(&connector, "n1");
+        block_on(n1.write(b"k", b"v")).unwrap();
+        assert_eq!(connector.len(), 1);
+        connector.clear();
+        assert!(connector.is_empty());
+        assert_eq!(block_on(n1.read(b"k")).unwrap().value, None);
     }
 
     #[test]

@@ -33,12 +33,15 @@ pub mod entry;
 pub use entry::CHECKER;
 
 pub mod element;
+mod listed;
+pub mod parts;
 mod report;
 pub mod route_change;
+mod summary;
 
 use crate::history::{History, Op, OpType, Process, Text};
 use crate::ops;
-use crate::verdict::{CheckerResult, Validity};
+use crate::verdict::CheckerResult;
 use element::{Element, Point};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -52,20 +55,23 @@ pub struct SetFullOptions {
     pub linearizable: bool,
 }
 
-/// Checks `history` with set-full semantics.
+/// Checks `history` with set-full semantics: the whole history as one part
+/// ([`parts::SetParts`]).
 pub fn check(history: &History, opts: &SetFullOptions) -> CheckerResult {
+    let mut parts = parts::SetParts::new(opts.clone());
+    parts.absorb(history);
+    parts.finish()
+}
+
+/// One pass over `history`: the state of every element it adds, or why it cannot be
+/// checked (naming the op).
+pub(crate) fn pass(history: &History) -> Result<Scan, String> {
     let mut scan = Scan::default();
     for op in &history.ops {
-        if let Err(why) = scan.step(op) {
-            let mut result = CheckerResult::new(Validity::Unknown);
-            result.reason = Some(format!("op {}: {why}", op.index));
-            return result;
-        }
+        scan.step(op).map_err(|why| format!("op {}: {why}", op.index))?;
     }
     scan.finish();
-    let mut result = report::assemble(scan, opts);
-    route_change::annotate(history, &mut result);
-    result
+    Ok(scan)
 }
 
 /// A read-type entry that a read returned which matched no attempted element (yet).

@@ -11,7 +11,7 @@
 //! otherwise `unknown` with the reasons. It is never `invalid`: a vacuous run is not a bug
 //! in the system under test.
 
-use crate::history::{fault_events, FaultEdge, History, OpType, Process};
+use crate::history::{fault_events, FaultEdge, History, Op, OpType, Process};
 use crate::verdict::{CheckerResult, Validity};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -133,33 +133,100 @@ fn kind_shortfall(kind: &str, t: &KindTally, opts: &VacuityOptions) -> Option<St
     None
 }
 
-/// Acknowledged client ops per second between the first client invoke and the first fault
-/// (or the end of the history when there is no fault), and the stretch measured.
-fn pre_fault_throughput(history: &History) -> Option<(f64, f64, u64)> {
-    let first_fault = fault_events(&history.ops)
-        .find(|(_, e)| e.edge == FaultEdge::Start)
-        .map(|(op, _)| op.time);
-    let clients = || {
-        history
-            .ops
-            .iter()
-            .filter(|op| matches!(op.process, Process::Client(_)))
-    };
-    let begin = clients().find(|op| op.kind == OpType::Invoke)?.time;
-    let end = first_fault.unwrap_or_else(|| clients().map(|op| op.time).max().unwrap_or(begin));
-    let ok = clients()
-        .filter(|op| op.kind == OpType::Ok && op.time >= begin && op.time < end)
-        .count() as u64;
-    let seconds = end.saturating_sub(begin) as f64 / NS_PER_S;
-    Some((
-        if seconds > 0.0 {
-            ok as f64 / seconds
-        } else {
-            0.0
-        },
-        seconds,
-        ok,
-    ))
+/// The client side of the guard, one entry at a time in history order: acknowledged ops,
+/// writes, and the throughput before the first fault (whose time the non-client entries
+/// give before the fold starts).
+pub struct ClientFold {
+    first_fault: Option<u64>,
+    /// Time of the first client invoke.
+    begin: Option<u64>,
+    /// Latest client time, and the acknowledged ops (from `begin` on) at exactly that time.
+    max_time: Option<u64>,
+    ok_at_max: u64,
+    /// Acknowledged ops at or after `begin`, and those before the first fault.
+    ok_since_begin: u64,
+    ok_before_fault: u64,
+    acknowledged: u64,
+    writes_invoked: u64,
+    writes_acked: u64,
+}
+
+impl ClientFold {
+    /// A fold for a history whose non-client entries are `events`.
+    pub fn new(events: &History) -> ClientFold {
+        ClientFold {
+            first_fault: fault_events(&events.ops)
+                .find(|(_, e)| e.edge == FaultEdge::Start)
+                .map(|(op, _)| op.time),
+            begin: None,
+            max_time: None,
+            ok_at_max: 0,
+            ok_since_begin: 0,
+            ok_before_fault: 0,
+            acknowledged: 0,
+            writes_invoked: 0,
+            writes_acked: 0,
+        }
+    }
+
+    /// Notes `op` (any entry; only clients' count), which writes when `writes`.
+    pub fn observe(&mut self, op: &Op, writes: bool) {
+        if !matches!(op.process, Process::Client(_)) {
+            return;
+        }
+        if op.kind == OpType::Invoke && self.begin.is_none() {
+            self.begin = Some(op.time);
+        }
+        let ok = op.kind == OpType::Ok;
+        let counted = ok && self.begin.is_some_and(|b| op.time >= b);
+        self.note_time(op.time, counted);
+        self.acknowledged += u64::from(ok);
+        self.ok_since_begin += u64::from(counted);
+        if counted && self.first_fault.is_some_and(|f| op.time < f) {
+            self.ok_before_fault += 1;
+        }
+        if writes {
+            self.writes_invoked += u64::from(op.kind == OpType::Invoke);
+            self.writes_acked += u64::from(ok);
+        }
+    }
+
+    fn note_time(&mut self, time: u64, counted_ok: bool) {
+        match self.max_time {
+            Some(max) if time < max => {}
+            Some(max) if time == max => self.ok_at_max += u64::from(counted_ok),
+            _ => {
+                self.max_time = Some(time);
+                self.ok_at_max = u64::from(counted_ok);
+            }
+        }
+    }
+
+    /// Acknowledged client ops per second between the first client invoke and the first
+    /// fault (or the latest client op when there is no fault), the seconds measured and
+    /// the ops counted.
+    fn pre_fault_throughput(&self) -> Option<(f64, f64, u64)> {
+        let begin = self.begin?;
+        let (end, ok) = match self.first_fault {
+            Some(fault) => (fault, self.ok_before_fault),
+            // Up to (not including) the latest client time.
+            None => (
+                self.max_time.unwrap_or(begin),
+                self.ok_since_begin - self.ok_at_max,
+            ),
+        };
+        let ok = if end > begin { ok } else { 0 };
+        let seconds = end.saturating_sub(begin) as f64 / NS_PER_S;
+        Some((
+            if seconds > 0.0 {
+                ok as f64 / seconds
+            } else {
+                0.0
+            },
+            seconds,
+            ok,
+        ))
+    }
 }
 
 /// The functions that change state (`docs/history-format.md`); every other client `f` reads.
@@ -175,13 +242,10 @@ pub const WRITE_FUNCTIONS: &[&str] = &[
 /// rw-register's `w`).
 pub const WRITE_MICRO_OPS: &[&str] = &["append", "w"];
 
-/// Whether `op` writes: a write function, or a transaction with a writing micro-op.
-/// A transaction's micro-ops are read through [`History::txn_value`]: a reader may keep them
-/// in the history's compact table and leave the op's `value` null.
-fn is_write(history: &History, position: usize) -> bool {
-    let op = &history.ops[position];
+/// Whether `op` writes: a write function, or a transaction with a writing micro-op
+/// (`value` its micro-ops as JSON).
+pub fn writes(op: &Op, value: &serde_json::Value) -> bool {
     if op.f == crate::ops::TXN {
-        let value = history.txn_value(position);
         let mops = value.as_array().map(Vec::as_slice).unwrap_or_default();
         return mops.iter().any(|m| {
             m.get(0)
@@ -192,25 +256,26 @@ fn is_write(history: &History, position: usize) -> bool {
     WRITE_FUNCTIONS.contains(&op.f.as_str())
 }
 
-/// Client writes invoked and acknowledged.
-fn write_tally(history: &History) -> (usize, usize) {
-    let writes = || {
-        (0..history.ops.len())
-            .filter(|&p| history.ops[p].process.client().is_some() && is_write(history, p))
-            .map(|p| &history.ops[p])
-    };
-    (
-        writes().filter(|op| op.kind == OpType::Invoke).count(),
-        writes().filter(|op| op.kind == OpType::Ok).count(),
-    )
+/// The guard over a whole history. A transaction's micro-ops are read through
+/// [`History::txn_value`]: a reader may keep them in the history's compact table and leave
+/// the op's `value` null.
+pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
+    let mut fold = ClientFold::new(history);
+    for (position, op) in history.ops.iter().enumerate() {
+        let is_write = op.process.client().is_some() && writes(op, &history.txn_value(position));
+        fold.observe(op, is_write);
+    }
+    judge(history, &fold, opts)
 }
 
-pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
+/// The verdict from the fault events (in `events`, which may hold only the non-client
+/// entries) and the client fold.
+pub fn judge(events: &History, fold: &ClientFold, opts: &VacuityOptions) -> CheckerResult {
     let mut reasons = Vec::new();
     let mut kinds_json = serde_json::Map::new();
     let kinds = requested_kinds(&opts.nemesis);
     for kind in &kinds {
-        let t = tally(history, kind);
+        let t = tally(events, kind);
         let shortfall = kind_shortfall(kind, &t, opts);
         kinds_json.insert(kind.clone(), json!({
             "starts": t.starts, "effective": t.effective, "leader_effective": t.leader_effective,
@@ -218,12 +283,8 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
         }));
         reasons.extend(shortfall);
     }
-    let throughput = pre_fault_throughput(history);
-    let acknowledged = history
-        .ops
-        .iter()
-        .filter(|op| op.process.client().is_some() && op.kind == OpType::Ok)
-        .count();
+    let throughput = fold.pre_fault_throughput();
+    let acknowledged = fold.acknowledged;
     match throughput {
         None => reasons.push("no client operation in the history: the workload never ran".into()),
         Some(_) if acknowledged == 0 => {
@@ -239,7 +300,7 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
         )),
         _ => {}
     }
-    let (writes_invoked, writes_acked) = write_tally(history);
+    let (writes_invoked, writes_acked) = (fold.writes_invoked, fold.writes_acked);
     if acknowledged > 0 && writes_invoked > 0 && writes_acked == 0 {
         reasons.push(format!(
             "none of the {writes_invoked} attempted writes was acknowledged: the reads saw only the initial state, so the run tested nothing"
@@ -264,10 +325,10 @@ pub fn check(history: &History, opts: &VacuityOptions) -> CheckerResult {
     if let Some((_, _, ok)) = throughput {
         result.counts.insert("pre-fault-ok-ops".into(), ok);
     }
-    result.counts.insert("ok-ops".into(), acknowledged as u64);
+    result.counts.insert("ok-ops".into(), acknowledged);
     result
         .counts
-        .insert("ok-writes".into(), writes_acked as u64);
+        .insert("ok-writes".into(), writes_acked);
     result.details = json!({
         "kinds": kinds_json,
         "pre_fault_ok_ops_per_s": throughput.map(|t| t.0),

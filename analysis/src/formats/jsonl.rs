@@ -149,6 +149,11 @@ impl Assembler {
         (history, self.report)
     }
 
+    /// Drops the line numbers recorded so far (a streaming reader keeps no per-op state).
+    pub(crate) fn forget_lines(&mut self) {
+        self.report.op_lines.clear();
+    }
+
     pub(crate) fn error(&self, line: usize, message: impl Into<String>) -> FormatError {
         FormatError::new(&self.source, line, message)
     }
@@ -341,6 +346,30 @@ pub fn read_history_parallel_as<R: io::Read>(
 ) -> Result<(History, ParseReport), FormatError> {
     let (ops, asm) = parallel::read(input, Assembler::new(source, form))?;
     Ok(asm.finish(ops))
+}
+
+/// Streams a JSON Lines history: every op, validated as [`read_history_parallel`] validates
+/// it (transactions as JSON), is handed to `each` in order, and nothing is kept per op, so
+/// memory follows one batch of text, not the history. The report has no `op_lines`. An
+/// error `each` returns ends the stream as an error naming that op's line.
+pub fn stream_history<R: io::Read>(
+    input: R,
+    source: &str,
+    each: impl FnMut(Op) -> Result<(), String>,
+) -> Result<ParseReport, FormatError> {
+    stream_history_batched(input, source, parallel::BATCH_BYTES, each)
+}
+
+/// [`stream_history`] holding at most about `batch_bytes` of text at a time.
+pub fn stream_history_batched<R: io::Read>(
+    input: R,
+    source: &str,
+    batch_bytes: usize,
+    each: impl FnMut(Op) -> Result<(), String>,
+) -> Result<ParseReport, FormatError> {
+    let asm = Assembler::new(source, TxnForm::Json);
+    let asm = parallel::for_each(input, asm, batch_bytes.max(1), each)?;
+    Ok(asm.finish(Vec::new()).1)
 }
 
 /// Reads a whole JSON Lines history.

@@ -41,6 +41,7 @@ pub fn print_readable(outcomes: &[(PathBuf, Outcome)], elapsed: Duration) {
         match outcome {
             Outcome::Checked {
                 loaded,
+                entries,
                 verdict,
                 initial,
             } => {
@@ -53,8 +54,7 @@ pub fn print_readable(outcomes: &[(PathBuf, Outcome)], elapsed: Duration) {
                 );
                 let _ = writeln!(
                     out,
-                    "  {} entries, format {}, initial value {initial}",
-                    loaded.history.len(),
+                    "  {entries} entries, format {}, initial value {initial}",
                     loaded.format
                 );
                 for w in &loaded.report.warnings {

@@ -4,7 +4,10 @@
 //! run's verdict. Problems the run itself recorded (an interrupted run, a history write
 //! error) are carried over from the run's `results.json`.
 
-use crate::runner::analysis_phase::{analyse, consistency_of, db_of, recorded_facts};
+use crate::runner::analysis_phase::{
+    analyse, analyse_streamed, consistency_of, db_of, recorded_facts, RunFacts,
+};
+use analysis::formats::ParseReport;
 use analysis::history::History;
 use analysis::verdict::Verdict;
 use std::path::Path;
@@ -12,15 +15,41 @@ use std::path::Path;
 /// The verdict of `history` read from `path`, if `path` is a run directory's history
 /// (`history.jsonl` with a `test.json` beside it); an error if `test.json` is unreadable.
 pub fn run_verdict(path: &Path, history: &History) -> Option<Result<Verdict, String>> {
+    let judged = run_of(path)?.map(|(facts, problems)| {
+        let mut verdict = analyse(history, &facts, &problems);
+        attach_store_versions(path, &mut verdict);
+        verdict
+    });
+    Some(judged)
+}
+
+/// The verdict of the run history at `path` judged part by part, never held whole, with
+/// what reading it reported — when `path` is a run directory's history of at least
+/// `stream_above` bytes whose plan allows it (`None` otherwise: read it whole).
+pub fn streamed_verdict(
+    path: &Path,
+    stream_above: u64,
+) -> Option<Result<(Verdict, ParseReport), String>> {
+    let (facts, problems) = match run_of(path)? {
+        Ok(run) => run,
+        Err(e) => return Some(Err(e)),
+    };
+    let (mut verdict, report) = analyse_streamed(path, &facts, &problems, stream_above)?;
+    attach_store_versions(path, &mut verdict);
+    Some(Ok((verdict, report)))
+}
+
+/// The facts and recorded problems of the run whose history is `path`, if it is one.
+fn run_of(path: &Path) -> Option<Result<(RunFacts, Vec<String>), String>> {
     if path.file_name()? != "history.jsonl" {
         return None;
     }
     let test_json_path = path.with_file_name("test.json");
     let text = std::fs::read_to_string(&test_json_path).ok()?;
-    Some(verdict_from(&test_json_path, &text, history))
+    Some(facts_from(&test_json_path, &text))
 }
 
-fn verdict_from(test_json_path: &Path, text: &str, history: &History) -> Result<Verdict, String> {
+fn facts_from(test_json_path: &Path, text: &str) -> Result<(RunFacts, Vec<String>), String> {
     let doc: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| format!("{}: not valid JSON: {e}", test_json_path.display()))?;
     let test = doc
@@ -34,11 +63,13 @@ fn verdict_from(test_json_path: &Path, text: &str, history: &History) -> Result<
         Some(workloads::WorkloadConfig::default().hot_prefix),
     );
     let problems = recorded_problems(&test_json_path.with_file_name("results.json"));
-    let mut verdict = analyse(history, &facts, &problems);
-    if let Some(dir) = test_json_path.parent() {
-        crate::runner::store_versions::attach(&mut verdict, dir);
+    Ok((facts, problems))
+}
+
+fn attach_store_versions(history_path: &Path, verdict: &mut Verdict) {
+    if let Some(dir) = history_path.parent() {
+        crate::runner::store_versions::attach(verdict, dir);
     }
-    Ok(verdict)
 }
 
 /// The run-level problems (checker `run`) of the run's own verdict, if it wrote one.

@@ -2,7 +2,7 @@
 //! route catalog and commit metadata, and a file that holds either.
 
 use super::{check, EpochAuthorityOptions, NAME};
-use crate::checkers::registry::{Applies, Basis, Checker, RunFacts, Scope};
+use crate::checkers::registry::{Applies, Basis, Checker, RunFacts, Scope, Streaming};
 use crate::history::History;
 use crate::ops;
 use crate::verdict::{CheckerResult, Validity};
@@ -15,6 +15,7 @@ pub const CHECKER: Checker = Checker {
     matrix_column: true,
     applies,
     check: check_history,
+    streaming: Streaming::Whole,
 };
 
 /// A run: when the store reports both a catalog and commit metadata. Evidence: when the

@@ -2,7 +2,7 @@
 //! transaction model and consistency model.
 
 use super::{check, Opts, TxnModel, NAME};
-use crate::checkers::registry::{rules, Applies, Basis, Checker, ModelChoice, RunFacts, Scope};
+use crate::checkers::registry::{rules, Applies, Basis, Checker, ModelChoice, RunFacts, Scope, Streaming};
 use crate::history::History;
 use crate::ops;
 use crate::verdict::CheckerResult;
@@ -17,6 +17,7 @@ pub const CHECKER: Checker = Checker {
     matrix_column: true,
     applies,
     check: check_history,
+    streaming: Streaming::Whole,
 };
 
 /// A run: when its workload declares it. A bare file: `--model list-append|rw-register`,

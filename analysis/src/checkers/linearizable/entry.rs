@@ -5,10 +5,13 @@
 //! a bare file under the model `--model` names or its functions suggest
 //! ([`bare_linearizable_model`]) with the format's initial value.
 
+use super::parts::KeyParts;
 use super::{check, LinearizableOptions, Model, NAME};
-use crate::checkers::registry::{rules, Applies, Basis, Checker, ModelChoice, RunFacts, Scope};
+use crate::checkers::registry::{
+    rules, Applies, Basis, Checker, ModelChoice, PartCheck, RunFacts, Scope, Streaming,
+};
 use crate::checkers::stale_read;
-use crate::history::{History, Op, Process};
+use crate::history::History;
 use crate::ops;
 use crate::verdict::CheckerResult;
 
@@ -28,6 +31,7 @@ pub const CHECKER: Checker = Checker {
     matrix_column: true,
     applies,
     check: check_history,
+    streaming: Streaming::ByKey(run_parts),
 };
 
 /// The functions that make `--model auto` pick linearizability under the `kv` model.
@@ -67,27 +71,51 @@ fn applies(facts: &RunFacts) -> Applies {
 fn check_history(history: &History, facts: &RunFacts) -> CheckerResult {
     match (facts.basis, bare_linearizable_model(facts)) {
         (Basis::Evidence, Some(model)) => check_bare(history, facts, model),
-        _ => check_run(history),
+        _ => check_run(history, facts),
     }
 }
 
 /// A run's register operations, cas-register model, keys absent at the start.
-fn check_run(history: &History) -> CheckerResult {
-    let ops: Vec<Op> = history
-        .ops
-        .iter()
-        .filter(|op| {
-            matches!(op.process, Process::Client(_)) && RUN_REGISTER_FNS.contains(&op.f.as_str())
-        })
-        .cloned()
-        .collect();
-    let opts = LinearizableOptions {
-        model: Model::CasRegister,
-        ..Default::default()
-    };
-    let mut result = check(&History::new(ops), &opts);
-    stale_read::annotate(history, &mut result);
-    result
+fn check_run(history: &History, facts: &RunFacts) -> CheckerResult {
+    let mut parts = RunParts::new(facts);
+    parts.absorb(history);
+    Box::new(parts).finish()
+}
+
+/// A run's linearizability, one part of its history at a time ([`Streaming::ByKey`]).
+struct RunParts(KeyParts);
+
+impl RunParts {
+    /// The run's budgets (`facts.options`), under cas-register with keys absent.
+    fn new(facts: &RunFacts) -> RunParts {
+        let opts = LinearizableOptions {
+            model: Model::CasRegister,
+            initial: serde_json::Value::Null,
+            ..facts.options.linearizable.clone()
+        };
+        RunParts(KeyParts::new(opts).only(RUN_REGISTER_FNS))
+    }
+}
+
+fn run_parts(facts: &RunFacts) -> Box<dyn PartCheck> {
+    Box::new(RunParts::new(facts))
+}
+
+impl PartCheck for RunParts {
+    /// The part's register ops are searched; each witness's proven cause comes from the
+    /// whole part (nemesis events included).
+    fn absorb(&mut self, part: &History) {
+        self.0.absorb(part, |witnesses| {
+            let initial = serde_json::Value::Null;
+            stale_read::annotate_each(part, &initial, witnesses.iter_mut().map(|w| &mut **w));
+        });
+    }
+
+    fn finish(self: Box<Self>) -> CheckerResult {
+        let mut result = self.0.finish();
+        stale_read::count_stale_keys(&mut result);
+        result
+    }
 }
 
 fn check_bare(history: &History, facts: &RunFacts, model: Model) -> CheckerResult {

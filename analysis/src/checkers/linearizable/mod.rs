@@ -16,7 +16,8 @@
 //! - [`schedule`]: the fast path on every key first, then the searches smallest first,
 //!   each with a short budget before its full one;
 //! - [`first_verdict`]: once a key is invalid, the others get a bounded grace;
-//! - [`witness`] and [`report`]: the `CheckerResult`.
+//! - [`witness`] and [`report`]: the `CheckerResult`;
+//! - [`parts`]: the same check of a history cut into parts by key, one part at a time.
 
 /// Checker name in `results.json`.
 pub const NAME: &str = "linearizable";
@@ -33,6 +34,7 @@ pub mod fast;
 pub mod first_verdict;
 pub mod kv;
 pub mod model;
+pub mod parts;
 pub mod pool;
 pub mod prepare;
 pub mod prune;
@@ -141,21 +143,10 @@ impl Default for LinearizableOptions {
     }
 }
 
-/// Checks `history` for linearizability under `opts.model`, key by key in parallel.
+/// Checks `history` for linearizability under `opts.model`, key by key in parallel: the
+/// whole history as one part ([`parts::KeyParts`]).
 pub fn check(history: &History, opts: &LinearizableOptions) -> CheckerResult {
-    if opts.model == Model::Kv && !(opts.initial.is_string() || opts.initial.is_null()) {
-        return report::unusable(format!(
-            "the kv model needs a string (or null) initial value, got {}",
-            opts.initial
-        ));
-    }
-    let prepared = match prepare::prepare(history, opts.model, &opts.initial, opts.null_reads) {
-        Ok(p) => p,
-        Err(why) => return report::unusable(why),
-    };
-    let deadline = std::time::Instant::now() + opts.total_time;
-    let first = std::sync::Arc::new(first_verdict::FirstVerdict::new(opts.first_invalid_grace));
-    let mut reports = schedule::decide_all(history, prepared.keys, opts, deadline, &first);
-    reports.extend(prepared.unfollowed.into_iter().map(report::unfollowed_key));
-    report::assemble(opts, prepared.counts, reports)
+    let mut parts = parts::KeyParts::new(opts.clone());
+    parts.absorb(history, |_| {});
+    parts.finish()
 }

@@ -74,7 +74,7 @@ pub struct PrepCounts {
 }
 
 impl PrepCounts {
-    fn absorb(&mut self, o: PrepCounts) {
+    pub(crate) fn absorb(&mut self, o: PrepCounts) {
         self.client_ops += o.client_ops;
         self.non_client_events += o.non_client_events;
         self.failed_dropped += o.failed_dropped;
@@ -123,11 +123,15 @@ struct Pair {
 }
 
 /// Splits and reduces `history` for `model`. `initial` is the value every key starts at.
+///
+/// With `only`, just the client ops of those functions are seen (nothing else is counted):
+/// a run's register ops among its other entries, without copying them out.
 pub fn prepare(
     history: &History,
     model: Model,
     initial: &Value,
     null_reads: NullReads,
+    only: Option<&[&str]>,
 ) -> Result<Prepared, String> {
     if history.ops.len() >= NO_RETURN as usize {
         return Err(format!(
@@ -136,7 +140,7 @@ pub fn prepare(
             NO_RETURN - 1
         ));
     }
-    let (groups, mut counts) = pair_by_key(history);
+    let (groups, mut counts) = pair_by_key(history, only);
     let per_key: Vec<(KeyHistory, PrepCounts, Option<String>)> = groups
         .into_par_iter()
         .map(|(key, pairs)| reduce_key(history, model, initial, null_reads, key, &pairs))
@@ -165,14 +169,15 @@ pub fn prepare(
 /// The pairs of one key, in call order.
 type KeyPairs = (Option<String>, Vec<Pair>);
 
-fn pair_by_key(history: &History) -> (Vec<KeyPairs>, PrepCounts) {
+fn pair_by_key(history: &History, only: Option<&[&str]>) -> (Vec<KeyPairs>, PrepCounts) {
     let mut counts = PrepCounts::default();
     let mut group_of: FxHashMap<Option<&str>, usize> = FxHashMap::default();
     let mut groups: Vec<KeyPairs> = Vec::new();
     let mut pending: FxHashMap<u64, (usize, usize)> = FxHashMap::default();
     for (pos, op) in history.ops.iter().enumerate() {
-        let Some(process) = op.process.client() else {
-            counts.non_client_events += 1;
+        let seen = only.is_none_or(|fs| fs.contains(&op.f.as_str()));
+        let Some(process) = op.process.client().filter(|_| seen) else {
+            counts.non_client_events += u64::from(only.is_none());
             continue;
         };
         let pos = pos as u32;

@@ -18,7 +18,7 @@ use std::time::Instant;
 /// that are not valid and the largest ones.
 const KEYS_LISTED: usize = 256;
 /// At most this many witnesses are kept.
-const WITNESSES_KEPT: usize = 100;
+pub(super) const WITNESSES_KEPT: usize = 100;
 
 pub struct KeyReport {
     pub key: Option<String>,
@@ -343,12 +343,15 @@ fn reason(
         .iter()
         .filter(|k| k.valid == Validity::Invalid)
         .collect();
-    if let Some(first) = invalid.first() {
-        let op = first
-            .witness
+    // The first is the key whose op that cannot be linearized comes earliest in the history.
+    let culprit = |k: &KeyReport| {
+        k.witness
             .as_ref()
             .and_then(|w| w["op"]["index"].as_u64())
-            .unwrap_or_default();
+            .unwrap_or_default()
+    };
+    if let Some(first) = invalid.iter().min_by_key(|k| (culprit(k), k.key.clone())) {
+        let op = culprit(first);
         parts.push(format!(
             "{} key(s) not linearizable; first: key {}, op index {op} cannot be linearized",
             invalid.len(),

@@ -3,7 +3,7 @@
 //! judges such a file as registers and leaves this checker out).
 
 use super::{check, FUNCTIONS, NAME};
-use crate::checkers::registry::{rules, Applies, Basis, Checker, ModelChoice, RunFacts, Scope};
+use crate::checkers::registry::{rules, Applies, Basis, Checker, ModelChoice, RunFacts, Scope, Streaming};
 use crate::history::History;
 use crate::verdict::CheckerResult;
 
@@ -16,6 +16,7 @@ pub const CHECKER: Checker = Checker {
     matrix_column: false,
     applies,
     check: check_history,
+    streaming: Streaming::Whole,
 };
 
 fn applies(facts: &RunFacts) -> Applies {

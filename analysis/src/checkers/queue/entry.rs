@@ -2,7 +2,7 @@
 //! `--model queue` or holding queue calls.
 
 use super::{check, FUNCTIONS, NAME};
-use crate::checkers::registry::{rules, Applies, Checker, ModelChoice, RunFacts, Scope};
+use crate::checkers::registry::{rules, Applies, Checker, ModelChoice, RunFacts, Scope, Streaming};
 use crate::history::History;
 use crate::verdict::CheckerResult;
 
@@ -15,6 +15,7 @@ pub const CHECKER: Checker = Checker {
     matrix_column: false,
     applies,
     check: check_history,
+    streaming: Streaming::Whole,
 };
 
 fn applies(facts: &RunFacts) -> Applies {

@@ -15,8 +15,10 @@
 
 mod facts;
 pub mod rules;
+pub mod streaming;
 
 pub use facts::{Basis, CheckOptions, ModelChoice, RunFacts};
+pub use streaming::{FoldCheck, PartCheck, Streaming};
 
 use crate::history::History;
 use crate::verdict::{CheckerResult, Validity, Verdict};
@@ -54,6 +56,8 @@ pub struct Checker {
     pub matrix_column: bool,
     pub applies: fn(&RunFacts) -> Applies,
     pub check: fn(&History, &RunFacts) -> CheckerResult,
+    /// How it judges a run's history too large to hold ([`Streaming`]).
+    pub streaming: Streaming,
 }
 
 impl Checker {
@@ -73,7 +77,13 @@ impl Checker {
             matrix_column,
             applies,
             check,
+            streaming: Streaming::Whole,
         }
+    }
+
+    /// This checker, judging a large history as `streaming` says.
+    pub const fn streams(self, streaming: Streaming) -> Checker {
+        Checker { streaming, ..self }
     }
 }
 
@@ -151,6 +161,11 @@ pub fn run_scopes_into(
 pub fn run(history: &History, facts: &RunFacts, problems: &[String]) -> Verdict {
     let mut checkers = BTreeMap::new();
     run_into(history, facts, &mut checkers);
+    verdict_of(checkers, problems)
+}
+
+/// The verdict of the checkers' results and the run's `problems` (checker `run`).
+pub fn verdict_of(mut checkers: BTreeMap<String, CheckerResult>, problems: &[String]) -> Verdict {
     if !problems.is_empty() {
         let mut run = CheckerResult::new(Validity::Unknown);
         run.reason = Some(problems.join("; "));
@@ -159,7 +174,7 @@ pub fn run(history: &History, facts: &RunFacts, problems: &[String]) -> Verdict 
     Verdict::from_checkers(checkers)
 }
 
-fn not_applicable(reason: String) -> CheckerResult {
+pub(crate) fn not_applicable(reason: String) -> CheckerResult {
     let mut r = CheckerResult::new(Validity::NotApplicable);
     r.reason = Some(reason);
     r
@@ -168,35 +183,41 @@ fn not_applicable(reason: String) -> CheckerResult {
 /// Runs one checker; a panic in it (a faultline bug) makes that checker `unknown`, naming
 /// the panic, instead of ending the analysis: the other checkers still judge, and the run
 /// still gets its `results.json`.
-fn guarded(name: &str, check: impl FnOnce() -> CheckerResult) -> CheckerResult {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)) {
-        Ok(result) => result,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_string());
-            let mut r = CheckerResult::new(Validity::Unknown);
-            r.reason = Some(format!(
-                "the {name} checker failed (a faultline bug; please report it with the \
-                 history): {message}"
-            ));
-            r
-        }
-    }
+pub(crate) fn guarded(name: &str, check: impl FnOnce() -> CheckerResult) -> CheckerResult {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(check))
+        .unwrap_or_else(|payload| panicked(name, payload))
+}
+
+/// The `unknown` result of checker `name` that panicked with `payload`.
+pub(crate) fn panicked(name: &str, payload: Box<dyn std::any::Any + Send>) -> CheckerResult {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    let mut r = CheckerResult::new(Validity::Unknown);
+    r.reason = Some(format!(
+        "the {name} checker failed (a faultline bug; please report it with the \
+         history): {message}"
+    ));
+    r
 }
 
 fn timed(check: impl FnOnce() -> CheckerResult) -> CheckerResult {
     let started = std::time::Instant::now();
     let mut result = check();
+    note_check_ms(&mut result, started.elapsed());
+    result
+}
+
+/// Records how long a run's checker took (`check_ms` in its details).
+pub(crate) fn note_check_ms(result: &mut CheckerResult, took: std::time::Duration) {
     if let serde_json::Value::Object(m) = &mut result.details {
         m.insert(
             "check_ms".into(),
-            serde_json::json!(started.elapsed().as_millis() as u64),
+            serde_json::json!(took.as_millis() as u64),
         );
     }
-    result
 }
 
 #[cfg(test)]

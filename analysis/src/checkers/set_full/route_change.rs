@@ -25,7 +25,7 @@ pub const NEAR_MS: f64 = 1000.0;
 
 /// One change of the route catalog.
 #[derive(Debug, Clone, PartialEq)]
-struct RouteChange {
+pub(super) struct RouteChange {
     index: u64,
     time: u64,
     /// `start-split` or `catalog`.
@@ -34,7 +34,7 @@ struct RouteChange {
 }
 
 /// Every route change of `history`, in time order.
-fn route_changes(history: &History) -> Vec<RouteChange> {
+pub(super) fn route_changes(history: &History) -> Vec<RouteChange> {
     let mut out: Vec<RouteChange> = fault_events(&history.ops)
         .filter(|(_, e)| {
             e.edge == FaultEdge::Start && e.fault == "split" && e.value.effective == Some(true)
@@ -83,12 +83,22 @@ fn ms(ns: i128) -> f64 {
 
 /// Adds `after-route-change` to each `lost` anomaly of `result` and the [`COUNT_NEAR`]
 /// count, when `history` has route changes.
+#[cfg(test)]
 pub fn annotate(history: &History, result: &mut CheckerResult) {
-    let changes = route_changes(history);
+    let time_of: FxHashMap<u64, u64> = history.ops.iter().map(|op| (op.index, op.time)).collect();
+    annotate_with(&route_changes(history), &time_of, result);
+}
+
+/// [`annotate`] with the history's route changes and the times of (at least) the ops the
+/// lost anomalies name.
+pub(super) fn annotate_with(
+    changes: &[RouteChange],
+    time_of: &FxHashMap<u64, u64>,
+    result: &mut CheckerResult,
+) {
     if changes.is_empty() || !result.anomalies.iter().any(is_lost) {
         return;
     }
-    let time_of: FxHashMap<u64, u64> = history.ops.iter().map(|op| (op.index, op.time)).collect();
     let mut near = 0u64;
     for anomaly in result.anomalies.iter_mut().filter(|a| is_lost(a)) {
         let Some(invoked) = anomaly

@@ -52,28 +52,31 @@ pub fn annotate(history: &History, result: &mut CheckerResult) {
         .get("initial")
         .cloned()
         .unwrap_or(Value::Null);
-    let mut stale_keys = 0;
-    for anomaly in result
-        .anomalies
-        .iter_mut()
-        .filter(|a| a["type"] == "not-linearizable")
-    {
+    annotate_each(history, &initial, result.anomalies.iter_mut());
+    count_stale_keys(result);
+}
+
+/// Adds `cause` / `stale_read` to each of `anomalies` that is a not-linearizable witness
+/// whose key's history (in `history`, keys starting at `initial`) proves one.
+pub fn annotate_each<'a>(
+    history: &History,
+    initial: &Value,
+    anomalies: impl Iterator<Item = &'a mut Value>,
+) {
+    for anomaly in anomalies.filter(|a| a["type"] == "not-linearizable") {
         let key = anomaly["key"].as_str().map(str::to_string);
         let ops = key_ops(history, key.as_deref());
         let culprit = anomaly["op"]["index"].as_u64();
-        let Some(cause) = key_cause(&ops, &initial, culprit) else {
+        let Some(cause) = key_cause(&ops, initial, culprit) else {
             continue;
         };
         anomaly["cause"] = cause.name().into();
         match &cause {
             Cause::StaleRead(stale) => {
-                stale_keys += 1;
                 let stale_reads = may_scan_every_read(&ops).then(|| {
                     ops.reads
                         .iter()
-                        .filter(|r| {
-                            matches!(cause_of(&ops, &initial, r), Some(Cause::StaleRead(_)))
-                        })
+                        .filter(|r| matches!(cause_of(&ops, initial, r), Some(Cause::StaleRead(_))))
                         .count()
                 });
                 anomaly["stale_read"] = stale_json(history, &ops, stale, stale_reads);
@@ -87,10 +90,24 @@ pub fn annotate(history: &History, result: &mut CheckerResult) {
             }
         }
     }
-    if !result.anomalies.is_empty() {
-        result.counts.insert(COUNT_KEYS.into(), stale_keys);
-    }
 }
+
+/// Counts the anomalies of `result` annotated as stale reads ([`COUNT_KEYS`]), when it has
+/// any anomaly.
+pub fn count_stale_keys(result: &mut CheckerResult) {
+    if result.anomalies.is_empty() {
+        return;
+    }
+    let stale = result
+        .anomalies
+        .iter()
+        .filter(|a| a["cause"] == STALE_READ_CAUSE)
+        .count();
+    result.counts.insert(COUNT_KEYS.into(), stale as u64);
+}
+
+/// The `cause` of an anomaly proven a stale read.
+const STALE_READ_CAUSE: &str = "stale-read";
 
 /// A proven stale read reduced to what a store probe after the run looks for: the value
 /// read and the value of the acknowledged write it missed.

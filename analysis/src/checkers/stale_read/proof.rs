@@ -50,7 +50,7 @@ pub enum Cause<'k, 'h> {
 impl Cause<'_, '_> {
     pub fn name(&self) -> &'static str {
         match self {
-            Cause::StaleRead(_) => "stale-read",
+            Cause::StaleRead(_) => super::STALE_READ_CAUSE,
             Cause::ReadOfFailedWrite { .. } => "read-of-failed-write",
             Cause::ReadOfUnwrittenValue { .. } => "read-of-unwritten-value",
         }

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use std::io::Read;
 
 /// Bytes of text parsed per batch.
-const BATCH_BYTES: usize = 32 << 20;
+pub(crate) const BATCH_BYTES: usize = 32 << 20;
 /// Bytes per chunk handed to one task.
 const CHUNK_BYTES: usize = 1 << 20;
 
@@ -23,15 +23,47 @@ struct ParsedLine {
 
 /// Reads every op of `input`.
 pub(crate) fn read<R: Read>(input: R, asm: Assembler) -> Result<(Vec<Op>, Assembler), FormatError> {
-    read_batched(input, asm, BATCH_BYTES)
+    let mut ops = Vec::new();
+    let asm = for_each_batched(input, asm, BATCH_BYTES, false, |op| {
+        ops.push(op);
+        Ok(())
+    })?;
+    Ok((ops, asm))
 }
 
+/// Hands every op of `input` to `each`, in order, holding one batch of text at a time and
+/// (unlike [`read`]) no line numbers: memory does not grow with the input. An error of
+/// `each` ends the read as an error at that op's line.
+pub(crate) fn for_each<R: Read>(
+    input: R,
+    asm: Assembler,
+    batch_bytes: usize,
+    each: impl FnMut(Op) -> Result<(), String>,
+) -> Result<Assembler, FormatError> {
+    for_each_batched(input, asm, batch_bytes, true, each)
+}
+
+#[cfg(test)]
 fn read_batched<R: Read>(
-    mut input: R,
-    mut asm: Assembler,
+    input: R,
+    asm: Assembler,
     batch_bytes: usize,
 ) -> Result<(Vec<Op>, Assembler), FormatError> {
     let mut ops = Vec::new();
+    let asm = for_each_batched(input, asm, batch_bytes, false, |op| {
+        ops.push(op);
+        Ok(())
+    })?;
+    Ok((ops, asm))
+}
+
+fn for_each_batched<R: Read>(
+    mut input: R,
+    mut asm: Assembler,
+    batch_bytes: usize,
+    forget_lines: bool,
+    mut each: impl FnMut(Op) -> Result<(), String>,
+) -> Result<Assembler, FormatError> {
     let mut buf: Vec<u8> = Vec::new();
     let mut first_line = 1;
     loop {
@@ -51,18 +83,22 @@ fn read_batched<R: Read>(
                 // never trusted, even when it parses.
                 if !parsed.ends_with_newline {
                     asm.dropped_unterminated_last_line(parsed.line);
-                    return Ok((ops, asm));
+                    return Ok(asm);
                 }
-                match parsed.result {
-                    Ok(pending) => ops.push(asm.push(parsed.line, pending)?),
+                let op = match parsed.result {
+                    Ok(pending) => asm.push(parsed.line, pending)?,
                     Err(message) => return Err(asm.error(parsed.line, message)),
-                }
+                };
+                each(op).map_err(|message| asm.error(parsed.line, message))?;
             }
+        }
+        if forget_lines {
+            asm.forget_lines();
         }
         first_line += count_newlines(batch);
         buf.drain(..cut);
         if eof {
-            return Ok((ops, asm));
+            return Ok(asm);
         }
     }
 }
