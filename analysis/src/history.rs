@@ -46,6 +46,16 @@ impl OpType {
     pub fn is_completion(self) -> bool {
         !matches!(self, OpType::Invoke)
     }
+
+    /// Its name in the history format (`invoke`, `ok`, `fail`, `info`).
+    pub fn name(self) -> &'static str {
+        match self {
+            OpType::Invoke => "invoke",
+            OpType::Ok => "ok",
+            OpType::Fail => "fail",
+            OpType::Info => "info",
+        }
+    }
 }
 
 /// Who performed an entry: a numbered client process, the nemesis, or the catalog watcher.

@@ -120,7 +120,7 @@ impl Validator {
             return Err(format!(
                 "`{}` completion ({}) of process {p}, which has no pending invoke",
                 op.f,
-                type_name(op.kind)
+                op.kind.name()
             ));
         };
         if inv.f != op.f {
@@ -157,15 +157,6 @@ fn accept_event(op: &Op) -> Result<(), String> {
         return Err("`node-exit` event names no node: give it a `node` field".to_string());
     }
     Ok(())
-}
-
-fn type_name(t: OpType) -> &'static str {
-    match t {
-        OpType::Invoke => "invoke",
-        OpType::Ok => "ok",
-        OpType::Fail => "fail",
-        OpType::Info => "info",
-    }
 }
 
 #[cfg(test)]

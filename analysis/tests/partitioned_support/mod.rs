@@ -241,26 +241,21 @@ fn inject_findings(r: &mut Recorder, present: &mut [Vec<String>], registers: &mu
         json!(read),
     );
     // A stale register read: the read returns the value before an acknowledged write.
-    registers[0] += 1;
-    let old = registers[0];
-    r.call(
-        12,
-        "write",
-        Some("reg/0"),
-        json!(old),
-        OpType::Ok,
-        json!(old),
-    );
-    registers[0] += 1;
-    let new = registers[0];
-    r.call(
-        12,
-        "write",
-        Some("reg/0"),
-        json!(new),
-        OpType::Ok,
-        json!(new),
-    );
+    let mut write = |r: &mut Recorder| {
+        registers[0] += 1;
+        let value = registers[0];
+        r.call(
+            12,
+            "write",
+            Some("reg/0"),
+            json!(value),
+            OpType::Ok,
+            json!(value),
+        );
+        value
+    };
+    let old = write(r);
+    write(r);
     r.call(
         13,
         "read",

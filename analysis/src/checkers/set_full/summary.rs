@@ -10,7 +10,7 @@
 use super::element::{AddStatus, Element, Outcome};
 use super::listed::Listed;
 use super::{Scan, Unmatched};
-use crate::history::{History, OpType};
+use crate::history::History;
 use hdrhistogram::Histogram;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
@@ -241,7 +241,7 @@ pub(super) fn element_anomaly(kind: &str, e: &Element) -> Value {
         "kind": kind,
         "element": e.display(),
         "add": e.add_invoke.index,
-        "add-completion": e.add_completion().map(|(t, i)| json!({"type": type_name(t), "index": i})),
+        "add-completion": e.add_completion().map(|(t, i)| json!({"type": t.name(), "index": i})),
         "known": e.known.map(|p| p.index),
         "last-present-read": e.last_present.map(|p| p.index),
         "last-absent-read": e.last_absent.map(|p| p.index),
@@ -275,11 +275,3 @@ pub(super) fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-fn type_name(t: OpType) -> &'static str {
-    match t {
-        OpType::Invoke => "invoke",
-        OpType::Ok => "ok",
-        OpType::Fail => "fail",
-        OpType::Info => "info",
-    }
-}
