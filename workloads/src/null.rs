@@ -15,63 +15,42 @@ use crate::client::{
 };
 use analysis::history::CatalogSnapshot;
 use futures::future::{ready, BoxFuture};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The store's pairs, ordered by key.
-type Map = BTreeSet<Pair>;
+/// The store's keys and values, ordered by key.
+type Map = BTreeMap<Box<[u8]>, Stored>;
 
-/// One key and its value in one heap block, `[key length: u32 LE][key][value]`, ordered by
-/// its key: a long run's millions of keys cost one small block each (no second block for the
-/// value, no spare capacity), about two thirds of a map of two boxed slices.
+/// A value, inside the map's node when it is short (as nearly every value is) and boxed
+/// otherwise: a long run's millions of keys then cost one heap block each (the key's), not
+/// two.
 #[derive(Debug)]
-struct Pair(Box<[u8]>);
-
-impl Pair {
-    fn new(key: &[u8], value: &[u8]) -> Pair {
-        let mut bytes = Vec::with_capacity(4 + key.len() + value.len());
-        bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(key);
-        bytes.extend_from_slice(value);
-        Pair(bytes.into_boxed_slice())
-    }
-
-    fn key_len(&self) -> usize {
-        <[u8; 4]>::try_from(&self.0[..4]).map_or(0, u32::from_le_bytes) as usize
-    }
-
-    fn key(&self) -> &[u8] {
-        &self.0[4..4 + self.key_len()]
-    }
-
-    fn value(&self) -> &[u8] {
-        &self.0[4 + self.key_len()..]
-    }
+enum Stored {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Boxed(Box<[u8]>),
 }
 
-impl std::borrow::Borrow<[u8]> for Pair {
-    fn borrow(&self) -> &[u8] {
-        self.key()
+/// Longest value kept inline (the enum stays 24 bytes).
+const INLINE: usize = 22;
+
+impl Stored {
+    fn new(value: &[u8]) -> Stored {
+        if value.len() > INLINE {
+            return Stored::Boxed(value.into());
+        }
+        let mut bytes = [0; INLINE];
+        bytes[..value.len()].copy_from_slice(value);
+        Stored::Inline {
+            len: value.len() as u8,
+            bytes,
+        }
     }
-}
 
-impl PartialEq for Pair {
-    fn eq(&self, other: &Pair) -> bool {
-        self.key() == other.key()
-    }
-}
-
-impl Eq for Pair {}
-
-impl PartialOrd for Pair {
-    fn partial_cmp(&self, other: &Pair) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Pair {
-    fn cmp(&self, other: &Pair) -> std::cmp::Ordering {
-        self.key().cmp(other.key())
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Stored::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Stored::Boxed(b) => b,
+        }
     }
 }
 
@@ -153,9 +132,9 @@ fn scan_range(map: &Map, start: &[u8], end: &[u8], limit: u64) -> Vec<(Vec<u8>, 
     let pairs =
         map.range::<[u8], _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded));
     pairs
-        .take_while(|p| end.is_empty() || p.key() < end)
+        .take_while(|(k, _)| end.is_empty() || &k[..] < end)
         .take(limit)
-        .map(|p| (p.key().to_vec(), p.value().to_vec()))
+        .map(|(k, v)| (k.to_vec(), v.bytes().to_vec()))
         .collect()
 }
 
@@ -166,13 +145,13 @@ impl KvTarget for NullClient {
 
     fn read(&self, key: &[u8]) -> BoxFuture<'_, CallResult<ReadReply>> {
         now(ReadReply {
-            value: self.data.lock().get(key).map(|p| p.value().to_vec()),
+            value: self.data.lock().get(key).map(|v| v.bytes().to_vec()),
             meta: None,
         })
     }
 
     fn write(&self, key: &[u8], value: &[u8]) -> BoxFuture<'_, CallResult<WriteReply>> {
-        self.data.lock().replace(Pair::new(key, value));
+        self.data.lock().insert(key.into(), Stored::new(value));
         now(WriteReply {
             applied: true,
             meta: None,
@@ -227,9 +206,9 @@ impl crate::client::CasClient for NullClient {
         new: &[u8],
     ) -> BoxFuture<'_, CallResult<WriteReply>> {
         let mut map = self.data.lock();
-        let applied = map.get(key).map(Pair::value) == expected;
+        let applied = map.get(key).map(Stored::bytes) == expected;
         if applied {
-            map.replace(Pair::new(key, new));
+            map.insert(key.into(), Stored::new(new));
         }
         now(WriteReply {
             applied,
@@ -249,6 +228,20 @@ mod tests {
             addr: "in-process".into(),
         })
         .unwrap()
+    }
+
+    #[test]
+    fn short_and_long_values_read_back_as_written() {
+        let connector = NullConnector::new();
+        let n1 = client(&connector, "n1");
+        let long = vec![7u8; 100];
+        for value in [&b""[..], b"1234", &[9u8; 22], &[8u8; 23], &long] {
+            block_on(n1.write(b"k", value)).unwrap();
+            assert_eq!(
+                block_on(n1.read(b"k")).unwrap().value.as_deref(),
+                Some(value)
+            );
+        }
     }
 
     #[test]
