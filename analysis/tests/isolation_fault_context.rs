@@ -39,6 +39,10 @@ fn txn_move_start(time: u64) -> Value {
 /// A transaction appending to `a` and `b`, acknowledged; a later read sees `b`'s element
 /// and not `a`'s: half of it lost.
 fn half_lost(with_faults: bool) -> History {
+    history_of(half_lost_entries(with_faults))
+}
+
+fn half_lost_entries(with_faults: bool) -> Vec<Value> {
     let write = json!([["append", "a", 1], ["append", "b", 1]]);
     let mut entries = vec![
         client(0, "invoke", write.clone(), S),
@@ -75,6 +79,11 @@ fn half_lost(with_faults: bool) -> History {
         ));
         entries.push(nemesis("stop-kill", json!({"healed": true}), 11 * S));
     }
+    entries
+}
+
+/// `entries` in time order, indexed.
+fn history_of(mut entries: Vec<Value>) -> History {
     entries.sort_by_key(|e| e["time"].as_u64());
     History::new(
         entries
@@ -170,6 +179,30 @@ fn faults_overlapping_the_writer_are_listed_and_later_ones_are_not() {
         .map(|f| f["f"].as_str().unwrap())
         .collect();
     assert_eq!(fs, ["start-txn-move"], "{cycle:#}");
+}
+
+#[test]
+fn a_turn_s_mode_and_what_it_killed_are_named_as_the_event_records_them() {
+    let mut entries = half_lost_entries(false);
+    entries.push(nemesis(
+        "start-kill",
+        json!({"effective": true, "targets": ["n3"], "mode": "one", "killed": ["n3"]}),
+        2 * S,
+    ));
+    entries.push(nemesis("stop-kill", json!({"healed": true}), 5 * S / 2));
+    let r = check(&history_of(entries));
+    let lost = witness(&r, "lost-append");
+    let kill = &lost["faults"][0];
+    assert_eq!(kill["f"], "start-kill", "{lost:#}");
+    assert_eq!(kill["mode"], "one", "{kill:#}");
+    assert_eq!(kill["killed"], json!(["n3"]), "{kill:#}");
+    let r = check(&half_lost(true));
+    let turn = &witness(&r, "lost-append")["faults"][0];
+    assert_eq!(turn["f"], "start-txn-move", "{turn:#}");
+    assert!(
+        turn.get("mode").is_none(),
+        "the txn-move event names no mode: {turn:#}"
+    );
 }
 
 #[test]

@@ -148,7 +148,7 @@ fn every_fault_has_its_own_colour() {
 }
 
 /// A fault on its own clock that acts through the store and heals when a job settles: the
-/// shape of the move fault (FakeOracle reports every job `DONE`).
+/// shape of the move fault (FakeStore reports every job `DONE`).
 struct AwaitsJob;
 
 impl Fault for AwaitsJob {

@@ -7,7 +7,7 @@
 //! was `effective` (e.g. it cut off or killed a leader).
 //!
 //! The nemesis acts on a cluster through [`NodeControl`] and asks the system under test
-//! questions through [`Oracle`]; both are implemented by the harness. The [`schedule`]
+//! questions through [`StoreControl`]; both are implemented by the harness. The [`schedule`]
 //! decides when each requested fault runs.
 //!
 //! ## How to add a fault
@@ -24,7 +24,7 @@
 //!    the node faults' quiet/fault rhythm, or that lasts as long as the store takes (waits
 //!    on catalog state, heals when a job settles), returns [`faults::Clock::Own`]: its
 //!    `stop` runs right after `start`, and both may wait up to [`faults::Turn::budget`].
-//!    Questions the fault needs to ask the store go on [`Oracle`].
+//!    Questions the fault needs to ask the store go on [`StoreControl`].
 //! 2. Add one line to [`faults::REGISTRY`] (and, for the `FaultKind::NAME` shorthand, one
 //!    constant beside the others).
 //!
@@ -36,8 +36,8 @@ pub mod control;
 pub mod faults;
 pub mod grudge;
 pub mod net;
-pub mod oracle;
 pub mod schedule;
+pub mod store_control;
 
 #[cfg(test)]
 mod event_tests;
@@ -47,5 +47,5 @@ mod tests;
 pub use control::{NodeControl, NodeInfo};
 pub use faults::{Fault, FaultKind};
 pub use grudge::PartitionMode;
-pub use oracle::{Oracle, SplitOutcome};
 pub use schedule::{Nemesis, NemesisStatus};
+pub use store_control::{SplitOutcome, StoreControl};

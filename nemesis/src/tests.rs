@@ -1,7 +1,9 @@
 //! Schedule and fault tests against a fake cluster that records what was done to it.
 
 use crate::faults::{self, Ctx, FaultKind, Turn};
-use crate::{Nemesis, NemesisStatus, NodeControl, NodeInfo, Oracle, PartitionMode, SplitOutcome};
+use crate::{
+    Nemesis, NemesisStatus, NodeControl, NodeInfo, PartitionMode, SplitOutcome, StoreControl,
+};
 use analysis::history::{HistorySink, Op};
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -64,9 +66,9 @@ impl NodeControl for FakeCluster {
 }
 
 /// n2 leads every group; splits are accepted.
-struct FakeOracle;
+struct FakeStore;
 
-impl Oracle for FakeOracle {
+impl StoreControl for FakeStore {
     fn leader_of(&self, _group: u64) -> BoxFuture<'_, Option<String>> {
         async { Some("n2".to_string()) }.boxed()
     }
@@ -101,7 +103,7 @@ struct LateLeader {
     known_from: usize,
 }
 
-impl Oracle for LateLeader {
+impl StoreControl for LateLeader {
     fn leader_of(&self, _group: u64) -> BoxFuture<'_, Option<String>> {
         let n = self
             .asked
@@ -215,13 +217,13 @@ fn op_index(v: &[Op]) -> u64 {
 }
 
 pub(crate) fn ctx(cluster: Arc<FakeCluster>, sink: Arc<VecSink>) -> Ctx {
-    ctx_with(cluster, sink, Arc::new(FakeOracle))
+    ctx_with(cluster, sink, Arc::new(FakeStore))
 }
 
-fn ctx_with(cluster: Arc<FakeCluster>, sink: Arc<VecSink>, oracle: Arc<dyn Oracle>) -> Ctx {
+fn ctx_with(cluster: Arc<FakeCluster>, sink: Arc<VecSink>, store: Arc<dyn StoreControl>) -> Ctx {
     Ctx {
         control: cluster,
-        oracle,
+        store,
         sink,
         loss_probability: 0.2,
         partition_modes: PartitionMode::ALL.to_vec(),

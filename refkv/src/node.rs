@@ -128,7 +128,7 @@ pub struct NodeCore {
     pub sampler: crate::autosplit::Sampler,
     pub split_cfg: crate::autosplit::AutoSplitConfig,
     /// The timestamp batch this node hands out while it leads the default group.
-    pub tso: crate::tso::Oracle,
+    pub tso: crate::tso::TimestampOracle,
     /// Test only: the transactions this node coordinates that hold their locks, and the
     /// hold a test may arm at their commit point (`RefkvTxn.TxnHold`).
     pub txn_hold: crate::txn_hold::TxnHold,
@@ -244,7 +244,7 @@ pub async fn start(cfg: &NodeConfig) -> anyhow::Result<(Arc<NodeCore>, Vec<u64>)
         },
         catalog_tx,
         auto_split: AtomicBool::new(cfg.auto_split),
-        tso: crate::tso::Oracle::default(),
+        tso: crate::tso::TimestampOracle::default(),
         txn_hold: crate::txn_hold::TxnHold::default(),
     };
     Ok((Arc::new(core), pristine))

@@ -40,11 +40,11 @@ struct Batch {
 
 /// A node's batch of reserved timestamps (used only while it leads the default group).
 #[derive(Debug, Default)]
-pub struct Oracle {
+pub struct TimestampOracle {
     batch: Mutex<Option<Batch>>,
 }
 
-impl Oracle {
+impl TimestampOracle {
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Batch>> {
         self.batch.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn a_batch_hands_out_increasing_timestamps_in_its_own_term_only() {
-        let o = Oracle::default();
+        let o = TimestampOracle::default();
         assert_eq!(o.take_in_term(3), None);
         o.install(3, 10, 11);
         assert_eq!(o.held_term(), Some(3));
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn a_batch_below_the_one_held_is_never_installed() {
-        let o = Oracle::default();
+        let o = TimestampOracle::default();
         o.install(3, 100, 199);
         o.install(3, 50, 99);
         assert_eq!(

@@ -185,14 +185,17 @@ const ROWS: [Config; CLEAN.len() + BUGS.len() + VIA_CLIENT.len()] = [
         expected_kinds: &[(EPOCH_AUTHORITY, WRONG_OWNER_KINDS)],
     },
     // Writes accepted during the move are lost: inserts into the moved hot range vanish
-    // (set-full), register writes regress (linearizable).
+    // (set-full), register writes regress (linearizable). Only the writes the source
+    // accepts after the backfill's snapshot are lost: at full copy speed a hot key's move
+    // cuts over ~0.1 s after it, and 1-2 runs in 10 had no write in that window. Slow
+    // copies keep it open for seconds.
     Config {
         name: "early-cutover",
         bug: Some("early-cutover"),
         workload: "hotspot",
         nemesis: "split",
         extra: &["--nemesis-interval", "3"],
-        slow_copies: false,
+        slow_copies: true,
         expected: &[SET_FULL, LINEARIZABLE, EPOCH_AUTHORITY],
         expected_kinds: &[(EPOCH_AUTHORITY, WRONG_OWNER_KINDS)],
     },

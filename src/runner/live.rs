@@ -6,12 +6,12 @@
 //! and the report still says what ran; the catalog watcher runs from before the main phase
 //! to after the final reads, so every catalog change in that time is in the history.
 
-use super::oracle::StoreOracle;
 use super::phases::{own_cpu_seconds, unless_interrupted};
 use super::plan::Plan;
 use super::progress;
 use super::record::{NemesisCounts, PhasesRecord};
 use super::sink::JsonlSink;
+use super::store_control::ClientStoreControl;
 use crate::cluster::Cluster;
 use analysis::history::store_keys::StoreKeys;
 use analysis::history::{HistorySink, JobPhase};
@@ -176,7 +176,7 @@ impl Live<'_> {
     /// The nemesis of this run, sharing `status` with the live display.
     async fn nemesis(&self, store_keys: StoreKeys, status: Arc<NemesisStatus>) -> Nemesis {
         let plan = self.plan;
-        let oracle = StoreOracle::new(
+        let store = ClientStoreControl::new(
             self.nodes.clone(),
             self.connector.clone(),
             self.groups.clone(),
@@ -187,7 +187,7 @@ impl Live<'_> {
         Nemesis {
             ctx: Ctx {
                 control: self.cluster.clone(),
-                oracle: Arc::new(oracle),
+                store: Arc::new(store),
                 sink: self.sink.clone(),
                 loss_probability: plan.spec.loss_probability,
                 partition_modes: plan.partition_modes.clone(),

@@ -9,9 +9,6 @@ pub mod launch;
 mod live;
 pub mod logging;
 pub mod node_watch;
-pub mod oracle;
-#[cfg(test)]
-mod oracle_tests;
 pub mod phases;
 pub mod plan;
 pub mod progress;
@@ -19,6 +16,9 @@ pub mod record;
 pub mod sink;
 pub mod spec;
 pub mod store;
+pub mod store_control;
+#[cfg(test)]
+mod store_control_tests;
 pub mod store_versions;
 
 pub use spec::{GeneratorFactory, TestSpec};

@@ -101,7 +101,7 @@ pub fn hotspot_history(seed: u64, sets: u64) -> History {
     let mut present: Vec<Vec<String>> = vec![Vec::new(); sets as usize];
     for step in 0..(sets * 60) {
         let set = rng.below(sets);
-        let (start, end) = set_range(set);
+        let (start, _) = set_range(set);
         match rng.below(10) {
             0..=4 => {
                 let key = format!("{start}{step:06}");
@@ -124,18 +124,7 @@ pub fn hotspot_history(seed: u64, sets: u64) -> History {
                     present[set as usize].push(key);
                 }
             }
-            5 | 6 => {
-                let mut keys = present[set as usize].clone();
-                keys.sort();
-                r.call(
-                    5,
-                    "scan",
-                    None,
-                    json!({"start": start, "end": end}),
-                    OpType::Ok,
-                    json!(keys),
-                );
-            }
+            5 | 6 => scan(&mut r, 5, set, present[set as usize].clone()),
             _ => {
                 let k = rng.below(registers.len() as u64) as usize;
                 let key = format!("reg/{k}");
@@ -171,17 +160,7 @@ pub fn hotspot_history(seed: u64, sets: u64) -> History {
     }
     inject_findings(&mut r, &mut present, &mut registers);
     for set in 0..sets {
-        let (start, end) = set_range(set);
-        let mut keys = present[set as usize].clone();
-        keys.sort();
-        r.call(
-            9,
-            "scan",
-            None,
-            json!({"start": start, "end": end}),
-            OpType::Ok,
-            json!(keys),
-        );
+        scan(&mut r, 9, set, present[set as usize].clone());
     }
     r.push(
         OpType::Invoke,
@@ -191,6 +170,20 @@ pub fn hotspot_history(seed: u64, sets: u64) -> History {
         json!(-1),
     );
     History::new(r.ops)
+}
+
+/// A scan of set `set` by `process`, returning `keys` (sorted here).
+fn scan(r: &mut Recorder, process: u64, set: u64, mut keys: Vec<String>) {
+    let (start, end) = set_range(set);
+    keys.sort();
+    r.call(
+        process,
+        "scan",
+        None,
+        json!({"start": start, "end": end}),
+        OpType::Ok,
+        json!(keys),
+    );
 }
 
 /// One of each finding, in set 0 and set 1 and on register `reg/0`.

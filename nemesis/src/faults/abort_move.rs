@@ -124,7 +124,7 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
         let seen_phase = asked.phase_seen.as_deref().and_then(JobPhase::parse);
         if let Some(must) = seen_phase.and_then(|p| must_answer(before_cutover, hit, p)) {
             asked.must = must;
-            match ctx.oracle.abandon_job(job.id).await {
+            match ctx.store.abandon_job(job.id).await {
                 Ok(()) => asked.answer = Some("accepted"),
                 Err(e) => {
                     asked.answer = Some("refused");
@@ -168,9 +168,9 @@ fn must_answer(before_cutover: bool, hit: bool, seen: JobPhase) -> Option<&'stat
 /// Sends the stale writes to the abandoned job's target under its new epoch (when the store
 /// reports the epoch and the target has a leader), recording them in `settled`.
 async fn write_to_abandoned_target(ctx: &Ctx, job_id: u64, nth: u64, settled: &mut Settled) {
-    let Some(job) = ctx.oracle.split_job(job_id).await else { return };
+    let Some(job) = ctx.store.split_job(job_id).await else { return };
     let Some(epoch) = job.new_epoch else { return };
-    let Some(node) = ctx.oracle.leader_of(job.target_group).await else { return };
+    let Some(node) = ctx.store.leader_of(job.target_group).await else { return };
     let w = StaleWrites {
         node: &node,
         group: job.target_group,

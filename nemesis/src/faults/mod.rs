@@ -15,7 +15,7 @@ pub use txn_move::{parse_txn_move_aim, Aim as TxnMoveAim};
 
 use crate::grudge::PartitionMode;
 use crate::net;
-use crate::{NodeControl, Oracle};
+use crate::{NodeControl, StoreControl};
 use analysis::history::{FaultEdge, FaultEvent, FaultValue, HistorySink, JobPhase};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
@@ -306,7 +306,7 @@ pub struct Active {
 /// Everything a fault needs to act and to record.
 pub struct Ctx {
     pub control: Arc<dyn NodeControl>,
-    pub oracle: Arc<dyn Oracle>,
+    pub store: Arc<dyn StoreControl>,
     pub sink: Arc<dyn HistorySink>,
     pub loss_probability: f64,
     pub partition_modes: Vec<PartitionMode>,
@@ -338,8 +338,8 @@ impl Ctx {
     /// Current leader of every group, by group id.
     async fn leaders(&self) -> BTreeMap<u64, String> {
         let mut out = BTreeMap::new();
-        for g in self.oracle.groups() {
-            if let Some(l) = self.oracle.leader_of(g).await {
+        for g in self.store.groups() {
+            if let Some(l) = self.store.leader_of(g).await {
                 out.insert(g, l);
             }
         }
@@ -353,7 +353,7 @@ impl Ctx {
         &self,
         patience: Duration,
     ) -> (BTreeMap<u64, String>, Option<String>) {
-        let hot = self.oracle.hot_group().await;
+        let hot = self.store.hot_group().await;
         let deadline = tokio::time::Instant::now() + patience;
         loop {
             let leaders = self.leaders().await;
@@ -372,7 +372,7 @@ impl Ctx {
     pub async fn wait_for_job(&self, job_id: u64, budget: Duration) -> Option<String> {
         let deadline = tokio::time::Instant::now() + budget;
         loop {
-            let phase = self.oracle.job_phase(job_id).await;
+            let phase = self.store.job_phase(job_id).await;
             let settled = phase
                 .as_deref()
                 .and_then(JobPhase::parse)

@@ -193,13 +193,13 @@ impl Fault for Move {
 
 /// The live job, or one this turn starts (with the store's answer to the split).
 pub(super) async fn live_or_new_job(ctx: &Ctx) -> (Option<SplitJobRecord>, Option<serde_json::Value>) {
-    if let Some(job) = ctx.oracle.live_job().await {
+    if let Some(job) = ctx.store.live_job().await {
         return (Some(job), None);
     }
-    let Some(o) = ctx.oracle.split_hot(true).await else { return (None, Some(serde_json::json!("no hot key to split yet"))) };
+    let Some(o) = ctx.store.split_hot(true).await else { return (None, Some(serde_json::json!("no hot key to split yet"))) };
     let asked = serde_json::json!({"accepted": o.accepted, "key": o.key, "job_id": o.job_id, "detail": o.detail});
     let job = match o.job_id {
-        Some(id) if o.accepted => ctx.oracle.split_job(id).await,
+        Some(id) if o.accepted => ctx.store.split_job(id).await,
         _ => None,
     };
     (job, Some(asked))
@@ -217,7 +217,7 @@ pub(super) async fn wait_for_phase(ctx: &Ctx, job_id: u64, aimed: JobPhase, budg
     let deadline = tokio::time::Instant::now() + budget;
     let mut last = None;
     loop {
-        if let Some(job) = ctx.oracle.split_job(job_id).await {
+        if let Some(job) = ctx.store.split_job(job_id).await {
             let phase = JobPhase::parse(&job.phase);
             let hit = phase.is_some_and(|p| reached(aimed, p));
             let over = phase.is_some_and(|p| p.is_terminal() || p == JobPhase::Failed);
@@ -254,13 +254,13 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
     value.split_key = forced_split_key(&facts.started_split, job.as_ref());
     let Some(job) = job else { return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None } };
     // The node is found before waiting, so that the action follows the phase at once.
-    let Some(node) = ctx.oracle.leader_of(action.group(&job)).await else {
+    let Some(node) = ctx.store.leader_of(action.group(&job)).await else {
         value.errors = Some(vec![format!("no leader known for group {}", action.group(&job))]);
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     };
     // Until the cutover the moving range keeps its pre-move group and epoch: asked before
     // waiting, so that nothing delays the action once the phase is seen.
-    if let Some((group, epoch)) = ctx.oracle.route_at(&job.split_key).await {
+    if let Some((group, epoch)) = ctx.store.route_at(&job.split_key).await {
         facts.pre_move_group = Some(group);
         facts.pre_move_epoch = Some(epoch);
     }
@@ -348,7 +348,7 @@ async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
 async fn hold_past_cutover(ctx: &Ctx, job_id: u64) -> (Option<String>, Option<&'static str>) {
     let deadline = tokio::time::Instant::now() + HOLD_LIMIT;
     loop {
-        let phase = ctx.oracle.split_job(job_id).await.map(|j| j.phase);
+        let phase = ctx.store.split_job(job_id).await.map(|j| j.phase);
         if phase.as_deref().and_then(JobPhase::parse).is_some_and(past_cutover) {
             return (phase, Some("past-cutover"));
         }
@@ -382,7 +382,7 @@ pub(super) async fn send_stale_writes(ctx: &Ctx, w: &StaleWrites<'_>) -> u64 {
         let key = format!("{}~{written}", w.split_key);
         let value = serde_json::json!({"value": written, "group": w.group, "epoch": w.epoch});
         ctx.sink.record(stale_op(OpType::Invoke, process, &key, value.clone(), w.node, None, None));
-        let (kind, meta, error) = match ctx.oracle.stale_write(w.node, &key, &written, w.group, w.epoch).await {
+        let (kind, meta, error) = match ctx.store.stale_write(w.node, &key, &written, w.group, w.epoch).await {
             Ok(meta) => (OpType::Ok, meta, None),
             Err(e) if e.definite => (OpType::Fail, None, Some(e.error)),
             Err(e) => (OpType::Info, None, Some(e.error)),

@@ -1,6 +1,6 @@
-//! `split`: forces a split at the key the oracle picks (the hot key, or where the store keeps
+//! `split`: forces a split at the key the store control picks (the hot key, or where the store keeps
 //! items under keys of its own the stored item of a transaction in flight: the runner's
-//! `StoreOracle`) through the store's API, alternating same-group
+//! `ClientStoreControl`) through the store's API, alternating same-group
 //! and cross-group splits (the right child moving to another group) when the store has
 //! several groups. Runs on its own clock: `start-split` is recorded once the store has
 //! answered, `stop-split` when the split is complete — at once for a same-group split, when
@@ -65,9 +65,9 @@ impl Fault for Split {
 
 /// Asks for a split at the hot key (`cross`: to another group, if the store has several).
 async fn ask_split(ctx: &Ctx, cross: bool) -> Started {
-    let cross = cross && ctx.oracle.groups().len() > 1;
+    let cross = cross && ctx.store.groups().len() > 1;
     let mut value = FaultValue::new(Vec::new());
-    let Some(o) = ctx.oracle.split_hot(cross).await else {
+    let Some(o) = ctx.store.split_hot(cross).await else {
         value.effective = Some(false);
         let value = value.with_facts(serde_json::json!({"cross_group": cross, "detail": "no hot key to split yet"}));
         return Started { value, undo: Undo::Nothing, summary: None };

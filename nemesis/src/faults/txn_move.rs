@@ -44,7 +44,7 @@
 
 use super::move_phase::{reached, wait_for_phase};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
-use crate::oracle::{HoldCommand, HoldPoint, TxnInFlight};
+use crate::store_control::{HoldCommand, HoldPoint, TxnInFlight};
 use analysis::history::txn_move::{TxnMoveFacts, HELD_TXN_PATIENCE};
 use analysis::history::{FaultValue, JobPhase};
 use futures::future::BoxFuture;
@@ -237,7 +237,7 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     let (seen, _) = wait_for_phase(ctx, job_id, release_at, turn.budget).await;
     let hit = aim.hit(seen.as_ref().and_then(|j| JobPhase::parse(&j.phase)));
     facts.phase_seen = seen.map(|j| j.phase);
-    let still_held = ctx.oracle.txn_hold(&node, HoldCommand::List).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
+    let still_held = ctx.store.txn_hold(&node, HoldCommand::List).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
     release(ctx, &node).await;
     facts.still_held = still_held;
     value.effective = Some(hit && still_held == Some(true));
@@ -269,7 +269,7 @@ async fn kill_the_coordinator(ctx: &Ctx, node: String, txn: TxnInFlight, mut val
 async fn arm_one(ctx: &Ctx, nth: u64, aim: Aim, facts: &mut TxnMoveFacts) -> Option<String> {
     let mut errors = Vec::new();
     for node in node_order(&ctx.node_names(), nth) {
-        match ctx.oracle.txn_hold(&node, aim.arm()).await {
+        match ctx.store.txn_hold(&node, aim.arm()).await {
             Ok(_) => return Some(node),
             Err(e) => errors.push(format!("{node}: {e}")),
         }
@@ -282,7 +282,7 @@ async fn arm_one(ctx: &Ctx, nth: u64, aim: Aim, facts: &mut TxnMoveFacts) -> Opt
 async fn wait_for_held(ctx: &Ctx, node: &str, patience: Duration) -> Option<TxnInFlight> {
     let deadline = tokio::time::Instant::now() + patience;
     loop {
-        if let Ok(listed) = ctx.oracle.txn_hold(node, HoldCommand::List).await {
+        if let Ok(listed) = ctx.store.txn_hold(node, HoldCommand::List).await {
             if let Some(t) = held_one(&listed) {
                 return Some(t.clone());
             }
@@ -300,7 +300,7 @@ async fn move_a_secondary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts
     let keep = [txn.primary.clone()];
     let mut refusals = Vec::new();
     for key in &txn.secondary_writes {
-        let Some(out) = ctx.oracle.move_key(key, &keep).await else {
+        let Some(out) = ctx.store.move_key(key, &keep).await else {
             refusals.push(format!("{key}: the store cannot move keys"));
             break;
         };
@@ -322,7 +322,7 @@ async fn move_a_secondary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts
 /// job's id.
 async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts) -> Option<u64> {
     let key = &txn.primary;
-    let refusal = match ctx.oracle.move_key(key, &txn.secondary_writes).await {
+    let refusal = match ctx.store.move_key(key, &txn.secondary_writes).await {
         None => "the store cannot move keys".to_string(),
         Some(out) => match (out.accepted, out.job_id) {
             (true, Some(job)) => {
@@ -342,7 +342,7 @@ async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts
 
 /// Releases what `node` holds (best effort: the store's own bound ends the hold anyway).
 async fn release(ctx: &Ctx, node: &str) {
-    if let Err(e) = ctx.oracle.txn_hold(node, HoldCommand::Release).await {
+    if let Err(e) = ctx.store.txn_hold(node, HoldCommand::Release).await {
         tracing::warn!(node, "txn-move: releasing the held transaction failed ({e}); it goes on after {ARM_HOLD:?}");
     }
 }

@@ -26,8 +26,9 @@ use std::collections::{BTreeSet, VecDeque};
 /// At most this many faults are listed per witness (those naming its keys first).
 pub const MAX_FAULTS_PER_WITNESS: usize = 6;
 
-/// Facts of a nemesis event copied into a witness's `faults` entry when present.
-const NAMED_FACTS: [&str; 9] = [
+/// Facts of a nemesis event copied into a witness's `faults` entry when present, beside
+/// the typed fields of [`crate::history::FaultValue`] it names (`mode`, `key`).
+const NAMED_FACTS: [&str; 8] = [
     "aim",
     "moved_key",
     "route_id",
@@ -35,7 +36,6 @@ const NAMED_FACTS: [&str; 9] = [
     "job_id",
     "phase_seen",
     "killed",
-    "mode",
     "split",
 ];
 
@@ -291,6 +291,9 @@ fn fault_entry(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> Value {
         if let Some(v) = facts.get(name).filter(|v| !v.is_null()) {
             entry.insert(name.into(), v.clone());
         }
+    }
+    if let Some(mode) = &turn.event.value.mode {
+        entry.insert("mode".into(), json!(mode));
     }
     if let Some(k) = turn.event.value.split_key() {
         entry.insert("key".into(), json!(k));

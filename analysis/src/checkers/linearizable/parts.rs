@@ -26,7 +26,6 @@ pub struct KeyParts {
     unusable: Option<String>,
     deadline: Instant,
     first: Arc<FirstVerdict>,
-    parts: usize,
     /// Only the client ops of these functions are checked (`None`: every entry).
     only: Option<&'static [&'static str]>,
 }
@@ -49,7 +48,6 @@ impl KeyParts {
             counts: PrepCounts::default(),
             reports: Vec::new(),
             unusable,
-            parts: 0,
             only: None,
         }
     }
@@ -79,11 +77,10 @@ impl KeyParts {
             }
         };
         let mut counts = prepared.counts;
-        if self.parts > 0 {
-            counts.non_client_events = 0;
-        }
-        self.parts += 1;
+        // Every part repeats the same non-client entries: count them once.
+        let repeated = std::mem::take(&mut counts.non_client_events);
         self.counts.absorb(counts);
+        self.counts.non_client_events = self.counts.non_client_events.max(repeated);
         let mut reports = schedule::decide_all(part, prepared.keys, o, self.deadline, &self.first);
         reports.extend(prepared.unfollowed.into_iter().map(report::unfollowed_key));
         // Only the first witnesses by key can be kept (`report::assemble`): only those are

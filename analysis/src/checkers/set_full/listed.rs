@@ -35,6 +35,15 @@ impl<K: Ord, T> Listed<K, T> {
         self.items.iter()
     }
 
+    /// The first `cap` items by key, in key order, borrowed: what [`Listed::into_sorted`]
+    /// would give, for a list that must stay whole.
+    pub fn first_sorted(&self) -> Vec<&T> {
+        let mut shown: Vec<&(K, T)> = self.items.iter().collect();
+        shown.sort_by(|a, b| a.0.cmp(&b.0));
+        shown.truncate(self.cap);
+        shown.into_iter().map(|(_, item)| item).collect()
+    }
+
     /// The first `cap` items by key, in key order.
     pub fn into_sorted(mut self) -> Vec<T> {
         self.keep_first();
@@ -63,6 +72,7 @@ mod tests {
             if i % 3 == 0 { left.push(k, k * 10) } else { right.push(k, k * 10) }
         }
         left.merge(right);
+        assert_eq!(whole.first_sorted(), vec![&0, &10, &20, &30]);
         assert_eq!(whole.into_sorted(), vec![0, 10, 20, 30]);
         assert_eq!(left.into_sorted(), vec![0, 10, 20, 30]);
     }

@@ -1,6 +1,7 @@
 //! Turning a set-full [`Summary`] into a `CheckerResult`: outcome counts, anomalies naming
 //! elements and op indices, latency quantiles.
 
+use super::listed::Listed;
 use super::summary::{ms, Counts, Listing, Summary};
 use super::SetFullOptions;
 use crate::verdict::{CheckerResult, Validity};
@@ -89,32 +90,21 @@ fn validity(c: &Counts, opts: &SetFullOptions) -> (Validity, Option<String>) {
     (Validity::Unknown, Some(why.to_string()))
 }
 
-fn displays(listed: &super::listed::Listed<u64, Listing>) -> Vec<Value> {
-    let mut shown: Vec<(u64, Value)> = listed
-        .iter()
-        .map(|(k, l)| (*k, l.display.clone()))
-        .collect();
-    shown.sort_by_key(|(k, _)| *k);
-    shown.truncate(super::summary::MAX_LISTED);
-    shown.into_iter().map(|(_, d)| d).collect()
+fn displays(listed: &Listed<u64, Listing>) -> Vec<Value> {
+    listed.first_sorted().into_iter().map(|l| l.display.clone()).collect()
+}
+
+fn cloned<K: Ord>(listed: &Listed<K, Value>) -> Vec<Value> {
+    listed.first_sorted().into_iter().cloned().collect()
 }
 
 fn details(s: &Summary) -> Value {
-    let sorted = |l: &super::listed::Listed<u64, Value>| -> Vec<Value> {
-        let mut v: Vec<(u64, Value)> = l.iter().map(|(k, d)| (*k, d.clone())).collect();
-        v.sort_by_key(|(k, _)| *k);
-        v.truncate(super::summary::MAX_LISTED);
-        v.into_iter().map(|(_, d)| d).collect()
-    };
-    let mut worst: Vec<(_, Value)> = s.worst_stale.iter().map(|(k, v)| (*k, v.clone())).collect();
-    worst.sort_by_key(|(k, _)| *k);
-    worst.truncate(super::summary::WORST_STALE);
     let mut d = json!({
         "lost": displays(&s.lost),
-        "never-read": sorted(&s.never_read),
+        "never-read": cloned(&s.never_read),
         "stale": displays(&s.stale),
-        "worst-stale": worst.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
-        "recovered": sorted(&s.recovered),
+        "worst-stale": cloned(&s.worst_stale),
+        "recovered": cloned(&s.recovered),
     });
     if let Some(q) = quantiles_ms(&s.stable_latencies) {
         d["stable-latencies-ms"] = q;

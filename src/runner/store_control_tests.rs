@@ -1,15 +1,15 @@
-//! The nemesis oracle against fake nodes that can be taken down or made to hang: it asks
+//! The nemesis store control against fake nodes that can be taken down or made to hang: it asks
 //! the node that answered last first, gives up on a node that does not answer within its
 //! read limit, keeps asking for the catalog for a few seconds while none answers, and never
 //! asks a store whose target says it has no catalog.
 
-use super::oracle::StoreOracle;
 use super::sink::JsonlSink;
+use super::store_control::ClientStoreControl;
 use crate::fake_target::{down, unserved_data_ops};
 use analysis::history::{CatalogSnapshot, HistorySink, RouteRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use nemesis::Oracle;
+use nemesis::StoreControl;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,14 +85,14 @@ impl Connector for Fakes {
     }
 }
 
-fn cluster(up: [bool; 3]) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir) {
+fn cluster(up: [bool; 3]) -> (Vec<Arc<FakeNode>>, ClientStoreControl, tempfile::TempDir) {
     cluster_of(up, true)
 }
 
 fn cluster_of(
     up: [bool; 3],
     has_catalog: bool,
-) -> (Vec<Arc<FakeNode>>, StoreOracle, tempfile::TempDir) {
+) -> (Vec<Arc<FakeNode>>, ClientStoreControl, tempfile::TempDir) {
     let nodes: Vec<Arc<FakeNode>> = (0..3)
         .map(|i| {
             Arc::new(FakeNode {
@@ -120,14 +120,14 @@ fn cluster_of(
             value: 1,
         }),
     ));
-    let oracle = StoreOracle::new(
+    let store = ClientStoreControl::new(
         endpoints,
         Arc::new(Fakes(nodes.clone())),
         vec![1],
         sink,
         has_catalog,
     );
-    (nodes, oracle, dir)
+    (nodes, store, dir)
 }
 
 fn calls(nodes: &[Arc<FakeNode>]) -> Vec<u64> {
@@ -139,10 +139,10 @@ fn calls(nodes: &[Arc<FakeNode>]) -> Vec<u64> {
 
 #[tokio::test]
 async fn the_node_that_answered_last_is_asked_first() {
-    let (nodes, oracle, _dir) = cluster([false, true, true]);
-    assert_eq!(oracle.route_at("k").await, Some((1, 1)));
+    let (nodes, store, _dir) = cluster([false, true, true]);
+    assert_eq!(store.route_at("k").await, Some((1, 1)));
     assert_eq!(calls(&nodes), [1, 1, 0], "n1 is down, n2 answers");
-    assert_eq!(oracle.route_at("k").await, Some((1, 1)));
+    assert_eq!(store.route_at("k").await, Some((1, 1)));
     assert_eq!(
         calls(&nodes),
         [1, 2, 0],
@@ -152,10 +152,10 @@ async fn the_node_that_answered_last_is_asked_first() {
 
 #[tokio::test]
 async fn a_node_that_does_not_answer_is_given_up_on_within_the_read_limit() {
-    let (nodes, oracle, _dir) = cluster([true, true, true]);
+    let (nodes, store, _dir) = cluster([true, true, true]);
     nodes[0].hangs.store(true, Ordering::SeqCst);
     let started = std::time::Instant::now();
-    assert_eq!(oracle.route_at("k").await, Some((1, 1)), "n2 answers");
+    assert_eq!(store.route_at("k").await, Some((1, 1)), "n2 answers");
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "waited {:?} on the hanging n1",
@@ -166,20 +166,20 @@ async fn a_node_that_does_not_answer_is_given_up_on_within_the_read_limit() {
 
 #[tokio::test]
 async fn the_catalog_is_asked_again_while_no_node_answers() {
-    let (nodes, oracle, _dir) = cluster([false, false, false]);
+    let (nodes, store, _dir) = cluster([false, false, false]);
     let revive = nodes[2].clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(600)).await;
         revive.up.store(true, Ordering::SeqCst);
     });
     assert_eq!(
-        oracle.route_at("k").await,
+        store.route_at("k").await,
         Some((1, 1)),
         "n3 answers after an election's worth of time"
     );
-    let (nodes, oracle, _dir) = cluster([false, false, false]);
+    let (nodes, store, _dir) = cluster([false, false, false]);
     let started = tokio::time::Instant::now();
-    assert_eq!(oracle.route_at("k").await, None, "nobody ever answers");
+    assert_eq!(store.route_at("k").await, None, "nobody ever answers");
     assert!(
         started.elapsed() >= Duration::from_secs(2),
         "gave up after {:?}",
@@ -194,14 +194,11 @@ async fn the_catalog_is_asked_again_while_no_node_answers() {
 
 #[tokio::test]
 async fn a_store_without_a_catalog_is_never_asked_for_one() {
-    let (nodes, oracle, _dir) = cluster_of([true, true, true], false);
+    let (nodes, store, _dir) = cluster_of([true, true, true], false);
     let started = std::time::Instant::now();
-    assert_eq!(oracle.route_at("k").await, None);
-    assert_eq!(oracle.hot_group().await, 1, "the default group");
-    let split = oracle
-        .split_hot(false)
-        .await
-        .expect("a hot key to split at");
+    assert_eq!(store.route_at("k").await, None);
+    assert_eq!(store.hot_group().await, 1, "the default group");
+    let split = store.split_hot(false).await.expect("a hot key to split at");
     assert!(!split.accepted);
     assert_eq!(
         split.detail,

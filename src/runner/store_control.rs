@@ -15,8 +15,8 @@ use analysis::history::store_keys::StoreKeys;
 use analysis::history::{CatalogSnapshot, JobPhase, RouteRecord, SplitJobRecord};
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use nemesis::oracle::{HoldCommand, StaleWriteError, StaleWriteResult, TxnInFlight};
-use nemesis::{Oracle, SplitOutcome};
+use nemesis::store_control::{HoldCommand, StaleWriteError, StaleWriteResult, TxnInFlight};
+use nemesis::{SplitOutcome, StoreControl};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +25,7 @@ use workloads::client::{
 };
 use workloads::CallError;
 
-pub struct StoreOracle {
+pub struct ClientStoreControl {
     nodes: Vec<NodeEndpoint>,
     connector: Arc<dyn Connector>,
     groups: Vec<u64>,
@@ -56,20 +56,20 @@ async fn within_limit<T>(call: BoxFuture<'_, CallResult<T>>) -> CallResult<T> {
         Err(_) => Err(CallError::new(
             Certainty::Indeterminate,
             "timed-out",
-            "no answer within the oracle's read limit",
+            "no answer within the store control's read limit",
         )),
     }
 }
 
-impl StoreOracle {
+impl ClientStoreControl {
     pub fn new(
         nodes: Vec<NodeEndpoint>,
         connector: Arc<dyn Connector>,
         groups: Vec<u64>,
         sink: Arc<JsonlSink>,
         has_catalog: bool,
-    ) -> StoreOracle {
-        StoreOracle {
+    ) -> ClientStoreControl {
+        ClientStoreControl {
             nodes,
             connector,
             groups,
@@ -81,8 +81,8 @@ impl StoreOracle {
     }
 
     /// Aims splits at the store keys of `store_keys` (the identity by default).
-    pub fn with_store_keys(self, store_keys: StoreKeys) -> StoreOracle {
-        StoreOracle { store_keys, ..self }
+    pub fn with_store_keys(self, store_keys: StoreKeys) -> ClientStoreControl {
+        ClientStoreControl { store_keys, ..self }
     }
 
     /// The keys a split goes to, best first (as store keys), and the transactions in flight
@@ -296,7 +296,7 @@ pub fn least_loaded_other_group(routes: &[RouteRecord], groups: &[u64], from: u6
         .min_by_key(|g| (routes.iter().filter(|r| r.group == *g).count(), *g))
 }
 
-impl Oracle for StoreOracle {
+impl StoreControl for ClientStoreControl {
     fn leader_of(&self, group: u64) -> BoxFuture<'_, Option<String>> {
         async move {
             workloads::cluster::leader_of_group_with(self.connector.as_ref(), &self.nodes, group)

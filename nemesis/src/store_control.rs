@@ -35,7 +35,7 @@ pub type StaleWriteResult = Result<Option<CommitMeta>, StaleWriteError>;
 pub use analysis::history::txn_move::{HoldCommand, HoldPoint, TxnInFlight};
 
 /// Questions and commands the nemesis sends to the cluster under test.
-pub trait Oracle: Send + Sync {
+pub trait StoreControl: Send + Sync {
     /// The node currently leading `group`, if one is known.
     fn leader_of(&self, group: u64) -> BoxFuture<'_, Option<String>>;
     /// The group serving the hottest key right now (default: the default group, 1).
@@ -91,7 +91,9 @@ pub trait Oracle: Send + Sync {
         command: HoldCommand,
     ) -> BoxFuture<'a, Result<Vec<TxnInFlight>, String>> {
         let _ = (node, command);
-        Box::pin(async { Err("unimplemented: this oracle cannot hold transactions".to_string()) })
+        Box::pin(async {
+            Err("unimplemented: this store control cannot hold transactions".to_string())
+        })
     }
     /// Moves `key` to another group with a cross-group split at it, first splitting off (in
     /// the same group) any key of `keep` that would otherwise move with it. `None` when the
@@ -108,6 +110,8 @@ pub trait Oracle: Send + Sync {
     /// the call's failure as text.
     fn abandon_job(&self, job_id: u64) -> BoxFuture<'_, Result<(), String>> {
         let _ = job_id;
-        Box::pin(async { Err("unimplemented: this oracle cannot abandon split jobs".to_string()) })
+        Box::pin(async {
+            Err("unimplemented: this store control cannot abandon split jobs".to_string())
+        })
     }
 }
