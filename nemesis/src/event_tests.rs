@@ -87,9 +87,9 @@ async fn partition_and_loss_record_their_errors_and_failed_heal() {
 
 #[tokio::test]
 async fn splits_alternate_and_a_move_waits_for_its_job() {
-    let same = r#"{"cross_group":false,"detail":{},"effective":true,"job_id":null,"key":"k","route_id":1,"target_group":null,"targets":[]}"#;
+    let same = r#"{"cross_group":false,"detail":{},"effective":true,"job_id":null,"key":"k","phase_seen":null,"route_id":1,"target_group":null,"targets":[]}"#;
     let same_done = r#"{"effective":true,"job_id":null,"job_phase":null,"key":"k","targets":[]}"#;
-    let cross = r#"{"cross_group":true,"detail":{},"effective":true,"job_id":7,"key":"k","route_id":1,"target_group":2,"targets":[]}"#;
+    let cross = r#"{"cross_group":true,"detail":{},"effective":true,"job_id":7,"key":"k","phase_seen":null,"route_id":1,"target_group":2,"targets":[]}"#;
     let cross_done = r#"{"effective":true,"job_id":7,"job_phase":"DONE","key":"k","targets":[]}"#;
     let expected = pairs(&[
         ("start-split", same),

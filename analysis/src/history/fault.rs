@@ -121,6 +121,11 @@ impl FaultValue {
         self
     }
 
+    /// The fault's own facts read as `T` (the type its fault wrote them as), if they do.
+    pub fn facts_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        T::deserialize(Value::Object(self.facts.clone())).ok()
+    }
+
     /// The JSON object recorded as the event's `value`.
     pub fn to_json(&self) -> Value {
         // Serializing plain fields and a map into a `Value` cannot fail.

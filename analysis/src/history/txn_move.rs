@@ -7,7 +7,7 @@
 //! the nemesis and read by [`TxnMoveFacts::of`] — one type, so a renamed field breaks the
 //! build rather than silently dropping an annotation.
 
-use super::FaultValue;
+use super::{FaultValue, JobFacts};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -76,13 +76,12 @@ pub struct TxnMoveFacts {
     pub txn: Option<TxnInFlight>,
     /// The key moved (the primary or a secondary write key, as the aim says).
     pub moved_key: Option<String>,
-    pub route_id: Option<u64>,
-    pub target_group: Option<u64>,
-    pub job_id: Option<u64>,
+    /// The move's route, target group and job; its `phase_seen` is the job's phase when
+    /// the transaction was released.
+    #[serde(flatten)]
+    pub job: JobFacts,
     /// The phase the aim releases at; `None` for `coordinator-kill`.
     pub release_at: Option<String>,
-    /// The job's phase when the transaction was released.
-    pub phase_seen: Option<String>,
     /// Whether the transaction was still held when the job reached the phase.
     pub still_held: Option<bool>,
     /// The store's answer to the split that moved the key.
@@ -97,7 +96,7 @@ impl TxnMoveFacts {
     /// The facts of a `txn-move` event's value; `None` when they do not read as such (an
     /// event written by another tool), which only costs the witness its annotation.
     pub fn of(value: &FaultValue) -> Option<TxnMoveFacts> {
-        serde_json::from_value(serde_json::Value::Object(value.facts.clone())).ok()
+        value.facts_as()
     }
 }
 
@@ -122,11 +121,13 @@ mod tests {
             node: Some("n1".into()),
             txn: Some(held()),
             moved_key: Some("b".into()),
-            route_id: Some(4),
-            target_group: Some(2),
-            job_id: Some(11),
+            job: JobFacts {
+                route_id: Some(4),
+                target_group: Some(2),
+                job_id: Some(11),
+                phase_seen: Some("DELTA_COPY".into()),
+            },
             release_at: Some("DELTA_COPY".into()),
-            phase_seen: Some("DELTA_COPY".into()),
             still_held: Some(true),
             ..TxnMoveFacts::default()
         };

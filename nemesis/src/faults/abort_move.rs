@@ -14,10 +14,10 @@
 //! what it answered. Whether the catalog then settles consistently is the epoch-authority
 //! checker's rule (e); a write the target commits under that epoch, its rule (a).
 
-use super::move_phase::{forced_split_key, live_or_new_job, parse_phase_among, send_stale_writes, wait_for_phase, StaleWrites};
+use super::move_phase::{forced_split_key, job_facts, live_or_new_job, parse_phase_among, send_stale_writes, wait_for_phase, StaleWrites};
 use super::move_phase::{ABANDONED_WRITER_PROCESS, HOLD_LIMIT, STALE_WRITES};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
-use analysis::history::{FaultValue, JobPhase};
+use analysis::history::{FaultValue, JobFacts, JobPhase};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -27,17 +27,27 @@ pub struct AbortMove;
 
 const PRE_CUTOVER: [JobPhase; 3] = [JobPhase::Backfill, JobPhase::Fence, JobPhase::DeltaCopy];
 
-#[derive(serde::Serialize)]
+/// What a start-abort-move records beside the shared fields, read back when it settles.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Asked {
-    aimed_phase: &'static str,
-    phase_seen: Option<String>,
-    job_id: Option<u64>,
+    aimed_phase: String,
+    /// The job, its route and target, and the phase seen when the abandon was sent.
+    #[serde(flatten)]
+    job: JobFacts,
     /// `accept` before CUTOVER, `refuse` after.
-    must: &'static str,
-    /// `accepted`, `refused` (with `answer_error`), or `null` when nothing was sent.
-    answer: Option<&'static str>,
+    must: String,
+    /// `null` when nothing was sent.
+    answer: Option<Answer>,
     answer_error: Option<String>,
     started_split: Option<serde_json::Value>,
+}
+
+/// The store's answer to the abandon (`refused`: with `answer_error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Answer {
+    Accepted,
+    Refused,
 }
 
 #[derive(serde::Serialize)]
@@ -86,12 +96,13 @@ impl Fault for AbortMove {
 
     fn stop<'a>(&'a self, ctx: &'a Ctx, active: &'a Active) -> BoxFuture<'a, FaultValue> {
         Box::pin(async move {
-            let job_id = active.started.facts.get("job_id").and_then(|v| v.as_u64());
+            let asked: Option<Asked> = active.started.facts_as();
+            let job_id = asked.as_ref().and_then(|a| a.job.job_id);
             let job_phase = match job_id {
                 Some(id) => ctx.wait_for_job(id, active.turn.budget).await,
                 None => None,
             };
-            let accepted = active.started.facts.get("answer").and_then(|v| v.as_str()) == Some("accepted");
+            let accepted = asked.is_some_and(|a| a.answer == Some(Answer::Accepted));
             let abandoned = job_phase.as_deref().and_then(JobPhase::parse) == Some(JobPhase::Abandoned);
             let mut settled = Settled { job_id, job_phase, stale_writes: 0, stale_group: None, stale_epoch: None };
             if let (Some(id), true) = (job_id, accepted && abandoned) {
@@ -107,10 +118,9 @@ impl Fault for AbortMove {
 async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool) -> Started {
     let (job, started_split) = live_or_new_job(ctx).await;
     let mut asked = Asked {
-        aimed_phase: aimed.name(),
-        phase_seen: None,
-        job_id: job.as_ref().map(|j| j.id),
-        must: if before_cutover { "accept" } else { "refuse" },
+        aimed_phase: aimed.name().to_string(),
+        job: job.as_ref().map(job_facts).unwrap_or_default(),
+        must: if before_cutover { "accept" } else { "refuse" }.to_string(),
         answer: None,
         answer_error: None,
         started_split,
@@ -120,14 +130,14 @@ async fn abandon_at(ctx: &Ctx, turn: Turn, aimed: JobPhase, before_cutover: bool
     value.split_key = forced_split_key(&asked.started_split, job.as_ref());
     if let Some(job) = job {
         let (seen, hit) = wait_for_phase(ctx, job.id, aimed, phase_patience(turn.budget, before_cutover)).await;
-        asked.phase_seen = seen.map(|j| j.phase);
-        let seen_phase = asked.phase_seen.as_deref().and_then(JobPhase::parse);
+        asked.job.phase_seen = seen.map(|j| j.phase);
+        let seen_phase = asked.job.phase_seen.as_deref().and_then(JobPhase::parse);
         if let Some(must) = seen_phase.and_then(|p| must_answer(before_cutover, hit, p)) {
-            asked.must = must;
+            asked.must = must.to_string();
             match ctx.store.abandon_job(job.id).await {
-                Ok(()) => asked.answer = Some("accepted"),
+                Ok(()) => asked.answer = Some(Answer::Accepted),
                 Err(e) => {
-                    asked.answer = Some("refused");
+                    asked.answer = Some(Answer::Refused);
                     asked.answer_error = Some(e);
                 }
             }

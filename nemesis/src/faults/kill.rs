@@ -5,13 +5,14 @@
 
 use super::process::{start_process_fault, ProcessAction};
 use super::{Ctx, Fault, Started, Style, Turn, Undo};
+use analysis::history::ProcessFacts;
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 
 pub struct Kill;
 
 const KILL: ProcessAction =
-    ProcessAction { done: "killed", allow_all: true, act: |ctx, node| ctx.control.kill(node), undo: |nodes| Undo::Restart { nodes } };
+    ProcessAction { record: ProcessFacts::killed, allow_all: true, act: |ctx, node| ctx.control.kill(node), undo: |nodes| Undo::Restart { nodes } };
 
 impl Fault for Kill {
     fn name(&self) -> &'static str {

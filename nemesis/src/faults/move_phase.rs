@@ -22,7 +22,7 @@
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use crate::grudge::{self, PartitionMode};
 use analysis::analyze::STALE_WRITE;
-use analysis::history::{CommitMeta, FaultValue, JobPhase, Op, OpType, Process, SplitJobRecord};
+use analysis::history::{CommitMeta, FaultValue, JobFacts, JobPhase, Op, OpType, Process, SplitJobRecord};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -52,7 +52,7 @@ pub const ABANDONED_WRITER_PROCESS: u64 = 950_000;
 const STALE_WRITES_BEFORE_RESUME: Duration = Duration::from_millis(300);
 
 /// What the fault does to the node it picks; the turn number picks the action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
     PauseSourceLeader,
@@ -134,15 +134,14 @@ pub fn past_cutover(phase: JobPhase) -> bool {
     matches!(phase, JobPhase::Cleanup | JobPhase::Done | JobPhase::Abandoned | JobPhase::Failed)
 }
 
-/// What a start-move records beside the shared fields.
-#[derive(serde::Serialize)]
+/// What a start-move records beside the shared fields, read back when the turn heals.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Aimed {
     action: Action,
-    aimed_phase: &'static str,
-    phase_seen: Option<String>,
-    job_id: Option<u64>,
+    aimed_phase: String,
+    #[serde(flatten)]
+    job: JobFacts,
     source_group: Option<u64>,
-    target_group: Option<u64>,
     node: Option<String>,
     /// The moving range's group and epoch when the action fired (what a stale client holds).
     pre_move_group: Option<u64>,
@@ -238,11 +237,9 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
     let (job, started_split) = live_or_new_job(ctx).await;
     let mut facts = Aimed {
         action,
-        aimed_phase: aimed.name(),
-        phase_seen: None,
-        job_id: job.as_ref().map(|j| j.id),
+        aimed_phase: aimed.name().to_string(),
+        job: job.as_ref().map(job_facts).unwrap_or_default(),
         source_group: job.as_ref().map(|j| j.source_group),
-        target_group: job.as_ref().map(|j| j.target_group),
         node: None,
         pre_move_group: None,
         pre_move_epoch: None,
@@ -265,7 +262,7 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
         facts.pre_move_epoch = Some(epoch);
     }
     let (seen, hit) = wait_for_phase(ctx, job.id, aimed, turn.budget).await;
-    facts.phase_seen = seen.as_ref().map(|j| j.phase.clone());
+    facts.job.phase_seen = seen.as_ref().map(|j| j.phase.clone());
     if !hit {
         return Started { value: value.with_facts(facts), undo: Undo::Nothing, summary: None };
     }
@@ -277,6 +274,11 @@ async fn aim(ctx: &Ctx, turn: Turn, aimed: JobPhase) -> Started {
     facts.node = Some(node.clone());
     let summary = Some(format!("move {} at {}: {node}", action.name(), aimed.name()));
     Started { value: value.with_facts(facts), undo, summary }
+}
+
+/// What a turn records of the job it acts on, before it has seen a phase.
+pub(super) fn job_facts(job: &SplitJobRecord) -> JobFacts {
+    JobFacts { route_id: Some(job.route_id), target_group: Some(job.target_group), job_id: Some(job.id), phase_seen: None }
 }
 
 /// Applies `action` to `node`; its undo (only for what succeeded) and the errors.
@@ -304,19 +306,18 @@ async fn act(ctx: &Ctx, action: Action, node: &str) -> (Undo, Vec<String>) {
 /// Waits until the job is past its cutover (at most the budget), then heals; a paused
 /// source leader woken after the cutover then sends the stale writes.
 async fn heal(ctx: &Ctx, active: &Active) -> FaultValue {
-    let null = serde_json::Value::Null;
-    let fact = |k: &str| active.started.facts.get(k).unwrap_or(&null);
-    let job_id = fact("job_id").as_u64();
+    let aimed: Option<Aimed> = active.started.facts_as();
+    let job_id = aimed.as_ref().and_then(|a| a.job.job_id);
     let held_since = tokio::time::Instant::now();
     let (job_phase, held_until) = match (job_id, active.undo == Undo::Nothing) {
         (Some(id), false) => hold_past_cutover(ctx, id).await,
         _ => (None, None),
     };
     let held_ms = held_since.elapsed().as_millis() as u64;
-    let stale_through = *fact("action") == serde_json::json!("pause-source-leader")
+    let stale_through = aimed.as_ref().is_some_and(|a| a.action == Action::PauseSourceLeader)
         && job_phase.as_deref().and_then(JobPhase::parse).is_some_and(|p| p == JobPhase::Cleanup || p == JobPhase::Done);
-    let stale = match (stale_through, fact("node").as_str(), fact("pre_move_group").as_u64(), fact("pre_move_epoch").as_u64(), fact("job_split_key").as_str(), job_id) {
-        (true, Some(node), Some(group), Some(epoch), Some(key), Some(job)) => {
+    let stale = match aimed.as_ref().map(|a| (a.node.as_deref(), a.pre_move_group, a.pre_move_epoch, a.job_split_key.as_deref(), job_id)) {
+        Some((Some(node), Some(group), Some(epoch), Some(key), Some(job))) if stale_through => {
             Some(StaleWrites { node, group, epoch, split_key: key, job, tag: "stale", first_process: STALE_WRITER_PROCESS + active.turn.nth * STALE_WRITES })
         }
         _ => None,

@@ -5,13 +5,14 @@
 
 use super::process::{start_process_fault, ProcessAction};
 use super::{Ctx, Fault, Started, Style, Turn, Undo};
+use analysis::history::ProcessFacts;
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 
 pub struct Pause;
 
 const PAUSE: ProcessAction =
-    ProcessAction { done: "paused", allow_all: false, act: |ctx, node| ctx.control.pause(node), undo: |nodes| Undo::Resume { nodes } };
+    ProcessAction { record: ProcessFacts::paused, allow_all: false, act: |ctx, node| ctx.control.pause(node), undo: |nodes| Undo::Resume { nodes } };
 
 impl Fault for Pause {
     fn name(&self) -> &'static str {

@@ -6,7 +6,7 @@
 //! restarts a live node or resumes a running one.
 
 use super::{Ctx, Started, Turn, Undo};
-use analysis::history::FaultValue;
+use analysis::history::{FaultValue, ProcessFacts};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 
 /// A signal to a node's server process, and how it is described and undone.
 pub struct ProcessAction {
-    /// The past participle naming the hit nodes in the event: `killed`, `paused`.
-    pub done: &'static str,
+    /// What the event records of the nodes hit and the leaders among them
+    /// ([`ProcessFacts::killed`], [`ProcessFacts::paused`]).
+    pub record: fn(Vec<String>, BTreeMap<u64, String>, Vec<u64>) -> ProcessFacts,
     /// Whether a turn may hit every node at once.
     pub allow_all: bool,
     pub act: for<'a> fn(&'a Ctx, &'a str) -> BoxFuture<'a, anyhow::Result<()>>,
@@ -81,13 +82,7 @@ pub async fn start_process_fault(
     value.leader = Some(!hit_leaders.is_empty());
     value.mode = Some(mode.to_string());
     value.errors = Some(errors);
-    let mut facts: BTreeMap<String, serde_json::Value> = BTreeMap::new();
-    facts.insert(action.done.to_string(), serde_json::json!(hit));
-    facts.insert("leaders".into(), serde_json::json!(leaders));
-    facts.insert(
-        format!("leaders_{}", action.done),
-        serde_json::json!(hit_leaders),
-    );
+    let facts = (action.record)(hit.clone(), leaders, hit_leaders);
     Started {
         value: value.with_facts(facts),
         undo: (action.undo)(hit),

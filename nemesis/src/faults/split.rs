@@ -10,7 +10,7 @@
 
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use crate::SplitOutcome;
-use analysis::history::FaultValue;
+use analysis::history::{FaultValue, JobFacts};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 
@@ -20,9 +20,8 @@ pub struct Split;
 #[derive(serde::Serialize)]
 struct Asked {
     cross_group: bool,
-    route_id: Option<u64>,
-    target_group: Option<u64>,
-    job_id: Option<u64>,
+    #[serde(flatten)]
+    job: JobFacts,
     detail: serde_json::Value,
 }
 
@@ -75,7 +74,8 @@ async fn ask_split(ctx: &Ctx, cross: bool) -> Started {
     value.effective = Some(o.accepted);
     value.key = Some(o.key.clone());
     let SplitOutcome { route_id, target_group, job_id, detail, accepted, .. } = o;
-    let value = value.with_facts(Asked { cross_group: cross, route_id, target_group, job_id, detail });
+    let job = JobFacts { route_id, target_group, job_id, phase_seen: None };
+    let value = value.with_facts(Asked { cross_group: cross, job, detail });
     Started { value, undo: Undo::AwaitJob { job_id, accepted }, summary: None }
 }
 

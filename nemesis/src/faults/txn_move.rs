@@ -236,7 +236,7 @@ async fn aim_at(ctx: &Ctx, turn: Turn, aim: Aim) -> Started {
     value.split_key = facts.moved_key.clone();
     let (seen, _) = wait_for_phase(ctx, job_id, release_at, turn.budget).await;
     let hit = aim.hit(seen.as_ref().and_then(|j| JobPhase::parse(&j.phase)));
-    facts.phase_seen = seen.map(|j| j.phase);
+    facts.job.phase_seen = seen.map(|j| j.phase);
     let still_held = ctx.store.txn_hold(&node, HoldCommand::List).await.ok().map(|l| l.iter().any(|t| t.start_ts == txn.start_ts && t.held));
     release(ctx, &node).await;
     facts.still_held = still_held;
@@ -306,9 +306,9 @@ async fn move_a_secondary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts
         };
         if let (true, Some(job)) = (out.accepted, out.job_id) {
             facts.moved_key = Some(key.clone());
-            facts.route_id = out.route_id;
-            facts.target_group = out.target_group;
-            facts.job_id = Some(job);
+            facts.job.route_id = out.route_id;
+            facts.job.target_group = out.target_group;
+            facts.job.job_id = Some(job);
             facts.split = Some(out.detail);
             return Some(job);
         }
@@ -327,9 +327,9 @@ async fn move_the_primary(ctx: &Ctx, txn: &TxnInFlight, facts: &mut TxnMoveFacts
         Some(out) => match (out.accepted, out.job_id) {
             (true, Some(job)) => {
                 facts.moved_key = Some(key.clone());
-                facts.route_id = out.route_id;
-                facts.target_group = out.target_group;
-                facts.job_id = Some(job);
+                facts.job.route_id = out.route_id;
+                facts.job.target_group = out.target_group;
+                facts.job.job_id = Some(job);
                 facts.split = Some(out.detail);
                 return Some(job);
             }

@@ -11,13 +11,17 @@
 //! `txn.secondary_writes` of the event), was invoked before the turn's event and completed
 //! at most [`HELD_LEAD`] before it (or after it): the event is recorded once
 //! the hold is released (or the coordinator killed), after the transaction was found held,
-//! so the held transaction was invoked before it.
+//! so the held transaction was invoked before it. What an entry names of its turn is read
+//! through the types the nemesis wrote it as ([`TxnMoveFacts`], [`JobFacts`],
+//! [`ProcessFacts`]), never looked up by name.
 //!
 //! Invariants: this only annotates — it never changes a verdict, a count or which witnesses
 //! are kept — and a history without nemesis events gets no annotation.
 
 use crate::history::txn_move::{TxnMoveFacts, HELD_LEAD};
-use crate::history::{fault_events, FaultEdge, FaultEvent, History, OpType, Process};
+use crate::history::{
+    fault_events, FaultEdge, FaultEvent, History, JobFacts, OpType, Process, ProcessFacts,
+};
 use crate::verdict::CheckerResult;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
@@ -25,19 +29,6 @@ use std::collections::{BTreeSet, VecDeque};
 
 /// At most this many faults are listed per witness (those naming its keys first).
 pub const MAX_FAULTS_PER_WITNESS: usize = 6;
-
-/// Facts of a nemesis event copied into a witness's `faults` entry when present, beside
-/// the typed fields of [`crate::history::FaultValue`] it names (`mode`, `key`).
-const NAMED_FACTS: [&str; 8] = [
-    "aim",
-    "moved_key",
-    "route_id",
-    "target_group",
-    "job_id",
-    "phase_seen",
-    "killed",
-    "split",
-];
 
 /// One fault turn: its start event, its span and, for `txn-move`, what it held and moved.
 struct Turn {
@@ -277,7 +268,6 @@ fn held_txn(turn: &Turn, focus: &[Value], spans: &FxHashMap<u64, Span>) -> Optio
 }
 
 fn fault_entry(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> Value {
-    let facts = &turn.event.value.facts;
     let mut entry = Map::new();
     entry.insert("index".into(), json!(turn.index));
     entry.insert("f".into(), json!(turn.event.f()));
@@ -287,11 +277,7 @@ fn fault_entry(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> Value {
     if !turn.event.value.targets.is_empty() {
         entry.insert("targets".into(), json!(turn.event.value.targets));
     }
-    for name in NAMED_FACTS {
-        if let Some(v) = facts.get(name).filter(|v| !v.is_null()) {
-            entry.insert(name.into(), v.clone());
-        }
-    }
+    entry.extend(named_facts(turn));
     if let Some(mode) = &turn.event.value.mode {
         entry.insert("mode".into(), json!(mode));
     }
@@ -305,14 +291,40 @@ fn fault_entry(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> Value {
     Value::Object(entry)
 }
 
+/// What an entry repeats of its turn's typed facts, where the event names them: the job
+/// facts of any turn, what a `txn-move` turn held and moved, and what a kill killed.
+fn named_facts(turn: &Turn) -> Map<String, Value> {
+    let value = &turn.event.value;
+    let own = match &turn.txn_move {
+        Some(t) => json!({
+            "aim": Some(&t.aim).filter(|a| !a.is_empty()),
+            "moved_key": t.moved_key,
+            "killed": t.killed,
+            "split": t.split,
+        }),
+        None => json!({"killed": ProcessFacts::of(value).and_then(|p| p.killed)}),
+    };
+    let job = serde_json::to_value(JobFacts::of(value)).unwrap_or_default();
+    [own, job]
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::Object(fields) => Some(fields),
+            _ => None,
+        })
+        .flatten()
+        .filter(|(_, v)| !v.is_null())
+        .collect()
+}
+
 fn fault_sentence(turn: &Turn, held: Option<u64>, on_keys: &[String]) -> String {
     let facts = turn.txn_move.clone().unwrap_or_default();
-    let moved = match (&facts.moved_key, facts.route_id, facts.target_group) {
+    let moved = match (&facts.moved_key, facts.job.route_id, facts.job.target_group) {
         (Some(k), Some(r), Some(g)) => format!(" moved key {k} (route {r}) to group {g}"),
         (Some(k), _, _) => format!(" moved key {k}"),
         _ => String::new(),
     };
     let phase = facts
+        .job
         .phase_seen
         .as_ref()
         .map(|p| format!(", released in {p}"))
