@@ -56,6 +56,11 @@ fn assert_aimed_pause(run: &std::path::Path) {
         hit.value
     );
     assert!(hit.value["phase_seen"].as_str().is_some(), "{}", hit.value);
+    assert!(
+        hit.value["route_id"].as_u64().is_some() && hit.value["target_group"].as_u64().is_some(),
+        "the moving route and its target are named: {}",
+        hit.value
+    );
     let stop = nemesis_events(&history, "stop-move")
         .into_iter()
         .find(|e| e.index > hit.index)

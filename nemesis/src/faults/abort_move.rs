@@ -200,6 +200,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn what_a_start_abort_move_records_is_read_back_when_it_settles() {
+        let asked = Asked {
+            aimed_phase: "DELTA_COPY".into(),
+            job: JobFacts { job_id: Some(8), phase_seen: Some("DELTA_COPY".into()), ..JobFacts::default() },
+            must: "accept".into(),
+            answer: Some(Answer::Accepted),
+            answer_error: None,
+            started_split: None,
+        };
+        let json = FaultValue::new(vec![]).with_facts(&asked).to_json();
+        assert_eq!((&json["must"], &json["answer"]), (&serde_json::json!("accept"), &serde_json::json!("accepted")));
+        let reread: FaultValue = serde_json::from_value(json).unwrap();
+        let back: Asked = reread.facts_as().expect("the facts read back");
+        assert_eq!((back.job.job_id, back.answer), (Some(8), Some(Answer::Accepted)));
+    }
+
+    #[test]
     fn abort_phase_parses_pre_cutover_phases_and_random_only() {
         assert_eq!(parse_abort_phase("random"), Ok(None));
         assert_eq!(parse_abort_phase("delta_copy"), Ok(Some(JobPhase::DeltaCopy)));

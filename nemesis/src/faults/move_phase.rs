@@ -414,6 +414,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn what_a_start_move_records_is_read_back_when_it_heals() {
+        let aimed = Aimed {
+            action: Action::PauseSourceLeader,
+            aimed_phase: "BACKFILL".into(),
+            job: JobFacts { route_id: Some(5), target_group: Some(2), job_id: Some(3), phase_seen: Some("BACKFILL".into()) },
+            source_group: Some(1),
+            node: Some("n1".into()),
+            pre_move_group: Some(1),
+            pre_move_epoch: Some(4),
+            job_split_key: Some("reg/00001".into()),
+            started_split: None,
+        };
+        let mut value = FaultValue::new(vec!["n1".into()]).with_facts(&aimed);
+        value.effective = Some(true);
+        let reread: FaultValue = serde_json::from_str(&value.to_json().to_string()).unwrap();
+        let back: Aimed = reread.facts_as().expect("the facts read back");
+        assert_eq!(back.action, Action::PauseSourceLeader);
+        assert_eq!(back.job, aimed.job);
+        assert_eq!((back.node, back.pre_move_epoch, back.job_split_key), (aimed.node, Some(4), aimed.job_split_key));
+        assert_eq!(reread.to_json()["action"], "pause-source-leader", "the recorded name is unchanged");
+    }
+
+    #[test]
     fn move_phase_parses_aimable_phases_and_random_only() {
         assert_eq!(parse_move_phase("random"), Ok(None));
         assert_eq!(parse_move_phase("DELTA_COPY"), Ok(Some(JobPhase::DeltaCopy)));
