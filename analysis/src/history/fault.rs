@@ -206,8 +206,13 @@ fn lenient_flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Erro
     Ok(Value::deserialize(d)?.as_bool())
 }
 
-fn lenient_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+pub(super) fn lenient_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(Value::deserialize(d)?.as_str().map(str::to_string))
+}
+
+/// A non-negative integer; anything else reads as absent.
+pub(super) fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(Value::deserialize(d)?.as_u64())
 }
 
 fn lenient_texts<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {

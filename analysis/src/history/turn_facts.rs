@@ -9,21 +9,27 @@
 //! Reading is lenient: facts that do not read as the type (an event written by another
 //! tool) read as none, which only costs a witness its annotation.
 
+use super::fault::{lenient_text, lenient_u64};
 use super::FaultValue;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The split job a turn acted on, and where it stood. Absent facts are recorded as `null`.
+/// The split job a turn acted on, and where it stood. Absent facts are recorded as `null`;
+/// a field of the wrong type reads as absent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct JobFacts {
     /// The route split or moved.
+    #[serde(deserialize_with = "lenient_u64")]
     pub route_id: Option<u64>,
     /// The group the moving range goes to.
+    #[serde(deserialize_with = "lenient_u64")]
     pub target_group: Option<u64>,
     /// The split job moving it.
+    #[serde(deserialize_with = "lenient_u64")]
     pub job_id: Option<u64>,
     /// The job's phase when the turn acted (or gave up waiting for its aimed phase).
+    #[serde(deserialize_with = "lenient_text")]
     pub phase_seen: Option<String>,
 }
 
@@ -106,6 +112,16 @@ mod tests {
         let reread: FaultValue = serde_json::from_str(&line).unwrap();
         assert_eq!(JobFacts::of(&reread), job);
         assert_eq!(JobFacts::of(&FaultValue::default()), JobFacts::default());
+        let odd: FaultValue =
+            serde_json::from_value(serde_json::json!({"job_id": 3, "route_id": "seven"})).unwrap();
+        assert_eq!(
+            JobFacts::of(&odd),
+            JobFacts {
+                job_id: Some(3),
+                ..JobFacts::default()
+            },
+            "a field of the wrong type reads as absent, the others still read"
+        );
     }
 
     #[test]
