@@ -15,6 +15,7 @@ use std::fmt;
 
 mod fault;
 mod job_phase;
+pub mod split_answer;
 pub mod store_keys;
 pub mod turn_facts;
 pub mod txn;
@@ -27,6 +28,7 @@ pub type Text = compact_str::CompactString;
 
 pub use fault::{fault_events, FaultEdge, FaultEvent, FaultValue};
 pub use job_phase::{normalized_name as job_phase_name, JobPhase};
+pub use split_answer::{SplitAnswer, SplitDetail};
 pub use turn_facts::{JobFacts, ProcessFacts};
 
 /// What an entry records: a call, or one of the three ways a call can end.

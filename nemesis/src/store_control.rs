@@ -2,7 +2,7 @@
 //! group, which group serves the hot range, and forcing a split. The harness implements it
 //! with its gRPC client; the nemesis stays independent of the wire protocol.
 
-use analysis::history::{CommitMeta, SplitJobRecord};
+use analysis::history::{CommitMeta, SplitDetail, SplitJobRecord};
 use futures::future::BoxFuture;
 
 /// The outcome of a forced split, as recorded in the history.
@@ -16,8 +16,8 @@ pub struct SplitOutcome {
     pub target_group: Option<u64>,
     /// Whether the store accepted the split.
     pub accepted: bool,
-    /// The store's answer (catalog version, error text, ...).
-    pub detail: serde_json::Value,
+    /// The store's answer (catalog version, error text, ...), or why there was none.
+    pub detail: SplitDetail,
     /// The split job moving the right child (cross-group splits), if the store runs one.
     pub job_id: Option<u64>,
 }

@@ -85,7 +85,7 @@ impl StoreControl for FakeStore {
                 route_id: Some(1),
                 target_group: cross_group.then_some(2),
                 accepted: true,
-                detail: serde_json::json!({}),
+                detail: analysis::history::SplitDetail::Answer(Default::default()),
                 job_id: cross_group.then_some(7),
             })
         }

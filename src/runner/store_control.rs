@@ -12,7 +12,9 @@
 use super::sink::JsonlSink;
 use analysis::catalog::route_contains;
 use analysis::history::store_keys::StoreKeys;
-use analysis::history::{CatalogSnapshot, JobPhase, RouteRecord, SplitJobRecord};
+use analysis::history::{
+    CatalogSnapshot, JobPhase, RouteRecord, SplitAnswer, SplitDetail, SplitJobRecord,
+};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use nemesis::store_control::{HoldCommand, StaleWriteError, StaleWriteResult, TxnInFlight};
@@ -279,6 +281,30 @@ pub fn txns_in_route(in_flight: &[(u64, Vec<String>)], route: &RouteRecord) -> V
         .collect()
 }
 
+/// The store's answer to a split asked against catalog version `expected`, as the history
+/// records it: accepted (its catalog version set) or refused (its error set).
+fn answer_of(reply: CallResult<SplitReply>, expected: u64) -> SplitAnswer {
+    let expected_catalog_version = Some(expected);
+    match reply {
+        Ok(reply) => SplitAnswer {
+            catalog_version: Some(reply.catalog_version),
+            job_id: reply.job_id,
+            left: reply.left.map(|r| r.id),
+            right: reply.right.map(|r| r.id),
+            expected_catalog_version,
+            resolved_from: reply.resolved_from,
+            ..SplitAnswer::default()
+        },
+        Err(e) => SplitAnswer {
+            error: Some(e.history_text()),
+            expected_catalog_version,
+            // The store has no such split at all: unsupported, not a failed move.
+            unsupported: (e.tag == "unimplemented").then_some(true),
+            ..SplitAnswer::default()
+        },
+    }
+}
+
 /// The smallest of `keep` that a cross-group split of `route` at `key` would carry along
 /// (strictly after `key`, inside the route): where a same-group split must cut first.
 pub fn first_inside<'a>(route: &RouteRecord, key: &str, keep: &'a [String]) -> Option<&'a String> {
@@ -333,12 +359,12 @@ impl StoreControl for ClientStoreControl {
         async move {
             let (hot, in_flight) = self.split_candidates();
             let key = hot.first()?.clone();
-            let refused = |detail: &str| SplitOutcome {
+            let refused = |why: &str| SplitOutcome {
                 key: key.clone(),
                 route_id: None,
                 target_group: None,
                 accepted: false,
-                detail: serde_json::json!(detail),
+                detail: SplitDetail::why(why),
                 job_id: None,
             };
             let (catalog, client) = match self.catalog().await {
@@ -367,30 +393,26 @@ impl StoreControl for ClientStoreControl {
                 split_key: split_key.clone().into_bytes(),
                 target_group,
             };
-            let (accepted, job_id, detail) = match client.split(request).await {
-                Ok(reply) => (
-                    true,
-                    reply.job_id,
-                    serde_json::json!({
-                        "catalog_version": reply.catalog_version, "job_id": reply.job_id,
-                        "left": reply.left.map(|r| r.id), "right": reply.right.map(|r| r.id),
-                        "expected_catalog_version": catalog.version,
-                        "resolved_from": reply.resolved_from,
-                        "hot_key": hot[rank], "hot_key_rank": rank,
-                        "aimed": !self.store_keys.is_identity(),
-                        "in_flight_txns": in_flight,
-                    }),
-                ),
-                Err(e) => {
-                    let mut detail = serde_json::json!({"error": e.history_text(), "expected_catalog_version": catalog.version});
-                    if e.tag == "unimplemented" {
-                        // The store has no such split at all: unsupported, not a failed move.
-                        detail["unsupported"] = serde_json::json!(true);
-                    }
-                    (false, None, detail)
-                }
-            };
-            Some(SplitOutcome { key: split_key, route_id: Some(route.id), target_group, accepted, detail, job_id })
+            let answer = answer_of(client.split(request).await, catalog.version);
+            let (accepted, job_id) = (answer.catalog_version.is_some(), answer.job_id);
+            let detail = SplitDetail::Answer(match accepted {
+                true => SplitAnswer {
+                    hot_key: Some(hot[rank].clone()),
+                    hot_key_rank: Some(rank as u64),
+                    aimed: Some(!self.store_keys.is_identity()),
+                    in_flight_txns: Some(in_flight),
+                    ..answer
+                },
+                false => answer,
+            });
+            Some(SplitOutcome {
+                key: split_key,
+                route_id: Some(route.id),
+                target_group,
+                accepted,
+                detail,
+                job_id,
+            })
         }
         .boxed()
     }
@@ -520,33 +542,75 @@ impl StoreControl for ClientStoreControl {
         keep: &'a [String],
     ) -> BoxFuture<'a, Option<SplitOutcome>> {
         async move {
-            let refused = |detail: String| SplitOutcome { key: key.to_string(), route_id: None, target_group: None, accepted: false, detail: serde_json::json!(detail), job_id: None };
+            let refused = |why: String| SplitOutcome {
+                key: key.to_string(),
+                route_id: None,
+                target_group: None,
+                accepted: false,
+                detail: SplitDetail::Why(why),
+                job_id: None,
+            };
             let (catalog, client) = match self.catalog().await {
                 Ok(found) => found,
                 Err(why) => return Some(refused(why.to_string())),
             };
-            let Some(route) = route_of(&catalog.routes, key).cloned() else { return Some(refused("no route holds the key".into())) };
+            let Some(route) = route_of(&catalog.routes, key).cloned() else {
+                return Some(refused("no route holds the key".into()));
+            };
             let (mut version, mut route_id) = (catalog.version, route.id);
             let mut isolated_by = None;
             if let Some(cut) = first_inside(&route, key, keep) {
-                let request = SplitRequest { expected_catalog_version: version, route_id, split_key: cut.as_bytes().to_vec(), target_group: None };
+                let request = SplitRequest {
+                    expected_catalog_version: version,
+                    route_id,
+                    split_key: cut.as_bytes().to_vec(),
+                    target_group: None,
+                };
                 match client.split(request).await {
                     // The key is in the left child (it sorts before the cut).
-                    Ok(SplitReply { catalog_version, left: Some(left), .. }) => (version, route_id) = (catalog_version, left.id),
-                    Ok(_) => return Some(refused(format!("splitting off {cut} first: the store did not name the left child"))),
-                    Err(e) => return Some(refused(format!("splitting off {cut} first: {}", e.history_text()))),
+                    Ok(SplitReply {
+                        catalog_version,
+                        left: Some(left),
+                        ..
+                    }) => (version, route_id) = (catalog_version, left.id),
+                    Ok(_) => {
+                        return Some(refused(format!(
+                            "splitting off {cut} first: the store did not name the left child"
+                        )))
+                    }
+                    Err(e) => {
+                        return Some(refused(format!(
+                            "splitting off {cut} first: {}",
+                            e.history_text()
+                        )))
+                    }
                 }
                 isolated_by = Some(cut);
             }
-            let Some(target) = least_loaded_other_group(&catalog.routes, &self.groups, route.group) else {
+            let Some(target) = least_loaded_other_group(&catalog.routes, &self.groups, route.group)
+            else {
                 return Some(refused("no other group to move to".into()));
             };
-            let request = SplitRequest { expected_catalog_version: version, route_id, split_key: key.as_bytes().to_vec(), target_group: Some(target) };
-            let (accepted, job_id, detail) = match client.split(request).await {
-                Ok(reply) => (true, reply.job_id, serde_json::json!({"catalog_version": reply.catalog_version, "job_id": reply.job_id, "kept_out_by_split_at": isolated_by})),
-                Err(e) => (false, None, serde_json::json!({"error": e.history_text(), "kept_out_by_split_at": isolated_by})),
+            let request = SplitRequest {
+                expected_catalog_version: version,
+                route_id,
+                split_key: key.as_bytes().to_vec(),
+                target_group: Some(target),
             };
-            Some(SplitOutcome { key: key.to_string(), route_id: Some(route_id), target_group: Some(target), accepted, detail, job_id })
+            let answer = answer_of(client.split(request).await, version);
+            let (accepted, job_id) = (answer.catalog_version.is_some(), answer.job_id);
+            let detail = SplitDetail::Answer(SplitAnswer {
+                kept_out_by_split_at: isolated_by.cloned(),
+                ..answer
+            });
+            Some(SplitOutcome {
+                key: key.to_string(),
+                route_id: Some(route_id),
+                target_group: Some(target),
+                accepted,
+                detail,
+                job_id,
+            })
         }
         .boxed()
     }

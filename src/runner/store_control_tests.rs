@@ -202,7 +202,7 @@ async fn a_store_without_a_catalog_is_never_asked_for_one() {
     assert!(!split.accepted);
     assert_eq!(
         split.detail,
-        serde_json::json!("the store has no route catalog to split"),
+        analysis::history::SplitDetail::why("the store has no route catalog to split"),
         "not 'no node answered'"
     );
     assert!(

@@ -202,7 +202,7 @@ pub fn fault_events<'a>(
         .filter_map(|op| FaultEvent::from_op(op).map(|e| (op, e)))
 }
 
-fn lenient_flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+pub(super) fn lenient_flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
     Ok(Value::deserialize(d)?.as_bool())
 }
 

@@ -7,7 +7,7 @@
 //! the nemesis and read by [`TxnMoveFacts::of`] — one type, so a renamed field breaks the
 //! build rather than silently dropping an annotation.
 
-use super::{FaultValue, JobFacts};
+use super::{FaultValue, JobFacts, SplitDetail};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -85,7 +85,7 @@ pub struct TxnMoveFacts {
     /// Whether the transaction was still held when the job reached the phase.
     pub still_held: Option<bool>,
     /// The store's answer to the split that moved the key.
-    pub split: Option<serde_json::Value>,
+    pub split: Option<SplitDetail>,
     /// `coordinator-kill`: whether the node was killed with the transaction held.
     pub killed: Option<bool>,
     /// Why the turn did nothing, when it did nothing.

@@ -14,7 +14,7 @@
 //! what it answered. Whether the catalog then settles consistently is the epoch-authority
 //! checker's rule (e); a write the target commits under that epoch, its rule (a).
 
-use super::move_phase::{forced_split_key, job_facts, live_or_new_job, parse_phase_among, send_stale_writes, wait_for_phase, StaleWrites};
+use super::move_phase::{forced_split_key, job_facts, live_or_new_job, parse_phase_among, send_stale_writes, wait_for_phase, StaleWrites, StartedSplit};
 use super::move_phase::{ABANDONED_WRITER_PROCESS, HOLD_LIMIT, STALE_WRITES};
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use analysis::history::{FaultValue, JobFacts, JobPhase};
@@ -39,7 +39,7 @@ struct Asked {
     /// `null` when nothing was sent.
     answer: Option<Answer>,
     answer_error: Option<String>,
-    started_split: Option<serde_json::Value>,
+    started_split: Option<StartedSplit>,
 }
 
 /// The store's answer to the abandon (`refused`: with `answer_error`).

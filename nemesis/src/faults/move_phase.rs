@@ -22,7 +22,7 @@
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use crate::grudge::{self, PartitionMode};
 use analysis::analyze::STALE_WRITE;
-use analysis::history::{CommitMeta, FaultValue, JobFacts, JobPhase, Op, OpType, Process, SplitJobRecord};
+use analysis::history::{CommitMeta, FaultValue, JobFacts, JobPhase, Op, OpType, Process, SplitDetail, SplitJobRecord};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -148,7 +148,7 @@ struct Aimed {
     pre_move_epoch: Option<u64>,
     job_split_key: Option<String>,
     /// The split this turn started, when no job was live.
-    started_split: Option<serde_json::Value>,
+    started_split: Option<StartedSplit>,
 }
 
 /// What a stop-move records beside the shared fields.
@@ -190,24 +190,32 @@ impl Fault for Move {
     }
 }
 
+/// The split a move or abort-move turn started because no job was live, as its start event
+/// records it (`started_split`): what was asked and the store's answer, or why nothing was.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub(super) enum StartedSplit {
+    Asked { accepted: bool, key: String, job_id: Option<u64>, detail: Box<SplitDetail> },
+    Why(String),
+}
+
 /// The live job, or one this turn starts (with the store's answer to the split).
-pub(super) async fn live_or_new_job(ctx: &Ctx) -> (Option<SplitJobRecord>, Option<serde_json::Value>) {
+pub(super) async fn live_or_new_job(ctx: &Ctx) -> (Option<SplitJobRecord>, Option<StartedSplit>) {
     if let Some(job) = ctx.store.live_job().await {
         return (Some(job), None);
     }
-    let Some(o) = ctx.store.split_hot(true).await else { return (None, Some(serde_json::json!("no hot key to split yet"))) };
-    let asked = serde_json::json!({"accepted": o.accepted, "key": o.key, "job_id": o.job_id, "detail": o.detail});
+    let Some(o) = ctx.store.split_hot(true).await else { return (None, Some(StartedSplit::Why("no hot key to split yet".into()))) };
     let job = match o.job_id {
         Some(id) if o.accepted => ctx.store.split_job(id).await,
         _ => None,
     };
-    (job, Some(asked))
+    (job, Some(StartedSplit::Asked { accepted: o.accepted, key: o.key, job_id: o.job_id, detail: Box::new(o.detail) }))
 }
 
 /// The split key this turn's own accepted split used (recorded as the event's `split_key`, so
 /// the split checker knows the split was forced, not the store's own decision).
-pub(super) fn forced_split_key(started_split: &Option<serde_json::Value>, job: Option<&SplitJobRecord>) -> Option<String> {
-    let accepted = started_split.as_ref().is_some_and(|s| s["accepted"] == serde_json::json!(true));
+pub(super) fn forced_split_key(started_split: &Option<StartedSplit>, job: Option<&SplitJobRecord>) -> Option<String> {
+    let accepted = matches!(started_split, Some(StartedSplit::Asked { accepted: true, .. }));
     job.filter(|_| accepted).map(|j| j.split_key.clone())
 }
 
@@ -434,6 +442,34 @@ mod tests {
         assert_eq!(back.job, aimed.job);
         assert_eq!((back.node, back.pre_move_epoch, back.job_split_key), (aimed.node, Some(4), aimed.job_split_key));
         assert_eq!(reread.to_json()["action"], "pause-source-leader", "the recorded name is unchanged");
+    }
+
+    #[test]
+    fn only_a_split_this_turn_asked_for_and_the_store_accepted_names_the_forced_split_key() {
+        let job = SplitJobRecord {
+            id: 3,
+            route_id: 5,
+            split_key: "reg/00001".into(),
+            source_group: 1,
+            target_group: 2,
+            phase: "BACKFILL".into(),
+            new_epoch: None,
+        };
+        let asked = |accepted| StartedSplit::Asked {
+            accepted,
+            key: "reg/00001".into(),
+            job_id: Some(3),
+            detail: Box::new(SplitDetail::Answer(Default::default())),
+        };
+        let recorded = serde_json::to_value(Some(asked(true))).unwrap();
+        assert_eq!((&recorded["accepted"], &recorded["job_id"]), (&serde_json::json!(true), &serde_json::json!(3)));
+        let reread: Option<StartedSplit> = serde_json::from_value(recorded).unwrap();
+        assert_eq!(forced_split_key(&reread, Some(&job)), Some("reg/00001".to_string()));
+        assert_eq!(forced_split_key(&Some(asked(false)), Some(&job)), None, "refused");
+        let why = Some(StartedSplit::Why("no hot key to split yet".into()));
+        assert_eq!(serde_json::to_value(&why).unwrap(), serde_json::json!("no hot key to split yet"));
+        assert_eq!(forced_split_key(&why, Some(&job)), None);
+        assert_eq!(forced_split_key(&None, Some(&job)), None, "a live job the turn did not start");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use super::{Active, Clock, Ctx, Fault, Started, Style, Turn, Undo};
 use crate::SplitOutcome;
-use analysis::history::{FaultValue, JobFacts};
+use analysis::history::{FaultValue, JobFacts, SplitDetail};
 use futures::future::BoxFuture;
 use rand::rngs::StdRng;
 
@@ -22,7 +22,7 @@ struct Asked {
     cross_group: bool,
     #[serde(flatten)]
     job: JobFacts,
-    detail: serde_json::Value,
+    detail: SplitDetail,
 }
 
 /// What a stop-split records beside the shared fields.
@@ -68,7 +68,7 @@ async fn ask_split(ctx: &Ctx, cross: bool) -> Started {
     let mut value = FaultValue::new(Vec::new());
     let Some(o) = ctx.store.split_hot(cross).await else {
         value.effective = Some(false);
-        let value = value.with_facts(serde_json::json!({"cross_group": cross, "detail": "no hot key to split yet"}));
+        let value = value.with_facts(serde_json::json!({"cross_group": cross, "detail": SplitDetail::why("no hot key to split yet")}));
         return Started { value, undo: Undo::Nothing, summary: None };
     };
     value.effective = Some(o.accepted);

@@ -12,9 +12,10 @@
 //! Invariants: this only annotates — it never changes a verdict or a count the checker
 //! judged by, and a history without route changes gets no annotation.
 
-use crate::history::{events, fault_events, FaultEdge, History, Process};
+use crate::history::{events, fault_events, FaultEdge, History, Process, SplitDetail};
 use crate::verdict::CheckerResult;
 use rustc_hash::FxHashMap;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Count added to the result: lost elements whose add was invoked at most [`NEAR_MS`]
@@ -33,6 +34,12 @@ pub(super) struct RouteChange {
     catalog_version: Option<u64>,
 }
 
+/// What a `start-split` records of the store's answer (`detail`), the only fact read here.
+#[derive(Deserialize)]
+struct SplitFacts {
+    detail: Option<SplitDetail>,
+}
+
 /// Every route change of `history`, in time order.
 pub(super) fn route_changes(history: &History) -> Vec<RouteChange> {
     let mut out: Vec<RouteChange> = fault_events(&history.ops)
@@ -45,10 +52,8 @@ pub(super) fn route_changes(history: &History) -> Vec<RouteChange> {
             f: "start-split",
             catalog_version: e
                 .value
-                .facts
-                .get("detail")
-                .and_then(|d| d.get("catalog_version"))
-                .and_then(Value::as_u64),
+                .facts_as::<SplitFacts>()
+                .and_then(|f| f.detail?.catalog_version()),
         })
         .collect();
     let mut newest_seen: Option<u64> = None;
