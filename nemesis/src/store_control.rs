@@ -22,6 +22,20 @@ pub struct SplitOutcome {
     pub job_id: Option<u64>,
 }
 
+impl SplitOutcome {
+    /// A split at `key` that was not asked for or not answered, and why.
+    pub fn refused(key: &str, why: impl Into<String>) -> SplitOutcome {
+        SplitOutcome {
+            key: key.to_string(),
+            route_id: None,
+            target_group: None,
+            accepted: false,
+            detail: SplitDetail::why(why),
+            job_id: None,
+        }
+    }
+}
+
 /// How a stale write ended when not acknowledged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StaleWriteError {

@@ -23,7 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use workloads::client::{
-    CallResult, Certainty, Connector, KvTarget, Lacking, NodeEndpoint, SplitReply, SplitRequest,
+    CallResult, Certainty, Connector, KvTarget, Lacking, NodeEndpoint, SplitJobs, SplitReply,
+    SplitRequest,
 };
 use workloads::CallError;
 
@@ -110,6 +111,26 @@ impl ClientStoreControl {
 
     fn note_answer(&self, node: usize) {
         self.answered.store(node, Ordering::Relaxed);
+    }
+
+    /// Asks each node's split-job service in turn (the last to answer first) until one
+    /// answers. `None` when none did, or at once when the store has no such service
+    /// (`unimplemented`): the caller then reads the catalog's job list instead.
+    async fn ask_split_jobs<T>(
+        &self,
+        call: impl for<'c> Fn(&'c dyn SplitJobs) -> BoxFuture<'c, CallResult<T>>,
+    ) -> Option<T> {
+        for (i, c) in self.clients() {
+            match within_limit(call(c.as_split_jobs().unwrap_or(&Lacking))).await {
+                Ok(answer) => {
+                    self.note_answer(i);
+                    return Some(answer);
+                }
+                Err(e) if e.tag == "unimplemented" => return None,
+                Err(_) => continue,
+            }
+        }
+        None
     }
 
     /// The catalog, from the first node that answers; asked again for a few seconds while
@@ -359,14 +380,7 @@ impl StoreControl for ClientStoreControl {
         async move {
             let (hot, in_flight) = self.split_candidates();
             let key = hot.first()?.clone();
-            let refused = |why: &str| SplitOutcome {
-                key: key.clone(),
-                route_id: None,
-                target_group: None,
-                accepted: false,
-                detail: SplitDetail::why(why),
-                job_id: None,
-            };
+            let refused = |why: &str| SplitOutcome::refused(&key, why);
             let (catalog, client) = match self.catalog().await {
                 Ok(found) => found,
                 Err(why) => return Some(refused(why)),
@@ -395,15 +409,16 @@ impl StoreControl for ClientStoreControl {
             };
             let answer = answer_of(client.split(request).await, catalog.version);
             let (accepted, job_id) = (answer.catalog_version.is_some(), answer.job_id);
-            let detail = SplitDetail::Answer(match accepted {
-                true => SplitAnswer {
+            let detail = SplitDetail::Answer(if accepted {
+                SplitAnswer {
                     hot_key: Some(hot[rank].clone()),
                     hot_key_rank: Some(rank as u64),
                     aimed: Some(!self.store_keys.is_identity()),
                     in_flight_txns: Some(in_flight),
                     ..answer
-                },
-                false => answer,
+                }
+            } else {
+                answer
             });
             Some(SplitOutcome {
                 key: split_key,
@@ -425,15 +440,8 @@ impl StoreControl for ClientStoreControl {
     /// catalog's job list instead.
     fn split_job(&self, job_id: u64) -> BoxFuture<'_, Option<SplitJobRecord>> {
         async move {
-            for (i, c) in self.clients() {
-                match within_limit(c.as_split_jobs().unwrap_or(&Lacking).split_job(job_id)).await {
-                    Ok(job) => {
-                        self.note_answer(i);
-                        return Some(job);
-                    }
-                    Err(e) if e.tag == "unimplemented" => break,
-                    Err(_) => continue,
-                }
+            if let Some(job) = self.ask_split_jobs(|s| s.split_job(job_id)).await {
+                return Some(job);
             }
             let (catalog, _) = self.catalog().await.ok()?;
             catalog.jobs.into_iter().find(|j| j.id == job_id)
@@ -448,15 +456,8 @@ impl StoreControl for ClientStoreControl {
                 jobs.into_iter()
                     .find(|j| JobPhase::parse(&j.phase).is_some_and(|p| !p.is_terminal()))
             };
-            for (i, c) in self.clients() {
-                match within_limit(c.as_split_jobs().unwrap_or(&Lacking).list_split_jobs()).await {
-                    Ok(jobs) => {
-                        self.note_answer(i);
-                        return live(jobs);
-                    }
-                    Err(e) if e.tag == "unimplemented" => break,
-                    Err(_) => continue,
-                }
+            if let Some(jobs) = self.ask_split_jobs(|s| s.list_split_jobs()).await {
+                return live(jobs);
             }
             let (catalog, _) = self.catalog().await.ok()?;
             live(catalog.jobs)
@@ -542,14 +543,7 @@ impl StoreControl for ClientStoreControl {
         keep: &'a [String],
     ) -> BoxFuture<'a, Option<SplitOutcome>> {
         async move {
-            let refused = |why: String| SplitOutcome {
-                key: key.to_string(),
-                route_id: None,
-                target_group: None,
-                accepted: false,
-                detail: SplitDetail::Why(why),
-                job_id: None,
-            };
+            let refused = |why: String| SplitOutcome::refused(key, why);
             let (catalog, client) = match self.catalog().await {
                 Ok(found) => found,
                 Err(why) => return Some(refused(why.to_string())),
